@@ -1,0 +1,89 @@
+"""Every error a user of a generated package can catch, in one tree.
+
+    McpError                      base of everything below
+    ├── ToolError                 a tool answered with ``isError: true`` (or a
+    │                             handler raised it to send its own message)
+    ├── ProtocolError             the peer answered with a JSON-RPC error, or sent
+    │                             something the protocol does not allow
+    │   └── ContractMismatch      the server's tools break the generated contract
+    ├── ServerExited              the server process ended (exit code, stderr tail)
+    └── Timeout                   no answer within the request's time limit
+
+Handlers raise ``ToolError`` to send a message a model can act on; any other
+exception from a handler is reported without its text (see ``_tools``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "ContractMismatch",
+    "McpError",
+    "ProtocolError",
+    "ServerExited",
+    "Timeout",
+    "ToolError",
+]
+
+
+class McpError(Exception):
+    """Base class of every error raised by the mcpgen runtime."""
+
+
+class ToolError(McpError):
+    """A tool execution error: the result carried ``isError: true``.
+
+    Raised by a handler, its message becomes the text the caller sees.
+    Raised by a client, ``content`` holds the content blocks of the result.
+    """
+
+    def __init__(self, message: str, *, content: Sequence[Mapping[str, Any]] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.content: list[Mapping[str, Any]] = (
+            list(content) if content is not None else [{"type": "text", "text": message}]
+        )
+
+
+class ProtocolError(McpError):
+    """A JSON-RPC error from the peer, or a message the protocol forbids.
+
+    ``code`` is the JSON-RPC error code (or 0 for a local protocol violation),
+    ``reason`` a short machine-readable tag such as ``"invalid_tool"``.
+    """
+
+    def __init__(
+        self, message: str, *, code: int = 0, data: Any = None, reason: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.data = data
+        self.reason = reason
+
+
+class ContractMismatch(ProtocolError):
+    """The server's listed tools break the contract the client was generated from.
+
+    ``changes`` holds the breaking differences (``mcpgen.runtime._compat.Change``).
+    """
+
+    def __init__(self, message: str, *, changes: Sequence[Any] = ()) -> None:
+        super().__init__(message, reason="contract_mismatch")
+        self.changes = list(changes)
+
+
+class ServerExited(McpError):
+    """The server process exited; ``stderr_tail`` holds its last stderr lines."""
+
+    def __init__(self, message: str, *, returncode: int | None, stderr_tail: str = "") -> None:
+        text = message if not stderr_tail else f"{message}\n--- server stderr (tail) ---\n{stderr_tail}"
+        super().__init__(text)
+        self.returncode = returncode
+        self.stderr_tail = stderr_tail
+
+
+class Timeout(McpError):
+    """A request got no answer within its time limit."""

@@ -1,0 +1,22 @@
+"""Canonical JSON and tool fingerprints, shared by generator, server and client."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["canonical_json", "tool_fingerprint"]
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, no spaces, UTF-8: one byte string per JSON value."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def tool_fingerprint(descriptor: Mapping[str, Any]) -> str:
+    """sha256 hex of a tool descriptor without its era-specific ``execution``
+    member, so a tool has one fingerprint whichever revision listed it."""
+    body = {key: value for key, value in descriptor.items() if key != "execution"}
+    return hashlib.sha256(canonical_json(body)).hexdigest()
