@@ -1,0 +1,35 @@
+"""Python names for wire names (DESIGN §3): identifiers, classes, collisions."""
+
+from __future__ import annotations
+
+import keyword
+import re
+
+__all__ = ["class_name", "py_identifier"]
+
+_RESERVED = frozenset({"self"})
+
+
+def py_identifier(name: str) -> str:
+    """``max-results`` → ``max_results``; ``class`` → ``class_``; ``2fa`` → ``_2fa``.
+
+    ``-`` and ``.`` (and anything else an identifier cannot hold) become ``_``.
+    """
+    text = "".join(ch if (ch.isidentifier() or ch.isdigit() or ch == "_") and (
+        ("_" + ch).isidentifier()) else "_" for ch in name) or "_"
+    if text[0].isdigit():
+        text = "_" + text
+    if keyword.iskeyword(text) or text in _RESERVED:
+        text += "_"
+    return text
+
+
+def class_name(name: str) -> str:
+    """PascalCase: ``get_forecast`` → ``GetForecast``, ``getForecast`` → ``GetForecast``."""
+    parts = [part for part in re.split(r"[^0-9A-Za-z]+", name) if part]
+    text = "".join(part[:1].upper() + part[1:] for part in parts)
+    if not text:
+        text = "Tool"
+    if text[0].isdigit():
+        text = "_" + text
+    return text

@@ -1,0 +1,306 @@
+"""Schema assembly: bundle ``$ref``s and build the exact JSON each tool publishes.
+
+A ``$ref`` in a spec points into ``types`` (``#/types/Name``) or at a JSON/YAML
+file relative to the spec (``schemas/day.json#/pointer``). Published schemas
+are self-contained: every reference is rewritten to ``#/$defs/Name`` and the
+definitions a schema uses travel with it under ``$defs``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import yaml
+
+from . import ir
+from .spec.keywords import SCHEMA_MAP_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_VALUE_KEYWORDS
+
+__all__ = ["Bundler", "RefProblem", "derive_input_schema", "descriptor"]
+
+JsonPath = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class RefProblem:
+    """A ``$ref`` that cannot be followed; ``path`` is where it sits in the spec."""
+
+    path: JsonPath
+    message: str
+
+
+@dataclass
+class _Origin:
+    """Where a schema came from: the spec itself, or an external file."""
+
+    file: Path | None  # None for the spec
+    document: Any
+
+
+@dataclass
+class Bundler:
+    """Rewrites references and collects the definitions they use.
+
+    ``defs`` maps a definition name to its bundled schema; ``types`` entries keep
+    their names, file references get the file's stem (plus the pointer's tail).
+    """
+
+    spec_dir: Path
+    types: Mapping[str, Any]
+    allow_outside: bool = False
+    defs: dict[str, Any] = field(default_factory=dict)
+    problems: list[RefProblem] = field(default_factory=list)
+    _names: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, pointer) → def name
+    _files: dict[Path, Any] = field(default_factory=dict)
+    _uses: dict[str, frozenset[str]] = field(default_factory=dict)  # def → defs it references
+
+    def bundle_types(self) -> None:
+        """Bundle every ``types`` entry (so each becomes a model even if unused)."""
+        for name in self.types:
+            self._define_type(name)
+
+    def bundle(self, schema: Any, path: JsonPath) -> tuple[Any, frozenset[str]]:
+        """Rewrite ``schema`` (found at ``path`` in the spec); return it with the
+        closure of definition names it needs."""
+        used: set[str] = set()
+        rewritten = self._rewrite(schema, _Origin(None, None), path, used)
+        return rewritten, self.closure(used)
+
+    def closure(self, names: set[str] | frozenset[str]) -> frozenset[str]:
+        seen: set[str] = set()
+        stack = list(names)
+        while stack:
+            name = stack.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            stack.extend(self._uses.get(name, ()))
+        return frozenset(seen)
+
+    def with_defs(self, schema: Any, names: frozenset[str]) -> Any:
+        """``schema`` carrying the named definitions under ``$defs`` (sorted)."""
+        if not names or not isinstance(schema, dict):
+            return schema
+        own = dict(schema.get("$defs", {}))
+        for name in sorted(names):
+            own[name] = self.defs[name]
+        return {**schema, "$defs": own}
+
+    # -- internals -------------------------------------------------------
+
+    def _define_type(self, name: str) -> str:
+        key = ("#types", name)
+        if key in self._names:
+            return self._names[key]
+        self._names[key] = name
+        used: set[str] = set()
+        self.defs[name] = None  # placeholder: recursion through refs stops here
+        self.defs[name] = self._rewrite(self.types[name], _Origin(None, None), ("types", name), used)
+        self._uses[name] = frozenset(used)
+        return name
+
+    def _define_file(self, file: Path, pointer: str, path: JsonPath) -> str | None:
+        key = (str(file), pointer)
+        if key in self._names:
+            return self._names[key]
+        document = self._load_file(file, path)
+        if document is None:
+            return None
+        target = _resolve_pointer(document, pointer)
+        if target is _MISSING:
+            self.problems.append(RefProblem(path, f"'{pointer}' does not exist in {file.name}"))
+            return None
+        name = self._fresh_name(_pascal(file.stem) + (_pascal(pointer.rsplit("/", 1)[-1]) if pointer else ""))
+        self._names[key] = name
+        used: set[str] = set()
+        self.defs[name] = None
+        self.defs[name] = self._rewrite(target, _Origin(file, document), path, used)
+        self._uses[name] = frozenset(used)
+        return name
+
+    def _fresh_name(self, base: str) -> str:
+        base = base or "Schema"
+        name, counter = base, 2
+        while name in self.defs or name in self.types:
+            name, counter = f"{base}{counter}", counter + 1
+        return name
+
+    def _load_file(self, file: Path, path: JsonPath) -> Any:
+        if file in self._files:
+            return self._files[file]
+        try:
+            text = file.read_text(encoding="utf-8")
+            document = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
+        except FileNotFoundError:
+            self.problems.append(RefProblem(path, f"referenced file '{file}' does not exist"))
+            document = None
+        except (OSError, ValueError, yaml.YAMLError) as exc:
+            self.problems.append(RefProblem(path, f"cannot read referenced file '{file}': {exc}"))
+            document = None
+        self._files[file] = document
+        return document
+
+    @property
+    def files(self) -> list[Path]:
+        """Every external file read, in a stable order (for the build manifest)."""
+        return sorted(self._files)
+
+    def _rewrite(self, schema: Any, origin: _Origin, path: JsonPath, used: set[str]) -> Any:
+        if not isinstance(schema, dict):
+            return schema
+        result: dict[str, Any] = {}
+        for key, value in schema.items():
+            sub = path + (key,)
+            if key == "$ref" and isinstance(value, str):
+                name = self._follow(value, origin, sub)
+                if name is not None:
+                    used.add(name)
+                    result[key] = f"#/$defs/{name}"
+                else:
+                    result[key] = value
+            elif key in SCHEMA_VALUE_KEYWORDS:
+                result[key] = self._rewrite(value, origin, sub, used)
+            elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
+                result[key] = [
+                    self._rewrite(item, origin, sub + (index,), used) for index, item in enumerate(value)
+                ]
+            elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
+                result[key] = {
+                    name: self._rewrite(item, origin, sub + (name,), used) for name, item in value.items()
+                }
+            else:
+                result[key] = value
+        return result
+
+    def _follow(self, ref: str, origin: _Origin, path: JsonPath) -> str | None:
+        location, _, fragment = ref.partition("#")
+        pointer = unquote(fragment)
+        if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", location):
+            self.problems.append(
+                RefProblem(path, f"'{ref}': only local files are followed, never network references")
+            )
+            return None
+        if not location:
+            if origin.file is None:
+                match = re.fullmatch(r"/types/([^/]+)", pointer)
+                if match and match.group(1) in self.types:
+                    return self._define_type(match.group(1))
+                if match:
+                    known = ", ".join(sorted(self.types)) or "none defined"
+                    self.problems.append(
+                        RefProblem(path, f"'{ref}' does not resolve: no type '{match.group(1)}' "
+                                         f"(types: {known})")
+                    )
+                else:
+                    self.problems.append(
+                        RefProblem(path, f"'{ref}' does not resolve: use '#/types/Name' or a file path")
+                    )
+                return None
+            return self._define_file(origin.file, pointer, path)
+        base = origin.file.parent if origin.file is not None else self.spec_dir
+        target = (base / location).resolve()
+        if not self.allow_outside and not target.is_relative_to(self.spec_dir.resolve()):
+            self.problems.append(
+                RefProblem(path, f"'{ref}' points outside the spec's directory tree")
+            )
+            return None
+        return self._define_file(target, pointer, path)
+
+
+_MISSING = object()
+
+
+def _resolve_pointer(document: Any, pointer: str) -> Any:
+    if pointer in ("", "/"):
+        return document
+    node = document
+    for raw in pointer.lstrip("/").split("/"):
+        token = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return _MISSING
+    return node
+
+
+def _pascal(text: str) -> str:
+    parts = re.split(r"[^0-9A-Za-z]+", text)
+    return "".join(part[:1].upper() + part[1:] for part in parts if part)
+
+
+def derive_input_schema(properties: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
+    """The published input schema of a tool declared with ``parameters``."""
+    schema: dict[str, Any] = {"type": "object", "properties": dict(properties)}
+    if required:
+        schema["required"] = required
+    schema["additionalProperties"] = False
+    return schema
+
+
+def descriptor(tool: ir.Tool) -> dict[str, Any]:
+    """The ``tools/list`` entry for ``tool`` in the 2025-11-25 shape (DESIGN §2)."""
+    result: dict[str, Any] = {"name": tool.name}
+    if tool.title is not None:
+        result["title"] = tool.title
+    if tool.description is not None:
+        result["description"] = tool.description
+    result["inputSchema"] = tool.input_schema
+    if tool.output_schema is not None:
+        result["outputSchema"] = tool.output_schema
+    annotations: dict[str, Any] = {}
+    if tool.title is not None:
+        annotations["title"] = tool.title
+    for key, value in (
+        ("readOnlyHint", tool.hints.read_only),
+        ("destructiveHint", tool.hints.destructive),
+        ("idempotentHint", tool.hints.idempotent),
+        ("openWorldHint", tool.hints.open_world),
+    ):
+        if value is not None:
+            annotations[key] = value
+    if annotations:
+        result["annotations"] = annotations
+    if tool.icons:
+        result["icons"] = [_icon(icon) for icon in tool.icons]
+    if tool.task_support != "forbidden":
+        result["execution"] = {"taskSupport": tool.task_support}
+    if tool.meta is not None:
+        result["_meta"] = tool.meta
+    return result
+
+
+def _icon(icon: ir.Icon) -> dict[str, Any]:
+    result: dict[str, Any] = {"src": icon.src}
+    if icon.mime_type is not None:
+        result["mimeType"] = icon.mime_type
+    if icon.sizes is not None:
+        result["sizes"] = list(icon.sizes)
+    if icon.theme is not None:
+        result["theme"] = icon.theme
+    return result
+
+
+def walk_schemas(schema: Any, path: JsonPath) -> Iterator[tuple[Any, JsonPath]]:
+    """Every subschema of ``schema`` (itself included) with its path."""
+    yield schema, path
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        if key in SCHEMA_VALUE_KEYWORDS:
+            yield from walk_schemas(value, path + (key,))
+        elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from walk_schemas(item, path + (key, index))
+        elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
+            for name, item in value.items():
+                yield from walk_schemas(item, path + (key, name))
+
+
+Visitor = Callable[[Any, JsonPath], None]

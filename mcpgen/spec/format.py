@@ -1,0 +1,131 @@
+"""The JSON Schema of the spec format (``mcpgen: 1``).
+
+One source of truth: the loader checks the structure of a spec against it, and
+``mcpgen schema`` prints it for editors (yaml-language-server). Parameters are
+JSON Schemas themselves; their keywords are checked by ``keywords.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SPEC_FORMAT_SCHEMA", "TOOL_NAME_PATTERN"]
+
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+
+_ICON: dict[str, Any] = {
+    "type": "object",
+    "description": "An icon clients may show next to the tool.",
+    "properties": {
+        "src": {"type": "string", "description": "https: or data: URI"},
+        "mime_type": {"type": "string"},
+        "sizes": {"type": "array", "items": {"type": "string"}},
+        "theme": {"enum": ["light", "dark"]},
+    },
+    "required": ["src"],
+    "additionalProperties": False,
+}
+
+_HINTS: dict[str, Any] = {
+    "type": "object",
+    "description": "Behaviour hints, each published only when set.",
+    "properties": {
+        "read_only": {"type": "boolean", "description": "annotations.readOnlyHint"},
+        "destructive": {"type": "boolean", "description": "annotations.destructiveHint"},
+        "idempotent": {"type": "boolean", "description": "annotations.idempotentHint"},
+        "open_world": {"type": "boolean", "description": "annotations.openWorldHint"},
+    },
+    "additionalProperties": False,
+}
+
+_PARAMETER: dict[str, Any] = {
+    "type": "object",
+    "description": "A JSON Schema (any 2020-12 keyword) plus name, description and required.",
+    "properties": {
+        "name": {"type": "string", "description": "Wire name of the argument."},
+        "description": {"type": "string"},
+        "required": {
+            "type": "boolean",
+            "description": "Defaults to true unless the parameter has a default.",
+        },
+    },
+    "required": ["name"],
+    "additionalProperties": True,
+}
+
+_JSON_SCHEMA: dict[str, Any] = {
+    "type": ["object", "boolean"],
+    "description": "A JSON Schema 2020-12; $ref may point to #/types/Name or a file.",
+}
+
+_TOOL: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "pattern": TOOL_NAME_PATTERN, "description": "Wire name."},
+        "title": {"type": "string"},
+        "description": {"type": "string"},
+        "parameters": {"type": "array", "items": _PARAMETER},
+        "input_schema": {**_JSON_SCHEMA, "type": "object"},
+        "output_schema": _JSON_SCHEMA,
+        "returns": {
+            "enum": ["string", "integer", "number", "boolean", "object", "array", "content"],
+            "description": "Type of a positional or named handler's value (default string).",
+        },
+        "callback": {"enum": ["positional", "named", "structured"]},
+        "hints": _HINTS,
+        "task_support": {"enum": ["forbidden", "optional", "required"]},
+        "icons": {"type": "array", "items": _ICON},
+        "async": {"type": "boolean", "description": "The handler is `async def`."},
+        "timeout": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "description": "Seconds before a call is abandoned with an error.",
+        },
+        "meta": {"type": "object", "description": "Published as _meta."},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+SPEC_FORMAT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://mcpgen.dev/schema/mcpgen-1.json",
+    "title": "mcpgen tool contract",
+    "type": "object",
+    "properties": {
+        "mcpgen": {"const": 1, "description": "Format version."},
+        "package": {
+            "type": "string",
+            "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$",
+            "description": "Import name of the generated package.",
+        },
+        "output": {
+            "type": "string",
+            "description": "Output directory, relative to this file (default ./<package>).",
+        },
+        "server": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "minLength": 1},
+                "version": {"type": "string", "minLength": 1},
+                "title": {"type": "string"},
+                "instructions": {"type": "string"},
+                "implementation": {
+                    "type": "string",
+                    "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
+                    "description": "module:Class used by `python -m <package>` by default.",
+                },
+            },
+            "required": ["name", "version"],
+            "additionalProperties": False,
+        },
+        "types": {
+            "type": "object",
+            "additionalProperties": _JSON_SCHEMA,
+            "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+        },
+        "tools": {"type": "array", "items": _TOOL},
+    },
+    "required": ["mcpgen", "package", "server", "tools"],
+    "additionalProperties": False,
+}
