@@ -7,6 +7,7 @@ JSON Schemas themselves; their keywords are checked by ``keywords.py``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 __all__ = ["SPEC_FORMAT_SCHEMA", "TOOL_NAME_PATTERN"]
@@ -129,3 +130,11 @@ SPEC_FORMAT_SCHEMA: dict[str, Any] = {
     "required": ["mcpgen", "package", "server", "tools"],
     "additionalProperties": False,
 }
+
+
+def schema_file() -> Path:
+    """The shipped copy of ``SPEC_FORMAT_SCHEMA`` (for ``# yaml-language-server: $schema=``).
+
+    A test keeps the file equal to the dict above.
+    """
+    return Path(__file__).resolve().parent / "mcpgen-1.schema.json"

@@ -1,0 +1,107 @@
+"""One build step per spec: load → render → write (or compare for --check).
+
+Errors are values: a ``BuildResult`` carries the diagnostics of a bad spec, the
+diffs of a stale output, or what was written, and the CLI prints them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+
+from .spec.errors import Diagnostic
+from .write import (
+    OutputRefused,
+    WriteReport,
+    check_package,
+    inputs_record,
+    is_up_to_date,
+    write_package,
+)
+
+__all__ = ["BuildResult", "build_spec", "output_dir"]
+
+Status = Literal["written", "unchanged", "fresh", "stale", "invalid", "refused"]
+
+
+@dataclass
+class BuildResult:
+    spec: Path
+    status: Status
+    output: Path | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diffs: list[str] = field(default_factory=list)
+    report: WriteReport | None = None
+    message: str = ""
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("written", "unchanged", "fresh")
+
+
+def output_dir(spec: Path, declared: object, package: object, override: Path | None) -> Path:
+    if override is not None:
+        return override
+    relative = declared if isinstance(declared, str) else f"./{package}"
+    return spec.parent / relative
+
+
+def _peek_output(spec: Path, override: Path | None) -> Path | None:
+    """The output directory from a quick parse (no validation), for the no-op check."""
+    if override is not None:
+        return override
+    try:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(spec.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - safe
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict) or not isinstance(data.get("package"), str):
+        return None
+    return output_dir(spec, data.get("output"), data["package"], None)
+
+
+def build_spec(
+    spec: Path,
+    *,
+    output: Path | None = None,
+    check: bool = False,
+    force: bool = False,
+    allow_outside_refs: bool = False,
+) -> BuildResult:
+    started = time.perf_counter()
+    result = _build(spec, output, check, force, allow_outside_refs)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _build(
+    spec: Path, override: Path | None, check: bool, force: bool, allow_outside_refs: bool
+) -> BuildResult:
+    peeked = _peek_output(spec, override)
+    if peeked is not None and is_up_to_date(peeked, spec.parent):
+        return BuildResult(spec, "fresh" if check else "unchanged", peeked)
+
+    from .render.project import render_package  # heavy: only when something changed
+    from .spec.load import load_contract
+
+    loaded = load_contract(spec, allow_outside_refs=allow_outside_refs)
+    if loaded.contract is None:
+        return BuildResult(spec, "invalid", diagnostics=loaded.diagnostics)
+    contract = loaded.contract
+    out = output_dir(spec, contract.output, contract.package, override)
+    files = render_package(contract)
+    if check:
+        diffs = check_package(out, files)
+        return BuildResult(spec, "stale" if diffs else "fresh", out, loaded.diagnostics, diffs)
+    inputs = inputs_record([spec, *contract.inputs], spec.parent)
+    try:
+        report = write_package(out, files, inputs, force=force)
+    except OutputRefused as exc:
+        return BuildResult(spec, "refused", out, loaded.diagnostics, message=str(exc))
+    status: Status = "written" if report.written or report.removed else "unchanged"
+    return BuildResult(spec, status, out, loaded.diagnostics, report=report)

@@ -1,0 +1,1 @@
+"""Rendering: IR → Python source files (templates, models, formatting)."""

@@ -1,0 +1,168 @@
+"""models.py: pydantic models from datamodel-code-generator, plus argument TypedDicts.
+
+datamodel-code-generator runs once, as a library, over one combined schema
+whose ``$defs`` hold every ``types`` entry and every tool output schema, so a
+shared type is one class however many tools use it. The argument TypedDicts
+are written here: they describe JSON values keyed by wire names, which a
+model generator has no notion of.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+from .. import ir
+from .annotations import annotation
+from .escape import py_docstring, py_str
+
+__all__ = ["render_models"]
+
+_ROOT = "McpgenCombinedRoot"  # a throwaway name for the root model DCG insists on
+
+
+def render_models(contract: ir.Contract) -> str:
+    """The body of models.py (imports included), before black."""
+    combined = _combined_schema(contract)
+    imports: dict[str, set[str]] = {
+        "typing": {"Any", "Literal", "TypedDict"},
+        "typing_extensions": set(),
+    }
+    body = ""
+    if combined["$defs"]:
+        generated = _run_datamodel_codegen(combined)
+        dcg_imports, body = _split_imports(generated)
+        for module, names in dcg_imports.items():
+            imports.setdefault(module, set()).update(names)
+    sections = [body.strip()] if body.strip() else []
+    aliases = [
+        f"{tool.class_name}Output = {tool.output_type_ref}"
+        for tool in contract.tools
+        if tool.output_type_ref is not None
+    ]
+    if aliases:
+        sections.append("\n".join(aliases))
+    args = [_args_typeddict(tool, contract.types) for tool in contract.tools]
+    if any("Required[" in text for text in args):
+        imports["typing"].add("Required")
+    sections.extend(args)
+    imports.pop("__future__", None)
+    text = "\n".join(sections)
+    for module, names in imports.items():
+        imports[module] = {n for n in names if re.search(rf"\b{re.escape(n.split(' as ')[-1])}\b", text)}
+    header = ["from __future__ import annotations", ""]
+    header += [_import_line(module, names) for module, names in sorted(imports.items()) if names]
+    return "\n".join(header) + "\n\n\n" + "\n\n\n".join(sections) + "\n"
+
+
+def _combined_schema(contract: ir.Contract) -> dict[str, Any]:
+    defs: dict[str, Any] = dict(contract.types)
+    for tool in contract.tools:
+        if tool.output_schema is not None and tool.output_type_ref is None:
+            # the tool's own $defs are copies of entries already at the root
+            defs[f"{tool.class_name}Output"] = {
+                key: value for key, value in tool.output_schema.items() if key != "$defs"
+            }
+    return {"$defs": defs}
+
+
+def _run_datamodel_codegen(schema: dict[str, Any]) -> str:
+    # datamodel-code-generator is imported inside _generate: a no-op build never pays for it.
+    with warnings.catch_warnings():
+        # notices about datamodel-code-generator's own future defaults, not about the spec
+        warnings.simplefilter("ignore", FutureWarning)
+        output = _generate(schema)
+    assert isinstance(output, str)
+    return _drop_class(output, _ROOT)
+
+
+def _generate(schema: dict[str, Any]) -> object:
+    from datamodel_code_generator import (
+        DataModelType,
+        InputFileType,
+        PythonVersion,
+        generate,
+    )
+    from datamodel_code_generator.format import Formatter
+
+    return generate(
+        json.dumps(schema, sort_keys=False),
+        input_file_type=InputFileType.JsonSchema,
+        output_model_type=DataModelType.PydanticV2BaseModel,
+        target_python_version=PythonVersion.PY_311,
+        class_name=_ROOT,
+        disable_timestamp=True,
+        use_schema_description=True,
+        use_field_description=True,
+        use_standard_collections=True,
+        use_union_operator=True,
+        field_constraints=True,
+        use_double_quotes=True,
+        enum_field_as_literal="all",
+        formatters=[Formatter.BLACK],
+    )
+
+
+def _drop_class(source: str, name: str) -> str:
+    tree = ast.parse(source)
+    lines = source.splitlines()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == name:
+            assert node.end_lineno is not None
+            del lines[node.lineno - 1 : node.end_lineno]
+            break
+    return "\n".join(lines)
+
+
+def _split_imports(source: str) -> tuple[dict[str, set[str]], str]:
+    """Imports of ``source`` by module, and the rest of it (comments dropped)."""
+    tree = ast.parse(source)
+    imports: dict[str, set[str]] = {}
+    lines = source.splitlines()
+    last = 0
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = imports.setdefault(node.module, set())
+            for alias in node.names:
+                names.add(alias.name if alias.asname is None else f"{alias.name} as {alias.asname}")
+            last = node.end_lineno or node.lineno
+        elif isinstance(node, ast.Import):
+            raise ValueError("unexpected plain import in datamodel-code-generator output")
+        else:
+            break
+    body = [line for line in lines[last:] if not line.startswith("#   filename:")]
+    return imports, "\n".join(body)
+
+
+def _import_line(module: str, names: Iterable[str]) -> str:
+    return f"from {module} import {', '.join(sorted(names, key=lambda n: (n.lower(), n)))}"
+
+
+def _args_typeddict(tool: ir.Tool, defs: dict[str, Any]) -> str:
+    name = f"{tool.class_name}Args"
+    doc = py_docstring(f"Arguments of tool {tool.name!r}, keyed by wire name.")
+    fields = [
+        (param.name, annotation(param.schema, defs), param.required) for param in tool.parameters
+    ]
+    if all(wire.isidentifier() and not _is_keyword(wire) for wire, _, _ in fields):
+        lines = [f"class {name}(TypedDict, total=False):", f"    {doc}", ""]
+        for wire, kind, required in fields:
+            lines.append(f"    {wire}: {_field(kind, required)}")
+        return "\n".join(lines)
+    # Wire names such as "max-results" cannot be class attributes.
+    entries = ", ".join(f"{py_str(wire)}: {_field(kind, required)}" for wire, kind, required in fields)
+    return f"{name} = TypedDict({py_str(name)}, {{{entries}}}, total=False)\n{name}.__doc__ = {doc}"
+
+
+def _field(kind: str, required: bool) -> str:
+    return f"Required[{kind}]" if required else kind
+
+
+def _is_keyword(name: str) -> bool:
+    import keyword
+
+    return keyword.iskeyword(name)

@@ -1,0 +1,253 @@
+"""Render a whole generated package from a contract, in memory.
+
+``render_package`` returns every file (relative POSIX path → bytes), formatted
+with black and stable across runs; writing them is ``write.py``'s job.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import jinja2
+
+from .. import __version__, ir
+from ..paths import RUNTIME_DIR, templates_dir
+from ..runtime._fingerprint import tool_fingerprint
+from ..schemas import descriptor
+from .annotations import RETURN_ANNOTATIONS, annotation
+from .escape import py_docstring, py_literal
+from .models import render_models
+
+__all__ = ["render_package", "runtime_sources"]
+
+LINE_LENGTH = 100
+
+
+@functools.cache
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        autoescape=False,  # Python source: spec strings go through the `py` filter
+    )
+    env.filters["py"] = py_literal
+    return env
+
+
+@dataclass(frozen=True)
+class _ToolView:
+    """What the templates need of a tool, with all escaping already done."""
+
+    name: str
+    py_name: str
+    class_name: str
+    callback: str
+    returns: str
+    is_async: bool
+    timeout: float | None
+    task_support: str
+    doc: str
+    handler_params: str
+    handler_returns: str
+    client_params: str
+    client_returns: str
+    required_args: str
+    optional_params: tuple[ir.Parameter, ...]
+    wire_params: str
+    defaults: str
+    args_var: str
+    result_var: str
+
+
+def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
+    defs = {**types, **(tool.input_schema.get("$defs") or {})}
+    kinds = {param.name: annotation(param.schema, defs) for param in tool.parameters}
+    if tool.callback == "positional":
+        handler_params = "".join(
+            f", {p.py_name}: {_optional(kinds[p.name], p.required or p.has_default)}"
+            for p in tool.parameters
+        )
+        handler_returns = RETURN_ANNOTATIONS[tool.returns]
+    else:
+        handler_params = f", args: {tool.class_name}Args"
+        handler_returns = (
+            f"{tool.class_name}Output | dict[str, Any]"
+            if tool.callback == "structured"
+            else RETURN_ANNOTATIONS[tool.returns]
+        )
+    client_parts: list[str] = []
+    keyword_only = False
+    seen_optional = False
+    for p in tool.parameters:
+        if p.required and seen_optional and not keyword_only:
+            client_parts.append("*")  # a required argument after an optional one
+            keyword_only = True
+        if p.required:
+            client_parts.append(f"{p.py_name}: {kinds[p.name]}")
+        elif p.has_default:
+            seen_optional = True
+            client_parts.append(f"{p.py_name}: {kinds[p.name]} = {py_literal(p.default)}")
+        else:
+            seen_optional = True
+            client_parts.append(f"{p.py_name}: {_optional(kinds[p.name], False)} = None")
+    locals_taken = {p.py_name for p in tool.parameters}
+    args_var = "arguments" if "arguments" not in locals_taken else "arguments_"
+    result_var = "result" if "result" not in locals_taken else "result_"
+    sent = [p for p in tool.parameters if p.required or p.has_default]
+    required_args = "{" + ", ".join(f"{py_literal(p.name)}: {p.py_name}" for p in sent) + "}"
+    text = tool.description or tool.title or f"Call tool {tool.name!r}."
+    return _ToolView(
+        name=tool.name,
+        py_name=tool.py_name,
+        class_name=tool.class_name,
+        callback=tool.callback,
+        returns=tool.returns,
+        is_async=tool.is_async,
+        timeout=tool.timeout,
+        task_support=tool.task_support,
+        doc=py_docstring(text),
+        handler_params=handler_params,
+        handler_returns=handler_returns,
+        client_params="".join(f", {part}" for part in client_parts),
+        client_returns=(
+            f"{tool.class_name}Output"
+            if tool.callback == "structured"
+            else RETURN_ANNOTATIONS[tool.returns]
+        ),
+        required_args=required_args,
+        optional_params=tuple(p for p in tool.parameters if not p.required and not p.has_default),
+        wire_params=_tuple(p.name for p in tool.parameters),
+        defaults=_tuple(p.default if p.has_default else None for p in tool.parameters),
+        args_var=args_var,
+        result_var=result_var,
+    )
+
+
+def _tuple(values: Any) -> str:
+    items = [py_literal(value) for value in values]
+    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+
+def _optional(kind: str, present: bool) -> str:
+    if present or kind in ("Any", "None") or kind.endswith("| None"):
+        return kind
+    return f"{kind} | None"
+
+
+def _docstrings(contract: ir.Contract) -> dict[str, str]:
+    """Every docstring that mentions a spec string, escaped in one place."""
+    name, package = contract.server.name, contract.package
+    prefix = contract.server.class_prefix
+    texts = {
+        "server_module": (
+            f"Server stubs for the {name!r} contract.\n\n"
+            f"Subclass ``{prefix}Server``, implement one method per tool, then run it with\n"
+            f"``serve(MyImplementation())`` or ``python -m {package} --impl module:Class``.\n"
+            "Arguments arrive validated against the published input schema and coerced\n"
+            '(``"3"`` → ``3``); raise ``ToolError("…")`` to send the caller a message.\n'
+        ),
+        "contract_module": (
+            f"The {name!r} contract as published: descriptors, fingerprints, spec hash.\n\n"
+            "``TOOLS`` holds each tool's ``tools/list`` entry in the 2025-11-25 shape (the\n"
+            "runtime strips fields older revisions do not define). ``FINGERPRINTS`` maps a\n"
+            "tool name to the sha256 of its canonical JSON without ``execution``.\n"
+        ),
+        "models_module": (
+            f"Types of the {name!r} contract.\n\n"
+            "Output models and shared ``types`` are pydantic v2 models; ``…Args`` are\n"
+            "TypedDicts of validated JSON argument values, keyed by wire names.\n"
+        ),
+        "package_module": f"Generated MCP server and client package for the {name!r} contract.",
+        "main_module": f"Run the {name!r} server: ``python -m {package} [--impl module:Class]``.",
+        "client_module": (
+            f"Typed clients for the {name!r} contract.\n\n"
+            f"``{prefix}Client`` (sync) and ``Async{prefix}Client`` mirror each other method\n"
+            "for method. Each tool is a method with the positional handler's signature; an\n"
+            "optional argument left at ``None`` is not sent. On connect the client compares\n"
+            "the server's tools with the contract it was generated from (``verify=\"strict\"``\n"
+            "raises ``ContractMismatch`` on a breaking difference).\n"
+        ),
+        "sync_client": f"Client for the {name!r} server: ``with {prefix}Client.stdio([...]) as c``.",
+        "async_client": (
+            f"Async client for the {name!r} server: "
+            f"``async with Async{prefix}Client.stdio([...]) as c``."
+        ),
+    }
+    return {key: py_docstring(text) for key, text in texts.items()}
+
+
+def _typing_import(tools: list[_ToolView]) -> str:
+    text = " ".join(t.handler_params + t.handler_returns for t in tools)
+    names = ["Any"] + (["Literal"] if "Literal[" in text else [])
+    return f"from typing import {', '.join(names)}"
+
+
+def header(contract: ir.Contract) -> str:
+    name = "".join(ch if ch.isprintable() else "?" for ch in contract.spec_name)
+    return f"# Generated by mcpgen {__version__} from {name}. Do not edit: change the spec and rebuild."
+
+
+def render_package(contract: ir.Contract) -> dict[str, bytes]:
+    """Every file of the generated package, formatted and ready to write."""
+    env = _environment()
+    descriptors = [descriptor(tool) for tool in contract.tools]
+    server_info: dict[str, Any] = {"name": contract.server.name, "version": contract.server.version}
+    if contract.server.title is not None:
+        server_info["title"] = contract.server.title
+    prefix = contract.server.class_prefix
+    tools = [_tool_view(tool, contract.types) for tool in contract.tools]
+    model_imports = sorted(
+        {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
+        | {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
+    )
+    context = {
+        "docs": _docstrings(contract),
+        "typing_import": _typing_import,
+        "header": header(contract),
+        "package": contract.package,
+        "server": contract.server,
+        "server_class": f"{prefix}Server",
+        "client_class": f"{prefix}Client",
+        "async_client_class": f"Async{prefix}Client",
+        "server_doc": py_docstring(
+            f"Implement one method per tool of the {contract.server.name} contract."
+        ),
+        "tools": tools,
+        "descriptors": descriptors,
+        "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
+        "server_info": server_info,
+        "spec_sha256": contract.spec_sha256,
+        "model_imports": model_imports,
+        "output_models": sorted(
+            f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"
+        ),
+        "models_body": render_models(contract),
+    }
+    files: dict[str, bytes] = {}
+    for template in ("__init__.py", "__main__.py", "client.py", "contract.py", "models.py", "server.py"):
+        source = env.get_template(f"{template}.jinja").render(context)
+        files[template] = _black(source).encode()
+    files["py.typed"] = b""
+    for name, source in runtime_sources().items():
+        files[f"_runtime/{name}"] = (header(contract) + "\n" + source).encode()
+    return dict(sorted(files.items()))
+
+
+def runtime_sources() -> dict[str, str]:
+    """The runtime package's modules, copied into every generated package."""
+    return {
+        path.name: path.read_text(encoding="utf-8")
+        for path in sorted(RUNTIME_DIR.glob("*.py"))
+    }
+
+
+def _black(source: str) -> str:
+    import black  # imported late: a no-op build never needs it
+
+    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=LINE_LENGTH)
+    return black.format_str(source, mode=mode)

@@ -1,0 +1,219 @@
+"""The stdio server shell around ``ServerConnection``.
+
+The main thread reads frames and runs sync handlers inline (no thread hop on
+the hot path). Async handlers run on one event loop in a helper thread and
+answer as they finish; sync handlers with a ``timeout`` run on worker threads
+so a hung one can be abandoned. Writes to stdout are serialised by a lock, and
+stdout is moved out of reach of handlers: ``print`` and even C-level writes to
+fd 1 land on stderr, so the protocol stream carries only frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import sys
+import threading
+from typing import Any, BinaryIO
+
+from ._jsonrpc import INVALID_REQUEST, error_response
+from ._server_core import Invoke, Send, ServerConnection
+from ._tools import App, CallOutcome
+
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "run_stdio", "serve_streams"]
+
+# A frame longer than this is refused (and skipped) instead of being buffered.
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# How long in-flight calls may still finish after stdin reaches EOF.
+SHUTDOWN_GRACE_SECONDS = 5.0
+
+
+class _Writer:
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.broken = False
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            if self.broken:
+                return
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                self.broken = True  # the client went away; keep draining quietly
+
+
+class _Background:
+    """Lazily started helpers: an event loop thread and a worker pool."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self.pending: set[concurrent.futures.Future[Any]] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=self._loop.run_forever, name="mcpgen-async-tools", daemon=True
+            )
+            self._thread.start()
+        return self._loop
+
+    @property
+    def pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="mcpgen-tool")
+        return self._pool
+
+    def track(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self.pending.add(future)
+        future.add_done_callback(self._untrack)
+
+    def _untrack(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self.pending.discard(future)
+
+    def close(self, grace: float) -> None:
+        with self._lock:
+            pending = list(self.pending)
+        if pending:
+            concurrent.futures.wait(pending, timeout=grace)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            assert self._thread is not None
+            self._thread.join(timeout=grace)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def serve_streams(
+    app: App,
+    instream: BinaryIO,
+    outstream: BinaryIO,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+) -> None:
+    """Serve one client reading frames from ``instream`` until EOF."""
+    connection = ServerConnection(app)
+    writer = _Writer(outstream)
+    background = _Background()
+    try:
+        while True:
+            line = instream.readline(max_message_bytes + 1)
+            if not line:
+                break
+            if len(line) > max_message_bytes and not line.endswith(b"\n"):
+                _skip_rest_of_line(instream)
+                writer.write(error_response(
+                    None, INVALID_REQUEST,
+                    f"Invalid Request: message larger than {max_message_bytes} bytes"))
+                continue
+            for action in connection.receive(line):
+                if isinstance(action, Send):
+                    writer.write(action.data)
+                else:
+                    _run(connection, action, writer, background)
+    finally:
+        background.close(SHUTDOWN_GRACE_SECONDS)
+
+
+def _skip_rest_of_line(stream: BinaryIO) -> None:
+    while True:
+        chunk = stream.readline(1 << 20)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+def _run(connection: ServerConnection, invoke: Invoke, writer: _Writer, bg: _Background) -> None:
+    tool = invoke.tool
+    timeout = tool.binding.timeout
+    if tool.binding.is_async:
+        future = asyncio.run_coroutine_threadsafe(_run_async(invoke, timeout), bg.loop)
+    elif timeout is not None:
+        future = bg.pool.submit(tool.call_sync, invoke.args)
+        threading.Thread(
+            target=_await_with_timeout, args=(connection, invoke, future, writer, timeout),
+            name="mcpgen-timeout", daemon=True,
+        ).start()
+        bg.track(future)
+        return
+    else:
+        writer.write(connection.respond(invoke, tool.call_sync(invoke.args)))
+        return
+    bg.track(future)
+    future.add_done_callback(lambda done: _answer(connection, invoke, done, writer))
+
+
+async def _run_async(invoke: Invoke, timeout: float | None) -> CallOutcome:
+    if timeout is None:
+        return await invoke.tool.call_async(invoke.args)
+    try:
+        return await asyncio.wait_for(invoke.tool.call_async(invoke.args), timeout)
+    except TimeoutError:
+        return CallOutcome(invoke.tool.timed_out())
+
+
+def _answer(
+    connection: ServerConnection,
+    invoke: Invoke,
+    future: concurrent.futures.Future[CallOutcome],
+    writer: _Writer,
+) -> None:
+    if future.cancelled():
+        return  # cancelled on request: the reply is suppressed
+    error = future.exception()
+    if error is not None:
+        outcome = CallOutcome(invoke.tool.handler_failed(error))
+    else:
+        outcome = future.result()
+    writer.write(connection.respond(invoke, outcome))
+
+
+def _await_with_timeout(
+    connection: ServerConnection,
+    invoke: Invoke,
+    future: concurrent.futures.Future[CallOutcome],
+    writer: _Writer,
+    timeout: float,
+) -> None:
+    try:
+        outcome = future.result(timeout=timeout)
+    except concurrent.futures.TimeoutError:
+        # The worker cannot be killed; it finishes in the background and its
+        # result is dropped. The caller gets a clear error now.
+        outcome = CallOutcome(invoke.tool.timed_out())
+    writer.write(connection.respond(invoke, outcome))
+
+
+def run_stdio(app: App, *, max_message_bytes: int | None = None) -> None:
+    """Serve ``app`` on this process's stdin/stdout until EOF."""
+    limit = max_message_bytes or int(
+        os.environ.get("MCPGEN_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES)
+    )
+    protocol_out = _take_stdout()
+    try:
+        serve_streams(app, sys.stdin.buffer, protocol_out, max_message_bytes=limit)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        try:
+            protocol_out.close()
+        except OSError:
+            pass
+
+
+def _take_stdout() -> BinaryIO:
+    """A private handle on the real stdout; fd 1 and ``sys.stdout`` now go to stderr."""
+    sys.stdout.flush()
+    private = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(private, "wb")

@@ -1,0 +1,311 @@
+"""The tool table: what a server knows about each tool, built once at start-up.
+
+Generated code describes each tool with a ``Binding`` (callback shape, positional
+order, defaults, declared return type); ``App.build`` joins the bindings with the
+published descriptors and an implementation, compiles every validator and
+pre-serialises every ``tools/list`` payload, so a call does no reflection and no
+schema work beyond running the compiled validators.
+
+Error mapping (DESIGN §3), decided here and nowhere else:
+
+==========================================  =========================================
+what happened                               what the caller gets
+==========================================  =========================================
+arguments fail the input schema             result, ``isError: true``, what to fix
+handler raises ``ToolError(msg)``           result, ``isError: true``, ``msg``
+handler raises anything else                result, ``isError: true``, names the tool
+                                            only; traceback on stderr
+handler exceeds the tool's ``timeout``      result, ``isError: true``
+result fails the output schema, or does     JSON-RPC error -32603, detail on stderr
+not fit the declared ``returns`` type       (a server bug, not a tool outcome)
+==========================================  =========================================
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._errors import ToolError
+from ._jsonrpc import dumps
+from ._jsonschema import ValidationFailed, compile_schema
+from ._versions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
+
+__all__ = ["App", "Binding", "CallOutcome", "InternalError", "ToolRuntime"]
+
+log = logging.getLogger("mcpgen.server")
+
+
+@dataclass(frozen=True)
+class Binding:
+    """How one tool's handler is called; emitted by the generator into server.py."""
+
+    name: str  # wire name
+    method: str  # handler method name on the implementation
+    callback: str  # positional | named | structured
+    params: tuple[str, ...] = ()  # wire names, in positional order
+    defaults: tuple[Any, ...] = ()  # positional defaults (None when the spec gives none)
+    returns: str = "string"
+    is_async: bool = False
+    timeout: float | None = None
+    task_support: str = "forbidden"
+
+
+class InternalError(Exception):
+    """The server itself misbehaved (bad result): answered with -32603."""
+
+
+@dataclass
+class CallOutcome:
+    """A finished call: a ``CallToolResult`` in 2025-11-25 shape, or an internal error."""
+
+    result: dict[str, Any] | None = None
+    internal_error: str | None = None
+
+
+@dataclass
+class ToolRuntime:
+    binding: Binding
+    descriptor: dict[str, Any]
+    handler: Callable[..., Any]
+    validate_input: Callable[[Any], Any]
+    validate_output: Callable[[Any], Any] | None
+    _convert: Callable[[Any], dict[str, Any]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._convert = self._structured if self.binding.callback == "structured" else _RETURNS[
+            self.binding.returns
+        ]
+
+    @property
+    def name(self) -> str:
+        return self.binding.name
+
+    # -- the call path --------------------------------------------------------
+
+    def check_arguments(self, arguments: Mapping[str, Any]) -> tuple[Any, ...] | dict[str, Any]:
+        """Validate and coerce; return what the handler is called with.
+
+        Raises ``ToolError`` with a message a model can act on.
+        """
+        try:
+            args = self.validate_input(arguments)
+        except ValidationFailed as exc:
+            raise ToolError(f"Invalid arguments for tool '{self.name}': {exc.describe()}") from None
+        if self.binding.callback == "positional":
+            return tuple(
+                args.get(param, default)
+                for param, default in zip(self.binding.params, self.binding.defaults, strict=True)
+            )
+        # named and structured shapes get a dict of exactly what the client sent
+        return dict(args)
+
+    def call_sync(self, call_args: tuple[Any, ...] | dict[str, Any]) -> CallOutcome:
+        try:
+            value = (
+                self.handler(*call_args) if isinstance(call_args, tuple) else self.handler(call_args)
+            )
+        except ToolError as exc:
+            return CallOutcome(_error_result(exc))
+        except Exception:  # noqa: BLE001 - every failure becomes an error result
+            return CallOutcome(self.handler_failed())
+        except BaseException as exc:  # KeyboardInterrupt-like from a handler: keep serving
+            if _must_propagate(exc):
+                raise
+            return CallOutcome(self.handler_failed())
+        return self.finish(value)
+
+    async def call_async(self, call_args: tuple[Any, ...] | dict[str, Any]) -> CallOutcome:
+        try:
+            pending = (
+                self.handler(*call_args) if isinstance(call_args, tuple) else self.handler(call_args)
+            )
+            value = await pending if inspect.isawaitable(pending) else pending
+        except ToolError as exc:
+            return CallOutcome(_error_result(exc))
+        except Exception:  # noqa: BLE001
+            return CallOutcome(self.handler_failed())
+        except BaseException as exc:
+            if _must_propagate(exc):
+                raise
+            return CallOutcome(self.handler_failed())
+        return self.finish(value)
+
+    def finish(self, value: Any) -> CallOutcome:
+        try:
+            return CallOutcome(self._convert(value))
+        except InternalError as exc:
+            print(f"mcpgen: tool '{self.name}': {exc}", file=sys.stderr, flush=True)
+            return CallOutcome(internal_error=f"Internal error in tool '{self.name}'")
+
+    def handler_failed(self, error: BaseException | None = None) -> dict[str, Any]:
+        """The result for a handler that raised: the tool's name only; the
+        exception and its traceback go to stderr, never to the caller."""
+        print(f"mcpgen: tool '{self.name}' raised:", file=sys.stderr)
+        if error is None:
+            traceback.print_exc(file=sys.stderr)
+        else:
+            traceback.print_exception(error, file=sys.stderr)
+        sys.stderr.flush()
+        return _text_error(f"Tool '{self.name}' failed with an internal error.")
+
+    def timed_out(self) -> dict[str, Any]:
+        return _text_error(f"Tool '{self.name}' timed out after {self.binding.timeout:g} s.")
+
+    # -- result conversion ----------------------------------------------------
+
+    def _structured(self, value: Any) -> dict[str, Any]:
+        dump = getattr(value, "model_dump", None)
+        if dump is not None:
+            value = dump(mode="json", by_alias=True, exclude_unset=True)
+        if not isinstance(value, dict):
+            raise InternalError(
+                f"returned {type(value).__name__}, expected the output model or a dict"
+            )
+        assert self.validate_output is not None
+        try:
+            self.validate_output(value)
+        except ValidationFailed as exc:
+            raise InternalError(f"result does not match the output schema: {exc.describe()}") from None
+        return {
+            "content": [{"type": "text", "text": _to_json(value)}],
+            "structuredContent": value,
+            "isError": False,
+        }
+
+
+def _to_json(value: Any) -> str:
+    try:
+        return dumps(value)
+    except (TypeError, ValueError) as exc:
+        raise InternalError(f"result is not JSON-serialisable: {exc}") from None
+
+
+def _text_result(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": False}
+
+
+def _text_error(text: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": text}], "isError": True}
+
+
+def _error_result(exc: ToolError) -> dict[str, Any]:
+    return {"content": list(exc.content), "isError": True}
+
+
+def _returns(kinds: tuple[type, ...], label: str) -> Callable[[Any], dict[str, Any]]:
+    def convert(value: Any) -> dict[str, Any]:
+        # bool is an int in Python but not an integer or number in JSON
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            raise InternalError(f"returned {type(value).__name__}, declared returns: {label}")
+        return _text_result(_to_json(value))
+
+    return convert
+
+
+def _returns_string(value: Any) -> dict[str, Any]:
+    if not isinstance(value, str):
+        raise InternalError(f"returned {type(value).__name__}, declared returns: string")
+    return _text_result(value)
+
+
+def _returns_content(value: Any) -> dict[str, Any]:
+    if not isinstance(value, list) or not all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in value
+    ):
+        raise InternalError("declared returns: content, but the value is not a list of content blocks")
+    _to_json(value)
+    return {"content": value, "isError": False}
+
+
+_RETURNS: dict[str, Callable[[Any], dict[str, Any]]] = {
+    "string": _returns_string,
+    "integer": _returns((int,), "integer"),
+    "number": _returns((int, float), "number"),
+    "boolean": _returns((bool,), "boolean"),
+    "object": _returns((dict,), "object"),
+    "array": _returns((list, tuple), "array"),
+    "content": _returns_content,
+}
+
+
+def _must_propagate(exc: BaseException) -> bool:
+    """Cancellation and interpreter shutdown pass through a handler boundary."""
+    import asyncio
+
+    return isinstance(exc, (asyncio.CancelledError, GeneratorExit, SystemExit))
+
+
+def for_revision(result: dict[str, Any], version: str) -> dict[str, Any]:
+    """Drop ``structuredContent`` for revisions that do not define it."""
+    if "structuredContent" in result and version not in STRUCTURED_CONTENT_VERSIONS:
+        return {key: value for key, value in result.items() if key != "structuredContent"}
+    return result
+
+
+class App:
+    """An implementation bound to its contract: the server's whole tool table."""
+
+    def __init__(
+        self,
+        tools: dict[str, ToolRuntime],
+        *,
+        server_info: Mapping[str, Any],
+        instructions: str | None,
+    ) -> None:
+        self.tools = tools
+        self.server_info = dict(server_info)
+        self.instructions = instructions
+        self.task_tools = frozenset(
+            name for name, tool in tools.items() if tool.binding.task_support != "forbidden"
+        )
+        # tools/list bodies, serialised once per revision
+        self.list_payloads: dict[str, str] = {
+            version: dumps({"tools": [_filter_descriptor(t.descriptor, fields) for t in tools.values()]})
+            for version, fields in TOOL_FIELDS.items()
+        }
+
+    @classmethod
+    def build(
+        cls,
+        impl: object,
+        descriptors: Sequence[Mapping[str, Any]],
+        bindings: Sequence[Binding],
+        *,
+        server_info: Mapping[str, Any],
+        instructions: str | None = None,
+    ) -> App:
+        """Bind ``impl``; refuse it when methods are missing (naming every one)."""
+        missing = sorted(
+            b.method
+            for b in bindings
+            if not callable(getattr(impl, b.method, None))
+            or getattr(getattr(impl, b.method), "__isabstractmethod__", False)
+        )
+        if missing:
+            raise TypeError(
+                f"{type(impl).__name__} does not implement "
+                f"{', '.join(missing)} (required by the contract)"
+            )
+        by_name = {d["name"]: d for d in descriptors}
+        tools: dict[str, ToolRuntime] = {}
+        for binding in bindings:
+            descriptor = dict(by_name[binding.name])
+            output = descriptor.get("outputSchema")
+            tools[binding.name] = ToolRuntime(
+                binding=binding,
+                descriptor=descriptor,
+                handler=getattr(impl, binding.method),
+                validate_input=compile_schema(descriptor["inputSchema"], coerce=True),
+                validate_output=compile_schema(output) if output is not None else None,
+            )
+        return cls(tools, server_info=server_info, instructions=instructions)
+
+
+def _filter_descriptor(descriptor: Mapping[str, Any], fields: frozenset[str]) -> dict[str, Any]:
+    return {key: value for key, value in descriptor.items() if key in fields}
