@@ -12,7 +12,7 @@ from typing import Any
 
 from .escape import py_literal
 
-__all__ = ["annotation", "RETURN_ANNOTATIONS"]
+__all__ = ["RETURN_ANNOTATIONS", "annotation"]
 
 _SCALARS = {
     "string": "str",

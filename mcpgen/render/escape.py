@@ -9,6 +9,7 @@ grade escaping, and templates never interpolate spec text any other way.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 __all__ = ["py_docstring", "py_literal", "py_str"]
@@ -54,7 +55,7 @@ def py_literal(value: Any) -> str:
     if isinstance(value, int):
         return repr(value)
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise ValueError("JSON has no NaN or Infinity")
         return repr(value)
     if isinstance(value, dict):

@@ -81,13 +81,10 @@ def _run_datamodel_codegen(schema: dict[str, Any]) -> str:
 
 
 def _generate(schema: dict[str, Any]) -> object:
-    from datamodel_code_generator import (
-        DataModelType,
-        InputFileType,
-        PythonVersion,
-        generate,
-    )
-    from datamodel_code_generator.format import Formatter
+    from datamodel_code_generator import generate
+    from datamodel_code_generator.enums import DataModelType, InputFileType
+    from datamodel_code_generator.format import Formatter, PythonVersion
+
 
     return generate(
         json.dumps(schema, sort_keys=False),
@@ -102,7 +99,7 @@ def _generate(schema: dict[str, Any]) -> object:
         use_union_operator=True,
         field_constraints=True,
         use_double_quotes=True,
-        enum_field_as_literal="all",
+        enum_field_as_literal="all",  # type: ignore[arg-type]  # parsed by pydantic
         formatters=[Formatter.BLACK],
     )
 

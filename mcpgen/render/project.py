@@ -247,7 +247,8 @@ def runtime_sources() -> dict[str, str]:
 
 
 def _black(source: str) -> str:
-    import black  # imported late: a no-op build never needs it
+    # imported late: a no-op build never needs black
+    from black import format_str
+    from black.mode import Mode, TargetVersion
 
-    mode = black.Mode(target_versions={black.TargetVersion.PY311}, line_length=LINE_LENGTH)
-    return black.format_str(source, mode=mode)
+    return format_str(source, mode=Mode(target_versions={TargetVersion.PY311}, line_length=LINE_LENGTH))

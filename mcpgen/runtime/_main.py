@@ -65,7 +65,8 @@ def load_implementation(reference: str, base_class: type) -> Any:
     cls = getattr(module, class_name)
     if not (isinstance(cls, type) and issubclass(cls, base_class)):
         raise TypeError(f"{reference} is not a subclass of {base_class.__name__}")
-    if getattr(cls, "__abstractmethods__", None):
-        missing = ", ".join(sorted(cls.__abstractmethods__))
+    abstract: frozenset[str] = getattr(cls, "__abstractmethods__", frozenset())
+    if abstract:
+        missing = ", ".join(sorted(abstract))
         raise TypeError(f"{cls.__name__} does not implement {missing} (required by the contract)")
     return cls()

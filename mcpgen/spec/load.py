@@ -112,10 +112,10 @@ class _Checker:
             self.error((), "a spec is a mapping with keys mcpgen, package, server, tools")
             return None
         self.check_structure()
-        types = self.data.get("types") if isinstance(self.data.get("types"), dict) else {}
+        types: dict[str, Any] = self.data["types"] if isinstance(self.data.get("types"), dict) else {}
         for name, schema in types.items():
             self.check_schema(schema, ("types", name))
-        tools_raw = self.data.get("tools") if isinstance(self.data.get("tools"), list) else []
+        tools_raw: list[Any] = self.data["tools"] if isinstance(self.data.get("tools"), list) else []
         for index, tool in enumerate(tools_raw):
             if isinstance(tool, dict):
                 self.check_tool_schemas(tool, ("tools", index))
@@ -158,7 +158,8 @@ class _Checker:
 
     def report_format_error(self, error: jsonschema.ValidationError) -> None:
         path = tuple(error.absolute_path)
-        validator, schema, instance = error.validator, error.schema, error.instance
+        validator, instance = error.validator, error.instance
+        schema: Any = error.schema
         if validator == "additionalProperties" and isinstance(instance, dict):
             allowed = list(cast(Mapping[str, Any], schema).get("properties", {}))
             for key in instance:
@@ -186,6 +187,9 @@ class _Checker:
 
     def pattern_message(self, path: YPath, instance: Any) -> str:
         last = path[-1] if path else ""
+        if last == "name" and isinstance(instance, str) and len(instance) > 128:
+            return (f"tool name is {len(instance)} characters long; a tool name has at most 128 "
+                    "(A-Z a-z 0-9 _ - .)")
         if last == "name":
             return (f"{instance!r} is not a valid tool name: use 1-128 characters "
                     "of A-Z a-z 0-9 _ - .")
@@ -254,7 +258,9 @@ class _Checker:
         else:
             properties: dict[str, Any] = {}
             required: list[str] = []
-            raw_params = raw.get("parameters") if isinstance(raw.get("parameters"), list) else []
+            raw_params: list[Any] = (
+                raw["parameters"] if isinstance(raw.get("parameters"), list) else []
+            )
             seen: dict[str, int] = {}
             for index, param in enumerate(raw_params):
                 if not isinstance(param, dict) or not isinstance(param.get("name"), str):
@@ -393,16 +399,18 @@ class _Checker:
                 self.error(path, f"duplicate tool name '{tool.name}' (also tools[{by_name[tool.name]}])")
                 continue
             by_name[tool.name] = index
-            if tool.py_name in by_py:
+            py_clash = tool.py_name in by_py
+            if py_clash:
                 self.error(path, f"tool '{tool.name}' and {by_py[tool.py_name]} both become "
                            f"Python method '{tool.py_name}'")
             by_py[tool.py_name] = f"tool '{tool.name}'"
             if tool.py_name in CLIENT_MEMBERS or tool.py_name.startswith("start_"):
                 self.error(path, f"tool '{tool.name}' would become method '{tool.py_name}', which "
                            "the generated client already defines")
-            for suffix in ("Args", "Output"):
+            # `…Output` exists only with an output schema; a method clash already said it all.
+            for suffix in ("Args", "Output") if tool.output_schema is not None else ("Args",):
                 generated = tool.class_name + suffix
-                if generated in by_class:
+                if generated in by_class and not py_clash:
                     self.error(path, f"tool '{tool.name}' generates class '{generated}', which "
                                f"collides with {by_class[generated]}")
                 by_class[generated] = f"tool '{tool.name}'"
@@ -419,7 +427,7 @@ def _a(kind: Any) -> str:
     names = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
              "number": "a number", "boolean": "true or false", "null": "null"}
     if isinstance(kind, list):
-        return " or ".join(names.get(k, k) for k in kind)
+        return " or ".join(names.get(str(k), str(k)) for k in kind)
     return names.get(kind, str(kind))
 
 

@@ -8,7 +8,7 @@ second map to the position of each mapping key (unknown-key errors point there).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
@@ -17,14 +17,14 @@ from .errors import Diagnostic, format_path
 try:  # the C loader is several times faster on big specs
     from yaml import CSafeLoader as _BaseLoader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment]
+    from yaml import SafeLoader as _BaseLoader  # type: ignore[assignment,unused-ignore]
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc,valid-type]
+class _Loader(_BaseLoader):
     """Safe YAML restricted to JSON values: ``2024-01-01`` stays a string, since a
     JSON Schema default or enum value can only be a JSON value."""
 
-    yaml_implicit_resolvers = {
+    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
     }
@@ -132,6 +132,10 @@ def load_yaml(text: str, filename: str) -> tuple[PositionedDocument, list[Diagno
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
         problem = exc.problem or str(exc)
+        context = exc.context_mark
+        if exc.context and context is not None and mark is not None and context.line != mark.line:
+            # the parser notices late (an unclosed bracket shows on a later line): say where it began
+            problem += f" ({exc.context} at line {context.line + 1}, column {context.column + 1})"
         return builder.doc, [Diagnostic(filename, line, column, "", f"YAML syntax error: {problem}")]
     except yaml.YAMLError as exc:
         return builder.doc, [Diagnostic(filename, 1, 1, "", f"YAML error: {exc}")]

@@ -1,0 +1,34 @@
+# The two front-door commands: `make demo` and `make test`. Both create .venv.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint golden bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev,http]'
+	touch $(STAMP)
+
+## demo: build the weather example, start its server, call every tool through the generated client
+demo: $(STAMP)
+	$(BIN)/mcpgen build examples/weather/tools.yaml
+	$(BIN)/python examples/weather/demo.py
+
+## test: the whole suite (unit, golden, mypy on generated code, interop with the official SDK)
+test: $(STAMP)
+	$(BIN)/mcpgen build examples/weather/tools.yaml
+	$(BIN)/pytest -q -p no:cacheprovider
+
+lint: $(STAMP)
+	$(BIN)/ruff check mcpgen tests
+	$(BIN)/mypy mcpgen
+
+## golden: regenerate tests/golden/ on purpose (review the diff before committing)
+golden: $(STAMP)
+	$(BIN)/python tests/regen_golden.py
+
+clean:
+	rm -rf $(VENV) examples/*/build
