@@ -19,7 +19,7 @@ from urllib.parse import unquote
 import yaml
 
 from . import ir
-from .spec.keywords import SCHEMA_MAP_KEYWORDS, SCHEMA_LIST_KEYWORDS, SCHEMA_VALUE_KEYWORDS
+from .spec.keywords import SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, SCHEMA_VALUE_KEYWORDS
 
 __all__ = ["Bundler", "RefProblem", "derive_input_schema", "descriptor"]
 
@@ -137,13 +137,22 @@ class Bundler:
             text = file.read_text(encoding="utf-8")
             document = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
         except FileNotFoundError:
-            self.problems.append(RefProblem(path, f"referenced file '{file}' does not exist"))
+            self.problems.append(RefProblem(path, f"referenced file '{self._shown(file)}' does not exist"))
             document = None
         except (OSError, ValueError, yaml.YAMLError) as exc:
-            self.problems.append(RefProblem(path, f"cannot read referenced file '{file}': {exc}"))
+            self.problems.append(
+                RefProblem(path, f"cannot read referenced file '{self._shown(file)}': {exc}")
+            )
             document = None
         self._files[file] = document
         return document
+
+    def _shown(self, file: Path) -> str:
+        """``file`` relative to the spec's folder when inside it (messages stay machine-independent)."""
+        try:
+            return file.relative_to(self.spec_dir.resolve()).as_posix()
+        except ValueError:
+            return str(file)
 
     @property
     def files(self) -> list[Path]:

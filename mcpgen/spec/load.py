@@ -121,14 +121,17 @@ class _Checker:
                 self.check_tool_schemas(tool, ("tools", index))
         bundler = Bundler(self.spec_dir, types, allow_outside=self.allow_outside)
         bundler.bundle_types()
-        tools = [
-            self.build_tool(tool, ("tools", index), bundler, types)
+        built = [
+            (index, self.build_tool(tool, ("tools", index), bundler, types))
             for index, tool in enumerate(tools_raw)
             if isinstance(tool, dict)
         ]
+        tools = [tool for _, tool in built]
         for problem in bundler.problems:
             self.error(problem.path, problem.message)
-        self.check_names([tool for tool in tools if tool is not None], types)
+        # positions use the index in the spec, not in the list of tools that could be built
+        self.check_names([(index, tool) for index, tool in built if tool is not None],
+                         tools_raw, types)
         if any(d.level == "error" for d in self.diagnostics):
             return None
         server = self.data["server"]
@@ -389,11 +392,13 @@ class _Checker:
 
     # -- names --------------------------------------------------------------
 
-    def check_names(self, tools: list[ir.Tool], types: Mapping[str, Any]) -> None:
+    def check_names(
+        self, tools: list[tuple[int, ir.Tool]], tools_raw: list[Any], types: Mapping[str, Any]
+    ) -> None:
         by_name: dict[str, int] = {}
         by_py: dict[str, str] = {}
         by_class: dict[str, str] = {name: f"type '{name}'" for name in types}
-        for index, tool in enumerate(tools):
+        for index, tool in tools:
             path: YPath = ("tools", index, "name")
             if tool.name in by_name:
                 self.error(path, f"duplicate tool name '{tool.name}' (also tools[{by_name[tool.name]}])")
@@ -415,9 +420,14 @@ class _Checker:
                                f"collides with {by_class[generated]}")
                 by_class[generated] = f"tool '{tool.name}'"
             seen: dict[str, str] = {}
-            for pindex, param in enumerate(tool.parameters):
+            raw = tools_raw[index]
+            raw_params = raw.get("parameters") if isinstance(raw.get("parameters"), list) else []
+            for param in tool.parameters:
+                raw_index = next((i for i, p in enumerate(raw_params)
+                                  if isinstance(p, dict) and p.get("name") == param.name), 0)
                 if param.py_name in seen:
-                    self.error(("tools", index, "parameters", pindex, "name"),
+                    self.error(self.param_path(raw, ("tools", index), raw_index, param.name)
+                               + (("name",) if "input_schema" not in raw else ()),
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
