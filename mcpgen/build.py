@@ -57,7 +57,7 @@ def _peek_output(spec: Path, override: Path | None) -> Path | None:
         return override
     try:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(spec.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - safe
+        data = yaml.load(spec.read_text(encoding="utf-8"), Loader=loader)
     except (OSError, yaml.YAMLError, UnicodeDecodeError):
         return None
     if not isinstance(data, dict) or not isinstance(data.get("package"), str):
