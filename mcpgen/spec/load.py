@@ -174,7 +174,9 @@ class _Checker:
             key = missing[0] if missing else error.message
             self.error(path, f"missing required key '{key}'")
         elif validator == "type":
-            self.error(path, f"expected {_a(schema['type'])}, got {_describe(instance)}")
+            hint = " (quote it)" if schema["type"] == "string" and isinstance(
+                instance, (int, float, bool)) else ""
+            self.error(path, f"expected {_a(schema['type'])}, got {_describe(instance)}{hint}")
         elif validator == "enum":
             choices = cast(list[str], schema["enum"])
             hint = did_you_mean(str(instance), choices)
