@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,8 @@ import jsonschema
 from jsonschema import Draft202012Validator
 
 from .. import ir
-from ..names import class_name, py_identifier
+from ..names import class_name
+from ..names import py_identifier as _py_identifier
 from ..schemas import Bundler, derive_input_schema, walk_schemas
 from .errors import Diagnostic, SpecError, did_you_mean, format_path
 from .format import SPEC_FORMAT_SCHEMA, TOOL_NAME_PATTERN
@@ -288,7 +290,7 @@ class _Checker:
                 properties[pname] = bundled
                 if is_required:
                     required.append(pname)
-                parameters.append(ir.Parameter(pname, py_identifier(pname), bundled,
+                parameters.append(ir.Parameter(pname, _python_name(pname), bundled,
                                                bool(is_required), has_default, param.get("default")))
             input_schema = bundler.with_defs(derive_input_schema(properties, required),
                                              frozenset(defs))
@@ -332,7 +334,7 @@ class _Checker:
         timeout = raw.get("timeout")
         return ir.Tool(
             name=name,
-            py_name=py_identifier(name),
+            py_name=_python_name(name),
             class_name=class_name(name),
             title=raw.get("title"),
             description=raw.get("description"),
@@ -367,7 +369,7 @@ class _Checker:
         for pname, prop in properties.items() if isinstance(properties, dict) else []:
             has_default = isinstance(prop, dict) and "default" in prop
             parameters.append(ir.Parameter(
-                pname, py_identifier(pname), prop if isinstance(prop, dict) else {},
+                pname, _python_name(pname), prop if isinstance(prop, dict) else {},
                 pname in required, has_default,
                 prop.get("default") if isinstance(prop, dict) else None))
         return published, parameters
@@ -433,6 +435,13 @@ class _Checker:
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
+
+
+def _python_name(name: str) -> str:
+    """``py_identifier`` of the NFKC form: Python reads identifiers NFKC-normalized,
+    so ``ﬁx`` *is* ``fix`` and ``ｓｅｌｆ`` *is* ``self`` in generated code; deciding
+    the name on the normalized form keeps the collision and reserved-name checks true."""
+    return _py_identifier(unicodedata.normalize("NFKC", name))
 
 
 def _a(kind: Any) -> str:
