@@ -212,12 +212,25 @@ def test_arbitrary_text_round_trips(
                     {"name": param_name, "type": "string", "default": default},
                     {"name": "e", "enum": [enum_value], "required": False},
                 ],
-            }
+            },
+            {
+                "name": "u",
+                "description": title,
+                "parameters": [{"name": "q " + name, "type": "string", "enum": [enum_value]}],
+                "callback": "positional",
+            },
+            {
+                "name": "v",
+                "title": description,
+                "parameters": [{"name": "r " + name, "type": "string", "default": enum_value}],
+                "output_schema": {"type": "object", "description": default,
+                                  "properties": {"s " + name: {"type": "string"}}},
+            },
         ],
     }
     out = _build(workdir, spec)
     with _imported(out, package) as contract:
-        [tool] = contract.TOOLS
+        tool = contract.TOOLS[0]
         assert _json(tool["description"]) == _json(description)
         assert _json(tool["title"]) == _json(title)
         assert _json(tool["annotations"]) == _json({"title": title})
@@ -226,6 +239,25 @@ def test_arbitrary_text_round_trips(
         assert _json(properties[param_name]["default"]) == _json(default)
         assert _json(properties["e"]["enum"]) == _json([enum_value])
         assert _json(contract.TOOLS) == _json(_expected(workdir / "tools.yaml"))
+
+
+def test_hostile_spec_file_name(tmp_path: Path) -> None:
+    """The spec's file name reaches a comment in every generated file."""
+    package = _package()
+    folder = tmp_path / 'dir """ {{ x }}'
+    folder.mkdir()
+    spec = folder / 'to"""ols\\{{x}}\n\u2028\x85😀.yaml'
+    spec.write_text(spec_text(_hostile_spec(package, "x")), encoding="utf-8")
+    out = tmp_path / "out" / package
+    result = build_spec(spec, output=out)
+    assert result.status == "written", [str(d) for d in result.diagnostics] or result.message
+    for source in sorted(out.rglob("*.py")):
+        text = source.read_text(encoding="utf-8")
+        compile(text, str(source), "exec", dont_inherit=True)
+        assert len(text.splitlines()[0]) == len(text.split("\n", 1)[0])  # no stray line break
+    with _imported(out, package) as contract:
+        assert [tool["name"] for tool in contract.TOOLS] == ["hostile.tool-1", "structured",
+                                                             "positional"]
 
 
 # -- commands that must not write ------------------------------------------------------
