@@ -233,3 +233,23 @@ def test_sdk_validates_structured_content_against_output_schema(weather_gen: Pat
     assert result.is_error is False
     assert result.structured_content["units"] == "imperial"
     assert len(result.structured_content["days"]) == 3
+
+
+def test_sdk_unicode_round_trip_and_unknown_tool(weather_gen: Path) -> None:
+    city = "Ca\u2028ro\u2029x\u0085y\"\\\n🌞 Zürich"
+
+    async def run() -> tuple[Any, Any]:
+        async with Client(server_params(weather_gen), mode="legacy") as client:
+            result = await client.call_tool("get_forecast", {"city": city, "days": 1})
+            try:
+                await client.call_tool("no_such_tool", {})
+            except mcp.MCPError as exc:
+                return result, exc
+            return result, None
+
+    result, error = anyio.run(run)
+    assert result.is_error is False
+    assert result.structured_content["city"] == city
+    assert json.loads(result.content[0].text)["city"] == city
+    assert error is not None and error.error.code == -32602
+    assert "no_such_tool" in error.error.message

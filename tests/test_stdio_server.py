@@ -265,6 +265,32 @@ def test_garbage_lines_do_not_stop_the_server(weather: RawServer) -> None:
     weather.close()
 
 
+def test_oversized_frame_is_refused_and_skipped(weather_gen: Path) -> None:
+    with RawServer(
+        "weather_mcp", WEATHER_IMPL, pythonpath=[weather_gen, WEATHER_DIR], cwd=WEATHER_DIR,
+        extra_args=["--max-message-bytes", "4096"],
+    ) as server:
+        server.handshake()
+        huge = json.dumps({
+            "jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": "current_temperature", "arguments": {"city": "x" * 100_000}},
+        }).encode() + b"\n"
+        server.send(huge)
+        refused = server.recv()
+        assert refused["id"] is None and refused["error"]["code"] == -32600
+        assert server.call("current_temperature", {"city": "Oslo"})["result"]["isError"] is False
+        server.close()
+
+
+def test_invalid_utf8_and_crlf(weather: RawServer) -> None:
+    weather.handshake()
+    weather.send(b'{"jsonrpc":"2.0","id":1,"method":"\xff"}\n')
+    assert weather.recv()["error"]["code"] == -32700
+    weather.send(b'{"jsonrpc":"2.0","id":2,"method":"ping"}\r\n')  # CRLF: JSON whitespace
+    assert weather.recv() == {"jsonrpc": "2.0", "id": 2, "result": {}}
+    weather.close()
+
+
 # --------------------------------------------------------------------------- extra contract
 
 
