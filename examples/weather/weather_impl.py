@@ -47,7 +47,8 @@ class Forecaster(WeatherServer):
             {"id": f"{region['country']}-2", "severity": "minor", "headline": "Frost overnight"},
         ]
         wanted = set(args.get("severity", ["minor", "moderate", "severe", "extreme"]))
-        return [a for a in alerts if a["severity"] in wanted][: args["max-results"]]
+        # a named handler gets only the arguments the caller sent: apply the default here
+        return [a for a in alerts if a["severity"] in wanted][: args.get("max-results", 10)]
 
     def report_observation(self, station: str, temperature_c: float, at: str) -> str:
         self._observations.append((station, temperature_c, at))

@@ -1316,6 +1316,8 @@ def _assemble(
             return typed
 
         def typed_coerced(value: Any, errs: list[_Err]) -> Any:
+            if integral_float and type(value) is float and value.is_integer():
+                return int(value)  # 1.0 is a JSON integer; a handler typed `int` gets an int
             if type(value) in exact or type_ok(value):
                 return value
             if type(value) is str:
@@ -1328,6 +1330,8 @@ def _assemble(
         return typed_coerced
 
     def run(value: Any, errs: list[_Err]) -> Any:
+        if coercer is not None and integral_float and type(value) is float and value.is_integer():
+            value = int(value)
         if types is not None and type(value) not in exact and not type_ok(value):
             converted = coercer(value) if coercer is not None and type(value) is str else value
             if converted is value:
