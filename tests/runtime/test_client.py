@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import importlib
 import json
 import logging
+import os
 import sys
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from types import ModuleType
 from typing import Any, BinaryIO
 
 import pytest
@@ -397,6 +400,72 @@ def test_in_memory_serve_crash_fails_calls() -> None:
     session = Session.in_memory(crashing)
     with pytest.raises(ServerExited, match="implementation bug"):
         session.connect()
+
+
+# --------------------------------------------------------------------------- mcpgen's own server
+
+WEATHER_DIR = Path(__file__).resolve().parents[2] / "examples" / "weather"
+
+
+@pytest.fixture(scope="module")
+def weather(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, ModuleType, Any]]:
+    """The weather example built into a package, with its toy implementation."""
+    from helpers import import_package
+
+    from mcpgen.build import build_spec
+
+    gen = tmp_path_factory.mktemp("client_weather") / "gen"
+    assert build_spec(WEATHER_DIR / "tools.yaml", output=gen / "weather_mcp").ok
+    with import_package(gen, "weather_mcp") as package:
+        sys.path.insert(0, str(WEATHER_DIR))
+        try:
+            impl = importlib.import_module("weather_impl")
+            yield gen, package, impl
+        finally:
+            sys.path.remove(str(WEATHER_DIR))
+            sys.modules.pop("weather_impl", None)
+
+
+def test_mcpgen_server_in_memory(weather: tuple[Path, ModuleType, Any]) -> None:
+    _, package, impl = weather
+    app = package.server.build_app(impl.Forecaster())
+
+    def serve(reader: BinaryIO, writer: BinaryIO) -> None:
+        package._runtime.serve_streams(app, reader, writer)
+
+    with Session.in_memory(serve, contract=package.contract.TOOLS) as session:
+        assert session.contract_warnings == []
+        listed = {tool.name: tool for tool in session.list_tools()}
+        assert {name: t.fingerprint for name, t in listed.items()} == package.contract.FINGERPRINTS
+        forecast = session.call_tool("get_forecast", {"city": "Oslo", "days": 2})
+        assert len(forecast["structuredContent"]["days"]) == 2
+        assert convert_result(session.call_tool("current_temperature", {"city": "Oslo"}), "number")
+        with pytest.raises(ToolError, match="city must not be blank"):
+            session.call_tool("current_temperature", {"city": " "})
+
+
+def test_mcpgen_server_over_stdio_sync_and_async(weather: tuple[Path, ModuleType, Any]) -> None:
+    gen, package, _ = weather
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(gen), str(WEATHER_DIR)])}
+    command = [PY, "-m", "weather_mcp"]
+    region = {"region": {"country": "NO"}, "max-results": 5}
+    with Session.stdio(
+        command, env=env, cwd=WEATHER_DIR, contract=package.contract.TOOLS
+    ) as session:
+        assert session.server_info["name"] == "weather"
+        assert len(convert_result(session.call_tool("alerts.search", region), "array")) == 2
+
+    async def main() -> None:
+        async with AsyncSession.stdio(
+            command, env=env, cwd=WEATHER_DIR, contract=package.contract.TOOLS
+        ) as session:
+            result = await session.call_tool(
+                "report_observation",
+                {"station": "ENGM", "temperature_c": 1.5, "at": "2026-12-02T10:00:00Z"},
+            )
+            assert convert_result(result, "string") == "obs-1"
+
+    asyncio.run(main())
 
 
 # --------------------------------------------------------------------------- pure helpers
