@@ -520,11 +520,6 @@ def test_python_names_are_decided_on_the_nfkc_form(tmp_path: Path) -> None:
     assert [p.py_name for p in tool.parameters] == ["self_", "class_"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="templates/server.py.jinja renders `from .models import ` with nothing after it "
-    "when no tool is named or structured (client.py.jinja guards the same line with an if)",
-)
 def test_positional_only_spec_builds(tmp_path: Path) -> None:
     """A spec whose tools need no model import at all (no named/structured tool)."""
     spec = _spec(tmp_path, [{"name": "t", "parameters": [{"name": "x", "type": "string"}]}])
