@@ -725,7 +725,24 @@ def test_sync_timeout_through_stdio(built: tuple[Path, Path]) -> None:
         assert fast["result"] == {
             "content": [{"type": "text", "text": "finished"}], "isError": False,
         }
+        # stdin EOF: the server exits without waiting for the abandoned handler
+        started = time.perf_counter()
         server.close()
+        assert time.perf_counter() - started < 1.5
+
+
+def test_timed_call_in_flight_at_eof_is_answered_then_exit(built: tuple[Path, Path]) -> None:
+    gen, impl_dir = built
+    with RawServer(PACKAGE, f"{IMPL_MODULE}:Impl", pythonpath=[gen, impl_dir]) as server:
+        server.handshake()
+        server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                     "params": {"name": "slow", "arguments": {"seconds": 30}}})
+        started = time.perf_counter()
+        server.close()  # EOF right away; the handler would sleep 30 s
+        assert time.perf_counter() - started < 3
+        (line,) = server.raw_lines[1:]
+        reply = json.loads(line)
+        assert reply["id"] == 7 and "timed out" in reply["result"]["content"][0]["text"]
 
 
 def test_async_timeout_through_stdio(built: tuple[Path, Path]) -> None:

@@ -47,12 +47,11 @@ class _Writer:
 
 
 class _Background:
-    """Lazily started helpers: an event loop thread and a worker pool."""
+    """Lazily started helpers: an event loop thread and daemon worker threads."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.pending: set[concurrent.futures.Future[Any]] = set()
         self._lock = threading.Lock()
 
@@ -66,11 +65,22 @@ class _Background:
             self._thread.start()
         return self._loop
 
-    @property
-    def pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="mcpgen-tool")
-        return self._pool
+    def submit(self, fn: Any, *args: Any) -> concurrent.futures.Future[Any]:
+        """Run ``fn`` on a daemon thread. Not a ThreadPoolExecutor: its workers are
+        joined at interpreter exit, so one hung handler would keep the server alive
+        after stdin EOF (and a few hung ones would starve every later timed call)."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="mcpgen-tool", daemon=True).start()
+        return future
 
     def track(self, future: concurrent.futures.Future[Any]) -> None:
         with self._lock:
@@ -90,8 +100,6 @@ class _Background:
             self._loop.call_soon_threadsafe(self._loop.stop)
             assert self._thread is not None
             self._thread.join(timeout=grace)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def serve_streams(
@@ -138,12 +146,15 @@ def _run(connection: ServerConnection, invoke: Invoke, writer: _Writer, bg: _Bac
     if tool.binding.is_async:
         future = asyncio.run_coroutine_threadsafe(_run_async(invoke, timeout), bg.loop)
     elif timeout is not None:
-        future = bg.pool.submit(tool.call_sync, invoke.args)
+        future = bg.submit(tool.call_sync, invoke.args)
+        # Shutdown waits for the answer, not for a handler that already timed out.
+        answered: concurrent.futures.Future[None] = concurrent.futures.Future()
+        bg.track(answered)
         threading.Thread(
-            target=_await_with_timeout, args=(connection, invoke, future, writer, timeout),
+            target=_await_with_timeout,
+            args=(connection, invoke, future, writer, timeout, answered),
             name="mcpgen-timeout", daemon=True,
         ).start()
-        bg.track(future)
         return
     else:
         writer.write(connection.respond(invoke, tool.call_sync(invoke.args)))
@@ -183,14 +194,18 @@ def _await_with_timeout(
     future: concurrent.futures.Future[CallOutcome],
     writer: _Writer,
     timeout: float,
+    answered: concurrent.futures.Future[None],
 ) -> None:
     try:
-        outcome = future.result(timeout=timeout)
-    except concurrent.futures.TimeoutError:
-        # The worker cannot be killed; it finishes in the background and its
-        # result is dropped. The caller gets a clear error now.
-        outcome = CallOutcome(invoke.tool.timed_out())
-    writer.write(connection.respond(invoke, outcome))
+        try:
+            outcome = future.result(timeout=timeout)
+        except concurrent.futures.TimeoutError:
+            # The worker cannot be killed; it finishes in the background (a daemon
+            # thread) and its result is dropped. The caller gets a clear error now.
+            outcome = CallOutcome(invoke.tool.timed_out())
+        writer.write(connection.respond(invoke, outcome))
+    finally:
+        answered.set_result(None)
 
 
 def run_stdio(app: App, *, max_message_bytes: int | None = None) -> None:
