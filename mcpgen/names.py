@@ -7,11 +7,15 @@ import re
 
 __all__ = ["class_name", "py_identifier"]
 
-_RESERVED = frozenset({"self"})
+# `self` is the instance; `ctx` is the opt-in handler context (passed by keyword).
+_RESERVED = frozenset({"self", "ctx"})
 
 
 def py_identifier(name: str) -> str:
     """``max-results`` → ``max_results``; ``class`` → ``class_``; ``2fa`` → ``_2fa``.
+
+    ``self`` and ``ctx`` also get a trailing ``_``: a positional handler receives
+    its opt-in context as the keyword argument ``ctx``.
 
     ``-`` and ``.`` (and anything else an identifier cannot hold) become ``_``.
     """

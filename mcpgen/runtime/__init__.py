@@ -5,6 +5,7 @@ it needs only the standard library (and pydantic, through generated models).
 """
 
 from ._client import AsyncSession, ListedTool, Session, convert_result
+from ._context import Cancelled, Context
 from ._errors import ContractMismatch, McpError, ProtocolError, ServerExited, Timeout, ToolError
 from ._main import main
 from ._stdio_server import run_stdio, serve_streams
@@ -14,7 +15,9 @@ __all__ = [
     "App",
     "AsyncSession",
     "Binding",
+    "Cancelled",
     "ContractMismatch",
+    "Context",
     "ListedTool",
     "McpError",
     "ProtocolError",
