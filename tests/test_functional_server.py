@@ -893,11 +893,6 @@ def test_server_info_title_only_from_2025_06_18(pkg: ModuleType, impl_module: Mo
         assert ("title" in info) == (version in ("2025-06-18", "2025-11-25")), version
 
 
-@pytest.mark.xfail(
-    reason="an integer parameter given as the JSON number 1.0 reaches the handler as the "
-    "float 1.0 (while the string '1.0' becomes the int 1); handlers typed `int` get a float",
-    strict=False,
-)
 def test_integral_float_reaches_integer_parameter_as_int(drv: Driver) -> None:
     drv.result("pos", {"a": 1.0, "b": 1})
     assert type(drv.impl.calls[-1][1][0]) is int

@@ -7,9 +7,10 @@ server over a real stdio pipe.
   (``ClientSession.initialize`` always sends ``LATEST_HANDSHAKE_VERSION``), so
   it is driven with ``RawServer``, and additionally with the SDK after
   monkeypatching ``mcp.client.session.LATEST_HANDSHAKE_VERSION``;
-- ``mode="auto"`` (the default): the SDK probes ``server/discover`` first; our
+- ``mode="auto"`` (the default): the SDK probes ``server/discover`` first; a
   handshake-only server answers -32601 and the SDK falls back to
-  ``initialize``. A logging proxy records the exact frames.
+  ``initialize``; a dual-era server answers it and the SDK stays on
+  2026-07-28. A logging proxy records the exact frames.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ FIELDS = {
     "2025-11-25": {
         "name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta",
         "icons", "execution",
+    },
+    "2026-07-28": {
+        "name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta",
+        "icons",
     },
 }
 
@@ -155,38 +160,55 @@ def test_sdk_legacy_2025_11_25(weather_gen: Path, published: list[dict[str, Any]
     check_forecast(seen, structured=True)
 
 
-def test_sdk_auto_mode_falls_back_to_initialize(
+def test_sdk_auto_mode(
     weather_gen: Path, published: list[dict[str, Any]], tmp_path: Path
 ) -> None:
+    """``mode="auto"``: the SDK probes ``server/discover`` at 2026-07-28 first. A
+    handshake-only server answers -32601 and the SDK must fall back to initialize;
+    a dual-era server answers the probe and the SDK stays on 2026-07-28 with the
+    per-request envelope. Either way the SDK sees the published descriptors."""
     log = tmp_path / "wire.log"
     seen = anyio.run(session_roundtrip, server_params(weather_gen, log), "auto")
-    assert seen["version"] == "2025-11-25"
-    assert seen["tools"] == expected_tools(published, "2025-11-25")
-    check_forecast(seen, structured=True)
-
     lines = log.read_bytes().splitlines()
     frames = [(line[:2], json.loads(line[3:])) for line in lines if line[:2] in (b">>", b"<<")]
-    # 1. the probe: server/discover with the 2026 envelope …
+    assert lines[-1] == b"-- server exited rc=0"
+    # 1. the probe: server/discover with the 2026 envelope
     direction, probe = frames[0]
     assert direction == b">>" and probe["method"] == "server/discover"
     assert probe["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
-    # 2. … answered by our handshake-only server with -32601 …
     direction, answer = frames[1]
     assert direction == b"<<" and answer["id"] == probe["id"]
-    assert answer["error"]["code"] == -32601
-    # 3. … after which the SDK falls back to the initialize handshake.
-    direction, init = frames[2]
-    assert direction == b">>" and init["method"] == "initialize"
-    assert init["params"]["protocolVersion"] == "2025-11-25"
-    assert frames[3][1]["result"]["protocolVersion"] == "2025-11-25"
-    assert frames[4][1]["method"] == "notifications/initialized"
-    # no request after the fallback carries the 2026 envelope
-    for direction, frame in frames[2:]:
-        if direction == b">>":
-            assert "io.modelcontextprotocol/protocolVersion" not in (
-                frame.get("params", {}).get("_meta") or {}
-            )
-    assert lines[-1] == b"-- server exited rc=0"
+    check_forecast(seen, structured=True)
+    if "error" in answer:
+        # 2a. handshake-only server: -32601, then the SDK falls back to initialize …
+        assert answer["error"]["code"] in (-32601, -32600)
+        direction, init = frames[2]
+        assert direction == b">>" and init["method"] == "initialize"
+        assert init["params"]["protocolVersion"] == "2025-11-25"
+        assert frames[3][1]["result"]["protocolVersion"] == "2025-11-25"
+        assert frames[4][1]["method"] == "notifications/initialized"
+        # … and no later request carries the 2026 envelope
+        for direction, frame in frames[2:]:
+            if direction == b">>":
+                assert "io.modelcontextprotocol/protocolVersion" not in (
+                    frame.get("params", {}).get("_meta") or {}
+                )
+        assert seen["version"] == "2025-11-25"
+        assert seen["tools"] == expected_tools(published, "2025-11-25")
+    else:
+        # 2b. dual-era server: a DiscoverResult; the SDK stays modern, no initialize
+        result = answer["result"]
+        assert "2026-07-28" in result["supportedVersions"]
+        assert result["resultType"] == "complete"
+        assert seen["version"] == "2026-07-28"
+        assert not any(f.get("method") == "initialize" for d, f in frames if d == b">>")
+        for direction, frame in frames:
+            if direction == b">>" and "id" in frame:
+                meta = frame["params"]["_meta"]
+                assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+            if direction == b"<<":
+                assert frame.get("result", {}).get("resultType", "complete") == "complete"
+        assert seen["tools"] == expected_tools(published, "2026-07-28")
 
 
 def test_sdk_2024_11_05_by_patching_the_sdk(

@@ -132,12 +132,13 @@ def assert_all_frames(server: RawServer) -> None:
 
 def test_handshake(weather: RawServer) -> None:
     result = weather.handshake("2025-11-25")
-    assert result == {
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"tools": {"listChanged": False}},
-        "serverInfo": {"name": "weather", "version": "1.4.0", "title": "Weather"},
-        "instructions": "Use get_forecast for multi-day forecasts and current_conditions for now.",
-    }
+    assert result["protocolVersion"] == "2025-11-25"
+    # other capabilities (tasks, logging) may join; tools is fixed
+    assert result["capabilities"]["tools"] == {"listChanged": False}
+    assert result["serverInfo"] == {"name": "weather", "version": "1.4.0", "title": "Weather"}
+    assert result["instructions"] == (
+        "Use get_forecast for multi-day forecasts and current_conditions for now."
+    )
     assert weather.request("ping")["result"] == {}
     weather.close()
     assert_all_frames(weather)
@@ -198,11 +199,6 @@ def test_call_each_tool(weather: RawServer) -> None:
     assert_all_frames(weather)
 
 
-@pytest.mark.xfail(
-    reason="examples/weather/weather_impl.py reads args['max-results'], but a named handler "
-    "gets only the supplied keys (DESIGN §3), so omitting it crashes the handler",
-    strict=False,
-)
 def test_alerts_search_default_max_results(weather: RawServer) -> None:
     weather.handshake()
     alerts = weather.call("alerts.search", {"region": {"country": "NO"}})["result"]
