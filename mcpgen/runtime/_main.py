@@ -1,4 +1,11 @@
-"""The command line of a generated package: ``python -m <package> [--impl module:Class]``."""
+"""The command line of a generated package.
+
+``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
+[--port N] [--workers N] [--path /mcp] [--json-response]``
+
+stdio is served by this runtime alone; http by the optional ``mcp`` SDK
+(``_http``, imported only when asked for).
+"""
 
 from __future__ import annotations
 
@@ -24,7 +31,8 @@ def main(
     server_info: Mapping[str, Any],
 ) -> int:
     parser = argparse.ArgumentParser(
-        prog=prog, description=f"Serve the {server_info.get('name')} MCP tools over stdio."
+        prog=prog,
+        description=f"Serve the {server_info.get('name')} MCP tools over stdio or Streamable HTTP.",
     )
     parser.add_argument(
         "--impl",
@@ -34,24 +42,106 @@ def main(
     )
     parser.add_argument(
         "--transport",
-        choices=["stdio"],
+        choices=["stdio", "http"],
         default="stdio",
-        help="stdio (newline-delimited JSON-RPC on stdin/stdout)",
+        help="stdio (newline-delimited JSON-RPC on stdin/stdout, the default) or http "
+        "(stateless Streamable HTTP through the official mcp SDK: pip install 'mcpgen[http]')",
     )
     parser.add_argument(
-        "--max-message-bytes", type=int, default=None, help="largest frame accepted (default 16 MiB)"
+        "--max-message-bytes",
+        type=_positive_int,
+        default=None,
+        help="largest frame (stdio) or request body (http) accepted (default 16 MiB)",
+    )
+    http = parser.add_argument_group("http transport")
+    http.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=_port, default=None, help="TCP port (default 8000)")
+    http.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="worker processes sharing the port (default 1); the server is stateless, "
+        "so any worker answers any request",
+    )
+    http.add_argument("--path", default=None, help="endpoint path (default /mcp)")
+    http.add_argument(
+        "--json-response",
+        action="store_true",
+        help="answer each POST with application/json instead of an SSE stream",
     )
     args = parser.parse_args(argv)
     if not args.impl:
         parser.error("no implementation: pass --impl module:Class (or set server.implementation)")
+    http_flags = [
+        flag
+        for flag, value in (
+            ("--host", args.host),
+            ("--port", args.port),
+            ("--workers", args.workers),
+            ("--path", args.path),
+            ("--json-response", args.json_response or None),
+        )
+        if value is not None
+    ]
+    if args.transport != "http" and http_flags:
+        parser.error(f"{', '.join(http_flags)} need --transport http")
+    if args.path is not None and not args.path.startswith("/"):
+        parser.error("--path must start with '/'")
     try:
         impl = load_implementation(args.impl, base_class)
         app = build_app(impl)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
+    if args.transport == "http":
+        return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
     run_stdio(app, max_message_bytes=args.max_message_bytes)
     return 0
+
+
+def _serve_http(
+    prog: str,
+    app: App,
+    args: argparse.Namespace,
+    *,
+    base_class: type,
+    build_app: Callable[[Any], App],
+) -> int:
+    from . import _http  # stdlib-only at import time; the SDK is imported inside
+
+    options = _http.HttpOptions(
+        host=args.host or _http.DEFAULT_HOST,
+        port=_http.DEFAULT_PORT if args.port is None else args.port,
+        path=args.path or _http.DEFAULT_PATH,
+        workers=args.workers or 1,
+        json_response=args.json_response,
+        max_body_bytes=args.max_message_bytes or _http.DEFAULT_MAX_BODY_BYTES,
+    )
+    try:
+        _http.serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
+    except _http.HttpUnavailable as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text}")
+    return value
 
 
 def load_implementation(reference: str, base_class: type) -> Any:
