@@ -121,6 +121,10 @@ class ListedTool:
             display_name=title or hint_title or name,
         )
 
+    def __hash__(self) -> int:
+        # The dict fields are unhashable; these three identify a listed tool.
+        return hash((self.server_id, self.name, self.fingerprint))
+
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
@@ -371,7 +375,12 @@ class Session(_SessionState):
         server_id: str | None = None,
     ) -> Session:
         """A session with a server run as a child process (a ``str`` command is
-        split with ``shlex``); ``server_id`` defaults to the command line."""
+        split with ``shlex``); ``server_id`` defaults to the command line.
+
+        ``env=None`` inherits this process's environment; a mapping *replaces* it,
+        as with ``subprocess`` (merge ``os.environ`` yourself to extend it). When
+        that mapping has no ``PATH``, the program is still looked up on ours.
+        """
         argv = _argv(command)
         return cls(
             StdioTransport(argv, env=env, cwd=cwd),

@@ -294,12 +294,13 @@ class StdioTransport:
 
     def send(self, line: bytes) -> None:
         """Write one line (a complete message ending in ``\\n``)."""
-        fd = self._stdin_fd
-        if fd is None or self._closed.is_set():
-            raise self.exit_error()
         try:
-            # Writes from several threads must not interleave inside a line.
+            # Writes from several threads must not interleave inside a line, and
+            # the fd is read under the lock so stop() cannot close it under us.
             with self._send_lock:
+                fd = self._stdin_fd
+                if fd is None or self._closed.is_set():
+                    raise self.exit_error()
                 _write_all(fd, line)
         except OSError:
             self._closed.wait(_EXIT_SETTLE)
@@ -352,10 +353,12 @@ class StdioTransport:
                 proc.wait()
         with self._send_lock:
             self._close_stdin(proc)
-        self._join_threads()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        if self._join_threads():
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        else:  # never close an fd a live thread reads: the number could be reused
+            logger.warning("a reader of the MCP server did not stop; leaving its pipes open")
 
     def _close_stdin(self, proc: subprocess.Popen[bytes]) -> None:
         self._stdin_fd = None
@@ -377,7 +380,8 @@ class StdioTransport:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _join_threads(self) -> None:
+    def _join_threads(self) -> bool:
+        """Join the reader threads; True when none is left running."""
         others = [thread for thread in self._threads if thread is not threading.current_thread()]
         # The child is reaped: the readers only have the pipes' last bytes to take.
         _join_all(others, _READER_DRAIN)
@@ -385,9 +389,12 @@ class StdioTransport:
         if any(thread.is_alive() for thread in others) and self._wake_w is not None:
             os.write(self._wake_w, b"x")
             _join_all(others, _EXIT_SETTLE)
+        if any(thread.is_alive() for thread in others):
+            return False
         _close_fd(self._wake_r)
         _close_fd(self._wake_w)
         self._wake_r = self._wake_w = None
+        return True
 
 
 # --------------------------------------------------------------------------- sync in-memory
@@ -478,11 +485,11 @@ class InMemoryTransport:
             on_close()
 
     def send(self, line: bytes) -> None:
-        fd = self._to_server
-        if fd is None or self._closed.is_set():
-            raise self.exit_error()
         try:
             with self._send_lock:
+                fd = self._to_server
+                if fd is None or self._closed.is_set():
+                    raise self.exit_error()
                 _write_all(fd, line)
         except OSError:
             self._closed.wait(_EXIT_SETTLE)

@@ -482,6 +482,7 @@ def test_listed_tool_from_raw() -> None:
     }
     tool = ListedTool.from_raw(raw, "srv")
     assert tool.raw is raw and tool.display_name == "Hinted" and tool.description is None
+    assert len({tool, ListedTool.from_raw(copy.deepcopy(raw), "srv")}) == 1  # hashable
     assert tool.execution == {"taskSupport": "optional"} and tool.meta == {"team": "x"}
     assert ListedTool.from_raw({**raw, "title": "Titled"}, "srv").display_name == "Titled"
     assert ListedTool.from_raw({"name": "n", "inputSchema": {}}, "s").display_name == "n"
