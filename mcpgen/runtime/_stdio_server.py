@@ -10,12 +10,14 @@ fd 1 land on stderr, so the protocol stream carries only frames.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import os
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    import asyncio
 
 from ._jsonrpc import INVALID_REQUEST, error_response
 from ._server_core import Cancel, Invoke, Send, ServerConnection
@@ -57,6 +59,8 @@ class _Background:
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
+        import asyncio  # only servers with async tools pay for importing it
+
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(
@@ -167,6 +171,8 @@ class _Server:
             self.finish(invoke, tool.call_sync(invoke.args))
             return
         if tool.binding.is_async:
+            import asyncio
+
             future = asyncio.run_coroutine_threadsafe(_run_async(invoke), self.background.loop)
             invoke.future = future
             self.background.track(future)
@@ -212,6 +218,8 @@ class _Server:
 
 
 async def _run_async(invoke: Invoke) -> CallOutcome:
+    import asyncio
+
     timeout = invoke.tool.binding.timeout
     call = invoke.tool.call_async(invoke.args, invoke.context)
     if timeout is None:

@@ -8,11 +8,9 @@ dropped lazily, whenever the table is consulted.
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["TERMINAL", "Task", "TaskTable"]
@@ -24,6 +22,8 @@ POLL_INTERVAL_MS = 500
 
 
 def _iso(timestamp: float) -> str:
+    from datetime import UTC, datetime  # imported when the first task exists, not at start-up
+
     moment = datetime.fromtimestamp(timestamp, UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -70,6 +70,7 @@ class TaskTable:
     def create(self, tool: str, era: str, ttl_ms: object = None) -> Task:
         ttl = ttl_ms if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) else DEFAULT_TTL_MS
         ttl = max(0, min(ttl, MAX_TTL_MS))
+        import secrets  # task ids are unguessable: a client cannot read another's task
         now = self._clock()
         task = Task(secrets.token_urlsafe(16), tool, era, now, now, ttl)
         self._tasks[task.task_id] = task

@@ -23,8 +23,6 @@ not fit the declared ``returns`` type       (a server bug, not a tool outcome)
 
 from __future__ import annotations
 
-import inspect
-import logging
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -39,7 +37,6 @@ from ._versions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 __all__ = ["App", "Binding", "CallOutcome", "InternalError", "ToolRuntime"]
 
-log = logging.getLogger("mcpgen.server")
 
 # Cache hints for 2026-07-28 list results: the tool list is fixed for the life of
 # the process and holds no user data; five minutes bounds staleness across deploys.
@@ -136,7 +133,7 @@ class ToolRuntime:
     ) -> CallOutcome:
         try:
             pending = self._call(call_args, ctx)
-            value = await pending if inspect.isawaitable(pending) else pending
+            value = await pending if hasattr(pending, "__await__") else pending
         except ToolError as exc:
             return CallOutcome(_error_result(exc))
         except Cancelled:
@@ -339,6 +336,8 @@ class App:
 
 
 def _declares_context(handler: Callable[..., Any]) -> bool:
+    import inspect  # once per tool at start-up, never per call
+
     try:
         return "ctx" in inspect.signature(handler).parameters
     except (TypeError, ValueError):  # a builtin or C callable: no signature to read

@@ -10,11 +10,14 @@ Arguments arrive validated against the published input schema and coerced
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import contract
-from ._runtime import App, Binding, run_stdio
-from .models import AlertsSearchArgs, GetForecastArgs, GetForecastOutput
+from ._runtime._stdio_server import run_stdio
+from ._runtime._tools import App, Binding
+
+if TYPE_CHECKING:  # annotations only: the server validates with compiled JSON Schema, not models
+    from .models import AlertsSearchArgs, GetForecastArgs, GetForecastOutput
 
 __all__ = ["BINDINGS", "WeatherServer", "build_app", "serve"]
 

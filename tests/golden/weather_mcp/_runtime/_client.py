@@ -122,6 +122,10 @@ class ListedTool:
             display_name=title or hint_title or name,
         )
 
+    def __hash__(self) -> int:
+        # The dict fields are unhashable; these three identify a listed tool.
+        return hash((self.server_id, self.name, self.fingerprint))
+
 
 def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
@@ -140,7 +144,9 @@ def _text_of(content: Any) -> str:
     texts = [
         block["text"]
         for block in content
-        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str)
+        if isinstance(block, dict)
+        and block.get("type") == "text"
+        and isinstance(block.get("text"), str)
     ]
     return texts[0] if len(texts) == 1 else "\n".join(texts)
 
@@ -149,7 +155,11 @@ def _checked_tool_result(result: dict[str, Any]) -> dict[str, Any]:
     """Raise ``ToolError`` for an ``isError`` result, else return it unchanged."""
     if result.get("isError") is True:
         content = result.get("content")
-        blocks = [block for block in content if isinstance(block, dict)] if isinstance(content, list) else []
+        blocks = (
+            [block for block in content if isinstance(block, dict)]
+            if isinstance(content, list)
+            else []
+        )
         raise ToolError(_text_of(blocks) or "the tool reported an error", content=blocks)
     return result
 
@@ -366,7 +376,12 @@ class Session(_SessionState):
         server_id: str | None = None,
     ) -> Session:
         """A session with a server run as a child process (a ``str`` command is
-        split with ``shlex``); ``server_id`` defaults to the command line."""
+        split with ``shlex``); ``server_id`` defaults to the command line.
+
+        ``env=None`` inherits this process's environment; a mapping *replaces* it,
+        as with ``subprocess`` (merge ``os.environ`` yourself to extend it). When
+        that mapping has no ``PATH``, the program is still looked up on ours.
+        """
         argv = _argv(command)
         return cls(
             StdioTransport(argv, env=env, cwd=cwd),
@@ -462,7 +477,8 @@ class Session(_SessionState):
 
     def list_tools(self) -> list[ListedTool]:
         """Every tool the server lists, following ``nextCursor`` pages."""
-        tools, cursor = _tools_page(self.request("tools/list"), self.server_id, seen := set())
+        seen: set[str] = set()
+        tools, cursor = _tools_page(self.request("tools/list"), self.server_id, seen)
         while cursor is not None:
             page, cursor = _tools_page(
                 self.request("tools/list", {"cursor": cursor}), self.server_id, seen
@@ -685,7 +701,8 @@ class AsyncSession(_SessionState):
 
     async def list_tools(self) -> list[ListedTool]:
         """See ``Session.list_tools``."""
-        tools, cursor = _tools_page(await self.request("tools/list"), self.server_id, seen := set())
+        seen: set[str] = set()
+        tools, cursor = _tools_page(await self.request("tools/list"), self.server_id, seen)
         while cursor is not None:
             page, cursor = _tools_page(
                 await self.request("tools/list", {"cursor": cursor}), self.server_id, seen

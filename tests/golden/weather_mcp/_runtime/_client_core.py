@@ -219,7 +219,11 @@ class ClientCore(Generic[W]):
         )
 
     def _answer_server_request(self, request_id: Any, method: str) -> Reply | None:
-        if request_id is None or isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+        if (
+            request_id is None
+            or isinstance(request_id, bool)
+            or not isinstance(request_id, (int, str))
+        ):
             logger.warning("ignoring a server request with an invalid id: %r", request_id)
             return None
         if method == "ping":

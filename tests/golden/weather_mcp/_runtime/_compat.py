@@ -284,7 +284,7 @@ def compare_tools(
 _MISSING: Final = object()
 _MAX_DEPTH: Final = 64
 _MAX_PATH_DEPTH: Final = 200
-_IDENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_IDENT: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 _ALL_TYPES: Final = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 
 # Validation keywords whose changes are analysed below (plus text handled by its own rules).
@@ -382,7 +382,7 @@ def _same(a: Any, b: Any) -> bool:
 def _fmt(value: Any) -> str:
     """A short JSON rendering of a value for messages."""
     if value is _MISSING:
-        return "none"
+        return "absent"
     try:
         text = json.dumps(_norm(value), ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError):

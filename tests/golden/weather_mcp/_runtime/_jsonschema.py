@@ -51,7 +51,7 @@ class Problem:
     def render(self) -> str:
         if not self.path:
             return self.message
-        return f"{render_path(self.path)}: {self.message}"
+        return f"{_render_path(self.path)}: {self.message}"
 
 
 class ValidationFailed(Exception):
@@ -82,13 +82,13 @@ class ValidationFailed(Exception):
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
-def render_path(path: Iterable[str | int]) -> str:
+def _render_path(path: Iterable[str | int]) -> str:
     """``("items", 0, "date")`` → ``items[0].date``; odd keys are quoted in brackets."""
     parts: list[str] = []
     for step in path:
         if isinstance(step, int):
             parts.append(f"[{step}]")
-        elif _IDENTIFIER.match(step):
+        elif isinstance(step, str) and _IDENTIFIER.match(step):
             parts.append(f".{step}" if parts else step)
         else:
             parts.append(f"[{_short(step, 40)}]")
@@ -364,6 +364,7 @@ class _Node:
         "cond",
         "contains",
         "dependent",
+        "edges",
         "else_",
         "maybe",
         "patterns",
@@ -373,6 +374,7 @@ class _Node:
         "then",
         "uneval_items",
         "uneval_props",
+        "where",
     )
 
     def __init__(self) -> None:
@@ -392,6 +394,9 @@ class _Node:
         self.then: _Node | None = None
         self.else_: _Node | None = None
         self.dependent: list[tuple[str, _Node]] = []
+        # Subschemas applied to the same value (not to a part of it), for loop detection.
+        self.edges: list[_Node] = []
+        self.where = "#"
 
 
 def _evaluated_props(node: _Node, value: Mapping[str, Any], seen: set[str], top: bool) -> bool:
@@ -479,38 +484,53 @@ class _Compiler:
         self.root = root
         self.nodes: dict[_Key, _Node] = {}
         self.regexes: dict[str, re.Pattern[str]] = {}
-        # Nodes under construction reachable from the current one through in-place
-        # keywords only; meeting one again means a $ref loop that never reaches a value.
-        self.inplace: set[_Key] = set()
 
     # -- plumbing ---------------------------------------------------------------
 
-    def node(
-        self, schema: Any, base: Any, coerce: bool, where: str, *, inplace: bool = False
-    ) -> _Node:
+    def node(self, schema: Any, base: Any, coerce: bool, where: str) -> _Node:
         if not isinstance(schema, (Mapping, bool)):
-            raise SchemaError(f"{where or '#'}: a schema must be an object or a boolean")
+            raise SchemaError(f"{where}: a schema must be an object or a boolean")
         key = (id(schema), id(base), coerce)
         found = self.nodes.get(key)
         if found is not None:
-            if inplace and not found.ready and key in self.inplace:
-                raise SchemaError(f"{where or '#'}: $ref loop that never descends into the value")
             return found
         node = _Node()
+        node.where = where
         self.nodes[key] = node
-        saved = self.inplace
-        self.inplace = saved | {key} if inplace else {key}
-        try:
-            if schema is True:
-                node.check = _accept
-            elif schema is False:
-                node.check = _reject
-            else:
-                node.check = self.build(schema, base, coerce, where, node)
-        finally:
-            self.inplace = saved
+        if schema is True:
+            node.check = _accept
+        elif schema is False:
+            node.check = _reject
+        else:
+            node.check = self.build(schema, base, coerce, where, node)
         node.ready = True
         return node
+
+    def check_loops(self) -> None:
+        """Refuse schemas whose in-place keywords ($ref, allOf, ...) loop back on themselves.
+
+        Such a loop never reaches a smaller part of the value, so validating with it
+        would recurse forever (the specification leaves its behaviour undefined).
+        """
+        state: dict[int, bool] = {}  # False while on the DFS stack, True once finished
+        for start in self.nodes.values():
+            if id(start) in state:
+                continue
+            state[id(start)] = False
+            stack = [(start, iter(start.edges))]
+            while stack:
+                current, children = stack[-1]
+                child = next(children, None)
+                if child is None:
+                    state[id(current)] = True
+                    stack.pop()
+                elif id(child) not in state:
+                    state[id(child)] = False
+                    stack.append((child, iter(child.edges)))
+                elif not state[id(child)]:
+                    raise SchemaError(
+                        f"{child.where}: $ref loop that never descends into the value"
+                    )
 
     def check_of(self, node: _Node) -> _Check:
         if node.ready:
@@ -563,7 +583,7 @@ class _Compiler:
                 target = target[int(token)]
             else:
                 raise SchemaError(f"{where}: $ref {ref!r} does not resolve")
-            if isinstance(target, Mapping) and "$id" in target:
+            if isinstance(target, Mapping) and isinstance(target.get("$id"), str):
                 base = target
         return target, base
 
@@ -622,13 +642,11 @@ class _Compiler:
         for keyword in _UNSUPPORTED:
             if keyword in schema:
                 raise SchemaError(f"{where}: {keyword} is not supported")
-        if where and isinstance(schema.get("$id"), str):
+        if schema is not self.root and isinstance(schema.get("$id"), str):
             base = schema
 
         types = self.types(schema, where)
-        accepted: set[str] | None = set(types) if types is not None else None
-        checks: list[_Check] = []
-
+        allowed: dict[str, list[Any]] = {}
         for keyword in ("enum", "const"):
             if keyword in schema:
                 values = [schema["const"]] if keyword == "const" else schema["enum"]
@@ -636,17 +654,25 @@ class _Compiler:
                     isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence)
                 ):
                     raise SchemaError(f"{where}/enum: must be an array")
-                checks.append(self.enum_check(list(values), keyword == "const"))
-                if accepted is None:
-                    accepted = {_json_type(v) for v in values}
+                allowed[keyword] = list(values)
 
+        # Coerce only where the schema wants a number or boolean and would refuse any
+        # string; without "type", enum/const say what the schema wants.
         coercer = None
+        accepted = set(types) if types is not None else None
+        if accepted is None and allowed:
+            accepted = {_json_type(v) for values in allowed.values() for v in values}
         if coerce and accepted is not None and "string" not in accepted:
             integer = "integer" in accepted
             number = "number" in accepted
             boolean = "boolean" in accepted
             if integer or number or boolean:
                 coercer = _make_coercer(integer, number, boolean)
+
+        checks: list[_Check] = []
+        for keyword, values in allowed.items():
+            enum_coercer = coercer if types is None else None
+            checks.append(self.enum_check(values, keyword == "const", enum_coercer))
 
         if any(k in schema for k in _NUMBER_KEYWORDS):
             checks.append(self.number_group(schema, where))
@@ -667,7 +693,7 @@ class _Compiler:
             return checks[0]
         desc = " or ".join(types) if types is not None else ""
         rerun = coerce and (len(checks) + len(uneval) > 1 or order_sensitive)
-        return _assemble(types, desc, coercer, checks, uneval, rerun)
+        return _assemble(types, desc, coercer if types is not None else None, checks, uneval, rerun)
 
     def types(self, schema: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
         if "type" not in schema:
@@ -683,7 +709,9 @@ class _Compiler:
             raise SchemaError(f"{where}/type: unknown type {raw!r}")
         return tuple(names)
 
-    def enum_check(self, values: list[Any], const: bool) -> _Check:
+    def enum_check(
+        self, values: list[Any], const: bool, coercer: Callable[[str], Any] | None
+    ) -> _Check:
         keys = frozenset(_key(v) for v in values)
         if const:
             expected = _short(values[0])
@@ -691,8 +719,13 @@ class _Compiler:
             expected = f"one of {_short(values, 200)}"
 
         def enum(value: Any, errs: list[_Err]) -> Any:
-            if _key(value) not in keys:
-                errs.append(((), f"expected {expected}, got {_short(value)}", expected))
+            if _key(value) in keys:
+                return value
+            if coercer is not None and type(value) is str:
+                converted = coercer(value)
+                if converted is not value and _key(converted) in keys:
+                    return converted
+            errs.append(((), f"expected {expected}, got {_short(value)}", expected))
             return value
 
         return enum
@@ -1009,11 +1042,14 @@ class _Compiler:
         order_sensitive = False
 
         def inplace(sub: Any, path: str, mode: bool = coerce) -> _Node:
-            return self.node(sub, base, mode, path, inplace=True)
+            child = self.node(sub, base, mode, path)
+            node.edges.append(child)
+            return child
 
         if "$ref" in schema:
             target, target_base = self.resolve(schema["$ref"], base, f"{where}/$ref")
-            ref_node = self.node(target, target_base, coerce, f"{where}/$ref", inplace=True)
+            ref_node = self.node(target, target_base, coerce, f"{where}/$ref")
+            node.edges.append(ref_node)
             checks.append(self.check_of(ref_node))
             node.always.append(ref_node)
         if "allOf" in schema:
@@ -1089,21 +1125,14 @@ class _Compiler:
             return result
         # Which branches were valid is judged without coercion, on the final value.
         plain = self.node(schema, base, False, where) if coerce else node
-        saved = self.inplace
-        self.inplace = set()
-        try:
-            if "unevaluatedProperties" in schema:
-                node.uneval_props = True
-                result.append(
-                    self.uneval_props(schema["unevaluatedProperties"], base, coerce, where, plain)
-                )
-            if "unevaluatedItems" in schema:
-                node.uneval_items = True
-                result.append(
-                    self.uneval_items(schema["unevaluatedItems"], base, coerce, where, plain)
-                )
-        finally:
-            self.inplace = saved
+        if "unevaluatedProperties" in schema:
+            node.uneval_props = True
+            result.append(
+                self.uneval_props(schema["unevaluatedProperties"], base, coerce, where, plain)
+            )
+        if "unevaluatedItems" in schema:
+            node.uneval_items = True
+            result.append(self.uneval_items(schema["unevaluatedItems"], base, coerce, where, plain))
         return result
 
     def uneval_props(self, sub: Any, base: Any, coerce: bool, where: str, plain: _Node) -> _Check:
@@ -1262,12 +1291,10 @@ def _assemble(
 ) -> _Check:
     """Combine a schema object's type check and keyword checks into one closure."""
     if types is None:
-        pre = coercer
-        if pre is None and not uneval and len(checks) <= 1 and not rerun:
+        if not uneval and len(checks) <= 1 and not rerun:
             return checks[0] if checks else _accept
         exact: frozenset[type] = frozenset()
     else:
-        pre = None
         exact = frozenset(t for name in types for t in _EXACT_TYPES[name])
     integral_float = types is not None and "integer" in types and "number" not in types
     expected = desc
@@ -1290,6 +1317,8 @@ def _assemble(
             return typed
 
         def typed_coerced(value: Any, errs: list[_Err]) -> Any:
+            if integral_float and type(value) is float and value.is_integer():
+                return int(value)  # 1.0 is a JSON integer; a handler typed `int` gets an int
             if type(value) in exact or type_ok(value):
                 return value
             if type(value) is str:
@@ -1302,9 +1331,9 @@ def _assemble(
         return typed_coerced
 
     def run(value: Any, errs: list[_Err]) -> Any:
-        if pre is not None and type(value) is str:
-            value = pre(value)
-        elif types is not None and type(value) not in exact and not type_ok(value):
+        if coercer is not None and integral_float and type(value) is float and value.is_integer():
+            value = int(value)
+        if types is not None and type(value) not in exact and not type_ok(value):
             converted = coercer(value) if coercer is not None and type(value) is str else value
             if converted is value:
                 errs.append(((), type_message + _short(value), expected))
@@ -1346,7 +1375,8 @@ def compile_schema(schema: Mapping[str, Any] | bool, *, coerce: bool = False) ->
     """
     compiler = _Compiler(schema)
     try:
-        root = compiler.node(schema, schema, coerce, "")
+        root = compiler.node(schema, schema, coerce, "#")
+        compiler.check_loops()
     except RecursionError:
         raise SchemaError("schema is nested too deeply") from None
     check = root.check

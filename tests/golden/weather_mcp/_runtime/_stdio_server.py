@@ -11,15 +11,17 @@ fd 1 land on stderr, so the protocol stream carries only frames.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import os
 import sys
 import threading
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    import asyncio
 
 from ._jsonrpc import INVALID_REQUEST, error_response
-from ._server_core import Invoke, Send, ServerConnection
+from ._server_core import Cancel, Invoke, Send, ServerConnection
 from ._tools import App, CallOutcome
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "run_stdio", "serve_streams"]
@@ -48,17 +50,18 @@ class _Writer:
 
 
 class _Background:
-    """Lazily started helpers: an event loop thread and a worker pool."""
+    """Lazily started helpers: an event loop thread and daemon worker threads."""
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.pending: set[concurrent.futures.Future[Any]] = set()
         self._lock = threading.Lock()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
+        import asyncio  # only servers with async tools pay for importing it
+
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
             self._thread = threading.Thread(
@@ -67,11 +70,22 @@ class _Background:
             self._thread.start()
         return self._loop
 
-    @property
-    def pool(self) -> concurrent.futures.ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(thread_name_prefix="mcpgen-tool")
-        return self._pool
+    def submit(self, fn: Any, *args: Any) -> concurrent.futures.Future[Any]:
+        """Run ``fn`` on a daemon thread. Not a ThreadPoolExecutor: its workers are
+        joined at interpreter exit, so one hung handler would keep the server alive
+        after stdin EOF (and a few hung ones would starve every later timed call)."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="mcpgen-tool", daemon=True).start()
+        return future
 
     def track(self, future: concurrent.futures.Future[Any]) -> None:
         with self._lock:
@@ -91,8 +105,6 @@ class _Background:
             self._loop.call_soon_threadsafe(self._loop.stop)
             assert self._thread is not None
             self._thread.join(timeout=grace)
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def serve_streams(
@@ -103,9 +115,7 @@ def serve_streams(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> None:
     """Serve one client reading frames from ``instream`` until EOF."""
-    connection = ServerConnection(app)
-    writer = _Writer(outstream)
-    background = _Background()
+    server = _Server(app, outstream)
     try:
         while True:
             line = instream.readline(max_message_bytes + 1)
@@ -113,17 +123,13 @@ def serve_streams(
                 break
             if len(line) > max_message_bytes and not line.endswith(b"\n"):
                 _skip_rest_of_line(instream)
-                writer.write(error_response(
+                server.writer.write(error_response(
                     None, INVALID_REQUEST,
                     f"Invalid Request: message larger than {max_message_bytes} bytes"))
                 continue
-            for action in connection.receive(line):
-                if isinstance(action, Send):
-                    writer.write(action.data)
-                else:
-                    _run(connection, action, writer, background)
+            server.feed(line)
     finally:
-        background.close(SHUTDOWN_GRACE_SECONDS)
+        server.background.close(SHUTDOWN_GRACE_SECONDS)
 
 
 def _skip_rest_of_line(stream: BinaryIO) -> None:
@@ -133,65 +139,105 @@ def _skip_rest_of_line(stream: BinaryIO) -> None:
             return
 
 
-def _run(connection: ServerConnection, invoke: Invoke, writer: _Writer, bg: _Background) -> None:
-    tool = invoke.tool
-    timeout = tool.binding.timeout
-    if tool.binding.is_async:
-        future = asyncio.run_coroutine_threadsafe(_run_async(invoke, timeout), bg.loop)
-    elif timeout is not None:
-        future = bg.pool.submit(tool.call_sync, invoke.args)
+class _Server:
+    """Runs the actions of one ``ServerConnection``; every call into the core
+    holds ``lock``, since calls complete on other threads."""
+
+    def __init__(self, app: App, outstream: BinaryIO) -> None:
+        self.writer = _Writer(outstream)
+        self.lock = threading.Lock()
+        self.connection = ServerConnection(app, emit=self.writer.write)
+        self.background = _Background()
+
+    def feed(self, line: bytes) -> None:
+        with self.lock:
+            actions = self.connection.receive(line)
+        for action in actions:
+            if isinstance(action, Send):
+                self.writer.write(action.data)
+            elif isinstance(action, Invoke):
+                self.start(action)
+            else:
+                self.cancel(action)
+
+    def finish(self, invoke: Invoke, outcome: CallOutcome) -> None:
+        with self.lock:
+            frames = self.connection.complete(invoke, outcome)
+        for frame in frames:
+            self.writer.write(frame)
+
+    def start(self, invoke: Invoke) -> None:
+        tool = invoke.tool
+        if invoke.runs_inline:  # the hot path: no thread hop
+            self.finish(invoke, tool.call_sync(invoke.args))
+            return
+        if tool.binding.is_async:
+            import asyncio
+
+            future = asyncio.run_coroutine_threadsafe(_run_async(invoke), self.background.loop)
+            invoke.future = future
+            self.background.track(future)
+            future.add_done_callback(lambda done: self.finish(invoke, _async_outcome(invoke, done)))
+            return
+        worker = self.background.submit(tool.call_sync, invoke.args, invoke.context)
+        invoke.future = worker
+        # Shutdown waits for the answer, not for a handler that already timed out.
+        answered: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.background.track(answered)
         threading.Thread(
-            target=_await_with_timeout, args=(connection, invoke, future, writer, timeout),
-            name="mcpgen-timeout", daemon=True,
+            target=self._await_worker, args=(invoke, worker, answered),
+            name="mcpgen-wait", daemon=True,
         ).start()
-        bg.track(future)
-        return
-    else:
-        writer.write(connection.respond(invoke, tool.call_sync(invoke.args)))
-        return
-    bg.track(future)
-    future.add_done_callback(lambda done: _answer(connection, invoke, done, writer))
+
+    def _await_worker(
+        self,
+        invoke: Invoke,
+        worker: concurrent.futures.Future[CallOutcome],
+        answered: concurrent.futures.Future[None],
+    ) -> None:
+        try:
+            try:
+                outcome = worker.result(timeout=invoke.tool.binding.timeout)
+            except concurrent.futures.TimeoutError:
+                # The worker cannot be killed; it finishes in the background (a daemon
+                # thread) and its result is dropped. The caller gets a clear error now.
+                if invoke.context is not None:
+                    invoke.context.cancel()
+                outcome = CallOutcome(invoke.tool.timed_out())
+            except BaseException as exc:  # noqa: BLE001 - reported like a handler failure
+                outcome = CallOutcome(invoke.tool.handler_failed(exc))
+            self.finish(invoke, outcome)
+        finally:
+            answered.set_result(None)
+
+    def cancel(self, action: Cancel) -> None:
+        # Async handlers are interrupted; sync ones see ctx.cancelled (Python
+        # cannot stop a thread), and the core suppresses whatever they return.
+        future = action.invoke.future
+        if future is not None and action.invoke.tool.binding.is_async:
+            future.cancel()
 
 
-async def _run_async(invoke: Invoke, timeout: float | None) -> CallOutcome:
+async def _run_async(invoke: Invoke) -> CallOutcome:
+    import asyncio
+
+    timeout = invoke.tool.binding.timeout
+    call = invoke.tool.call_async(invoke.args, invoke.context)
     if timeout is None:
-        return await invoke.tool.call_async(invoke.args)
+        return await call
     try:
-        return await asyncio.wait_for(invoke.tool.call_async(invoke.args), timeout)
+        return await asyncio.wait_for(call, timeout)
     except TimeoutError:
         return CallOutcome(invoke.tool.timed_out())
 
 
-def _answer(
-    connection: ServerConnection,
-    invoke: Invoke,
-    future: concurrent.futures.Future[CallOutcome],
-    writer: _Writer,
-) -> None:
+def _async_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome]) -> CallOutcome:
     if future.cancelled():
-        return  # cancelled on request: the reply is suppressed
+        return CallOutcome(cancelled=True)
     error = future.exception()
     if error is not None:
-        outcome = CallOutcome(invoke.tool.handler_failed(error))
-    else:
-        outcome = future.result()
-    writer.write(connection.respond(invoke, outcome))
-
-
-def _await_with_timeout(
-    connection: ServerConnection,
-    invoke: Invoke,
-    future: concurrent.futures.Future[CallOutcome],
-    writer: _Writer,
-    timeout: float,
-) -> None:
-    try:
-        outcome = future.result(timeout=timeout)
-    except concurrent.futures.TimeoutError:
-        # The worker cannot be killed; it finishes in the background and its
-        # result is dropped. The caller gets a clear error now.
-        outcome = CallOutcome(invoke.tool.timed_out())
-    writer.write(connection.respond(invoke, outcome))
+        return CallOutcome(invoke.tool.handler_failed(error))
+    return future.result()
 
 
 def run_stdio(app: App, *, max_message_bytes: int | None = None) -> None:

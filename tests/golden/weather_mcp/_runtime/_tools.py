@@ -24,22 +24,25 @@ not fit the declared ``returns`` type       (a server bug, not a tool outcome)
 
 from __future__ import annotations
 
-import inspect
-import logging
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._context import Cancelled, Context
 from ._errors import ToolError
 from ._jsonrpc import dumps
 from ._jsonschema import ValidationFailed, compile_schema
-from ._versions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
+from ._versions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 __all__ = ["App", "Binding", "CallOutcome", "InternalError", "ToolRuntime"]
 
-log = logging.getLogger("mcpgen.server")
+
+# Cache hints for 2026-07-28 list results: the tool list is fixed for the life of
+# the process and holds no user data; five minutes bounds staleness across deploys.
+LIST_TTL_MS = 300_000
+LIST_CACHE_SCOPE = "public"
 
 
 @dataclass(frozen=True)
@@ -63,10 +66,12 @@ class InternalError(Exception):
 
 @dataclass
 class CallOutcome:
-    """A finished call: a ``CallToolResult`` in 2025-11-25 shape, or an internal error."""
+    """A finished call: a ``CallToolResult`` in 2025-11-25 shape, an internal
+    error, or nothing at all because the call was cancelled."""
 
     result: dict[str, Any] | None = None
     internal_error: str | None = None
+    cancelled: bool = False
 
 
 @dataclass
@@ -76,6 +81,7 @@ class ToolRuntime:
     handler: Callable[..., Any]
     validate_input: Callable[[Any], Any]
     validate_output: Callable[[Any], Any] | None
+    wants_context: bool = False  # the handler declares a `ctx` parameter
     _convert: Callable[[Any], dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -106,13 +112,15 @@ class ToolRuntime:
         # named and structured shapes get a dict of exactly what the client sent
         return dict(args)
 
-    def call_sync(self, call_args: tuple[Any, ...] | dict[str, Any]) -> CallOutcome:
+    def call_sync(
+        self, call_args: tuple[Any, ...] | dict[str, Any], ctx: Context | None = None
+    ) -> CallOutcome:
         try:
-            value = (
-                self.handler(*call_args) if isinstance(call_args, tuple) else self.handler(call_args)
-            )
+            value = self._call(call_args, ctx)
         except ToolError as exc:
             return CallOutcome(_error_result(exc))
+        except Cancelled:
+            return CallOutcome(cancelled=True)
         except Exception:  # noqa: BLE001 - every failure becomes an error result
             return CallOutcome(self.handler_failed())
         except BaseException as exc:  # KeyboardInterrupt-like from a handler: keep serving
@@ -121,14 +129,16 @@ class ToolRuntime:
             return CallOutcome(self.handler_failed())
         return self.finish(value)
 
-    async def call_async(self, call_args: tuple[Any, ...] | dict[str, Any]) -> CallOutcome:
+    async def call_async(
+        self, call_args: tuple[Any, ...] | dict[str, Any], ctx: Context | None = None
+    ) -> CallOutcome:
         try:
-            pending = (
-                self.handler(*call_args) if isinstance(call_args, tuple) else self.handler(call_args)
-            )
-            value = await pending if inspect.isawaitable(pending) else pending
+            pending = self._call(call_args, ctx)
+            value = await pending if hasattr(pending, "__await__") else pending
         except ToolError as exc:
             return CallOutcome(_error_result(exc))
+        except Cancelled:
+            return CallOutcome(cancelled=True)
         except Exception:  # noqa: BLE001
             return CallOutcome(self.handler_failed())
         except BaseException as exc:
@@ -136,6 +146,14 @@ class ToolRuntime:
                 raise
             return CallOutcome(self.handler_failed())
         return self.finish(value)
+
+    def _call(self, call_args: tuple[Any, ...] | dict[str, Any], ctx: Context | None) -> Any:
+        if self.wants_context:
+            context = ctx if ctx is not None else Context.NONE
+            if isinstance(call_args, tuple):
+                return self.handler(*call_args, ctx=context)
+            return self.handler(call_args, ctx=context)
+        return self.handler(*call_args) if isinstance(call_args, tuple) else self.handler(call_args)
 
     def finish(self, value: Any) -> CallOutcome:
         try:
@@ -270,6 +288,14 @@ class App:
             version: dumps({"tools": [_filter_descriptor(t.descriptor, fields) for t in tools.values()]})
             for version, fields in TOOL_FIELDS.items()
         }
+        modern = MODERN_VERSIONS[0]
+        self.modern_list_payload = dumps({
+            "resultType": "complete",
+            "tools": [_filter_descriptor(t.descriptor, TOOL_FIELDS[modern]) for t in tools.values()],
+            "ttlMs": LIST_TTL_MS,
+            "cacheScope": LIST_CACHE_SCOPE,
+            "_meta": {"io.modelcontextprotocol/serverInfo": dict(self.server_info)},
+        })
 
     @classmethod
     def build(
@@ -298,14 +324,25 @@ class App:
         for binding in bindings:
             descriptor = dict(by_name[binding.name])
             output = descriptor.get("outputSchema")
+            handler = getattr(impl, binding.method)
             tools[binding.name] = ToolRuntime(
                 binding=binding,
                 descriptor=descriptor,
-                handler=getattr(impl, binding.method),
+                handler=handler,
                 validate_input=compile_schema(descriptor["inputSchema"], coerce=True),
                 validate_output=compile_schema(output) if output is not None else None,
+                wants_context=_declares_context(handler),
             )
         return cls(tools, server_info=server_info, instructions=instructions)
+
+
+def _declares_context(handler: Callable[..., Any]) -> bool:
+    import inspect  # once per tool at start-up, never per call
+
+    try:
+        return "ctx" in inspect.signature(handler).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        return False
 
 
 def _filter_descriptor(descriptor: Mapping[str, Any], fields: frozenset[str]) -> dict[str, Any]:

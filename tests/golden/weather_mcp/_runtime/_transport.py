@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
@@ -47,6 +48,7 @@ _STDERR_LINES = 200  # lines of the server's stderr kept for error messages
 _STDERR_LINE_MAX = 4096  # bytes kept of one stderr line (a newline-less flood is cut)
 _CLOSE_GRACE = 2.0  # seconds after closing stdin before SIGTERM, then before SIGKILL
 _EXIT_SETTLE = 1.0  # seconds to wait for the exit code once stdout hit EOF
+_READER_DRAIN = 0.25  # seconds readers get to finish once the child is reaped
 _POSIX = os.name == "posix"
 
 
@@ -118,9 +120,8 @@ def _read_lines(fd: int, wake_fd: int | None, on_line: LineCallback, max_line: i
         poller.register(fd, select.POLLIN)
         poller.register(wake_fd, select.POLLIN)
     while True:
-        if poller is not None:
-            if any(ready == wake_fd for ready, _ in poller.poll()):
-                return
+        if poller is not None and any(ready == wake_fd for ready, _ in poller.poll()):
+            return
         try:
             chunk = os.read(fd, _CHUNK)
         except OSError:
@@ -129,6 +130,12 @@ def _read_lines(fd: int, wake_fd: int | None, on_line: LineCallback, max_line: i
             return
         for line in splitter.feed(chunk):
             on_line(line)
+
+
+def _join_all(threads: Sequence[threading.Thread], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
 
 
 def _write_all(fd: int, line: bytes) -> None:
@@ -172,7 +179,9 @@ class _StderrTail:
         self._lines: deque[bytes] = deque(maxlen=_STDERR_LINES)
 
     def append(self, line: bytes) -> None:
-        self._lines.append(line if len(line) <= _STDERR_LINE_MAX else line[:_STDERR_LINE_MAX] + b"...")
+        self._lines.append(
+            line if len(line) <= _STDERR_LINE_MAX else line[:_STDERR_LINE_MAX] + b"..."
+        )
 
     def text(self) -> str:
         return b"\n".join(self._lines).decode("utf-8", errors="replace").strip()
@@ -239,9 +248,7 @@ class StdioTransport:
             )
         except OSError as exc:
             self._closed.set()
-            raise ServerExited(
-                f"cannot start the server {argv!r}: {exc}", returncode=None
-            ) from exc
+            raise ServerExited(f"cannot start the server {argv!r}: {exc}", returncode=None) from exc
         self._proc = proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._stdin_fd = proc.stdin.fileno()
@@ -288,12 +295,13 @@ class StdioTransport:
 
     def send(self, line: bytes) -> None:
         """Write one line (a complete message ending in ``\\n``)."""
-        fd = self._stdin_fd
-        if fd is None or self._closed.is_set():
-            raise self.exit_error()
         try:
-            # Writes from several threads must not interleave inside a line.
+            # Writes from several threads must not interleave inside a line, and
+            # the fd is read under the lock so stop() cannot close it under us.
             with self._send_lock:
+                fd = self._stdin_fd
+                if fd is None or self._closed.is_set():
+                    raise self.exit_error()
                 _write_all(fd, line)
         except OSError:
             self._closed.wait(_EXIT_SETTLE)
@@ -346,10 +354,12 @@ class StdioTransport:
                 proc.wait()
         with self._send_lock:
             self._close_stdin(proc)
-        self._join_threads()
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
+        if self._join_threads():
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+        else:  # never close an fd a live thread reads: the number could be reused
+            logger.warning("a reader of the MCP server did not stop; leaving its pipes open")
 
     def _close_stdin(self, proc: subprocess.Popen[bytes]) -> None:
         self._stdin_fd = None
@@ -371,20 +381,21 @@ class StdioTransport:
         except (ProcessLookupError, PermissionError):
             pass
 
-    def _join_threads(self) -> None:
-        current = threading.current_thread()
-        for thread in self._threads:
-            if thread is not current:
-                thread.join(timeout=_EXIT_SETTLE)
-        # A grandchild may still hold the pipes open: wake the readers instead.
-        if any(thread.is_alive() for thread in self._threads) and self._wake_w is not None:
+    def _join_threads(self) -> bool:
+        """Join the reader threads; True when none is left running."""
+        others = [thread for thread in self._threads if thread is not threading.current_thread()]
+        # The child is reaped: the readers only have the pipes' last bytes to take.
+        _join_all(others, _READER_DRAIN)
+        # Still blocked: a grandchild holds the pipes open. Wake the readers instead.
+        if any(thread.is_alive() for thread in others) and self._wake_w is not None:
             os.write(self._wake_w, b"x")
-            for thread in self._threads:
-                if thread is not current:
-                    thread.join(timeout=_EXIT_SETTLE)
+            _join_all(others, _EXIT_SETTLE)
+        if any(thread.is_alive() for thread in others):
+            return False
         _close_fd(self._wake_r)
         _close_fd(self._wake_w)
         self._wake_r = self._wake_w = None
+        return True
 
 
 # --------------------------------------------------------------------------- sync in-memory
@@ -399,13 +410,22 @@ class _ServerThread:
         self.failure = ""
         self._serve = serve
         self._thread = threading.Thread(
-            target=self._run, args=(server_in, server_out), name="mcpgen-in-memory-server", daemon=True
+            target=self._run,
+            args=(server_in, server_out),
+            name="mcpgen-in-memory-server",
+            daemon=True,
         )
         self._thread.start()
 
     def _run(self, server_in: int, server_out: int) -> None:
-        reader = open(server_in, "rb")
-        writer = open(server_out, "wb")
+        try:
+            # Closing our end of the output pipe is the client reader's EOF.
+            with open(server_in, "rb") as reader, open(server_out, "wb") as writer:
+                self._serve_streams(reader, writer)
+        except OSError:
+            pass  # the final flush failed: the client closed its end first
+
+    def _serve_streams(self, reader: BinaryIO, writer: BinaryIO) -> None:
         try:
             self._serve(reader, writer)
             self.returncode = 0
@@ -413,13 +433,6 @@ class _ServerThread:
             self.failure = traceback.format_exc()
             self.returncode = 1
             logger.exception("the in-memory MCP server failed")
-        finally:
-            # Closing our end of the output pipe is the reader's EOF.
-            for stream in (writer, reader):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
 
     def join(self, timeout: float) -> bool:
         self._thread.join(timeout)
@@ -473,11 +486,11 @@ class InMemoryTransport:
             on_close()
 
     def send(self, line: bytes) -> None:
-        fd = self._to_server
-        if fd is None or self._closed.is_set():
-            raise self.exit_error()
         try:
             with self._send_lock:
+                fd = self._to_server
+                if fd is None or self._closed.is_set():
+                    raise self.exit_error()
                 _write_all(fd, line)
         except OSError:
             self._closed.wait(_EXIT_SETTLE)
@@ -644,9 +657,7 @@ class AsyncStdioTransport(_AsyncLines):
             )
         except OSError as exc:
             self._closed.set()
-            raise ServerExited(
-                f"cannot start the server {argv!r}: {exc}", returncode=None
-            ) from exc
+            raise ServerExited(f"cannot start the server {argv!r}: {exc}", returncode=None) from exc
         self._proc = proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._writer = proc.stdin
@@ -798,4 +809,3 @@ class AsyncInMemoryTransport(_AsyncLines):
         if server is not None and not await server.join_async(_CLOSE_GRACE):
             logger.warning("the in-memory MCP server ignored EOF; leaving its daemon thread")
         await self._join_reader(_CLOSE_GRACE)
-
