@@ -183,7 +183,7 @@ def _docstrings(contract: ir.Contract) -> dict[str, str]:
 
 def _typing_import(tools: list[_ToolView]) -> str:
     text = " ".join(t.handler_params + t.handler_returns for t in tools)
-    names = ["Any"] + (["Literal"] if "Literal[" in text else [])
+    names = ["TYPE_CHECKING", "Any"] + (["Literal"] if "Literal[" in text else [])
     return f"from typing import {', '.join(names)}"
 
 
