@@ -1,0 +1,508 @@
+"""``--transport http``: the generated weather server over stateless Streamable HTTP
+(the official ``mcp`` SDK's transport, mcpgen's tool table and call path).
+
+Differential: the same package is started once over stdio (mcpgen's own
+runtime, driven raw) and once over HTTP (a subprocess on a free loopback port,
+driven by the SDK's streamable HTTP client and by plain HTTP POSTs); the same
+calls must give the same tools and the same ``CallToolResult``s. Further
+tests: ``--workers 2``, the 2026-07-28 era over HTTP, a missing SDK, argument
+checks, and the call path (timeouts, sync/async, internal errors) in process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from helpers import RawServer, build_package, import_package
+
+from mcpgen.build import build_spec
+
+pytest.importorskip("mcp", reason="the http extra (mcp SDK) is not installed")
+import httpx2
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+REPO = Path(__file__).resolve().parent.parent
+WEATHER_DIR = REPO / "examples" / "weather"
+MODERN = "2026-07-28"
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
+# (tool, arguments): every tool, coercion, defaults, a ToolError, invalid arguments
+CALLS: list[tuple[str, dict[str, Any]]] = [
+    ("get_forecast", {"city": "Oslo", "days": 2}),
+    ("get_forecast", {"city": "Lima", "days": "4", "units": "imperial"}),
+    ("get_forecast", {"city": "Oslo", "days": 99}),  # out of range → isError
+    ("get_forecast", {"days": 2}),  # missing required → isError
+    ("get_forecast", {"city": "Oslo", "colour": "red"}),  # unknown argument → isError
+    ("current_temperature", {"city": "Oslo"}),
+    ("current_temperature", {"city": "   "}),  # ToolError from the handler
+    ("current_temperature", {"city": 7}),  # wrong type → isError
+    ("alerts.search", {"region": {"country": "NO"}}),  # async handler
+    ("alerts.search", {"region": {"country": "NO"}, "severity": ["minor"], "max-results": "1"}),
+    ("alerts.search", {"region": {"country": "norway"}}),  # $ref'd schema fails → isError
+    ("report_observation", {"station": "ENGM", "temperature_c": "-3.5", "at": "2026-01-02T03:04:05Z"}),
+    ("report_observation", {"station": "engm", "temperature_c": 1, "at": "2026-01-02T03:04:05Z"}),
+]
+UNKNOWN_TOOL = ("no_such_tool", {"x": 1})
+
+
+# -- fixtures and helpers ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def weather_gen(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    gen = tmp_path_factory.mktemp("http_weather") / "gen"
+    result = build_spec(WEATHER_DIR / "tools.yaml", output=gen / "weather_mcp")
+    assert result.ok, result.diagnostics
+    return gen
+
+
+@pytest.fixture(scope="module")
+def published(weather_gen: Path) -> list[dict[str, Any]]:
+    with import_package(weather_gen, "weather_mcp") as pkg:
+        return json.loads(json.dumps(pkg.contract.TOOLS))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class HttpServer:
+    """``python -m weather_mcp --transport http`` as a subprocess in its own process group."""
+
+    def __init__(self, gen: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.log = open(gen.parent / f"http-{self.port}.log", "w+b")  # noqa: SIM115
+        full_env = {**os.environ, "PYTHONPATH": f"{gen}{os.pathsep}{WEATHER_DIR}"}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "weather_mcp", "--transport", "http", "--port", str(self.port), *extra],
+            cwd=WEATHER_DIR,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # workers share the group: stopped together
+        )
+
+    @property
+    def output(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read().decode("utf-8", "replace")
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited with {self.proc.returncode}:\n{self.output}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"server not listening after {timeout} s:\n{self.output}")
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)  # any worker left behind
+        return self.proc.returncode
+
+
+@contextlib.contextmanager
+def http_server(gen: Path, *extra: str) -> Iterator[HttpServer]:
+    server = HttpServer(gen, *extra)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+        server.log.close()
+
+
+def stdio_session(gen: Path) -> dict[str, Any]:
+    """Everything the differential needs, from mcpgen's stdio server."""
+    with RawServer(
+        "weather_mcp", "weather_impl:Forecaster", pythonpath=[gen, WEATHER_DIR], cwd=WEATHER_DIR
+    ) as raw:
+        init = raw.handshake("2025-11-25")
+        tools = raw.request("tools/list")["result"]["tools"]
+        calls = [raw.call(name, args)["result"] for name, args in CALLS]
+        unknown = raw.call(*UNKNOWN_TOOL)["error"]
+        raw.close()
+    return {"init": init, "tools": tools, "calls": calls, "unknown": unknown}
+
+
+async def sdk_session(url: str, mode: str) -> dict[str, Any]:
+    """The same session through the official SDK's streamable HTTP client."""
+    async with Client(url, mode=mode, read_timeout_seconds=20) as client:
+        listed = await client.list_tools()
+        calls = [
+            (await client.call_tool(name, args)).model_dump(by_alias=True, exclude_none=True, mode="json")
+            for name, args in CALLS
+        ]
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool(*UNKNOWN_TOOL)
+        return {
+            "version": client.protocol_version,
+            "server_info": client.server_info,
+            "instructions": client.instructions,
+            "tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools],
+            "next_cursor": listed.next_cursor,
+            "calls": calls,
+            "unknown": {"code": unknown.value.code, "message": unknown.value.message},
+        }
+
+
+def normalise(result: dict[str, Any]) -> dict[str, Any]:
+    """A CallToolResult without what only the 2026 era adds (resultType, the serverInfo stamp)."""
+    out = {k: v for k, v in result.items() if k != "resultType"}
+    meta = {k: v for k, v in (out.pop("_meta", None) or {}).items() if k != SERVER_INFO_KEY}
+    if meta:
+        out["_meta"] = meta
+    out.setdefault("isError", False)
+    return out
+
+
+def post(url: str, body: dict[str, Any], version: str, **headers: str) -> tuple[int, dict[str, Any]]:
+    """One raw JSON-RPC POST (JSON or SSE answer), no SDK client involved."""
+    response = httpx2.post(
+        url,
+        json=body,
+        headers={
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": version,
+            **headers,
+        },
+        timeout=20,
+    )
+    text = response.text
+    if response.headers.get("content-type", "").startswith("text/event-stream"):
+        data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+        text = data[-1]
+    return response.status_code, json.loads(text)
+
+
+# -- the differential ----------------------------------------------------------------
+
+
+def test_http_matches_stdio_legacy(weather_gen: Path, published: list[dict[str, Any]]) -> None:
+    stdio = stdio_session(weather_gen)
+    with http_server(weather_gen) as server:
+        http = anyio.run(sdk_session, server.url, "legacy")
+        # the SDK client parses into models; the raw wire must hold our exact descriptors
+        status, raw_list = post(server.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "2025-11-25")
+    assert status == 200
+    # the listed tools: the published descriptors, on both transports, untouched
+    assert stdio["tools"] == published
+    assert raw_list["result"]["tools"] == published
+    for wire, ours in zip(raw_list["result"]["tools"], published, strict=True):
+        # properties order is the positional order: it must survive the SDK
+        assert list(wire["inputSchema"]["properties"]) == list(ours["inputSchema"]["properties"])
+    assert http["tools"] == published
+    assert http["next_cursor"] is None
+    # the handshake
+    assert http["version"] == stdio["init"]["protocolVersion"] == "2025-11-25"
+    assert http["server_info"].model_dump(by_alias=True, exclude_none=True) == stdio["init"]["serverInfo"]
+    assert http["instructions"] == stdio["init"]["instructions"]
+    # every call: the same CallToolResult
+    for (name, args), ours, theirs in zip(CALLS, stdio["calls"], http["calls"], strict=True):
+        assert normalise(theirs) == normalise(ours), (name, args)
+    assert [c.get("isError", False) for c in stdio["calls"]] == [
+        False, False, True, True, True, False, True, True, False, False, True, False, True,
+    ]
+    # unknown tool: JSON-RPC -32602 with the same message
+    assert http["unknown"] == {"code": -32602, "message": stdio["unknown"]["message"]}
+    assert stdio["unknown"]["code"] == -32602
+
+
+def test_http_modern_era_matches_stdio(weather_gen: Path, published: list[dict[str, Any]]) -> None:
+    """The SDK's default ``auto`` mode finds 2026-07-28 on the HTTP server (the SDK
+    serves the stateless era); results equal the stdio ones but for the era's envelope."""
+    stdio = stdio_session(weather_gen)
+    with http_server(weather_gen) as server:
+        http = anyio.run(sdk_session, server.url, "auto")
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": MODERN,
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+        status, raw_list = post(
+            server.url,
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": meta}},
+            MODERN,
+            **{"mcp-method": "tools/list"},
+        )
+        status_call, raw_call = post(
+            server.url,
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+             "params": {"name": "current_temperature", "arguments": {"city": "Oslo"}, "_meta": meta}},
+            MODERN,
+            **{"mcp-method": "tools/call", "mcp-name": "current_temperature"},
+        )
+    assert http["version"] == MODERN
+    no_execution = [{k: v for k, v in t.items() if k != "execution"} for t in published]
+    assert http["tools"] == no_execution
+    assert status == 200 and raw_list["result"]["tools"] == no_execution
+    assert raw_list["result"]["resultType"] == "complete"
+    assert {"ttlMs", "cacheScope"} <= set(raw_list["result"])
+    assert status_call == 200 and raw_call["result"]["resultType"] == "complete"
+    assert raw_call["result"]["_meta"][SERVER_INFO_KEY]["name"] == "weather"
+    for (name, args), ours, theirs in zip(CALLS, stdio["calls"], http["calls"], strict=True):
+        assert normalise(theirs) == normalise(ours), (name, args)
+    assert http["unknown"]["code"] == -32602
+
+
+def _worker_pids(parent: int) -> list[int]:
+    """Children of ``parent`` that are uvicorn worker processes (multiprocessing spawn)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(")") + 2 :].split()[1])
+        if ppid == parent and b"spawn_main" in cmdline:
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_http_two_workers_serve_one_contract(weather_gen: Path, published: list[dict[str, Any]]) -> None:
+    stdio = stdio_session(weather_gen)
+
+    async def many_clients(url: str) -> list[dict[str, Any]]:
+        results: list[dict[str, Any]] = []
+
+        async def one() -> None:
+            results.append(await sdk_session(url, "legacy"))
+
+        async with anyio.create_task_group() as tg:
+            for _ in range(4):
+                tg.start_soon(one)
+        return results
+
+    with http_server(weather_gen, "--workers", "2") as server:
+        deadline = time.monotonic() + 20
+        while len(_worker_pids(server.proc.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(_worker_pids(server.proc.pid)) == 2, server.output
+        sessions = anyio.run(many_clients, server.url)
+        code = server.stop()
+    assert code == 0, server.output
+    assert len(sessions) == 4
+    for http in sessions:
+        assert http["tools"] == published
+        for (name, args), ours, theirs in zip(CALLS, stdio["calls"], http["calls"], strict=True):
+            if name == "report_observation" and not ours.get("isError"):
+                # ids count per process: which worker took the call decides the number
+                assert theirs["content"][0]["text"].startswith("obs-")
+                continue
+            assert normalise(theirs) == normalise(ours), (name, args)
+
+
+# -- the command line ------------------------------------------------------------------
+
+
+def test_http_flags_need_http_transport(weather_gen: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "weather_mcp", "--port", "9"],
+        cwd=WEATHER_DIR,
+        env={**os.environ, "PYTHONPATH": f"{weather_gen}{os.pathsep}{WEATHER_DIR}"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "--port need --transport http" in proc.stderr
+
+
+def test_missing_sdk_is_a_clear_error(weather_gen: Path, tmp_path: Path) -> None:
+    # a stand-in `mcp` package that cannot be imported, first on the path
+    fake = tmp_path / "no_sdk" / "mcp"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('No module named mcp (simulated)')\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "weather_mcp", "--transport", "http", "--port", str(free_port())],
+        cwd=WEATHER_DIR,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(fake.parent), str(weather_gen), str(WEATHER_DIR)])},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert "pip install 'mcpgen[http]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_stdio_does_not_import_the_sdk(weather_gen: Path) -> None:
+    """The runtime imports the SDK only on the HTTP path (stdlib + pydantic otherwise)."""
+    code = (
+        "import sys, weather_mcp, weather_mcp.__main__, weather_mcp._runtime._http;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mcp', 'mcp_types', 'uvicorn', 'starlette', 'anyio')))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=WEATHER_DIR,
+        env={**os.environ, "PYTHONPATH": f"{weather_gen}{os.pathsep}{WEATHER_DIR}"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert proc.stdout.strip() == "[]"
+
+
+# -- the call path in process (SDK in-memory client, the SDK's real serialiser) -------
+
+EXTRA_SPEC = """\
+mcpgen: 1
+package: http_extra_mcp
+server: {name: http-extra, version: 0.1.0}
+tools:
+  - name: slow_sync
+    parameters: [{name: seconds, type: number}]
+    returns: string
+    timeout: 0.3
+  - name: slow_async
+    parameters: [{name: seconds, type: number}]
+    returns: string
+    async: true
+    timeout: 0.3
+  - name: boom
+    description: raises an unexpected exception
+    returns: string
+  - name: bad_output
+    output_schema: {type: object, properties: {n: {type: integer}}, required: [n]}
+  - name: blocks
+    returns: content
+  - name: echo
+    parameters: [{name: value, type: integer, required: false}]
+    returns: integer
+"""
+
+
+@pytest.fixture(scope="module")
+def extra_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    gen = build_package(EXTRA_SPEC, tmp_path_factory.mktemp("http_extra"), "http_extra_mcp")
+    with import_package(gen, "http_extra_mcp") as pkg:
+        import asyncio
+
+        class Impl(pkg.HttpExtraServer):  # type: ignore[misc, name-defined]
+            def slow_sync(self, seconds: float) -> str:
+                time.sleep(seconds)
+                return "sync done"
+
+            async def slow_async(self, seconds: float) -> str:
+                await asyncio.sleep(seconds)
+                return "async done"
+
+            def boom(self) -> str:
+                raise RuntimeError("secret detail")
+
+            def bad_output(self, args: Any) -> Any:
+                return {"n": "not an int"}
+
+            def blocks(self) -> list[dict[str, Any]]:
+                return [
+                    {"type": "text", "text": "hi", "annotations": {"priority": 0.5}},
+                    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                ]
+
+            def echo(self, args: Any) -> int:
+                return int(args.get("value", -1))
+
+        yield pkg.server.build_app(Impl())
+
+
+def _call(app: Any, name: str, args: dict[str, Any] | None = None) -> Any:
+    from mcpgen.runtime._http import build_sdk_server
+
+    async def go() -> Any:
+        async with Client(build_sdk_server(app), mode="legacy") as client:
+            try:
+                return (await client.call_tool(name, args)).model_dump(
+                    by_alias=True, exclude_none=True, mode="json"
+                )
+            except MCPError as exc:
+                return exc
+
+    return anyio.run(go)
+
+
+def test_sync_handler_timeout(extra_app: Any) -> None:
+    assert _call(extra_app, "slow_sync", {"seconds": 0.01})["content"][0]["text"] == "sync done"
+    started = time.monotonic()
+    late = _call(extra_app, "slow_sync", {"seconds": 1.0})
+    assert time.monotonic() - started < 0.9
+    assert late["isError"] is True and "timed out" in late["content"][0]["text"]
+    time.sleep(0.8)  # let the abandoned daemon thread finish before the leak check
+
+
+def test_async_handler_timeout(extra_app: Any) -> None:
+    assert _call(extra_app, "slow_async", {"seconds": 0.01})["content"][0]["text"] == "async done"
+    late = _call(extra_app, "slow_async", {"seconds": 2})
+    assert late["isError"] is True and "timed out" in late["content"][0]["text"]
+
+
+def test_handler_exception_hides_its_text(extra_app: Any, capfd: pytest.CaptureFixture[str]) -> None:
+    result = _call(extra_app, "boom")
+    assert result["isError"] is True
+    assert "boom" in result["content"][0]["text"]
+    assert "secret detail" not in json.dumps(result)
+    assert "secret detail" in capfd.readouterr().err
+
+
+def test_bad_structured_output_is_internal_error(extra_app: Any) -> None:
+    error = _call(extra_app, "bad_output", {})
+    assert isinstance(error, MCPError)
+    assert error.code == -32603
+    assert error.message == "Internal error in tool 'bad_output'"
+
+
+def test_content_blocks_and_coercion(extra_app: Any) -> None:
+    blocks = _call(extra_app, "blocks")
+    assert blocks["content"] == [
+        {"type": "text", "text": "hi", "annotations": {"priority": 0.5}},
+        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+    ]
+    assert _call(extra_app, "echo", {"value": "41"})["content"][0]["text"] == "41"
+    assert _call(extra_app, "echo")["content"][0]["text"] == "-1"  # arguments omitted
+
+
+def test_unknown_cursor_is_invalid_params(extra_app: Any) -> None:
+    from mcpgen.runtime._http import build_sdk_server
+
+    async def go() -> MCPError:
+        async with Client(build_sdk_server(extra_app), mode="legacy") as client:
+            with pytest.raises(MCPError) as info:
+                await client.list_tools(cursor="abc")
+            return info.value
+
+    assert anyio.run(go).code == -32602
