@@ -1,0 +1,540 @@
+"""mcpgen benchmarks: one run, every server, one raw-pipe driver.
+
+    .venv/bin/python benchmarks/run.py [--quick] [--rounds R] [--calls N] [--sizes 10,100,1000]
+
+Serves the same ``add(a, b) -> {sum}`` tool (and the mid-size ``profile`` tool)
+from (a) the mcpgen-generated server, built from benchmarks/specs/bench.yaml into
+a temporary directory, (b) the official SDK's low-level ``Server``, (c) the SDK's
+``MCPServer``, (d) FastMCP, (e) a stdlib JSON-RPC loop (the floor), and measures:
+
+- start-up: spawn → ``initialize`` response (2025-11-25 handshake);
+- ``tools/call`` round trips, one at a time (median, p99) and 16 in flight
+  (throughput), for ``add`` and ``profile``;
+- client side: the generated sync/async clients and the SDK ``ClientSession``
+  calling the floor server;
+- generator: ``mcpgen build`` (subprocess) of specs with 10, 100 and 1000 tools,
+  in a fresh directory, then a no-op rebuild.
+
+Measurements are interleaved: each round visits every server (in a rotated
+order), so noise from other processes on a shared machine spreads over all of
+them; samples are pooled across rounds. Prints tables with ratios to the SDK
+low-level server and to the floor, and writes every figure to
+benchmarks/results/<UTC timestamp>.json. Not part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+SERVERS_DIR = HERE / "servers"
+sys.path[:0] = [str(HERE), str(SERVERS_DIR)]
+
+import clients  # noqa: E402
+from _profile import ADD_ARGS, PROFILE_ARGS  # noqa: E402
+from driver import RawServer  # noqa: E402
+from genspec import write_spec  # noqa: E402
+
+PY = sys.executable
+PEERS = {"mcp": "2.3.0", "fastmcp": "4.2.3"}
+WINDOW = 16  # requests in flight for the throughput figure
+TOOL_ARGS = {"add": ADD_ARGS, "profile": PROFILE_ARGS}
+
+
+# --------------------------------------------------------------------------- statistics
+
+
+def summary(samples_ns: Sequence[int]) -> dict[str, float]:
+    """Median, p90, p99, mean and min in microseconds."""
+    ordered = sorted(samples_ns)
+    n = len(ordered)
+
+    def pct(q: float) -> float:
+        return ordered[min(n - 1, max(0, math.ceil(q * n) - 1))] / 1000
+
+    return {
+        "n": n,
+        "median_us": statistics.median(ordered) / 1000,
+        "p90_us": pct(0.90),
+        "p99_us": pct(0.99),
+        "mean_us": statistics.fmean(ordered) / 1000,
+        "min_us": ordered[0] / 1000,
+    }
+
+
+def seconds_summary(samples: Sequence[float]) -> dict[str, float]:
+    return {
+        "n": len(samples),
+        "median_s": statistics.median(samples),
+        "min_s": min(samples),
+        "max_s": max(samples),
+    }
+
+
+# --------------------------------------------------------------------------- servers
+
+
+@dataclass
+class ServerSpec:
+    key: str
+    label: str
+    argv: list[str]
+    tools: tuple[str, ...] = ("add", "profile")
+    note: str = ""
+    startup_ms: list[float] = field(default_factory=list)
+    shutdown_ms: list[float] = field(default_factory=list)
+    calls: dict[str, list[int]] = field(default_factory=dict)
+    pipelined: list[tuple[int, float]] = field(default_factory=list)  # (calls, seconds)
+
+
+def server_specs(build_dir: Path, tools_json: Path) -> list[ServerSpec]:
+    s = SERVERS_DIR
+    return [
+        ServerSpec("mcpgen", "mcpgen (generated)", [PY, "-m", "bench_mcp"],
+                   note="validates arguments and output (compiled JSON Schema)"),
+        ServerSpec("sdk_lowlevel", "SDK low-level Server",
+                   [PY, str(s / "sdk_lowlevel.py"), "--tools", str(tools_json)],
+                   note="no argument validation (the low-level API does none)"),
+        ServerSpec("sdk_mcpserver", "SDK MCPServer", [PY, str(s / "sdk_mcpserver.py")],
+                   note="pydantic validation from the function signature"),
+        ServerSpec("fastmcp", "FastMCP 4.2.3", [PY, str(s / "fastmcp_server.py")],
+                   note="pydantic validation from the function signature"),
+        ServerSpec("floor", "floor (stdlib loop)",
+                   [PY, str(s / "floor.py"), "--tools", str(tools_json)],
+                   note="no validation at all"),
+    ]
+
+
+def measure_startup(spec: ServerSpec, env: dict[str, str], stderr: Path) -> None:
+    started = time.perf_counter()
+    server = RawServer(spec.argv, env=env, stderr_path=str(stderr))
+    server.initialize()
+    spec.startup_ms.append((time.perf_counter() - started) * 1000)
+    spec.shutdown_ms.append(server.close() * 1000)
+
+
+def measure_calls(
+    spec: ServerSpec, env: dict[str, str], stderr: Path, calls: int, pipelined: int, warmup: int
+) -> None:
+    server = RawServer(spec.argv, env=env, stderr_path=str(stderr))
+    try:
+        server.initialize()
+        next_id = 1
+        for tool in spec.tools:
+            server.sequential(tool, TOOL_ARGS[tool], warmup, next_id)
+            next_id += warmup
+            spec.calls.setdefault(tool, []).extend(
+                server.sequential(tool, TOOL_ARGS[tool], calls, next_id)
+            )
+            next_id += calls
+        server.pipelined("add", ADD_ARGS, warmup, next_id, WINDOW)
+        next_id += warmup
+        spec.pipelined.append((pipelined, server.pipelined("add", ADD_ARGS, pipelined, next_id, WINDOW)))
+    finally:
+        server.close()
+
+
+def run_servers(args: argparse.Namespace, specs: list[ServerSpec], env: dict[str, str],
+                logs: Path) -> None:
+    for spec in specs:  # compile bytecode, fill the page cache; not measured
+        measure_startup(spec, env, logs / f"{spec.key}.stderr")
+        spec.startup_ms.clear()
+        spec.shutdown_ms.clear()
+    for round_no in range(args.rounds):
+        order = specs[round_no % len(specs):] + specs[: round_no % len(specs)]
+        for spec in order:
+            log = logs / f"{spec.key}.stderr"
+            for _ in range(args.startups):
+                measure_startup(spec, env, log)
+            measure_calls(spec, env, log, args.calls, args.pipelined, args.warmup)
+        _progress(f"servers: round {round_no + 1}/{args.rounds} done")
+
+
+# --------------------------------------------------------------------------- clients
+
+
+def run_clients(args: argparse.Namespace, floor_argv: list[str]) -> dict[str, dict[str, list[int]]]:
+    kinds: dict[str, Callable[[str], list[int]]] = {
+        "mcpgen_sync": lambda tool: clients.mcpgen_sync("bench_mcp", floor_argv, tool, args.calls),
+        "mcpgen_async": lambda tool: clients.mcpgen_async("bench_mcp", floor_argv, tool, args.calls),
+        "sdk_client_session": lambda tool: clients.sdk_client_session(floor_argv, tool, args.calls),
+    }
+    samples: dict[str, dict[str, list[int]]] = {kind: {} for kind in kinds}
+    names = list(kinds)
+    for round_no in range(args.rounds):
+        for kind in names[round_no % 3:] + names[: round_no % 3]:
+            for tool in ("add", "profile"):
+                samples[kind].setdefault(tool, []).extend(kinds[kind](tool))
+        _progress(f"clients: round {round_no + 1}/{args.rounds} done")
+    return samples
+
+
+# --------------------------------------------------------------------------- generator
+
+
+def run_generator(args: argparse.Namespace, mcpgen: str, work: Path) -> list[dict[str, Any]]:
+    rows = []
+    for size in args.sizes:
+        full_reps = 1 if size >= 1000 else (3 if size >= 100 else 5)
+        if args.quick:
+            full_reps = 1
+        full: list[float] = []
+        noop: list[float] = []
+        out_bytes = 0
+        for rep in range(full_reps):
+            directory = work / f"gen{size}-{rep}"
+            spec = write_spec(directory, size)
+            full.append(_timed_build(mcpgen, spec))
+            for _ in range(3 if args.quick else 5):
+                noop.append(_timed_build(mcpgen, spec))
+            out = directory / "build" / f"gen{size}_mcp"
+            out_bytes = sum(p.stat().st_size for p in out.rglob("*.py"))
+            shutil.rmtree(directory)
+        rows.append({
+            "tools": size,
+            "full_build": seconds_summary(full),
+            "noop_rebuild": seconds_summary(noop),
+            "generated_bytes": out_bytes,
+        })
+        _progress(f"generator: {size} tools: full {statistics.median(full):.2f} s, "
+                  f"no-op {statistics.median(noop):.3f} s")
+    return rows
+
+
+def _timed_build(mcpgen: str, spec: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run([mcpgen, "build", str(spec)], capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"mcpgen build {spec} failed:\n{done.stdout}{done.stderr}")
+    return elapsed
+
+
+# --------------------------------------------------------------------------- report
+
+
+def machine() -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": cpu,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "versions": {name: _version(name) for name in ("mcp", "fastmcp", "pydantic", "mcpgen", "black")},
+    }
+
+
+def _version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _ratio(value: float | None, base: float | None) -> str:
+    if value is None or not base:
+        return "—"
+    return f"{value / base:.2f}×"
+
+
+def _fmt(value: float | None, digits: int = 0) -> str:
+    return "—" if value is None else f"{value:,.{digits}f}"
+
+
+def server_rows(specs: list[ServerSpec]) -> list[dict[str, Any]]:
+    rows = []
+    for spec in specs:
+        calls, seconds = map(sum, zip(*spec.pipelined)) if spec.pipelined else (0, 0.0)
+        rows.append({
+            "key": spec.key,
+            "label": spec.label,
+            "note": spec.note,
+            "startup_ms": statistics.median(spec.startup_ms),
+            "startup_ms_all": [round(v, 2) for v in spec.startup_ms],
+            "shutdown_ms": statistics.median(spec.shutdown_ms),
+            "calls": {tool: summary(samples) for tool, samples in spec.calls.items()},
+            "pipelined": {
+                "window": WINDOW,
+                "calls": calls,
+                "seconds": seconds,
+                "calls_per_s": calls / seconds if seconds else None,
+                "us_per_call": seconds / calls * 1e6 if calls else None,
+            },
+        })
+    return rows
+
+
+def print_server_tables(rows: list[dict[str, Any]]) -> list[str]:
+    by_key = {row["key"]: row for row in rows}
+    ll, floor = by_key["sdk_lowlevel"], by_key["floor"]
+    out = ["", "Servers — stdio, one raw-pipe driver, 2025-11-25 handshake "
+           "(times: lower is better)", ""]
+    head = ("| server | start-up ms | add p50 µs | add p99 µs | add, 16 in flight, calls/s "
+            "| profile p50 µs | profile p99 µs |")
+    out += [head, "|" + "---|" * 7]
+    for row in rows:
+        add, prof = row["calls"].get("add"), row["calls"].get("profile")
+        out.append(
+            f"| {row['label']} | {_fmt(row['startup_ms'], 1)} | {_fmt(add and add['median_us'], 1)} "
+            f"| {_fmt(add and add['p99_us'], 1)} | {_fmt(row['pipelined']['calls_per_s'])} "
+            f"| {_fmt(prof and prof['median_us'], 1)} | {_fmt(prof and prof['p99_us'], 1)} |"
+        )
+    out += ["", "Ratios — each figure ÷ the SDK low-level server's (LL) and ÷ the floor's "
+            "(throughput as time per call, so lower is better everywhere)", ""]
+    out += ["| server | start-up ×LL | start-up ×floor | add p50 ×LL | add p50 ×floor "
+            "| add p99 ×LL | pipelined ×LL | pipelined ×floor | profile p50 ×LL | profile p50 ×floor |",
+            "|" + "---|" * 10]
+
+    def med(row: dict[str, Any], tool: str, key: str = "median_us") -> float | None:
+        stats = row["calls"].get(tool)
+        return stats[key] if stats else None
+
+    for row in rows:
+        pipe = row["pipelined"]["us_per_call"]
+        out.append(
+            f"| {row['label']} | {_ratio(row['startup_ms'], ll['startup_ms'])} "
+            f"| {_ratio(row['startup_ms'], floor['startup_ms'])} "
+            f"| {_ratio(med(row, 'add'), med(ll, 'add'))} | {_ratio(med(row, 'add'), med(floor, 'add'))} "
+            f"| {_ratio(med(row, 'add', 'p99_us'), med(ll, 'add', 'p99_us'))} "
+            f"| {_ratio(pipe, ll['pipelined']['us_per_call'])} "
+            f"| {_ratio(pipe, floor['pipelined']['us_per_call'])} "
+            f"| {_ratio(med(row, 'profile'), med(ll, 'profile'))} "
+            f"| {_ratio(med(row, 'profile'), med(floor, 'profile'))} |"
+        )
+    out += ["", "Notes: " + "; ".join(f"{row['label']}: {row['note']}" for row in rows) + "."]
+    return out
+
+
+CLIENT_LABELS = {
+    "mcpgen_sync": "mcpgen BenchClient (sync)",
+    "mcpgen_async": "mcpgen AsyncBenchClient",
+    "sdk_client_session": "SDK ClientSession (stdio_client)",
+}
+
+
+def print_client_table(stats: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    sdk = stats["sdk_client_session"]
+    out = ["", "Clients — per call, against the floor server (typed result included)", "",
+           "| client | add p50 µs | add p99 µs | add p50 ×SDK | profile p50 µs | profile p50 ×SDK |",
+           "|" + "---|" * 6]
+    for kind, label in CLIENT_LABELS.items():
+        add, prof = stats[kind]["add"], stats[kind]["profile"]
+        out.append(
+            f"| {label} | {add['median_us']:,.1f} | {add['p99_us']:,.1f} "
+            f"| {_ratio(add['median_us'], sdk['add']['median_us'])} | {prof['median_us']:,.1f} "
+            f"| {_ratio(prof['median_us'], sdk['profile']['median_us'])} |"
+        )
+    return out
+
+
+def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Between consecutive sizes: the log-log slope (1 = linear) and the cost per added tool."""
+    steps = []
+    for small, big in zip(rows, rows[1:]):
+        t1, t2 = small["full_build"]["median_s"], big["full_build"]["median_s"]
+        n1, n2 = small["tools"], big["tools"]
+        steps.append({
+            "from": n1,
+            "to": n2,
+            "slope": math.log(t2 / t1) / math.log(n2 / n1),
+            "ms_per_added_tool": (t2 - t1) / (n2 - n1) * 1000,
+        })
+    return steps
+
+
+def print_generator_table(rows: list[dict[str, Any]], steps: list[dict[str, Any]]) -> list[str]:
+    out = ["", "Generator — `mcpgen build` as a subprocess, fresh directory; then a no-op rebuild", "",
+           "| tools | full build s | runs | no-op rebuild s | generated .py KB |", "|---|---|---|---|---|"]
+    for row in rows:
+        out.append(
+            f"| {row['tools']:,} | {row['full_build']['median_s']:.2f} | {row['full_build']['n']} "
+            f"| {row['noop_rebuild']['median_s']:.3f} | {row['generated_bytes'] / 1024:,.0f} |"
+        )
+    for step in steps:
+        out.append(
+            f"\n{step['from']} → {step['to']} tools: time grows as n^{step['slope']:.2f} "
+            f"(1.00 = linear), {step['ms_per_added_tool']:.1f} ms per added tool"
+        )
+    return out
+
+
+def targets(rows: list[dict[str, Any]], client_stats: dict[str, Any] | None,
+            gen_rows: list[dict[str, Any]], steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    by_key = {row["key"]: row for row in rows}
+    me, ll, floor = by_key["mcpgen"], by_key["sdk_lowlevel"], by_key["floor"]
+    checks = []
+
+    def check(name: str, value: float, limit: float, unit: str = "×") -> None:
+        checks.append({"target": name, "value": value, "limit": limit, "met": value <= limit,
+                       "unit": unit})
+
+    add = me["calls"]["add"]["median_us"]
+    check("server add p50 ≤ 0.25× SDK low-level", add / ll["calls"]["add"]["median_us"], 0.25)
+    check("server add p50 ≤ 1.5× floor", add / floor["calls"]["add"]["median_us"], 1.5)
+    check("server start-up ≤ 0.15× SDK low-level", me["startup_ms"] / ll["startup_ms"], 0.15)
+    if client_stats:
+        check("sync client add p50 ≤ 0.3× SDK ClientSession",
+              client_stats["mcpgen_sync"]["add"]["median_us"]
+              / client_stats["sdk_client_session"]["add"]["median_us"], 0.3)
+    for step in steps:
+        check(f"build time {step['from']}→{step['to']} tools grows ≤ linearly (slope)",
+              step["slope"], 1.0, "")
+    for row in gen_rows:
+        check(f"no-op rebuild of {row['tools']} tools well under 0.5 s",
+              row["noop_rebuild"]["median_s"], 0.5, " s")
+        if row["tools"] == 100:
+            check("full build of 100 tools in a few seconds", row["full_build"]["median_s"], 5.0, " s")
+    return checks
+
+
+def print_targets(checks: list[dict[str, Any]]) -> list[str]:
+    out = ["", "Targets", ""]
+    for c in checks:
+        mark = "MET " if c["met"] else "MISS"
+        out.append(f"- {mark} {c['target']}: {c['value']:.3f}{c['unit']} (limit {c['limit']}{c['unit']})")
+    return out
+
+
+def _progress(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- main
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds (default 4)")
+    parser.add_argument("--calls", type=int, default=1000,
+                        help="sequential calls per tool per round (default 1000; pooled over rounds)")
+    parser.add_argument("--pipelined", type=int, default=2000,
+                        help="calls per round with 16 in flight (default 2000)")
+    parser.add_argument("--startups", type=int, default=5, help="start-ups per server per round")
+    parser.add_argument("--warmup", type=int, default=300, help="unmeasured calls per connection")
+    parser.add_argument("--sizes", default="10,100,1000", help="tool counts for the generator")
+    parser.add_argument("--skip", default="", help="comma list of parts to skip: servers,clients,generator")
+    parser.add_argument("--quick", action="store_true", help="a fast smoke run (small counts)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary build directory")
+    parser.add_argument("--out", type=Path, default=None, help="JSON output path")
+    args = parser.parse_args(argv)
+    args.sizes = [int(s) for s in args.sizes.split(",") if s]
+    args.skip = {s for s in args.skip.split(",") if s}
+    if args.quick:
+        args.rounds, args.calls, args.pipelined, args.startups, args.warmup = 1, 200, 400, 3, 50
+        args.sizes = [s for s in args.sizes if s <= 100]
+    return args
+
+
+def check_peers() -> None:
+    wrong = {name: _version(name) for name, want in PEERS.items() if _version(name) != want}
+    if wrong:
+        raise SystemExit(
+            f"peers must be pinned ({', '.join(f'{k}=={v}' for k, v in PEERS.items())}); found "
+            f"{wrong}. Run: .venv/bin/pip install -e '.[bench]'"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    check_peers()
+    mcpgen = str(Path(PY).with_name("mcpgen"))
+    if not os.path.exists(mcpgen):
+        mcpgen = shutil.which("mcpgen") or "mcpgen"
+    work = Path(tempfile.mkdtemp(prefix="mcpgen-bench-"))
+    started = time.time()
+    load_before = os.getloadavg()
+    result: dict[str, Any] = {
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
+        "machine": machine(),
+        "settings": {k: (sorted(v) if isinstance(v, set) else v) for k, v in vars(args).items()
+                     if k != "out"},
+        "protocol_version": "2025-11-25",
+    }
+    lines: list[str] = []
+    try:
+        # (a) build the generated server from the spec, as a user would
+        spec = work / "bench.yaml"
+        shutil.copy(HERE / "specs" / "bench.yaml", spec)
+        result["bench_build_s"] = _timed_build(mcpgen, spec)
+        build_dir = work / "build"
+        sys.path.insert(0, str(build_dir))
+        from bench_mcp import contract  # the descriptors every peer publishes
+
+        tools_json = work / "tools.json"
+        tools_json.write_text(json.dumps(contract.TOOLS))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+        env["PYTHONPATH"] = os.pathsep.join([str(build_dir), str(SERVERS_DIR)])
+        logs = work / "logs"
+        logs.mkdir()
+        specs = server_specs(build_dir, tools_json)
+
+        rows: list[dict[str, Any]] = []
+        if "servers" not in args.skip:
+            run_servers(args, specs, env, logs)
+            rows = server_rows(specs)
+            result["servers"] = rows
+            lines += print_server_tables(rows)
+        client_stats = None
+        if "clients" not in args.skip:
+            floor_argv = [PY, str(SERVERS_DIR / "floor.py"), "--tools", str(tools_json)]
+            samples = run_clients(args, floor_argv)
+            client_stats = {kind: {tool: summary(s) for tool, s in per.items()}
+                            for kind, per in samples.items()}
+            result["clients"] = client_stats
+            lines += print_client_table(client_stats)
+        gen_rows: list[dict[str, Any]] = []
+        steps: list[dict[str, Any]] = []
+        if "generator" not in args.skip:
+            gen_rows = run_generator(args, mcpgen, work)
+            steps = growth(gen_rows)
+            result["generator"] = {"sizes": gen_rows, "growth": steps}
+            lines += print_generator_table(gen_rows, steps)
+        if rows:
+            checks = targets(rows, client_stats, gen_rows, steps)
+            result["targets"] = checks
+            lines += print_targets(checks)
+    finally:
+        if args.keep:
+            _progress(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+    result["duration_s"] = time.time() - started
+    result["loadavg"] = {"before": load_before, "after": os.getloadavg()}
+    m = result["machine"]
+    header = (f"mcpgen benchmarks — {m['nproc']} cores, {m['cpu']}, Python {m['python']}, "
+              f"mcp {m['versions']['mcp']}, fastmcp {m['versions']['fastmcp']}; "
+              f"load average {load_before[0]:.1f} → {result['loadavg']['after'][0]:.1f}; "
+              f"{result['duration_s']:.0f} s")
+    print("\n".join([header, *lines]))
+    out = args.out or HERE / "results" / time.strftime("%Y%m%dT%H%M%SZ.json", time.gmtime(started))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    result["table"] = [header, *lines]
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
