@@ -30,5 +30,10 @@ lint: $(STAMP)
 golden: $(STAMP)
 	$(BIN)/python tests/regen_golden.py
 
+## bench: servers, clients and the generator against the SDK, FastMCP and a stdlib floor (not tests)
+bench: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
+
 clean:
 	rm -rf $(VENV) examples/*/build
