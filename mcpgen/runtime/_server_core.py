@@ -562,8 +562,8 @@ class ServerConnection:
                 result = {"resultType": "complete", **outcome.result, "_meta": self._meta}
                 return result_response(invoke.request_id, result)
             return result_response(invoke.request_id, for_revision(outcome.result, invoke.version))
-        except (TypeError, ValueError):
-            # a content block the handler built by hand that JSON cannot carry
+        except (TypeError, ValueError, RecursionError):
+            # a content block the handler built by hand that JSON cannot carry (or too deep)
             return error_response(invoke.request_id, INTERNAL_ERROR,
                                   f"Internal error in tool '{invoke.tool.name}'")
 

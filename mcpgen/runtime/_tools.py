@@ -200,7 +200,7 @@ class ToolRuntime:
 def _to_json(value: Any) -> str:
     try:
         return dumps(value)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise InternalError(f"result is not JSON-serialisable: {exc}") from None
 
 
