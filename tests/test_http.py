@@ -14,8 +14,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from fixtures.http_server import HttpServer, free_port, http_server
 from helpers import RawServer, build_package, import_package
 
 from mcpgen.build import build_spec
@@ -75,70 +74,12 @@ def published(weather_gen: Path) -> list[dict[str, Any]]:
         return json.loads(json.dumps(pkg.contract.TOOLS))
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class HttpServer:
-    """``python -m weather_mcp --transport http`` as a subprocess in its own process group."""
-
-    def __init__(self, gen: Path, *extra: str) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.log = open(gen.parent / f"http-{self.port}.log", "w+b")  # noqa: SIM115
-        full_env = {**os.environ, "PYTHONPATH": f"{gen}{os.pathsep}{WEATHER_DIR}"}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "weather_mcp", "--transport", "http", "--port", str(self.port), *extra],
-            cwd=WEATHER_DIR,
-            env=full_env,
-            stdin=subprocess.DEVNULL,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # workers share the group: stopped together
-        )
-
-    @property
-    def output(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read().decode("utf-8", "replace")
-
-    def wait_ready(self, timeout: float = 30.0) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"server exited with {self.proc.returncode}:\n{self.output}")
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError(f"server not listening after {timeout} s:\n{self.output}")
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)  # any worker left behind
-        return self.proc.returncode
-
-
 @contextlib.contextmanager
-def http_server(gen: Path, *extra: str) -> Iterator[HttpServer]:
-    server = HttpServer(gen, *extra)
-    try:
-        server.wait_ready()
+def weather_http(gen: Path, *extra: str) -> Iterator[HttpServer]:
+    with http_server(
+        "weather_mcp", *extra, pythonpath=[gen, WEATHER_DIR], cwd=WEATHER_DIR, log_dir=gen.parent
+    ) as server:
         yield server
-    finally:
-        server.stop()
-        server.log.close()
 
 
 def stdio_session(gen: Path) -> dict[str, Any]:
@@ -209,7 +150,7 @@ def post(url: str, body: dict[str, Any], version: str, **headers: str) -> tuple[
 
 def test_http_matches_stdio_legacy(weather_gen: Path, published: list[dict[str, Any]]) -> None:
     stdio = stdio_session(weather_gen)
-    with http_server(weather_gen) as server:
+    with weather_http(weather_gen) as server:
         http = anyio.run(sdk_session, server.url, "legacy")
         # the SDK client parses into models; the raw wire must hold our exact descriptors
         status, raw_list = post(server.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "2025-11-25")
@@ -241,7 +182,7 @@ def test_http_modern_era_matches_stdio(weather_gen: Path, published: list[dict[s
     """The SDK's default ``auto`` mode finds 2026-07-28 on the HTTP server (the SDK
     serves the stateless era); results equal the stdio ones but for the era's envelope."""
     stdio = stdio_session(weather_gen)
-    with http_server(weather_gen) as server:
+    with weather_http(weather_gen) as server:
         http = anyio.run(sdk_session, server.url, "auto")
         meta = {
             "io.modelcontextprotocol/protocolVersion": MODERN,
@@ -305,7 +246,7 @@ def test_http_two_workers_serve_one_contract(weather_gen: Path, published: list[
                 tg.start_soon(one)
         return results
 
-    with http_server(weather_gen, "--workers", "2") as server:
+    with weather_http(weather_gen, "--workers", "2") as server:
         deadline = time.monotonic() + 20
         while len(_worker_pids(server.proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
