@@ -530,12 +530,17 @@ def test_convert_result() -> None:
         convert_result(text("1"), "decimal")
 
 
-def test_session_must_be_connected() -> None:
+def test_session_must_be_connected_and_not_closed() -> None:
     session = Session.in_memory(FakeServer())
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="not connected"):
         session.call_tool("add", {"a": 1, "b": 2})
-    session.close()
-    session.close()
+    with session:
+        assert session.call_tool("add", {"a": 1, "b": 2})["structuredContent"] == {"sum": 3}
+    with pytest.raises(RuntimeError, match="closed"):
+        session.call_tool("add", {"a": 1, "b": 2})
+    session.close()  # idempotent
+    with pytest.raises(RuntimeError, match="closed"):
+        session.connect()
 
 
 # --------------------------------------------------------------------------- async
