@@ -23,12 +23,19 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_dumps_ascii = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), allow_nan=False).encode
 
 
 def encode(message: Any) -> bytes:
     """One frame: compact UTF-8 JSON and a newline (JSON escapes any newline
     inside strings, so a frame never spans lines)."""
-    return (_dumps(message) + "\n").encode()
+    text = _dumps(message) + "\n"
+    try:
+        return text.encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (a peer may send "\ud800": valid JSON, not UTF-8) goes
+        # back escaped as it came, instead of failing the frame.
+        return (_dumps_ascii(message) + "\n").encode()
 
 
 def result_response(request_id: Any, result: Any) -> bytes:
@@ -37,7 +44,7 @@ def result_response(request_id: Any, result: Any) -> bytes:
 
 def result_response_raw(request_id: Any, result_json: str) -> bytes:
     """A response whose result is already JSON text (cached ``tools/list`` bodies)."""
-    return f'{{"jsonrpc":"2.0","id":{_dumps(request_id)},"result":{result_json}}}\n'.encode()
+    return f'{{"jsonrpc":"2.0","id":{_dumps_ascii(request_id)},"result":{result_json}}}\n'.encode()
 
 
 def error_response(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
