@@ -233,7 +233,20 @@ def _check_contract(
     names = {tool.get("name") for tool in contract}
     # A tool only the server has is not ours to judge.
     changes = [change for change in compare_tools(expected, actual) if change.tool in names]
-    breaking = [change for change in changes if change.severity == Severity.BREAKING]
+    # A reordered parameter list breaks code generated from the contract, not this
+    # client: it sends arguments by name. So a reorder is a warning here, never fatal.
+    reordered = [change for change in changes if change.rule == "PARAM_ORDER_CHANGED"]
+    breaking = [
+        change
+        for change in changes
+        if change.severity == Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED"
+    ]
+    if reordered:
+        logger.warning(
+            "the server's parameter order differs from the contract (calls by name are "
+            "unaffected): %s",
+            "; ".join(f"tool {change.tool!r}: {change.message}" for change in reordered),
+        )
     if breaking:
         message = "the server's tools break the contract:\n" + "\n".join(
             f"  tool {change.tool!r}: {change.message} ({change.rule})" for change in breaking
