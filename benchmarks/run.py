@@ -96,6 +96,7 @@ class ServerSpec:
     argv: list[str]
     tools: tuple[str, ...] = ("add", "profile")
     note: str = ""
+    startup_only: bool = False
     startup_ms: list[float] = field(default_factory=list)
     shutdown_ms: list[float] = field(default_factory=list)
     calls: dict[str, list[int]] = field(default_factory=dict)
@@ -107,6 +108,10 @@ def server_specs(build_dir: Path, tools_json: Path) -> list[ServerSpec]:
     return [
         ServerSpec("mcpgen", "mcpgen (generated)", [PY, "-m", "bench_mcp"],
                    note="validates arguments and output (compiled JSON Schema)"),
+        ServerSpec("mcpgen_models", "mcpgen, impl imports models",
+                   [PY, "-m", "bench_mcp", "--impl", "mcpgen_impl_models:BenchImpl"],
+                   note="start-up only: the implementation module imports the generated "
+                   "pydantic models at run time", startup_only=True),
         ServerSpec("sdk_lowlevel", "SDK low-level Server",
                    [PY, str(s / "sdk_lowlevel.py"), "--tools", str(tools_json)],
                    note="no argument validation (the low-level API does none)"),
@@ -161,7 +166,8 @@ def run_servers(args: argparse.Namespace, specs: list[ServerSpec], env: dict[str
             log = logs / f"{spec.key}.stderr"
             for _ in range(args.startups):
                 measure_startup(spec, env, log)
-            measure_calls(spec, env, log, args.calls, args.pipelined, args.warmup)
+            if not spec.startup_only:
+                measure_calls(spec, env, log, args.calls, args.pipelined, args.warmup)
         _progress(f"servers: round {round_no + 1}/{args.rounds} done")
 
 
@@ -187,7 +193,9 @@ def run_clients(args: argparse.Namespace, floor_argv: list[str]) -> dict[str, di
 # --------------------------------------------------------------------------- generator
 
 
-def run_generator(args: argparse.Namespace, mcpgen: str, work: Path) -> list[dict[str, Any]]:
+def run_generator(
+    args: argparse.Namespace, mcpgen: str, work: Path, env: dict[str, str]
+) -> list[dict[str, Any]]:
     rows = []
     for size in args.sizes:
         full_reps = 1 if size >= 1000 else (3 if size >= 100 else 5)
@@ -199,9 +207,9 @@ def run_generator(args: argparse.Namespace, mcpgen: str, work: Path) -> list[dic
         for rep in range(full_reps):
             directory = work / f"gen{size}-{rep}"
             spec = write_spec(directory, size)
-            full.append(_timed_build(mcpgen, spec))
+            full.append(_timed_build(mcpgen, spec, env))
             for _ in range(3 if args.quick else 5):
-                noop.append(_timed_build(mcpgen, spec))
+                noop.append(_timed_build(mcpgen, spec, env))
             out = directory / "build" / f"gen{size}_mcp"
             out_bytes = sum(p.stat().st_size for p in out.rglob("*.py"))
             shutil.rmtree(directory)
@@ -216,9 +224,9 @@ def run_generator(args: argparse.Namespace, mcpgen: str, work: Path) -> list[dic
     return rows
 
 
-def _timed_build(mcpgen: str, spec: Path) -> float:
+def _timed_build(mcpgen: str, spec: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    done = subprocess.run([mcpgen, "build", str(spec)], capture_output=True, text=True)
+    done = subprocess.run([mcpgen, "build", str(spec)], capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"mcpgen build {spec} failed:\n{done.stdout}{done.stderr}")
@@ -274,6 +282,7 @@ def server_rows(specs: list[ServerSpec]) -> list[dict[str, Any]]:
             "startup_ms": statistics.median(spec.startup_ms),
             "startup_ms_all": [round(v, 2) for v in spec.startup_ms],
             "shutdown_ms": statistics.median(spec.shutdown_ms),
+            "startup_only": spec.startup_only,
             "calls": {tool: summary(samples) for tool, samples in spec.calls.items()},
             "pipelined": {
                 "window": WINDOW,
@@ -474,18 +483,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     lines: list[str] = []
     try:
+        # Children run in a plain environment: no PYTHONDONTWRITEBYTECODE (a deployed
+        # server has its bytecode cached), no PYTHONUNBUFFERED, no inherited PYTHONPATH.
+        clean_env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
         # (a) build the generated server from the spec, as a user would
         spec = work / "bench.yaml"
         shutil.copy(HERE / "specs" / "bench.yaml", spec)
-        result["bench_build_s"] = _timed_build(mcpgen, spec)
+        result["bench_build_s"] = _timed_build(mcpgen, spec, clean_env)
         build_dir = work / "build"
         sys.path.insert(0, str(build_dir))
         from bench_mcp import contract  # the descriptors every peer publishes
 
         tools_json = work / "tools.json"
         tools_json.write_text(json.dumps(contract.TOOLS))
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
-        env["PYTHONPATH"] = os.pathsep.join([str(build_dir), str(SERVERS_DIR)])
+        env = dict(clean_env, PYTHONPATH=os.pathsep.join([str(build_dir), str(SERVERS_DIR)]))
         logs = work / "logs"
         logs.mkdir()
         specs = server_specs(build_dir, tools_json)
@@ -507,7 +518,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gen_rows: list[dict[str, Any]] = []
         steps: list[dict[str, Any]] = []
         if "generator" not in args.skip:
-            gen_rows = run_generator(args, mcpgen, work)
+            gen_rows = run_generator(args, mcpgen, work, clean_env)
             steps = growth(gen_rows)
             result["generator"] = {"sizes": gen_rows, "growth": steps}
             lines += print_generator_table(gen_rows, steps)
