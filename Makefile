@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint golden bench clean
+.PHONY: npm-tools
+NPM_STAMP := node_modules/.installed
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +20,21 @@ demo: $(STAMP)
 	$(BIN)/python examples/weather/demo.py
 
 ## test: the whole suite (unit, golden, mypy on generated code, interop with the official SDK)
-test: $(STAMP)
+test: $(STAMP) npm-tools
 	$(BIN)/mcpgen build examples/weather/tools.yaml
 	$(BIN)/pytest -q -p no:cacheprovider
+
+## npm-tools: the npm test tools (MCP conformance suite, MCP Inspector, a Node 22 binary), npm ci from package-lock.json
+npm-tools:
+	@if command -v npm >/dev/null 2>&1; then \
+		$(MAKE) --no-print-directory $(NPM_STAMP); \
+	else \
+		echo "npm not found: tests/test_conformance.py and tests/test_inspector.py will be skipped"; \
+	fi
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NPM_STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check mcpgen tests
