@@ -66,13 +66,31 @@ def _mark(node: yaml.Node) -> Position:
     return Position(node.start_mark.line + 1, node.start_mark.column + 1)
 
 
+# Values an alias may add by repeating a node already built: a spec has no use for
+# more, and without a bound a few hundred bytes of nested aliases ("billion laughs")
+# expand to billions of values.
+MAX_ALIAS_EXPANSION = 100_000
+
+
+class _AliasBomb(Exception):
+    pass
+
+
 class _Builder:
     def __init__(self, filename: str) -> None:
         self.filename = filename
         self.doc = PositionedDocument(data=None)
         self.problems: list[Diagnostic] = []
+        self._built: set[int] = set()  # ids of the nodes built once already
+        self._repeated = 0
 
     def build(self, node: yaml.Node, path: Path) -> Any:
+        if id(node) in self._built:
+            self._repeated += 1
+            if self._repeated > MAX_ALIAS_EXPANSION:
+                raise _AliasBomb
+        else:
+            self._built.add(id(node))
         self.doc.values[path] = _mark(node)
         if isinstance(node, yaml.MappingNode):
             result: dict[str, Any] = {}
@@ -148,6 +166,11 @@ def load_yaml(text: str, filename: str) -> tuple[PositionedDocument, list[Diagno
         ]
     try:
         builder.doc.data = builder.build(nodes[0], ())
+    except _AliasBomb:
+        builder.doc.data = None
+        return builder.doc, [Diagnostic(
+            filename, 1, 1, "",
+            f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} repeated values")]
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         return builder.doc, [Diagnostic(filename, 1, 1, "", f"YAML error: {exc}")]
     return builder.doc, builder.problems
