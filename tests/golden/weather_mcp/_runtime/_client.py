@@ -343,6 +343,9 @@ class _SessionState:
             logger.exception("the notification handler failed on %s", event.method)
 
     def _check_usable(self) -> None:
+        # Using a session outside its lifetime is a bug in the caller, not an MCP error.
+        if self._closed:
+            raise RuntimeError("the session is closed")
         if not self._connected:
             raise RuntimeError("the session is not connected; call connect() or use `with`")
 
