@@ -5,10 +5,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .build import BuildResult
 
 __all__ = ["main"]
 
@@ -38,38 +42,46 @@ def build(
 ) -> None:
     """Generate the package for each SPEC."""
     from .build import build_spec
+    from .progress import BuildProgress
 
     if output is not None and len(specs) > 1:
         raise click.UsageError("--output applies to one spec at a time")
-    failed = False
+    progress = BuildProgress(len(specs))
     for spec in specs:
+        progress.begin(spec)
         result = build_spec(
             spec, output=output, check=check, force=force, allow_outside_refs=allow_outside_refs
         )
+        if result.diagnostics or result.diffs:
+            progress.interrupt()
         for diagnostic in result.diagnostics:
             (_echo_warning if diagnostic.level == "warning" else _echo_error)(str(diagnostic))
         for diff in result.diffs:
             click.echo(diff, nl=not diff.endswith("\n"))
-        timing = f"({result.seconds:.2f}s)"
-        if result.status == "invalid":
-            errors = sum(1 for d in result.diagnostics if d.level == "error")
-            _echo_error(f"{spec}: invalid, {errors} error(s) {timing}")
-        elif result.status == "refused":
-            _echo_error(f"{spec}: {result.message}")
-        elif result.status == "stale":
-            _echo_error(f"{spec}: stale, {len(result.diffs)} file(s) differ from {result.output} {timing}")
-        elif result.status == "fresh":
-            click.echo(f"{spec}: up to date ({result.output}) {timing}")
-        elif result.status == "unchanged":
-            click.echo(f"{spec}: unchanged ({result.output}) {timing}")
-        else:
-            assert result.report is not None
-            click.echo(
-                f"{spec}: wrote {len(result.report.written)} file(s), removed "
-                f"{len(result.report.removed)} → {result.output} {timing}"
-            )
-        failed |= not result.ok
-    sys.exit(1 if failed else 0)
+        progress.finish(_build_summary(spec, result), status=result.status, ok=result.ok)
+    progress.close()
+    sys.exit(1 if progress.failed else 0)
+
+
+def _build_summary(spec: Path, result: BuildResult) -> str:
+    """One line per spec, the same on a terminal and in a pipe."""
+    timing = f"({result.seconds:.2f}s)"
+    if result.status == "invalid":
+        errors = sum(1 for d in result.diagnostics if d.level == "error")
+        return f"{spec}: invalid, {errors} error(s) {timing}"
+    if result.status == "refused":
+        return f"{spec}: {result.message}"
+    if result.status == "stale":
+        return f"{spec}: stale, {len(result.diffs)} file(s) differ from {result.output} {timing}"
+    if result.status == "fresh":
+        return f"{spec}: up to date ({result.output}) {timing}"
+    if result.status == "unchanged":
+        return f"{spec}: unchanged ({result.output}) {timing}"
+    assert result.report is not None
+    return (
+        f"{spec}: wrote {len(result.report.written)} file(s), removed "
+        f"{len(result.report.removed)} → {result.output} {timing}"
+    )
 
 
 @main.command()
@@ -117,3 +129,85 @@ def init(directory: Path, force: bool) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     target.write_text(STARTER_SPEC, encoding="utf-8")
     click.echo(f"wrote {target}; next: mcpgen build {target}")
+
+
+@main.command()
+@click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option(
+    "--against",
+    metavar="GIT_REF",
+    help="Compare SPEC with itself as committed at GIT_REF (its schema files included).",
+)
+@click.option(
+    "--category",
+    type=click.Choice(["source", "call", "behavior"]),
+    default="behavior",
+    show_default=True,
+    help="Fail on breaking changes of this category or a stricter one "
+    "(source ⊃ call ⊃ behavior; behavior = every breaking change).",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="text: grouped per tool; json: one document; github: workflow annotations.",
+)
+@click.option("--ignore", "ignored", multiple=True, metavar="RULE", help="Leave out a rule (repeat).")
+@click.option("--allow-outside-refs", is_flag=True, help="Follow $ref files outside the spec's tree.")
+def diff(
+    specs: tuple[Path, ...],
+    against: str | None,
+    category: str,
+    output_format: str,
+    ignored: tuple[str, ...],
+    allow_outside_refs: bool,
+) -> None:
+    """Classify every contract change from OLD to NEW: `mcpgen diff OLD NEW`, or
+    `mcpgen diff SPEC --against GIT_REF`. Exit 1 on a breaking change at --category,
+    2 when a spec cannot be read."""
+    import tempfile
+
+    from .diff import (
+        ALL_RULES,
+        DiffFailed,
+        diff_against_git,
+        diff_files,
+        render_github,
+        render_json,
+        render_text,
+    )
+    from .runtime._compat import Category
+
+    expected = 1 if against is not None else 2
+    if len(specs) != expected:
+        usage = "SPEC --against GIT_REF" if against is not None else "OLD NEW"
+        raise click.UsageError(f"expected {usage}, got {len(specs)} spec path(s)")
+    unknown = [rule for rule in ignored if rule not in ALL_RULES]
+    if unknown:
+        raise click.BadParameter(f"unknown rule(s): {', '.join(unknown)}", param_hint="--ignore")
+    try:
+        if against is not None:
+            with tempfile.TemporaryDirectory(prefix="mcpgen-diff-") as scratch:
+                report = diff_against_git(
+                    specs[0], against, Path(scratch), allow_outside_refs=allow_outside_refs
+                )
+        else:
+            report = diff_files(specs[0], specs[1], allow_outside_refs=allow_outside_refs)
+    except DiffFailed as exc:
+        for diagnostic in exc.diagnostics:
+            _echo_error(str(diagnostic))
+        _echo_error(f"mcpgen diff: {exc}")
+        sys.exit(2)
+    report = report.ignoring(ignored)
+    level = Category[category.upper()]
+    if output_format == "json":
+        click.echo(render_json(report, level))
+    elif output_format == "github":
+        for line in render_github(report, level):
+            click.echo(line)
+    else:
+        for line in render_text(report, level, color=True):
+            click.echo(line)  # click strips the colours when stdout is not a terminal
+    sys.exit(1 if report.failing(level) else 0)
