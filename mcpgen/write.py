@@ -133,9 +133,7 @@ def write_package(
             report.unchanged.append(name)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(target.name + ".mcpgen-tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, target)  # atomic: a reader never sees half a file
+        _replace_file(target, data)
         report.written.append(name)
     for name in sorted(previous - set(files)):
         target = _confined(out, name)
@@ -147,8 +145,19 @@ def write_package(
         "inputs": dict(inputs),
         "outputs": {name: _sha(data) for name, data in files.items()},
     }
-    (out / MANIFEST).write_text(json.dumps(new_manifest, indent=2, sort_keys=True) + "\n")
+    manifest_text = json.dumps(new_manifest, indent=2, sort_keys=True) + "\n"
+    _replace_file(out / MANIFEST, manifest_text.encode())
     return report
+
+
+def _replace_file(target: Path, data: bytes) -> None:
+    """Write ``target`` through a temporary file and an atomic rename (a reader never
+    sees half a file). A symlink planted at either name is replaced, never followed,
+    so the bytes cannot land outside the output directory."""
+    temporary = target.with_name(target.name + ".mcpgen-tmp")
+    temporary.unlink(missing_ok=True)
+    temporary.write_bytes(data)
+    os.replace(temporary, target)
 
 
 def _confined(out: Path, name: str) -> Path:
