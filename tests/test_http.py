@@ -447,3 +447,15 @@ def test_unknown_cursor_is_invalid_params(extra_app: Any) -> None:
             return info.value
 
     assert anyio.run(go).code == -32602
+
+
+def test_contract_the_sdk_would_rewrite_is_refused() -> None:
+    """The SDK drops null-valued keywords at a schema's root: such a contract would be
+    published differently over HTTP than over stdio, so the server refuses to start."""
+    from mcpgen.runtime._http import HttpUnavailable, _check_sdk_keeps_listings
+
+    fine = {"name": "t", "inputSchema": {"type": "object", "x-note": {"a": None}}}
+    _check_sdk_keeps_listings({"2025-11-25": [fine], MODERN: [fine]})
+    rewritten = {"name": "t", "inputSchema": {"type": "object", "x-note": None}}
+    with pytest.raises(HttpUnavailable, match="'t': the mcp SDK would publish a different"):
+        _check_sdk_keeps_listings({"2025-11-25": [rewritten]})

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._errors import ToolError
 from ._tools import App, CallOutcome, ToolRuntime, for_revision
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, TOOL_FIELDS
 
@@ -74,7 +75,8 @@ INSTALL_HINT = (
 
 
 class HttpUnavailable(RuntimeError):
-    """The optional ``mcp`` SDK (or a part of it) cannot be imported."""
+    """HTTP cannot be served: the optional ``mcp`` SDK is missing, or it would
+    publish this contract differently than the contract says."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +119,7 @@ def build_sdk_server(app: App) -> Server[Any]:
     listings: dict[str, list[dict[str, Any]]] = {
         version: json.loads(payload)["tools"] for version, payload in app.list_payloads.items()
     }
+    _check_sdk_keeps_listings(listings)
     sync_slots = _SyncSlots(MAX_SYNC_THREADS)
 
     async def list_tools(
@@ -160,6 +163,37 @@ def build_sdk_server(app: App) -> Server[Any]:
     return server
 
 
+def _check_sdk_keeps_listings(listings: Mapping[str, list[dict[str, Any]]]) -> None:
+    """Refuse to serve a contract whose descriptors the SDK would change.
+
+    The SDK re-validates every ``tools/list`` result against its model of the
+    negotiated revision and sends the re-serialised form. For a contract's
+    descriptors that is the same JSON (keys may be reordered), except in corner
+    cases such as a ``null``-valued keyword at the root of a schema, which its
+    serialiser drops. Then HTTP would publish another contract than stdio (and
+    than ``contract.FINGERPRINTS``): better a clear error at start-up.
+    """
+    from mcp_types import methods
+
+    for version, tools in listings.items():
+        result: dict[str, Any] = _complete({"tools": tools}, version)
+        if version in MODERN_VERSIONS:
+            result.update(ttlMs=0, cacheScope="private")
+        try:
+            sent = methods.serialize_server_result("tools/list", version, result)["tools"]
+        except (KeyError, ValueError) as exc:  # a revision this SDK does not know, a bad tool
+            raise HttpUnavailable(
+                f"the mcp SDK cannot publish this contract's tools at {version}: {exc}"
+            ) from None
+        for ours, theirs in zip(tools, sent, strict=True):
+            if ours != theirs:
+                raise HttpUnavailable(
+                    f"tool {ours.get('name')!r}: the mcp SDK would publish a different descriptor "
+                    f"at {version} than the contract's; ours: {json.dumps(ours, sort_keys=True)}; "
+                    f"the SDK's: {json.dumps(theirs, sort_keys=True)}"
+                )
+
+
 def _complete(result: dict[str, Any], version: str) -> dict[str, Any]:
     """2026-07-28 results carry ``resultType`` (the SDK adds it only to typed results)."""
     if version in MODERN_VERSIONS:
@@ -172,8 +206,6 @@ async def run_call(
 ) -> CallOutcome:
     """One ``tools/call`` through the runtime: validate, run (bounded by the tool's
     timeout), convert. Bad arguments and ``ToolError`` become ``isError`` results."""
-    from ._errors import ToolError
-
     try:
         args = tool.check_arguments(arguments)
     except ToolError as exc:
@@ -295,8 +327,9 @@ def serve_http(
         "lifespan": "on",
         "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
     }
+    asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
     if options.workers <= 1:
-        uvicorn.run(build_asgi_app(app, options), **common)
+        uvicorn.run(asgi_app, **common)
         return
     if impl is None or base_class is None or build_app is None:
         raise ValueError("--workers needs the implementation, base class and build_app by name")
