@@ -11,9 +11,11 @@ stdio is served by this runtime alone; http by the optional ``mcp`` SDK
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ._stdio_server import run_stdio
@@ -89,8 +91,11 @@ def main(
     if args.path is not None and not args.path.startswith("/"):
         parser.error("--path must start with '/'")
     try:
-        impl = load_implementation(args.impl, base_class)
-        app = build_app(impl)
+        # On stdio, stdout is the protocol stream: what the implementation prints or
+        # logs while it is imported and constructed goes to stderr, as in handlers.
+        with _stdout_to_stderr() if args.transport == "stdio" else contextlib.nullcontext():
+            impl = load_implementation(args.impl, base_class)
+            app = build_app(impl)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
@@ -129,6 +134,22 @@ def _serve_http(
     except KeyboardInterrupt:
         pass
     return 0
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point fd 1 and ``sys.stdout`` at stderr for a while, then restore both."""
+    sys.stdout.flush()
+    saved_fd, saved_stream = os.dup(1), sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        sys.stdout = saved_stream
 
 
 def _positive_int(text: str) -> int:
