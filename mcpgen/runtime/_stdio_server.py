@@ -241,9 +241,7 @@ def _async_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome
 
 def run_stdio(app: App, *, max_message_bytes: int | None = None) -> None:
     """Serve ``app`` on this process's stdin/stdout until EOF."""
-    limit = max_message_bytes or int(
-        os.environ.get("MCPGEN_MAX_MESSAGE_BYTES", DEFAULT_MAX_MESSAGE_BYTES)
-    )
+    limit = max_message_bytes or _limit_from_environment()
     protocol_out = _take_stdout()
     try:
         serve_streams(app, sys.stdin.buffer, protocol_out, max_message_bytes=limit)
@@ -254,6 +252,21 @@ def run_stdio(app: App, *, max_message_bytes: int | None = None) -> None:
             protocol_out.close()
         except OSError:
             pass
+
+
+def _limit_from_environment() -> int:
+    text = os.environ.get("MCPGEN_MAX_MESSAGE_BYTES")
+    if text is None:
+        return DEFAULT_MAX_MESSAGE_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:  # a negative limit would silently lift the bound altogether
+        print(f"mcpgen: ignoring MCPGEN_MAX_MESSAGE_BYTES={text!r} (not a positive integer); "
+              f"the limit is {DEFAULT_MAX_MESSAGE_BYTES} bytes", file=sys.stderr, flush=True)
+        return DEFAULT_MAX_MESSAGE_BYTES
+    return value
 
 
 def _take_stdout() -> BinaryIO:
