@@ -211,3 +211,56 @@ def diff(
         for line in render_text(report, level, color=True):
             click.echo(line)  # click strips the colours when stdout is not a terminal
     sys.exit(1 if report.failing(level) else 0)
+
+
+@main.command(
+    "import",
+    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+)
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option(
+    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("tools.yaml"),
+    show_default=True, help="Where to write the spec ('-' for stdout).",
+)
+@click.option("--package", help="Import name of the generated package (default: from the server name).")
+@click.option("--name", help="server.name in the spec (names the classes; default: serverInfo.name).")
+@click.option(
+    "--exact", is_flag=True,
+    help="Keep every inputSchema as listed (input_schema:) instead of writing parameters.",
+)
+@click.option("--force", is_flag=True, help="Overwrite an existing output file.")
+@click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request.")
+def import_(
+    command: tuple[str, ...],
+    output: Path,
+    package: str | None,
+    name: str | None,
+    exact: bool,
+    force: bool,
+    timeout: float,
+) -> None:
+    """Start the MCP server `COMMAND…` over stdio, list its tools and write a spec
+    that reproduces its contract: `mcpgen import -o tools.yaml -- uvx mcp-server-time`."""
+    from .importer import ImportFailed, import_server
+
+    to_stdout = str(output) == "-"
+    if not to_stdout and output.exists() and not force:
+        _echo_error(f"{output} exists; pass --force to overwrite it")
+        sys.exit(1)
+    spec_dir = Path.cwd() if to_stdout else (output.parent if str(output.parent) else Path("."))
+    try:
+        spec = import_server(
+            command, package=package, name=name, exact=exact, timeout=timeout, spec_dir=spec_dir
+        )
+    except ImportFailed as exc:
+        _echo_error(f"mcpgen import: {exc}")
+        sys.exit(1)
+    if to_stdout:
+        click.echo(spec.text, nl=False)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text(spec.text, encoding="utf-8")
+    differing = len(spec.notes)
+    detail = f"; {differing} publish a slightly different form (see the comments)" if differing else ""
+    click.echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
+    click.echo(f"next: mcpgen build {output}")
