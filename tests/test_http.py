@@ -214,6 +214,24 @@ def test_http_modern_era_matches_stdio(weather_gen: Path, published: list[dict[s
     assert http["unknown"]["code"] == -32602
 
 
+def test_http_json_response(weather_gen: Path, published: list[dict[str, Any]]) -> None:
+    """``--json-response``: each POST is answered with application/json, not SSE."""
+    with weather_http(weather_gen, "--json-response") as server:
+        response = httpx2.post(
+            server.url,
+            json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+            headers={"accept": "application/json, text/event-stream",
+                     "mcp-protocol-version": "2025-11-25"},
+            timeout=20,
+        )
+        http = anyio.run(sdk_session, server.url, "legacy")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["result"]["tools"] == published
+    assert http["tools"] == published
+    assert http["calls"][0]["structuredContent"]["city"] == "Oslo"
+
+
 def _worker_pids(parent: int) -> list[int]:
     """Children of ``parent`` that are uvicorn worker processes (multiprocessing spawn)."""
     found = []
