@@ -174,14 +174,17 @@ def _check_sdk_keeps_listings(listings: Mapping[str, list[dict[str, Any]]]) -> N
     than ``contract.FINGERPRINTS``): better a clear error at start-up.
     """
     from mcp_types import methods
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
     for version, tools in listings.items():
+        if version not in (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS):
+            continue  # this SDK never serves that revision
         result: dict[str, Any] = _complete({"tools": tools}, version)
         if version in MODERN_VERSIONS:
             result.update(ttlMs=0, cacheScope="private")
         try:
             sent = methods.serialize_server_result("tools/list", version, result)["tools"]
-        except (KeyError, ValueError) as exc:  # a revision this SDK does not know, a bad tool
+        except (KeyError, ValueError) as exc:  # includes pydantic's ValidationError
             raise HttpUnavailable(
                 f"the mcp SDK cannot publish this contract's tools at {version}: {exc}"
             ) from None
