@@ -163,7 +163,10 @@ def _docstrings(contract: ir.Contract) -> dict[str, str]:
             "TypedDicts of validated JSON argument values, keyed by wire names.\n"
         ),
         "package_module": f"Generated MCP server and client package for the {name!r} contract.",
-        "main_module": f"Run the {name!r} server: ``python -m {package} [--impl module:Class]``.",
+        "main_module": (
+            f"Run the {name!r} server: ``python -m {package} [--impl module:Class] "
+            "[--transport stdio|http]``."
+        ),
         "client_module": (
             f"Typed clients for the {name!r} contract.\n\n"
             f"``{prefix}Client`` (sync) and ``Async{prefix}Client`` mirror each other method\n"
