@@ -81,8 +81,17 @@ _AFTER: Final = {
 
 
 def _rank_table() -> dict[str, int]:
-    order = [name for name in ("PACKAGE_RENAMED", "SERVER_CLASSES_RENAMED", "TYPE_REMOVED",
-                               "SERVER_INSTRUCTIONS_CHANGED", "SERVER_INFO_CHANGED", "TYPE_ADDED")]
+    order = [
+        name
+        for name in (
+            "PACKAGE_RENAMED",
+            "SERVER_CLASSES_RENAMED",
+            "TYPE_REMOVED",
+            "SERVER_INSTRUCTIONS_CHANGED",
+            "SERVER_INFO_CHANGED",
+            "TYPE_ADDED",
+        )
+    ]
     for name in RULES:
         order.append(name)
         order.extend(rule for rule, after in _AFTER.items() if after == name)
@@ -185,9 +194,7 @@ def _tool_lines(new: ir.Contract) -> dict[str, int]:
 
 def _git(cwd: Path, *args: str) -> bytes:
     try:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, capture_output=True, check=False, timeout=60
-        )
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False, timeout=60)
     except FileNotFoundError:
         raise DiffFailed("--against needs git on PATH") from None
     if done.returncode != 0:
@@ -284,7 +291,8 @@ def diff_contracts(
         )
         _compare_tool(old_tool, new_tool, out, lines, param_renamed)
     ordered = sorted(
-        out.items, key=lambda item: (item[0].tool, _RANK[item[0].rule], item[0].path, item[0].message)
+        out.items,
+        key=lambda item: (item[0].tool, _RANK[item[0].rule], item[0].path, item[0].message),
     )
     return [LocatedChange(change, line) for change, line in ordered]
 
@@ -307,7 +315,9 @@ def _pairs(
 
 def _compare_contract(old: ir.Contract, new: ir.Contract, out: _Changes, lines: _Lines) -> None:
     if old.package != new.package:
-        message = f"package {old.package!r} -> {new.package!r}: imports of the generated package break"
+        message = (
+            f"package {old.package!r} -> {new.package!r}: imports of the generated package break"
+        )
         out.add(CONTRACT, "PACKAGE_RENAMED", "package", message, lines.at(("package",)))
     at_name = lines.at(("server", "name"))
     if old.server.class_prefix != new.server.class_prefix:
@@ -321,18 +331,24 @@ def _compare_contract(old: ir.Contract, new: ir.Contract, out: _Changes, lines: 
         before, after = getattr(old.server, key), getattr(new.server, key)
         if before != after:
             message = f"server {key} {_show(before)} -> {_show(after)}"
-            out.add(CONTRACT, "SERVER_INFO_CHANGED", f"server.{key}", message,
-                    lines.at(("server", key)))
+            out.add(
+                CONTRACT, "SERVER_INFO_CHANGED", f"server.{key}", message, lines.at(("server", key))
+            )
     if old.server.instructions != new.server.instructions:
-        out.add(CONTRACT, "SERVER_INSTRUCTIONS_CHANGED", "server.instructions",
-                "instructions changed (they steer the model); review the new text",
-                lines.at(("server", "instructions")))
+        out.add(
+            CONTRACT,
+            "SERVER_INSTRUCTIONS_CHANGED",
+            "server.instructions",
+            "instructions changed (they steer the model); review the new text",
+            lines.at(("server", "instructions")),
+        )
     for name in sorted(old.types.keys() - new.types.keys()):
         message = f"type {name!r} and its model class {name} are gone"
         out.add(CONTRACT, "TYPE_REMOVED", f"types.{name}", message, lines.at(("types",)))
     for name in sorted(new.types.keys() - old.types.keys()):
-        out.add(CONTRACT, "TYPE_ADDED", f"types.{name}", f"new type {name!r}",
-                lines.at(("types", name)))
+        out.add(
+            CONTRACT, "TYPE_ADDED", f"types.{name}", f"new type {name!r}", lines.at(("types", name))
+        )
 
 
 def _compare_tool(
@@ -356,11 +372,15 @@ def _compare_tool(
             path = f"inputSchema.properties.{after.name}"
             out.add(tool, "PARAM_PY_RENAMED", path, message, lines.of(new.name, path))
     if old.callback != new.callback:
-        message = (f"handler shape {old.callback} -> {new.callback}"
-                   f"{_implied(new)}; implementations must change their signature")
+        message = (
+            f"handler shape {old.callback} -> {new.callback}"
+            f"{_implied(new)}; implementations must change their signature"
+        )
         out.add(tool, "CALLBACK_CHANGED", "callback", message, lines.tool_key(new.name, "callback"))
     elif old.callback != "structured" and old.returns != new.returns:
-        message = f"returns {old.returns} -> {new.returns}: the handler and client method types change"
+        message = (
+            f"returns {old.returns} -> {new.returns}: the handler and client method types change"
+        )
         out.add(tool, "RETURNS_CHANGED", "returns", message, lines.tool_key(new.name, "returns"))
     if old.is_async != new.is_async:
         shape = "async def" if new.is_async else "def"
@@ -415,8 +435,11 @@ class _Lines:
     def _uses_parameters(self, index: int) -> bool:
         data = self.doc.data if self.doc is not None else None
         tools = data.get("tools") if isinstance(data, dict) else None
-        return isinstance(tools, list) and isinstance(tools[index], dict) and (
-            "input_schema" not in tools[index])
+        return (
+            isinstance(tools, list)
+            and isinstance(tools[index], dict)
+            and ("input_schema" not in tools[index])
+        )
 
     def at(self, path: tuple[str | int, ...]) -> int | None:
         if self.doc is None:
@@ -439,16 +462,22 @@ class _Lines:
         parameters = self._uses_parameters(index)
         prefix = "inputSchema.properties."
         if path.startswith(prefix):
-            name = path[len(prefix):].split(".", 1)[0].split("[", 1)[0]
+            name = path[len(prefix) :].split(".", 1)[0].split("[", 1)[0]
             positions = {p.name: i for i, p in enumerate(ir_tool.parameters)}
             if parameters and name in positions:
                 return self.doc.position(("tools", index, "parameters", positions[name])).line
             return self.doc.position(("tools", index, "input_schema"), key=True).line
         head = path.split(".", 1)[0]
-        key = {"inputSchema": "parameters" if parameters else "input_schema",
-               "outputSchema": "output_schema", "annotations": "hints",
-               "execution": "task_support", "_meta": "meta", "title": "title",
-               "description": "description", "icons": "icons"}.get(head)
+        key = {
+            "inputSchema": "parameters" if parameters else "input_schema",
+            "outputSchema": "output_schema",
+            "annotations": "hints",
+            "execution": "task_support",
+            "_meta": "meta",
+            "title": "title",
+            "description": "description",
+            "icons": "icons",
+        }.get(head)
         if key is None:
             return self.tool(tool)
         return self.doc.position(("tools", index, key), key=True).line
@@ -474,12 +503,16 @@ def render_text(report: DiffReport, category: Category, *, color: bool = False) 
             current = change.tool
             line = report.tool_lines.get(change.tool)
             where = f" ({report.new_file}:{line})" if line else ""
-            lines.append(f"{change.tool}{where}" if change.tool else "contract (package, server, types)")
+            lines.append(
+                f"{change.tool}{where}" if change.tool else "contract (package, server, types)"
+            )
         severity = change.severity.value
         label = f"{severity:<10} {_category_label(change):<8}"
         if color:
-            tint = {"breaking": "red" if located.fails(category) else "magenta",
-                    "warning": "yellow"}.get(severity)
+            tint = {
+                "breaking": "red" if located.fails(category) else "magenta",
+                "warning": "yellow",
+            }.get(severity)
             label = click.style(label, fg=tint) if tint else label
         lines.append(f"  {label} {change.rule:<{width}}  {change.path}: {change.message}")
     lines.append(_summary(report, category))
@@ -497,8 +530,10 @@ def _summary(report: DiffReport, category: Category) -> str:
             by_category[located.change.category] += 1
     detail = ", ".join(f"{n} {level.name.lower()}" for level, n in by_category.items() if n)
     breaking = f"{counts[Severity.BREAKING]} breaking" + (f" ({detail})" if detail else "")
-    tally = (f"{len(report.changes)} change(s): {breaking}, {counts[Severity.WARNING]} warning(s), "
-             f"{counts[Severity.COMPATIBLE]} compatible")
+    tally = (
+        f"{len(report.changes)} change(s): {breaking}, {counts[Severity.WARNING]} warning(s), "
+        f"{counts[Severity.COMPATIBLE]} compatible"
+    )
     level = category.name.lower()
     if failing:
         return f"FAIL {tally}; {len(failing)} breaking at --category {level}"

@@ -150,7 +150,8 @@ def spec_from_tools(
 def _breaks(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> bool:
     """Would a generated client (OLD = contract) refuse the live tool (NEW) on connect?"""
     return any(
-        change.severity is Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED"
+        change.severity is Severity.BREAKING
+        and change.rule != "PARAM_ORDER_CHANGED"
         or change.rule in ("DESCRIPTION_CHANGED", "PARAM_DESCRIPTION_CHANGED")
         for change in compare_tools([contract_tool], [live_tool])
     )
@@ -237,8 +238,10 @@ class _TypeHoister:
         while candidate in self.types or candidate in self._taken:
             # The same definition met again (another tool) is the same type, if it is
             # self-contained: refs to other local defs could mean different things.
-            if candidate in self.types and not _has_local_refs(value) and (
-                _canon(self.types[candidate]) == _canon(value)
+            if (
+                candidate in self.types
+                and not _has_local_refs(value)
+                and (_canon(self.types[candidate]) == _canon(value))
             ):
                 return candidate
             candidate, counter = f"{base}{counter}", counter + 1
@@ -411,8 +414,8 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
 def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
     # Short lists of scalars (required, enum, type unions) read best on one line.
     flow = len(value) <= 12 and all(
-        isinstance(item, (int, float, bool)) or (isinstance(item, str) and len(item) < 40
-                                                 and "\n" not in item)
+        isinstance(item, (int, float, bool))
+        or (isinstance(item, str) and len(item) < 40 and "\n" not in item)
         for item in value
     )
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
@@ -424,7 +427,11 @@ _Dumper.add_representer(list, _represent_list)
 
 def _dump(value: Any) -> str:
     return yaml.dump(
-        value, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100,
+        value,
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
         default_flow_style=False,
     )
 
