@@ -15,9 +15,11 @@ a temporary directory, (b) the official SDK's low-level ``Server``, (c) the SDK'
 - generator: ``mcpgen build`` (subprocess) of specs with 10, 100 and 1000 tools,
   in a fresh directory, then a no-op rebuild.
 
-Measurements are interleaved: each round visits every server (in a rotated
-order), so noise from other processes on a shared machine spreads over all of
-them; samples are pooled across rounds. Prints tables with ratios to the SDK
+Measurements are interleaved: start-ups go round-robin over the servers, and
+for calls every server (every client) is live at once and they take turns in
+blocks of 100 calls, in a rotated order, so a burst of load from other
+processes on a shared machine hits all of them alike; samples are pooled.
+Prints tables with ratios to the SDK
 low-level server and to the floor, and writes every figure to
 benchmarks/results/<UTC timestamp>.json. Not part of the test suite.
 """
@@ -133,60 +135,68 @@ def measure_startup(spec: ServerSpec, env: dict[str, str], stderr: Path) -> None
     spec.shutdown_ms.append(server.close() * 1000)
 
 
-def measure_calls(
-    spec: ServerSpec, env: dict[str, str], stderr: Path, calls: int, pipelined: int, warmup: int
-) -> None:
-    server = RawServer(spec.argv, env=env, stderr_path=str(stderr))
-    try:
-        server.initialize()
-        next_id = 1
-        for tool in spec.tools:
-            server.sequential(tool, TOOL_ARGS[tool], warmup, next_id)
-            next_id += warmup
-            spec.calls.setdefault(tool, []).extend(
-                server.sequential(tool, TOOL_ARGS[tool], calls, next_id)
-            )
-            next_id += calls
-        server.pipelined("add", ADD_ARGS, warmup, next_id, WINDOW)
-        next_id += warmup
-        spec.pipelined.append((pipelined, server.pipelined("add", ADD_ARGS, pipelined, next_id, WINDOW)))
-    finally:
-        server.close()
-
-
 def run_servers(args: argparse.Namespace, specs: list[ServerSpec], env: dict[str, str],
                 logs: Path) -> None:
+    """Start-ups one at a time, round-robin over the servers; then every server
+    live at once, measured in alternating blocks of calls (rotated order)."""
     for spec in specs:  # compile bytecode, fill the page cache; not measured
         measure_startup(spec, env, logs / f"{spec.key}.stderr")
         spec.startup_ms.clear()
         spec.shutdown_ms.clear()
-    for round_no in range(args.rounds):
-        order = specs[round_no % len(specs):] + specs[: round_no % len(specs)]
-        for spec in order:
-            log = logs / f"{spec.key}.stderr"
-            for _ in range(args.startups):
-                measure_startup(spec, env, log)
-            if not spec.startup_only:
-                measure_calls(spec, env, log, args.calls, args.pipelined, args.warmup)
-        _progress(f"servers: round {round_no + 1}/{args.rounds} done")
+    for i in range(args.startups):
+        for spec in _rotated(specs, i):
+            measure_startup(spec, env, logs / f"{spec.key}.stderr")
+    _progress(f"servers: {args.startups} start-ups each")
+
+    live = [spec for spec in specs if not spec.startup_only]
+    conns = {spec.key: RawServer(spec.argv, env=env, stderr_path=str(logs / f"{spec.key}.stderr"))
+             for spec in live}
+    next_id = dict.fromkeys(conns, 1)
+
+    def ids(key: str, n: int) -> int:
+        first = next_id[key]
+        next_id[key] += n
+        return first
+
+    try:
+        for spec in live:
+            server = conns[spec.key]
+            server.initialize()
+            for tool in spec.tools:
+                server.sequential(tool, TOOL_ARGS[tool], args.warmup, ids(spec.key, args.warmup))
+            server.pipelined("add", ADD_ARGS, args.warmup, ids(spec.key, args.warmup), WINDOW)
+        rounds = max(1, args.calls // args.block)
+        for round_no in range(rounds):
+            for spec in _rotated(live, round_no):
+                server = conns[spec.key]
+                for tool in spec.tools:
+                    spec.calls.setdefault(tool, []).extend(server.sequential(
+                        tool, TOOL_ARGS[tool], args.block, ids(spec.key, args.block)))
+        _progress(f"servers: {rounds} x {args.block} sequential calls per tool each")
+        pipe_block = max(WINDOW, args.block * 2)
+        for round_no in range(max(1, args.pipelined // pipe_block)):
+            for spec in _rotated(live, round_no):
+                seconds = conns[spec.key].pipelined(
+                    "add", ADD_ARGS, pipe_block, ids(spec.key, pipe_block), WINDOW)
+                spec.pipelined.append((pipe_block, seconds))
+        _progress("servers: pipelined calls done")
+    finally:
+        for server in conns.values():
+            server.close()
+
+
+def _rotated(items: list[Any], shift: int) -> list[Any]:
+    shift %= len(items)
+    return items[shift:] + items[:shift]
 
 
 # --------------------------------------------------------------------------- clients
 
 
 def run_clients(args: argparse.Namespace, floor_argv: list[str]) -> dict[str, dict[str, list[int]]]:
-    kinds: dict[str, Callable[[str], list[int]]] = {
-        "mcpgen_sync": lambda tool: clients.mcpgen_sync("bench_mcp", floor_argv, tool, args.calls),
-        "mcpgen_async": lambda tool: clients.mcpgen_async("bench_mcp", floor_argv, tool, args.calls),
-        "sdk_client_session": lambda tool: clients.sdk_client_session(floor_argv, tool, args.calls),
-    }
-    samples: dict[str, dict[str, list[int]]] = {kind: {} for kind in kinds}
-    names = list(kinds)
-    for round_no in range(args.rounds):
-        for kind in names[round_no % 3:] + names[: round_no % 3]:
-            for tool in ("add", "profile"):
-                samples[kind].setdefault(tool, []).extend(kinds[kind](tool))
-        _progress(f"clients: round {round_no + 1}/{args.rounds} done")
+    samples = clients.run("bench_mcp", floor_argv, calls=args.calls, block=args.block,
+                          warmup=args.warmup)
+    _progress("clients: done")
     return samples
 
 
@@ -435,15 +445,21 @@ def _progress(message: str) -> None:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=4, help="interleaved rounds (default 4)")
-    parser.add_argument("--calls", type=int, default=1000,
-                        help="sequential calls per tool per round (default 1000; pooled over rounds)")
-    parser.add_argument("--pipelined", type=int, default=2000,
-                        help="calls per round with 16 in flight (default 2000)")
-    parser.add_argument("--startups", type=int, default=5, help="start-ups per server per round")
+    parser.add_argument("--calls", type=int, default=4000,
+                        help="timed sequential calls per tool and server/client (default 4000)")
+    parser.add_argument("--block", type=int, default=100,
+                        help="calls per turn when alternating between connections (default 100)")
+    parser.add_argument("--pipelined", type=int, default=8000,
+                        help="calls per server with 16 in flight (default 8000)")
+    parser.add_argument("--startups", type=int, default=20, help="start-ups per server (default 20)")
     parser.add_argument("--warmup", type=int, default=300, help="unmeasured calls per connection")
     parser.add_argument("--sizes", default="10,100,1000", help="tool counts for the generator")
     parser.add_argument("--skip", default="", help="comma list of parts to skip: servers,clients,generator")
+    parser.add_argument(
+        "--pin", choices=["same", "none"], default="same",
+        help="same (default): the driver and every server/client process share one CPU, so a "
+        "round trip measures CPU work, not how fast this machine wakes an idle CPU; none: "
+        "leave placement to the scheduler")
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (small counts)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary build directory")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
@@ -451,7 +467,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.sizes = [int(s) for s in args.sizes.split(",") if s]
     args.skip = {s for s in args.skip.split(",") if s}
     if args.quick:
-        args.rounds, args.calls, args.pipelined, args.startups, args.warmup = 1, 200, 400, 3, 50
+        args.calls, args.pipelined, args.startups, args.warmup = 400, 800, 3, 50
         args.sizes = [s for s in args.sizes if s <= 100]
     return args
 
@@ -501,6 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         logs.mkdir()
         specs = server_specs(build_dir, tools_json)
 
+        all_cpus = os.sched_getaffinity(0)
+        if args.pin == "same":  # children inherit the affinity
+            os.sched_setaffinity(0, {max(all_cpus)})
         rows: list[dict[str, Any]] = []
         if "servers" not in args.skip:
             run_servers(args, specs, env, logs)
@@ -515,6 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                             for kind, per in samples.items()}
             result["clients"] = client_stats
             lines += print_client_table(client_stats)
+        os.sched_setaffinity(0, all_cpus)  # builds run as they would anywhere
         gen_rows: list[dict[str, Any]] = []
         steps: list[dict[str, Any]] = []
         if "generator" not in args.skip:
@@ -537,6 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     header = (f"mcpgen benchmarks — {m['nproc']} cores, {m['cpu']}, Python {m['python']}, "
               f"mcp {m['versions']['mcp']}, fastmcp {m['versions']['fastmcp']}; "
               f"load average {load_before[0]:.1f} → {result['loadavg']['after'][0]:.1f}; "
+              f"pin={args.pin}; "
               f"{result['duration_s']:.0f} s")
     print("\n".join([header, *lines]))
     out = args.out or HERE / "results" / time.strftime("%Y%m%dT%H%M%SZ.json", time.gmtime(started))
