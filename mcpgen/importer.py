@@ -206,9 +206,10 @@ class _TypeHoister:
     """Collects the root ``$defs`` of every schema as shared ``types``; an identical
     definition seen in several tools becomes one type."""
 
-    def __init__(self, taken_classes: set[str]) -> None:
+    def __init__(self, tool_stems: set[str]) -> None:
         self.types: dict[str, Any] = {}
-        self._taken = {f"{stem}{suffix}" for stem in taken_classes for suffix in ("Args", "Output")}
+        self._classes = {f"{stem}{suffix}" for stem in tool_stems for suffix in ("Args", "Output")}
+        self._claimed: set[str] = set()
 
     def hoist(self, schema: Any, problems: list[str], where: str) -> Any:
         """``schema`` without root ``$defs``, its ``#/$defs/X`` references renamed to types."""
@@ -221,31 +222,31 @@ class _TypeHoister:
         # Name every definition first (a definition may reference another).
         names: dict[tuple[str, str], str] = {}
         for key, value in defs.items():
-            names[key] = self._name_for(key[1], value, defs)
+            names[key] = self._name_for(key[1], value)
         for key, value in defs.items():
             rewritten = self._rewrite(value, names, problems, where)
             self.types.setdefault(names[key], rewritten)
         body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
         return self._rewrite(body, names, problems, where)
 
-    def _name_for(self, wanted: str, value: Any, defs: Mapping[tuple[str, str], Any]) -> str:
+    def _name_for(self, wanted: str, value: Any) -> str:
         base = re.sub(r"[^0-9A-Za-z_]+", "_", wanted).strip("_") or "Type"
         if base[0].isdigit():
             base = "_" + base
-        if base in self._taken:
+        if base in self._classes:  # a tool's …Args/…Output class already has this name
             base += "Type"
         candidate, counter = base, 2
-        while candidate in self.types or candidate in self._taken:
+        while candidate in self._claimed:
             # The same definition met again (another tool) is the same type, if it is
             # self-contained: refs to other local defs could mean different things.
             if (
                 candidate in self.types
                 and not _has_local_refs(value)
-                and (_canon(self.types[candidate]) == _canon(value))
+                and _canon(self.types[candidate]) == _canon(value)
             ):
                 return candidate
             candidate, counter = f"{base}{counter}", counter + 1
-        self._taken.add(candidate)
+        self._claimed.add(candidate)
         return candidate
 
     def _rewrite(
