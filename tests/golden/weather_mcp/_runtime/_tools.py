@@ -124,8 +124,10 @@ class ToolRuntime:
         except Exception:  # noqa: BLE001 - every failure becomes an error result
             return CallOutcome(self.handler_failed())
         except BaseException as exc:  # KeyboardInterrupt-like from a handler: keep serving
-            if _must_propagate(exc):
+            if isinstance(exc, SystemExit):  # sys.exit() in a sync handler stops the server
                 raise
+            # A CancelledError or GeneratorExit out of a sync call cancels nothing of
+            # ours: like any failure it is the tool's (it used to end the server).
             return CallOutcome(self.handler_failed())
         return self.finish(value)
 
@@ -142,8 +144,10 @@ class ToolRuntime:
         except Exception:  # noqa: BLE001
             return CallOutcome(self.handler_failed())
         except BaseException as exc:
-            if _must_propagate(exc):
+            if _cancelled_from_outside(exc):
                 raise
+            # The handler's own CancelledError (say, from awaiting a task it cancelled)
+            # used to leave the request unanswered; SystemExit killed the loop thread.
             return CallOutcome(self.handler_failed())
         return self.finish(value)
 
@@ -253,11 +257,15 @@ _RETURNS: dict[str, Callable[[Any], dict[str, Any]]] = {
 }
 
 
-def _must_propagate(exc: BaseException) -> bool:
-    """Cancellation and interpreter shutdown pass through a handler boundary."""
+def _cancelled_from_outside(exc: BaseException) -> bool:
+    """A cancellation of the running task (the client cancelled, a timeout, shutdown)
+    passes through a handler boundary; nothing else does."""
     import asyncio
 
-    return isinstance(exc, (asyncio.CancelledError, GeneratorExit, SystemExit))
+    if not isinstance(exc, asyncio.CancelledError):
+        return False
+    task = asyncio.current_task()
+    return task is None or task.cancelling() > 0
 
 
 def for_revision(result: dict[str, Any], version: str) -> dict[str, Any]:
