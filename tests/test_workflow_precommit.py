@@ -1,0 +1,144 @@
+"""The repository's ``.pre-commit-hooks.yaml``, run for real with ``pre-commit try-repo``.
+
+pre-commit clones this repository at HEAD (the hook file must be committed) and
+installs mcpgen from it into its own environment, which needs PyPI for the
+dependencies: the first run takes ~10 s, later runs reuse the environment kept in a
+``PRE_COMMIT_HOME`` shared by the module.  A temporary git repository holds a spec
+and its schema file; the hooks are judged on the exit code and what they print.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "workflow" / "inventory"
+PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
+
+pytestmark = pytest.mark.skipif(
+    not PRE_COMMIT.exists() or shutil.which("git") is None,
+    reason="needs pre-commit (the dev extra) and git",
+)
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def _git(repo: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", *args],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+@pytest.fixture(scope="module")
+def head() -> str:
+    hooks = _git(ROOT, "show", "HEAD:.pre-commit-hooks.yaml")
+    assert {hook["id"] for hook in yaml.safe_load(hooks)} == {"mcpgen-build", "mcpgen-check"}
+    return _git(ROOT, "rev-parse", "HEAD").strip()
+
+
+def _try_repo(repo: Path, hook: str, home: Path, ref: str) -> tuple[int, str]:
+    done = subprocess.run(
+        [
+            str(PRE_COMMIT),
+            "try-repo",
+            str(ROOT),
+            hook,
+            "--ref",
+            ref,
+            "--all-files",
+            "--color",
+            "never",
+        ],
+        cwd=repo,
+        env={**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    if "An unexpected error has occurred" in output and "pip" in output:
+        pytest.skip(f"pre-commit could not install mcpgen (no network to PyPI?):\n{output[-2000:]}")
+    return done.returncode, output
+
+
+def test_hook_definitions() -> None:
+    hooks = {
+        hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    }
+    assert hooks["mcpgen-build"]["entry"] == "mcpgen build"
+    assert hooks["mcpgen-check"]["entry"] == "mcpgen build --check"
+    for hook in hooks.values():
+        assert hook["language"] == "python"
+        assert hook["pass_filenames"] is False and hook["require_serial"] is True
+        pattern = re.compile(hook["files"])
+        for path in (
+            "tools.yaml",
+            "api/tools.yml",
+            "billing.tools.yaml",
+            "schemas/day.json",
+            "svc/schemas/deep/x.yaml",
+        ):
+            assert pattern.search(path), path
+        for path in ("README.md", "mytools.yaml", "schemas.json", "src/tools.py"):
+            assert not pattern.search(path), path
+
+
+def test_check_hook_passes_when_fresh_and_fails_when_stale(
+    tmp_path: Path, pre_commit_home: Path, head: str
+) -> None:
+    repo = tmp_path / "consumer"
+    shutil.copytree(FIXTURE, repo)
+    _git(repo, "init", "-q")
+    _git(repo, "add", "tools.yaml", "schemas/item.json")
+    _git(repo, "commit", "-qm", "contract")
+
+    # The build hook generates the package (untracked output: pre-commit sees no change).
+    code, output = _try_repo(repo, "mcpgen-build", pre_commit_home, head)
+    assert code == 0, output
+    assert (repo / "build" / "inventory_mcp" / "client.py").is_file()
+    _git(repo, "add", "build")
+    _git(repo, "commit", "-qm", "generated")
+
+    code, output = _try_repo(repo, "mcpgen-check", pre_commit_home, head)
+    assert code == 0, output
+    assert "mcpgen build --check" in output and "Passed" in output
+
+    # A schema file the spec references changes: the committed package is stale.
+    item = repo / "schemas" / "item.json"
+    item.write_text(item.read_text().replace("^[A-Z0-9-]+$", "^[A-Z0-9]+$"))
+    before = {p: p.read_bytes() for p in (repo / "build").rglob("*") if p.is_file()}
+    code, output = _try_repo(repo, "mcpgen-check", pre_commit_home, head)
+    assert code == 1, output
+    assert "Failed" in output and "tools.yaml: stale" in output
+    assert {p: p.read_bytes() for p in (repo / "build").rglob("*") if p.is_file()} == before
+
+    # The build hook rewrites the tracked output, so pre-commit fails it: stage and retry.
+    code, output = _try_repo(repo, "mcpgen-build", pre_commit_home, head)
+    assert code == 1 and "files were modified by this hook" in output, output
+    code, output = _try_repo(repo, "mcpgen-check", pre_commit_home, head)
+    assert code == 0, output
