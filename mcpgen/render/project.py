@@ -6,6 +6,7 @@ with black and stable across runs; writing them is ``write.py``'s job.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -62,6 +63,12 @@ class _ToolView:
     defaults: str
     args_var: str
     result_var: str
+    # client-side extras: progress callbacks and task handles
+    kw_sep: str  # ", *" unless the parameters already end in keyword-only ones
+    progress_kw: str  # the keyword-only progress callback parameter's name
+    start_name: str  # start_<tool>: only for tools with task_support optional|required
+    start_doc: str
+    converter: str  # module-level function turning a CallToolResult into the return value
 
 
 def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
@@ -101,6 +108,11 @@ def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
     sent = [p for p in tool.parameters if p.required or p.has_default]
     required_args = "{" + ", ".join(f"{py_literal(p.name)}: {p.py_name}" for p in sent) + "}"
     text = tool.description or tool.title or f"Call tool {tool.name!r}."
+    start_text = (
+        f"{text}\n\nRuns as a task and returns its handle at once: ``status()`` asks for the\n"
+        f"task's state, ``result()`` waits for what ``{tool.py_name}()`` returns,\n"
+        "``cancel()`` stops it.\n"
+    )
     return _ToolView(
         name=tool.name,
         py_name=tool.py_name,
@@ -125,7 +137,26 @@ def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
         defaults=_tuple(p.default if p.has_default else None for p in tool.parameters),
         args_var=args_var,
         result_var=result_var,
+        kw_sep="" if keyword_only else ", *",
+        progress_kw="on_progress" if "on_progress" not in locals_taken else "on_progress_",
+        start_name=f"start_{tool.py_name}",
+        start_doc=py_docstring(start_text),
+        converter=f"_{tool.py_name}_result",
     )
+
+
+def _client_names(tools: list[_ToolView]) -> list[_ToolView]:
+    """Give ``start_<tool>`` a trailing ``_`` where another client method has its name."""
+    taken = {t.py_name for t in tools} | {"close", "list_tools", "session", "stdio", "in_memory"}
+    views = []
+    for view in tools:
+        name = view.start_name
+        if view.task_support != "forbidden":
+            while name in taken:
+                name += "_"
+            taken.add(name)
+        views.append(dataclasses.replace(view, start_name=name))
+    return views
 
 
 def _tuple(values: Any) -> str:
@@ -171,9 +202,14 @@ def _docstrings(contract: ir.Contract) -> dict[str, str]:
             f"Typed clients for the {name!r} contract.\n\n"
             f"``{prefix}Client`` (sync) and ``Async{prefix}Client`` mirror each other method\n"
             "for method. Each tool is a method with the positional handler's signature; an\n"
-            "optional argument left at ``None`` is not sent. On connect the client compares\n"
-            "the server's tools with the contract it was generated from (``verify=\"strict\"``\n"
-            "raises ``ContractMismatch`` on a breaking difference).\n"
+            "optional argument left at ``None`` is not sent, and a keyword-only\n"
+            "``on_progress(progress, total, message)`` receives the call's progress\n"
+            "notifications. A tool whose contract allows tasks also has ``start_<tool>``,\n"
+            "which returns a ``TaskHandle`` (``status()``, ``result()``, ``cancel()``).\n\n"
+            "On connect the client picks the protocol era (``protocol=\"auto\"`` probes with\n"
+            "``server/discover`` and falls back to ``initialize``) and compares the server's\n"
+            "tools with the contract it was generated from (``verify=\"strict\"`` raises\n"
+            "``ContractMismatch`` on a breaking difference).\n"
         ),
         "sync_client": f"Client for the {name!r} server: ``with {prefix}Client.stdio([...]) as c``.",
         "async_client": (
@@ -203,7 +239,7 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
     if contract.server.title is not None:
         server_info["title"] = contract.server.title
     prefix = contract.server.class_prefix
-    tools = [_tool_view(tool, contract.types) for tool in contract.tools]
+    tools = _client_names([_tool_view(tool, contract.types) for tool in contract.tools])
     model_imports = sorted(
         {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
         | {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
@@ -229,6 +265,7 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
         "output_models": sorted(
             f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"
         ),
+        "task_tools": [t for t in tools if t.task_support != "forbidden"],
         "models_body": render_models(contract),
     }
     files: dict[str, bytes] = {}

@@ -129,8 +129,10 @@ class FakeServer:
 
 @pytest.fixture(scope="module")
 def sdk_session() -> Iterator[Session]:
-    # One SDK server for the read-only cases below (starting one costs ~0.5 s).
-    session = Session.stdio(SDK_SERVER, contract=[SDK_ADD], server_id="sdk")
+    # One SDK server for the read-only cases below (starting one costs ~0.5 s). The
+    # SDK server is dual-era; these cases pin the handshake era (the 2026-07-28 era
+    # is covered in tests/test_client_protocol.py).
+    session = Session.stdio(SDK_SERVER, contract=[SDK_ADD], server_id="sdk", protocol="legacy")
     with session:
         yield session
 
@@ -213,7 +215,9 @@ def test_sdk_server_pagination_is_followed() -> None:
 def test_sdk_server_counter_offering_2024_11_05() -> None:
     # The contract holds title/outputSchema, which 2024-11-05 cannot carry: the
     # check compares only the fields that revision defines, so it passes.
-    with Session.stdio([*SDK_SERVER, "--only-2024"], contract=[SDK_ADD]) as session:
+    with Session.stdio(
+        [*SDK_SERVER, "--only-2024"], contract=[SDK_ADD], protocol="legacy"
+    ) as session:
         assert session.protocol_version == "2024-11-05"
         assert session.contract_warnings == []
         result = session.call_tool("add", {"a": 2, "b": 3})
@@ -379,7 +383,13 @@ def test_in_memory_session_with_a_fake_serve() -> None:
         assert convert_result(session.call_tool("add", {"a": 1, "b": 2}), "integer") == 3
         with pytest.raises(Timeout):
             session.call_tool("hang", {}, timeout=0.1)
-    assert fake.methods()[:3] == ["initialize", "notifications/initialized", "tools/list"]
+    # the fake answers the server/discover probe with -32601: the client falls back
+    assert fake.methods()[:4] == [
+        "server/discover",
+        "initialize",
+        "notifications/initialized",
+        "tools/list",
+    ]
     (cancelled,) = [m for m in fake.received if m.get("method") == "notifications/cancelled"]
     hang_id = next(m["id"] for m in fake.received if m.get("params", {}).get("name") == "hang")
     assert cancelled["params"]["requestId"] == hang_id
@@ -548,7 +558,7 @@ def test_session_must_be_connected_and_not_closed() -> None:
 
 def test_async_sdk_server() -> None:
     async def main() -> None:
-        async with AsyncSession.stdio(SDK_SERVER, contract=[SDK_ADD]) as session:
+        async with AsyncSession.stdio(SDK_SERVER, contract=[SDK_ADD], protocol="legacy") as session:
             assert session.protocol_version == "2025-11-25"
             assert [t.name for t in await session.list_tools()] == ["add", "fail", "echo", "sleep"]
             results = await asyncio.gather(

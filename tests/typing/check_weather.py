@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from weather_mcp import AsyncWeatherClient, WeatherClient, WeatherServer
+from weather_mcp.client import AsyncTaskHandle, TaskHandle, TaskStatus
 from weather_mcp.models import AlertsSearchArgs, Day, GetForecastArgs, GetForecastOutput
 
 
@@ -53,3 +54,46 @@ def call_sync(client: WeatherClient) -> None:
 async def call_async(client: AsyncWeatherClient) -> None:
     identifier: str = await client.report_observation("EGLL", 7.5, "2026-12-02T10:00:00Z")
     print(identifier)
+
+
+def progress_printer(progress: float, total: float | None, message: str | None) -> None:
+    print(progress, total, message)
+
+
+async def async_progress_printer(progress: float, total: float | None, message: str | None) -> None:
+    print(progress, total, message)
+
+
+def wrong_progress(progress: str) -> None:
+    print(progress)
+
+
+def tasks_and_progress_sync(client: WeatherClient) -> None:
+    with WeatherClient.stdio(["python", "-m", "weather_mcp"], protocol="legacy"):
+        pass
+    WeatherClient.stdio("python -m weather_mcp", protocol="stateless")  # type: ignore[arg-type]
+    handle: TaskHandle[GetForecastOutput] = client.start_get_forecast("Paris", days=2)
+    state: TaskStatus = handle.status()
+    identifier: str | None = state.task_id
+    forecast: GetForecastOutput = handle.result(timeout=10)
+    cancelled: TaskStatus = handle.cancel()
+    print(identifier, forecast.city, cancelled.status, cancelled.terminal, handle.task_id)
+    temperature: float = client.current_temperature("Oslo", on_progress=progress_printer)
+    client.current_temperature("Oslo", on_progress=wrong_progress)  # type: ignore[arg-type]
+    client.current_temperature("Oslo", on_progress=async_progress_printer)  # type: ignore[arg-type]
+    client.start_current_temperature("Oslo")  # type: ignore[attr-defined]
+    wrong: TaskHandle[float] = client.start_get_forecast("Paris")  # type: ignore[assignment]
+    print(temperature, wrong)
+
+
+async def tasks_and_progress_async(client: AsyncWeatherClient) -> None:
+    handle: AsyncTaskHandle[GetForecastOutput] = await client.start_get_forecast(
+        "Paris", on_progress=async_progress_printer
+    )
+    state: TaskStatus = await handle.status()
+    forecast: GetForecastOutput = await handle.result()
+    await handle.cancel()
+    temperature: float = await client.current_temperature("Oslo", on_progress=progress_printer)
+    await client.current_temperature("Oslo", on_progress=wrong_progress)  # type: ignore[arg-type]
+    handle.result()  # type: ignore[unused-coroutine]
+    print(state.status, forecast.days, temperature)

@@ -3,9 +3,15 @@
 
 ``WeatherClient`` (sync) and ``AsyncWeatherClient`` mirror each other method
 for method. Each tool is a method with the positional handler's signature; an
-optional argument left at ``None`` is not sent. On connect the client compares
-the server's tools with the contract it was generated from (``verify="strict"``
-raises ``ContractMismatch`` on a breaking difference).
+optional argument left at ``None`` is not sent, and a keyword-only
+``on_progress(progress, total, message)`` receives the call's progress
+notifications. A tool whose contract allows tasks also has ``start_<tool>``,
+which returns a ``TaskHandle`` (``status()``, ``result()``, ``cancel()``).
+
+On connect the client picks the protocol era (``protocol="auto"`` probes with
+``server/discover`` and falls back to ``initialize``) and compares the server's
+tools with the contract it was generated from (``verify="strict"`` raises
+``ContractMismatch`` on a breaking difference).
 """
 
 from __future__ import annotations
@@ -16,10 +22,27 @@ from typing import Any, Literal, cast
 
 from . import contract
 from ._runtime import AsyncSession, ListedTool, Session, convert_result, serve_streams
+from ._runtime._client import (
+    AsyncProgressCallback,
+    AsyncTaskHandle,
+    ProgressCallback,
+    ProtocolChoice,
+    TaskHandle,
+    TaskStatus,
+)
 from .models import GetForecastOutput
 from .server import WeatherServer, build_app
 
-__all__ = ["AsyncWeatherClient", "WeatherClient"]
+__all__ = [
+    "AsyncProgressCallback",
+    "AsyncTaskHandle",
+    "AsyncWeatherClient",
+    "ProgressCallback",
+    "ProtocolChoice",
+    "TaskHandle",
+    "TaskStatus",
+    "WeatherClient",
+]
 
 Verify = Literal["strict", "warn", "off"]
 
@@ -29,6 +52,10 @@ def _structured(result: Mapping[str, Any]) -> Any:
     if "structuredContent" in result:
         return result["structuredContent"]
     return convert_result(result, "object")
+
+
+def _get_forecast_result(result: Mapping[str, Any]) -> GetForecastOutput:
+    return GetForecastOutput.model_validate(_structured(result))
 
 
 class WeatherClient:
@@ -47,8 +74,13 @@ class WeatherClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         server_id: str | None = None,
+        protocol: ProtocolChoice = "auto",
     ) -> WeatherClient:
-        """Start the server as a child process (connects on ``with``)."""
+        """Start the server as a child process (connects on ``with``).
+
+        ``protocol``: ``"auto"`` probes for the 2026-07-28 era and falls back to the
+        initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
+        """
         return cls(
             Session.stdio(
                 command,
@@ -58,12 +90,18 @@ class WeatherClient:
                 verify=verify,
                 timeout=timeout,
                 server_id=server_id,
+                protocol=protocol,
             )
         )
 
     @classmethod
     def in_memory(
-        cls, impl: WeatherServer, *, verify: Verify = "strict", timeout: float = 30.0
+        cls,
+        impl: WeatherServer,
+        *,
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        protocol: ProtocolChoice = "auto",
     ) -> WeatherClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -73,6 +111,7 @@ class WeatherClient:
                 contract=contract.TOOLS,
                 verify=verify,
                 timeout=timeout,
+                protocol=protocol,
             )
         )
 
@@ -92,19 +131,47 @@ class WeatherClient:
         return self.session.list_tools()
 
     def get_forecast(
-        self, city: str, days: int = 3, units: Literal["metric", "imperial"] | None = None
+        self,
+        city: str,
+        days: int = 3,
+        units: Literal["metric", "imperial"] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
     ) -> GetForecastOutput:
         """Forecast for a city, one entry per day."""
         arguments: dict[str, Any] = {"city": city, "days": days}
         if units is not None:
             arguments["units"] = units
-        result = self.session.call_tool("get_forecast", arguments)
-        return GetForecastOutput.model_validate(_structured(result))
+        result = self.session.call_tool("get_forecast", arguments, on_progress=on_progress)
+        return _get_forecast_result(result)
 
-    def current_temperature(self, city: str) -> float:
+    def start_get_forecast(
+        self,
+        city: str,
+        days: int = 3,
+        units: Literal["metric", "imperial"] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> TaskHandle[GetForecastOutput]:
+        """Forecast for a city, one entry per day.
+
+        Runs as a task and returns its handle at once: ``status()`` asks for the
+        task's state, ``result()`` waits for what ``get_forecast()`` returns,
+        ``cancel()`` stops it.
+        """
+        arguments: dict[str, Any] = {"city": city, "days": days}
+        if units is not None:
+            arguments["units"] = units
+        return self.session.start_tool(
+            "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
+        )
+
+    def current_temperature(
+        self, city: str, *, on_progress: ProgressCallback | None = None
+    ) -> float:
         """Current temperature in degrees Celsius."""
         arguments: dict[str, Any] = {"city": city}
-        result = self.session.call_tool("current_temperature", arguments)
+        result = self.session.call_tool("current_temperature", arguments, on_progress=on_progress)
         return cast("float", convert_result(result, "number"))
 
     def alerts_search(
@@ -112,18 +179,27 @@ class WeatherClient:
         region: dict[str, Any],
         max_results: int = 10,
         severity: list[Literal["minor", "moderate", "severe", "extreme"]] | None = None,
+        *,
+        on_progress: ProgressCallback | None = None,
     ) -> list[Any]:
         """Weather alerts matching a region, newest first."""
         arguments: dict[str, Any] = {"region": region, "max-results": max_results}
         if severity is not None:
             arguments["severity"] = severity
-        result = self.session.call_tool("alerts.search", arguments)
+        result = self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
         return cast("list[Any]", convert_result(result, "array"))
 
-    def report_observation(self, station: str, temperature_c: float, at: str) -> str:
+    def report_observation(
+        self,
+        station: str,
+        temperature_c: float,
+        at: str,
+        *,
+        on_progress: ProgressCallback | None = None,
+    ) -> str:
         """Record a temperature reading from a station; returns its id."""
         arguments: dict[str, Any] = {"station": station, "temperature_c": temperature_c, "at": at}
-        result = self.session.call_tool("report_observation", arguments)
+        result = self.session.call_tool("report_observation", arguments, on_progress=on_progress)
         return cast("str", convert_result(result, "string"))
 
 
@@ -143,8 +219,13 @@ class AsyncWeatherClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         server_id: str | None = None,
+        protocol: ProtocolChoice = "auto",
     ) -> AsyncWeatherClient:
-        """Start the server as a child process (connects on ``async with``)."""
+        """Start the server as a child process (connects on ``async with``).
+
+        ``protocol``: ``"auto"`` probes for the 2026-07-28 era and falls back to the
+        initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
+        """
         return cls(
             AsyncSession.stdio(
                 command,
@@ -154,12 +235,18 @@ class AsyncWeatherClient:
                 verify=verify,
                 timeout=timeout,
                 server_id=server_id,
+                protocol=protocol,
             )
         )
 
     @classmethod
     def in_memory(
-        cls, impl: WeatherServer, *, verify: Verify = "strict", timeout: float = 30.0
+        cls,
+        impl: WeatherServer,
+        *,
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        protocol: ProtocolChoice = "auto",
     ) -> AsyncWeatherClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -169,6 +256,7 @@ class AsyncWeatherClient:
                 contract=contract.TOOLS,
                 verify=verify,
                 timeout=timeout,
+                protocol=protocol,
             )
         )
 
@@ -188,19 +276,49 @@ class AsyncWeatherClient:
         return await self.session.list_tools()
 
     async def get_forecast(
-        self, city: str, days: int = 3, units: Literal["metric", "imperial"] | None = None
+        self,
+        city: str,
+        days: int = 3,
+        units: Literal["metric", "imperial"] | None = None,
+        *,
+        on_progress: AsyncProgressCallback | None = None,
     ) -> GetForecastOutput:
         """Forecast for a city, one entry per day."""
         arguments: dict[str, Any] = {"city": city, "days": days}
         if units is not None:
             arguments["units"] = units
-        result = await self.session.call_tool("get_forecast", arguments)
-        return GetForecastOutput.model_validate(_structured(result))
+        result = await self.session.call_tool("get_forecast", arguments, on_progress=on_progress)
+        return _get_forecast_result(result)
 
-    async def current_temperature(self, city: str) -> float:
+    async def start_get_forecast(
+        self,
+        city: str,
+        days: int = 3,
+        units: Literal["metric", "imperial"] | None = None,
+        *,
+        on_progress: AsyncProgressCallback | None = None,
+    ) -> AsyncTaskHandle[GetForecastOutput]:
+        """Forecast for a city, one entry per day.
+
+        Runs as a task and returns its handle at once: ``status()`` asks for the
+        task's state, ``result()`` waits for what ``get_forecast()`` returns,
+        ``cancel()`` stops it.
+        """
+        arguments: dict[str, Any] = {"city": city, "days": days}
+        if units is not None:
+            arguments["units"] = units
+        return await self.session.start_tool(
+            "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
+        )
+
+    async def current_temperature(
+        self, city: str, *, on_progress: AsyncProgressCallback | None = None
+    ) -> float:
         """Current temperature in degrees Celsius."""
         arguments: dict[str, Any] = {"city": city}
-        result = await self.session.call_tool("current_temperature", arguments)
+        result = await self.session.call_tool(
+            "current_temperature", arguments, on_progress=on_progress
+        )
         return cast("float", convert_result(result, "number"))
 
     async def alerts_search(
@@ -208,16 +326,27 @@ class AsyncWeatherClient:
         region: dict[str, Any],
         max_results: int = 10,
         severity: list[Literal["minor", "moderate", "severe", "extreme"]] | None = None,
+        *,
+        on_progress: AsyncProgressCallback | None = None,
     ) -> list[Any]:
         """Weather alerts matching a region, newest first."""
         arguments: dict[str, Any] = {"region": region, "max-results": max_results}
         if severity is not None:
             arguments["severity"] = severity
-        result = await self.session.call_tool("alerts.search", arguments)
+        result = await self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
         return cast("list[Any]", convert_result(result, "array"))
 
-    async def report_observation(self, station: str, temperature_c: float, at: str) -> str:
+    async def report_observation(
+        self,
+        station: str,
+        temperature_c: float,
+        at: str,
+        *,
+        on_progress: AsyncProgressCallback | None = None,
+    ) -> str:
         """Record a temperature reading from a station; returns its id."""
         arguments: dict[str, Any] = {"station": station, "temperature_c": temperature_c, "at": at}
-        result = await self.session.call_tool("report_observation", arguments)
+        result = await self.session.call_tool(
+            "report_observation", arguments, on_progress=on_progress
+        )
         return cast("str", convert_result(result, "string"))
