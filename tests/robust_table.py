@@ -685,16 +685,27 @@ def _failed(name: str, how: str, request_id: int) -> Callable[[RawServer], str]:
     return run
 
 
+_RAISES = (
+    ("exception", "RuntimeError", "RuntimeError: SECRET-exception-text"),
+    ("base_exception", "a BaseException subclass", "Interrupt: SECRET-base-exception-text"),
+    ("keyboard_interrupt", "KeyboardInterrupt",
+     "KeyboardInterrupt: SECRET-keyboard-interrupt-text"),
+    ("cancelled_error", "asyncio.CancelledError", "CancelledError: SECRET-cancelled-error-text"),
+    ("generator_exit", "GeneratorExit", "GeneratorExit: SECRET-generator-exit-text"),
+)
 for _name, _kind in (("fail", "sync"), ("fail_timed", "sync, worker thread"),
                      ("fail_async", "async")):
-    CASES.append(Case(f"{_kind} handler raises RuntimeError", _failed(_name, "exception", 30),
-                      group="handler", traceback="RuntimeError: SECRET-exception-text"))
-    CASES.append(Case(f"{_kind} handler raises a BaseException subclass",
-                      _failed(_name, "base_exception", 31), group="handler",
-                      traceback="Interrupt: SECRET-base-exception-text"))
-    CASES.append(Case(f"{_kind} handler raises KeyboardInterrupt",
-                      _failed(_name, "keyboard_interrupt", 32), group="handler",
-                      traceback="KeyboardInterrupt: SECRET-keyboard-interrupt-text"))
+    for _index, (_how, _label, _traceback) in enumerate(_RAISES):
+        CASES.append(Case(f"{_kind} handler raises {_label}", _failed(_name, _how, 30 + _index),
+                          group="handler", traceback=_traceback))
+CASES.append(Case("async handler awaits a task it cancelled (CancelledError)",
+                  _failed("fail_async", "cancelled_subtask", 36), group="handler",
+                  traceback="CancelledError"))
+CASES.append(Case("async handler raises SystemExit", _failed("fail_async", "system_exit", 37),
+                  group="handler", traceback="SystemExit: 7"))
+CASES.append(Case("sync handler on a worker thread raises SystemExit",
+                  _failed("fail_timed", "system_exit", 38), group="handler",
+                  traceback="SystemExit: 7"))
 
 
 @case("handler raises ToolError", group="handler")
@@ -730,6 +741,16 @@ def _hang(name: str) -> Callable[[RawServer], str]:
 CASES.append(Case("sync handler hangs past its timeout (0.5 s)", _hang("hang"), group="handler"))
 CASES.append(Case("async handler hangs past its timeout (0.5 s)", _hang("hang_async"),
                   group="handler"))
+
+
+@case("the client cancels a running async call (notifications/cancelled)", group="handler")
+def _cancelled_call(server: RawServer) -> str:
+    server.send(call("hang_async", {"seconds": 0.3}, 44))
+    server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
+                b'"params":{"requestId":44,"reason":"changed my mind"}}\n')
+    time.sleep(0.8)  # past the handler's 0.3 s and its 0.5 s timeout: nothing may come
+    expect_silence(server)
+    return "no answer for the cancelled id"
 
 
 def _internal(name: str, how: str, request_id: int) -> Callable[[RawServer], str]:
