@@ -6,6 +6,30 @@ compares their published descriptors with it, and adds the rules only a spec can
 show, because they concern the Python surface generated from it (handler shape,
 return type, ``async``, Python names, package and classes).  ``--against REF``
 reads the older spec, and every schema file it references, from git.
+
+Spec rules (the wire rules are listed in ``runtime/_compat.py``):
+
+    Rule                         Severity    Category  Meaning
+    PACKAGE_RENAMED              breaking    SOURCE    ``package`` changed: imports break
+    SERVER_CLASSES_RENAMED       breaking    SOURCE    ``server.name`` changed the class prefix
+    TYPE_REMOVED                 breaking    SOURCE    a ``types`` entry (a model class) is gone
+    METHOD_RENAMED               breaking    SOURCE    a tool's Python method name changed
+    MODELS_RENAMED               breaking    SOURCE    a tool's …Args/…Output class names changed
+    PARAM_PY_RENAMED             breaking    SOURCE    a renamed parameter's Python name changed
+    CALLBACK_CHANGED             breaking    SOURCE    handler shape changed (explicitly, or implied
+                                                       by the defaults: a first optional parameter,
+                                                       an output schema added or removed)
+    RETURNS_CHANGED              breaking    SOURCE    ``returns`` of a positional/named tool changed
+    ASYNC_CHANGED                breaking    SOURCE    the handler moved between def and async def
+    TIMEOUT_TIGHTENED            breaking    BEHAVIOR  a timeout added or lowered
+    TIMEOUT_LOOSENED             compatible  -         a timeout raised or removed
+    SERVER_INSTRUCTIONS_CHANGED  warning     -         instructions steer the model: review them
+    SERVER_INFO_CHANGED          compatible  -         server name (same classes), version, title or
+                                                       implementation changed
+    TYPE_ADDED                   compatible  -         a new ``types`` entry
+
+A wire rename (TOOL_RENAMED, PARAM_RENAMED) that keeps the Python name adds nothing:
+``get-item`` → ``get_item`` breaks callers on the wire but not the generated code.
 """
 
 from __future__ import annotations
@@ -20,6 +44,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
+import click
 import yaml
 
 from . import ir
@@ -81,17 +106,10 @@ _AFTER: Final = {
 
 
 def _rank_table() -> dict[str, int]:
-    order = [
-        name
-        for name in (
-            "PACKAGE_RENAMED",
-            "SERVER_CLASSES_RENAMED",
-            "TYPE_REMOVED",
-            "SERVER_INSTRUCTIONS_CHANGED",
-            "SERVER_INFO_CHANGED",
-            "TYPE_ADDED",
-        )
-    ]
+    """Output order: contract-level rules first, then the wire rules with each spec
+    rule placed after the wire rule it belongs with."""
+    order = ["PACKAGE_RENAMED", "SERVER_CLASSES_RENAMED", "TYPE_REMOVED",
+             "SERVER_INSTRUCTIONS_CHANGED", "SERVER_INFO_CHANGED", "TYPE_ADDED"]  # fmt: skip
     for name in RULES:
         order.append(name)
         order.extend(rule for rule, after in _AFTER.items() if after == name)
@@ -210,7 +228,11 @@ def _materialise(spec: Path, ref: str, scratch: Path) -> tuple[Path, str]:
     if not folder.is_dir():
         raise DiffFailed(f"{spec}: no such directory")
     top = Path(_git(folder, "rev-parse", "--show-toplevel").decode().strip()).resolve()
-    commit = _git(folder, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}").decode().strip()
+    try:
+        commit = _git(folder, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except DiffFailed:
+        raise DiffFailed(f"{ref!r} is not a commit of the repository at {top}") from None
+    commit_id = commit.decode().strip()
     rel = Path(os.path.relpath(spec.resolve(), top)).as_posix()
     if rel.startswith("../"):
         raise DiffFailed(f"{spec} is outside the git repository at {top}")
@@ -221,7 +243,7 @@ def _materialise(spec: Path, ref: str, scratch: Path) -> tuple[Path, str]:
             continue
         seen.add(path)
         try:
-            data = _git(top, "show", f"{commit}:{path}")
+            data = _git(top, "show", f"{commit_id}:{path}")
         except DiffFailed:
             if path == rel:
                 raise DiffFailed(f"{rel} does not exist at {ref}") from None
@@ -492,8 +514,6 @@ def _category_label(change: Change) -> str:
 
 def render_text(report: DiffReport, category: Category, *, color: bool = False) -> list[str]:
     """One line per change, grouped per tool, then a summary line."""
-    import click
-
     lines = [f"{report.old_label} -> {report.new_label}"]
     current: str | None = None
     width = max((len(c.change.rule) for c in report.changes), default=0)

@@ -150,8 +150,7 @@ def spec_from_tools(
 def _breaks(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> bool:
     """Would a generated client (OLD = contract) refuse the live tool (NEW) on connect?"""
     return any(
-        change.severity is Severity.BREAKING
-        and change.rule != "PARAM_ORDER_CHANGED"
+        (change.severity is Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED")
         or change.rule in ("DESCRIPTION_CHANGED", "PARAM_DESCRIPTION_CHANGED")
         for change in compare_tools([contract_tool], [live_tool])
     )
