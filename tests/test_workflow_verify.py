@@ -46,9 +46,15 @@ def _server(tools: list[dict[str, Any]]) -> Any:
                 }
             elif method == "tools/list":
                 result = {"tools": tools}
-            else:
+            elif method == "tools/call":
                 args = params.get("arguments", {})
                 result = {"content": [{"type": "text", "text": str(args["a"] - args["b"])}]}
+            else:  # e.g. server/discover: this server speaks only the initialize era
+                error = {"code": -32601, "message": f"Method not found: {method}"}
+                reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+                writer.write(json.dumps(reply).encode() + b"\n")
+                writer.flush()
+                continue
             reply = {"jsonrpc": "2.0", "id": message["id"], "result": result}
             writer.write(json.dumps(reply).encode() + b"\n")
             writer.flush()
