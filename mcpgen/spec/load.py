@@ -76,7 +76,11 @@ def load_spec_text(
         return LoadResult(None, problems)
     checker = _Checker(doc, filename, spec_dir, allow_outside_refs)
     checker.diagnostics.extend(problems)
-    contract = checker.run(hashlib.sha256(text.encode()).hexdigest())
+    try:
+        contract = checker.run(hashlib.sha256(text.encode()).hexdigest())
+    except RecursionError:  # a schema (inline or referenced) deeper than the checks can walk
+        checker.error((), "the spec or a schema it references is nested too deeply to check")
+        contract = None
     diagnostics = sorted(set(checker.diagnostics))
     if any(d.level == "error" for d in diagnostics):
         contract = None
