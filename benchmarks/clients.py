@@ -75,7 +75,9 @@ async def _run(
         for kind in KINDS:
             for tool in TOOLS:
                 await _timed(kind, calls_by_kind[kind][tool], warmup)
-        samples: dict[str, dict[str, list[int]]] = {kind: {tool: [] for tool in TOOLS} for kind in KINDS}
+        samples: dict[str, dict[str, list[int]]] = {
+            kind: {tool: [] for tool in TOOLS} for kind in KINDS
+        }
         for round_no in range(max(1, calls // block)):
             shift = round_no % len(KINDS)
             for kind in KINDS[shift:] + KINDS[:shift]:

@@ -145,7 +145,9 @@ class RawServer:
 
     # -- measurements ------------------------------------------------------------------
 
-    def sequential(self, tool: str, arguments: Mapping[str, Any], n: int, first_id: int) -> list[int]:
+    def sequential(
+        self, tool: str, arguments: Mapping[str, Any], n: int, first_id: int
+    ) -> list[int]:
         """``n`` calls one after another; the round trip of each in nanoseconds.
 
         Lines are built before timing and checked after it, so the timed part is
@@ -190,7 +192,11 @@ def _check_replies(replies: list[bytes], first_id: int, n: int, *, ordered: bool
     for raw in replies:
         message = json.loads(raw)
         result = message.get("result")
-        if not isinstance(result, dict) or result.get("isError") or "structuredContent" not in result:
+        if (
+            not isinstance(result, dict)
+            or result.get("isError")
+            or "structuredContent" not in result
+        ):
             raise ServerFailed(f"unexpected reply: {raw[:300]!r}")
         ids.append(message["id"])
     expected = list(range(first_id, first_id + n))

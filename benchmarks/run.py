@@ -27,6 +27,7 @@ benchmarks/results/<UTC timestamp>.json. Not part of the test suite.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import os
@@ -37,7 +38,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -47,10 +48,11 @@ HERE = Path(__file__).resolve().parent
 SERVERS_DIR = HERE / "servers"
 sys.path[:0] = [str(HERE), str(SERVERS_DIR)]
 
-import clients  # noqa: E402
-from _profile import ADD_ARGS, PROFILE_ARGS  # noqa: E402
-from driver import RawServer  # noqa: E402
-from genspec import write_spec  # noqa: E402
+# found through the sys.path entries above
+import clients
+from _profile import ADD_ARGS, PROFILE_ARGS
+from driver import RawServer
+from genspec import write_spec
 
 PY = sys.executable
 PEERS = {"mcp": "2.3.0", "fastmcp": "4.2.3"}
@@ -108,22 +110,44 @@ class ServerSpec:
 def server_specs(build_dir: Path, tools_json: Path) -> list[ServerSpec]:
     s = SERVERS_DIR
     return [
-        ServerSpec("mcpgen", "mcpgen (generated)", [PY, "-m", "bench_mcp"],
-                   note="validates arguments and output (compiled JSON Schema)"),
-        ServerSpec("mcpgen_models", "mcpgen, impl imports models",
-                   [PY, "-m", "bench_mcp", "--impl", "mcpgen_impl_models:BenchImpl"],
-                   note="start-up only: the implementation module imports the generated "
-                   "pydantic models at run time", startup_only=True),
-        ServerSpec("sdk_lowlevel", "SDK low-level Server",
-                   [PY, str(s / "sdk_lowlevel.py"), "--tools", str(tools_json)],
-                   note="no argument validation (the low-level API does none)"),
-        ServerSpec("sdk_mcpserver", "SDK MCPServer", [PY, str(s / "sdk_mcpserver.py")],
-                   note="pydantic validation from the function signature"),
-        ServerSpec("fastmcp", "FastMCP 4.2.3", [PY, str(s / "fastmcp_server.py")],
-                   note="pydantic validation from the function signature"),
-        ServerSpec("floor", "floor (stdlib loop)",
-                   [PY, str(s / "floor.py"), "--tools", str(tools_json)],
-                   note="no validation at all"),
+        ServerSpec(
+            "mcpgen",
+            "mcpgen (generated)",
+            [PY, "-m", "bench_mcp"],
+            note="validates arguments and output (compiled JSON Schema)",
+        ),
+        ServerSpec(
+            "mcpgen_models",
+            "mcpgen, impl imports models",
+            [PY, "-m", "bench_mcp", "--impl", "mcpgen_impl_models:BenchImpl"],
+            note="start-up only: the implementation module imports the generated "
+            "pydantic models at run time",
+            startup_only=True,
+        ),
+        ServerSpec(
+            "sdk_lowlevel",
+            "SDK low-level Server",
+            [PY, str(s / "sdk_lowlevel.py"), "--tools", str(tools_json)],
+            note="no argument validation (the low-level API does none)",
+        ),
+        ServerSpec(
+            "sdk_mcpserver",
+            "SDK MCPServer",
+            [PY, str(s / "sdk_mcpserver.py")],
+            note="pydantic validation from the function signature",
+        ),
+        ServerSpec(
+            "fastmcp",
+            "FastMCP 4.2.3",
+            [PY, str(s / "fastmcp_server.py")],
+            note="pydantic validation from the function signature",
+        ),
+        ServerSpec(
+            "floor",
+            "floor (stdlib loop)",
+            [PY, str(s / "floor.py"), "--tools", str(tools_json)],
+            note="no validation at all",
+        ),
     ]
 
 
@@ -135,8 +159,9 @@ def measure_startup(spec: ServerSpec, env: dict[str, str], stderr: Path) -> None
     spec.shutdown_ms.append(server.close() * 1000)
 
 
-def run_servers(args: argparse.Namespace, specs: list[ServerSpec], env: dict[str, str],
-                logs: Path) -> None:
+def run_servers(
+    args: argparse.Namespace, specs: list[ServerSpec], env: dict[str, str], logs: Path
+) -> None:
     """Start-ups one at a time, round-robin over the servers; then every server
     live at once, measured in alternating blocks of calls (rotated order)."""
     for spec in specs:  # compile bytecode, fill the page cache; not measured
@@ -149,8 +174,10 @@ def run_servers(args: argparse.Namespace, specs: list[ServerSpec], env: dict[str
     _progress(f"servers: {args.startups} start-ups each")
 
     live = [spec for spec in specs if not spec.startup_only]
-    conns = {spec.key: RawServer(spec.argv, env=env, stderr_path=str(logs / f"{spec.key}.stderr"))
-             for spec in live}
+    conns = {
+        spec.key: RawServer(spec.argv, env=env, stderr_path=str(logs / f"{spec.key}.stderr"))
+        for spec in live
+    }
     next_id = dict.fromkeys(conns, 1)
 
     def ids(key: str, n: int) -> int:
@@ -170,14 +197,18 @@ def run_servers(args: argparse.Namespace, specs: list[ServerSpec], env: dict[str
             for spec in _rotated(live, round_no):
                 server = conns[spec.key]
                 for tool in spec.tools:
-                    spec.calls.setdefault(tool, []).extend(server.sequential(
-                        tool, TOOL_ARGS[tool], args.block, ids(spec.key, args.block)))
+                    spec.calls.setdefault(tool, []).extend(
+                        server.sequential(
+                            tool, TOOL_ARGS[tool], args.block, ids(spec.key, args.block)
+                        )
+                    )
         _progress(f"servers: {rounds} x {args.block} sequential calls per tool each")
         pipe_block = max(WINDOW, args.block * 2)
         for round_no in range(max(1, args.pipelined // pipe_block)):
             for spec in _rotated(live, round_no):
                 seconds = conns[spec.key].pipelined(
-                    "add", ADD_ARGS, pipe_block, ids(spec.key, pipe_block), WINDOW)
+                    "add", ADD_ARGS, pipe_block, ids(spec.key, pipe_block), WINDOW
+                )
                 spec.pipelined.append((pipe_block, seconds))
         _progress("servers: pipelined calls done")
     finally:
@@ -194,8 +225,9 @@ def _rotated(items: list[Any], shift: int) -> list[Any]:
 
 
 def run_clients(args: argparse.Namespace, floor_argv: list[str]) -> dict[str, dict[str, list[int]]]:
-    samples = clients.run("bench_mcp", floor_argv, calls=args.calls, block=args.block,
-                          warmup=args.warmup)
+    samples = clients.run(
+        "bench_mcp", floor_argv, calls=args.calls, block=args.block, warmup=args.warmup
+    )
     _progress("clients: done")
     return samples
 
@@ -223,20 +255,26 @@ def run_generator(
             out = directory / "build" / f"gen{size}_mcp"
             out_bytes = sum(p.stat().st_size for p in out.rglob("*.py"))
             shutil.rmtree(directory)
-        rows.append({
-            "tools": size,
-            "full_build": seconds_summary(full),
-            "noop_rebuild": seconds_summary(noop),
-            "generated_bytes": out_bytes,
-        })
-        _progress(f"generator: {size} tools: full {statistics.median(full):.2f} s, "
-                  f"no-op {statistics.median(noop):.3f} s")
+        rows.append(
+            {
+                "tools": size,
+                "full_build": seconds_summary(full),
+                "noop_rebuild": seconds_summary(noop),
+                "generated_bytes": out_bytes,
+            }
+        )
+        _progress(
+            f"generator: {size} tools: full {statistics.median(full):.2f} s, "
+            f"no-op {statistics.median(noop):.3f} s"
+        )
     return rows
 
 
 def _timed_build(mcpgen: str, spec: Path, env: dict[str, str]) -> float:
     started = time.perf_counter()
-    done = subprocess.run([mcpgen, "build", str(spec)], capture_output=True, text=True, env=env)
+    done = subprocess.run(
+        [mcpgen, "build", str(spec)], capture_output=True, text=True, env=env, check=False
+    )
     elapsed = time.perf_counter() - started
     if done.returncode != 0:
         raise SystemExit(f"mcpgen build {spec} failed:\n{done.stdout}{done.stderr}")
@@ -260,8 +298,20 @@ def machine() -> dict[str, Any]:
         "cpu": cpu,
         "python": platform.python_version(),
         "platform": platform.platform(),
-        "versions": {name: _version(name) for name in ("mcp", "fastmcp", "pydantic", "mcpgen", "black")},
+        "versions": {
+            name: _version(name) for name in ("mcp", "fastmcp", "pydantic", "mcpgen", "black")
+        },
     }
+
+
+def _git_head() -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=HERE, capture_output=True, text=True, check=False
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() or None
 
 
 def _version(name: str) -> str | None:
@@ -285,46 +335,65 @@ def server_rows(specs: list[ServerSpec]) -> list[dict[str, Any]]:
     rows = []
     for spec in specs:
         calls, seconds = map(sum, zip(*spec.pipelined)) if spec.pipelined else (0, 0.0)
-        rows.append({
-            "key": spec.key,
-            "label": spec.label,
-            "note": spec.note,
-            "startup_ms": statistics.median(spec.startup_ms),
-            "startup_ms_all": [round(v, 2) for v in spec.startup_ms],
-            "shutdown_ms": statistics.median(spec.shutdown_ms),
-            "startup_only": spec.startup_only,
-            "calls": {tool: summary(samples) for tool, samples in spec.calls.items()},
-            "pipelined": {
-                "window": WINDOW,
-                "calls": calls,
-                "seconds": seconds,
-                "calls_per_s": calls / seconds if seconds else None,
-                "us_per_call": seconds / calls * 1e6 if calls else None,
-            },
-        })
+        rows.append(
+            {
+                "key": spec.key,
+                "label": spec.label,
+                "note": spec.note,
+                "startup_ms": statistics.median(spec.startup_ms),
+                "startup_ms_all": [round(v, 2) for v in spec.startup_ms],
+                "shutdown_ms": statistics.median(spec.shutdown_ms),
+                "startup_only": spec.startup_only,
+                "calls": {tool: summary(samples) for tool, samples in spec.calls.items()},
+                "pipelined": {
+                    "window": WINDOW,
+                    "calls": calls,
+                    "seconds": seconds,
+                    "calls_per_s": calls / seconds if seconds else None,
+                    "us_per_call": seconds / calls * 1e6 if calls else None,
+                },
+            }
+        )
     return rows
 
 
 def print_server_tables(rows: list[dict[str, Any]]) -> list[str]:
     by_key = {row["key"]: row for row in rows}
     ll, floor = by_key["sdk_lowlevel"], by_key["floor"]
-    out = ["", "Servers — stdio, one raw-pipe driver, 2025-11-25 handshake "
-           "(times: lower is better)", ""]
-    head = ("| server | start-up ms | add p50 µs | add p99 µs | add, 16 in flight, calls/s "
-            "| profile p50 µs | profile p99 µs |")
+    out = [
+        "",
+        ("Servers — stdio, one raw-pipe driver, 2025-11-25 handshake " "(times: lower is better)"),
+        "",
+    ]
+    head = (
+        "| server | start-up ms | add p50 µs | add p99 µs | add, 16 in flight, calls/s "
+        "| profile p50 µs | profile p99 µs |"
+    )
     out += [head, "|" + "---|" * 7]
     for row in rows:
         add, prof = row["calls"].get("add"), row["calls"].get("profile")
         out.append(
-            f"| {row['label']} | {_fmt(row['startup_ms'], 1)} | {_fmt(add and add['median_us'], 1)} "
+            f"| {row['label']} | {_fmt(row['startup_ms'], 1)} "
+            f"| {_fmt(add and add['median_us'], 1)} "
             f"| {_fmt(add and add['p99_us'], 1)} | {_fmt(row['pipelined']['calls_per_s'])} "
             f"| {_fmt(prof and prof['median_us'], 1)} | {_fmt(prof and prof['p99_us'], 1)} |"
         )
-    out += ["", "Ratios — each figure ÷ the SDK low-level server's (LL) and ÷ the floor's "
-            "(throughput as time per call, so lower is better everywhere)", ""]
-    out += ["| server | start-up ×LL | start-up ×floor | add p50 ×LL | add p50 ×floor "
-            "| add p99 ×LL | pipelined ×LL | pipelined ×floor | profile p50 ×LL | profile p50 ×floor |",
-            "|" + "---|" * 10]
+    out += [
+        "",
+        (
+            "Ratios — each figure ÷ the SDK low-level server's (LL) and ÷ the floor's "
+            "(throughput as time per call, so lower is better everywhere)"
+        ),
+        "",
+    ]
+    out += [
+        (
+            "| server | start-up ×LL | start-up ×floor | add p50 ×LL | add p50 ×floor "
+            "| add p99 ×LL | pipelined ×LL | pipelined ×floor | profile p50 ×LL "
+            "| profile p50 ×floor |"
+        ),
+        "|" + "---|" * 10,
+    ]
 
     def med(row: dict[str, Any], tool: str, key: str = "median_us") -> float | None:
         stats = row["calls"].get(tool)
@@ -335,7 +404,8 @@ def print_server_tables(rows: list[dict[str, Any]]) -> list[str]:
         out.append(
             f"| {row['label']} | {_ratio(row['startup_ms'], ll['startup_ms'])} "
             f"| {_ratio(row['startup_ms'], floor['startup_ms'])} "
-            f"| {_ratio(med(row, 'add'), med(ll, 'add'))} | {_ratio(med(row, 'add'), med(floor, 'add'))} "
+            f"| {_ratio(med(row, 'add'), med(ll, 'add'))} "
+            f"| {_ratio(med(row, 'add'), med(floor, 'add'))} "
             f"| {_ratio(med(row, 'add', 'p99_us'), med(ll, 'add', 'p99_us'))} "
             f"| {_ratio(pipe, ll['pipelined']['us_per_call'])} "
             f"| {_ratio(pipe, floor['pipelined']['us_per_call'])} "
@@ -355,9 +425,13 @@ CLIENT_LABELS = {
 
 def print_client_table(stats: dict[str, dict[str, dict[str, float]]]) -> list[str]:
     sdk = stats["sdk_client_session"]
-    out = ["", "Clients — per call, against the floor server (typed result included)", "",
-           "| client | add p50 µs | add p99 µs | add p50 ×SDK | profile p50 µs | profile p50 ×SDK |",
-           "|" + "---|" * 6]
+    out = [
+        "",
+        "Clients — per call, against the floor server (typed result included)",
+        "",
+        "| client | add p50 µs | add p99 µs | add p50 ×SDK | profile p50 µs | profile p50 ×SDK |",
+        "|" + "---|" * 6,
+    ]
     for kind, label in CLIENT_LABELS.items():
         add, prof = stats[kind]["add"], stats[kind]["profile"]
         out.append(
@@ -371,21 +445,28 @@ def print_client_table(stats: dict[str, dict[str, dict[str, float]]]) -> list[st
 def growth(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Between consecutive sizes: the log-log slope (1 = linear) and the cost per added tool."""
     steps = []
-    for small, big in zip(rows, rows[1:]):
+    for small, big in itertools.pairwise(rows):
         t1, t2 = small["full_build"]["median_s"], big["full_build"]["median_s"]
         n1, n2 = small["tools"], big["tools"]
-        steps.append({
-            "from": n1,
-            "to": n2,
-            "slope": math.log(t2 / t1) / math.log(n2 / n1),
-            "ms_per_added_tool": (t2 - t1) / (n2 - n1) * 1000,
-        })
+        steps.append(
+            {
+                "from": n1,
+                "to": n2,
+                "slope": math.log(t2 / t1) / math.log(n2 / n1),
+                "ms_per_added_tool": (t2 - t1) / (n2 - n1) * 1000,
+            }
+        )
     return steps
 
 
 def print_generator_table(rows: list[dict[str, Any]], steps: list[dict[str, Any]]) -> list[str]:
-    out = ["", "Generator — `mcpgen build` as a subprocess, fresh directory; then a no-op rebuild", "",
-           "| tools | full build s | runs | no-op rebuild s | generated .py KB |", "|---|---|---|---|---|"]
+    out = [
+        "",
+        "Generator — `mcpgen build` as a subprocess, fresh directory; then a no-op rebuild",
+        "",
+        "| tools | full build s | runs | no-op rebuild s | generated .py KB |",
+        "|---|---|---|---|---|",
+    ]
     for row in rows:
         out.append(
             f"| {row['tools']:,} | {row['full_build']['median_s']:.2f} | {row['full_build']['n']} "
@@ -399,32 +480,50 @@ def print_generator_table(rows: list[dict[str, Any]], steps: list[dict[str, Any]
     return out
 
 
-def targets(rows: list[dict[str, Any]], client_stats: dict[str, Any] | None,
-            gen_rows: list[dict[str, Any]], steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def targets(
+    rows: list[dict[str, Any]],
+    client_stats: dict[str, Any] | None,
+    gen_rows: list[dict[str, Any]],
+    steps: list[dict[str, Any]],
+) -> list[dict[str, Any]]:
     by_key = {row["key"]: row for row in rows}
     me, ll, floor = by_key["mcpgen"], by_key["sdk_lowlevel"], by_key["floor"]
     checks = []
 
     def check(name: str, value: float, limit: float, unit: str = "×") -> None:
-        checks.append({"target": name, "value": value, "limit": limit, "met": value <= limit,
-                       "unit": unit})
+        checks.append(
+            {"target": name, "value": value, "limit": limit, "met": value <= limit, "unit": unit}
+        )
 
     add = me["calls"]["add"]["median_us"]
     check("server add p50 ≤ 0.25× SDK low-level", add / ll["calls"]["add"]["median_us"], 0.25)
     check("server add p50 ≤ 1.5× floor", add / floor["calls"]["add"]["median_us"], 1.5)
     check("server start-up ≤ 0.15× SDK low-level", me["startup_ms"] / ll["startup_ms"], 0.15)
     if client_stats:
-        check("sync client add p50 ≤ 0.3× SDK ClientSession",
-              client_stats["mcpgen_sync"]["add"]["median_us"]
-              / client_stats["sdk_client_session"]["add"]["median_us"], 0.3)
+        check(
+            "sync client add p50 ≤ 0.3× SDK ClientSession",
+            client_stats["mcpgen_sync"]["add"]["median_us"]
+            / client_stats["sdk_client_session"]["add"]["median_us"],
+            0.3,
+        )
     for step in steps:
-        check(f"build time {step['from']}→{step['to']} tools grows ≤ linearly (slope)",
-              step["slope"], 1.0, "")
+        check(
+            f"build time {step['from']}→{step['to']} tools grows ≤ linearly (slope)",
+            step["slope"],
+            1.0,
+            "",
+        )
     for row in gen_rows:
-        check(f"no-op rebuild of {row['tools']} tools well under 0.5 s",
-              row["noop_rebuild"]["median_s"], 0.5, " s")
+        check(
+            f"no-op rebuild of {row['tools']} tools well under 0.5 s",
+            row["noop_rebuild"]["median_s"],
+            0.5,
+            " s",
+        )
         if row["tools"] == 100:
-            check("full build of 100 tools in a few seconds", row["full_build"]["median_s"], 5.0, " s")
+            check(
+                "full build of 100 tools in a few seconds", row["full_build"]["median_s"], 5.0, " s"
+            )
     return checks
 
 
@@ -432,7 +531,9 @@ def print_targets(checks: list[dict[str, Any]]) -> list[str]:
     out = ["", "Targets", ""]
     for c in checks:
         mark = "MET " if c["met"] else "MISS"
-        out.append(f"- {mark} {c['target']}: {c['value']:.3f}{c['unit']} (limit {c['limit']}{c['unit']})")
+        out.append(
+            f"- {mark} {c['target']}: {c['value']:.3f}{c['unit']} (limit {c['limit']}{c['unit']})"
+        )
     return out
 
 
@@ -444,22 +545,43 @@ def _progress(message: str) -> None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--calls", type=int, default=4000,
-                        help="timed sequential calls per tool and server/client (default 4000)")
-    parser.add_argument("--block", type=int, default=100,
-                        help="calls per turn when alternating between connections (default 100)")
-    parser.add_argument("--pipelined", type=int, default=8000,
-                        help="calls per server with 16 in flight (default 8000)")
-    parser.add_argument("--startups", type=int, default=20, help="start-ups per server (default 20)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--calls",
+        type=int,
+        default=4000,
+        help="timed sequential calls per tool and server/client (default 4000)",
+    )
+    parser.add_argument(
+        "--block",
+        type=int,
+        default=100,
+        help="calls per turn when alternating between connections (default 100)",
+    )
+    parser.add_argument(
+        "--pipelined",
+        type=int,
+        default=8000,
+        help="calls per server with 16 in flight (default 8000)",
+    )
+    parser.add_argument(
+        "--startups", type=int, default=20, help="start-ups per server (default 20)"
+    )
     parser.add_argument("--warmup", type=int, default=300, help="unmeasured calls per connection")
     parser.add_argument("--sizes", default="10,100,1000", help="tool counts for the generator")
-    parser.add_argument("--skip", default="", help="comma list of parts to skip: servers,clients,generator")
     parser.add_argument(
-        "--pin", choices=["same", "none"], default="same",
+        "--skip", default="", help="comma list of parts to skip: servers,clients,generator"
+    )
+    parser.add_argument(
+        "--pin",
+        choices=["same", "none"],
+        default="same",
         help="same (default): the driver and every server/client process share one CPU, so a "
         "round trip measures CPU work, not how fast this machine wakes an idle CPU; none: "
-        "leave placement to the scheduler")
+        "leave placement to the scheduler",
+    )
     parser.add_argument("--quick", action="store_true", help="a fast smoke run (small counts)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary build directory")
     parser.add_argument("--out", type=Path, default=None, help="JSON output path")
@@ -493,9 +615,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     result: dict[str, Any] = {
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
         "machine": machine(),
-        "settings": {k: (sorted(v) if isinstance(v, set) else v) for k, v in vars(args).items()
-                     if k != "out"},
+        "settings": {
+            k: (sorted(v) if isinstance(v, set) else v) for k, v in vars(args).items() if k != "out"
+        },
         "protocol_version": "2025-11-25",
+        "commit": _git_head(),
     }
     lines: list[str] = []
     try:
@@ -530,8 +654,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "clients" not in args.skip:
             floor_argv = [PY, str(SERVERS_DIR / "floor.py"), "--tools", str(tools_json)]
             samples = run_clients(args, floor_argv)
-            client_stats = {kind: {tool: summary(s) for tool, s in per.items()}
-                            for kind, per in samples.items()}
+            client_stats = {
+                kind: {tool: summary(s) for tool, s in per.items()} for kind, per in samples.items()
+            }
             result["clients"] = client_stats
             lines += print_client_table(client_stats)
         os.sched_setaffinity(0, all_cpus)  # builds run as they would anywhere
@@ -554,11 +679,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     result["duration_s"] = time.time() - started
     result["loadavg"] = {"before": load_before, "after": os.getloadavg()}
     m = result["machine"]
-    header = (f"mcpgen benchmarks — {m['nproc']} cores, {m['cpu']}, Python {m['python']}, "
-              f"mcp {m['versions']['mcp']}, fastmcp {m['versions']['fastmcp']}; "
-              f"load average {load_before[0]:.1f} → {result['loadavg']['after'][0]:.1f}; "
-              f"pin={args.pin}; "
-              f"{result['duration_s']:.0f} s")
+    header = (
+        f"mcpgen benchmarks — {m['nproc']} cores, {m['cpu']}, Python {m['python']}, "
+        f"mcp {m['versions']['mcp']}, fastmcp {m['versions']['fastmcp']}; "
+        f"load average {load_before[0]:.1f} → {result['loadavg']['after'][0]:.1f}; "
+        f"pin={args.pin}; "
+        f"{result['duration_s']:.0f} s"
+    )
     print("\n".join([header, *lines]))
     out = args.out or HERE / "results" / time.strftime("%Y%m%dT%H%M%SZ.json", time.gmtime(started))
     out.parent.mkdir(parents=True, exist_ok=True)

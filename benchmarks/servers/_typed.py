@@ -7,9 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 import _profile
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class AddOutput(BaseModel):
@@ -79,8 +78,17 @@ def profile(
     if len(set(tags)) != len(tags):
         raise ValueError("tags must be unique")
     args: dict[str, Any] = {
-        "name": name, "email": email, "age": age, "score": score, "active": active,
-        "role": role, "tags": tags, "address": address.model_dump(exclude_none=True),
-        "joined": joined.isoformat(), "priority": priority, "ratio": ratio, "nickname": nickname,
+        "name": name,
+        "email": email,
+        "age": age,
+        "score": score,
+        "active": active,
+        "role": role,
+        "tags": tags,
+        "address": address.model_dump(exclude_none=True),
+        "joined": joined.isoformat(),
+        "priority": priority,
+        "ratio": ratio,
+        "nickname": nickname,
     }
     return ProfileOutput.model_validate(_profile.profile(args))

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from fastmcp import FastMCP
-
 from _typed import add, profile
+from fastmcp import FastMCP
 
 server = FastMCP("bench-fastmcp")
 server.tool(add)

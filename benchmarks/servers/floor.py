@@ -64,7 +64,9 @@ def main() -> None:
             result = {"tools": tools}
         else:
             result = {}
-        out.write((dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n").encode())
+        out.write(
+            (dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + "\n").encode()
+        )
         out.flush()
 
 

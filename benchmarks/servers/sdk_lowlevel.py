@@ -15,11 +15,10 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from _profile import add, profile
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-
-from _profile import add, profile
 
 ADD_TOOL: dict[str, Any] = {
     "name": "add",
@@ -49,7 +48,9 @@ TOOLS = _load_tools()
 _dumps = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
-async def list_tools(ctx: Any, params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+async def list_tools(
+    ctx: Any, params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
     return types.ListToolsResult(tools=TOOLS)
 
 

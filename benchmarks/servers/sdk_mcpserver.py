@@ -3,9 +3,8 @@ functions, pydantic validation of arguments, structured output from the return t
 
 from __future__ import annotations
 
-from mcp.server.mcpserver import MCPServer
-
 from _typed import add, profile
+from mcp.server.mcpserver import MCPServer
 
 server = MCPServer("bench-mcpserver")
 server.tool(structured_output=True)(add)
