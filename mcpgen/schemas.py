@@ -135,11 +135,11 @@ class Bundler:
             return self._files[file]
         try:
             text = file.read_text(encoding="utf-8")
-            document = json.loads(text) if file.suffix == ".json" else yaml.safe_load(text)
+            document = json.loads(text) if file.suffix == ".json" else _yaml_document(text)
         except FileNotFoundError:
             self.problems.append(RefProblem(path, f"referenced file '{self._shown(file)}' does not exist"))
             document = None
-        except (OSError, ValueError, yaml.YAMLError) as exc:
+        except (OSError, ValueError, yaml.YAMLError, RecursionError) as exc:
             self.problems.append(
                 RefProblem(path, f"cannot read referenced file '{self._shown(file)}': {exc}")
             )
@@ -222,6 +222,20 @@ class Bundler:
 
 
 _MISSING = object()
+
+
+def _yaml_document(text: str) -> Any:
+    """A referenced YAML file, read like the spec itself: JSON values only (a date
+    stays a string) and a bound on alias expansion. ``yaml.safe_load`` made dates
+    of ``2024-01-01`` (which JSON cannot carry) and let a few hundred bytes of
+    nested aliases expand without end while the schema was walked."""
+    from .spec.yamlpos import load_yaml
+
+    document, problems = load_yaml(text, "")
+    if problems:
+        first = problems[0]
+        raise ValueError(f"line {first.line}, column {first.column}: {first.message}")
+    return document.data
 
 
 def _resolve_pointer(document: Any, pointer: str) -> Any:
