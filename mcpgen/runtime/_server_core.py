@@ -168,8 +168,10 @@ class ServerConnection:
         actions: list[Action] = []
         for message in messages:
             if isinstance(message, dict) and message.get("method") == "initialize":
-                actions.append(Send(error_response(
-                    message.get("id"), INVALID_REQUEST, "Invalid Request: initialize cannot be batched")))
+                if "id" in message:  # a notification is never answered; a bad id gets null
+                    request_id = message["id"] if type(message["id"]) in (str, int) else None
+                    actions.append(Send(error_response(
+                        request_id, INVALID_REQUEST, "Invalid Request: initialize cannot be batched")))
                 continue
             actions.extend(self._message(message))
         # Replies to a batch go out one frame each; 2025-03-26 clients match them by id.
