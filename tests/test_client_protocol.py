@@ -32,7 +32,7 @@ from mcpgen.runtime._client_core import (
     Outcome,
     SendLine,
 )
-from mcpgen.runtime._errors import ProtocolError, Timeout, ToolError
+from mcpgen.runtime._errors import ContractMismatch, ProtocolError, Timeout, ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -771,3 +771,58 @@ def test_progress_and_timeout_cancellation_async(
     sent = asyncio.run(main())
     (cancelled,) = [m for m in sent if m.get("method") == "notifications/cancelled"]
     assert "timed out" in cancelled["params"]["reason"]
+
+
+def test_modern_server_directed_task_for_an_undeclared_call(
+    cproto: tuple[ModuleType, list[str], dict[str, str]],
+) -> None:
+    # A raw call of the required-task tool without task=True: the 2026 server answers
+    # -32021 naming the tasks extension, and the client retries it declared.
+    _, command, env = cproto
+    session = Session.stdio(command, env=env, verify="off", protocol="modern")
+    sent = record(session)
+    with session:
+        assert convert_result(session.call_tool("batch_job", {"n": 3}), "integer") == 6
+        handle = session.start_tool("batch_job", {"n": 5})
+        assert handle.result()["content"] == [{"type": "text", "text": "10"}]
+    session.close()
+    assert handle.result()["content"][0]["text"] == "10"  # settled: answered from memory
+    undeclared, declared, started = calls(sent, "batch_job")
+    assert undeclared["_meta"]["io.modelcontextprotocol/clientCapabilities"] == {}
+    assert declared["_meta"]["io.modelcontextprotocol/clientCapabilities"] == TASKS_CAPS
+    assert started["_meta"]["io.modelcontextprotocol/clientCapabilities"] == TASKS_CAPS
+    with Session.stdio(command, env=env, verify="off", protocol="legacy") as legacy:
+        with pytest.raises(ProtocolError) as caught:  # 2025-11-25: the contract says task=True
+            legacy.call_tool("batch_job", {"n": 3})
+        assert caught.value.code == -32601
+        assert convert_result(legacy.call_tool("batch_job", {"n": 3}, task=True), "integer") == 6
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_cancelled_async_waiter_cancels_its_task(
+    cproto: tuple[ModuleType, list[str], dict[str, str]], protocol: str
+) -> None:
+    async def main() -> None:
+        async with cproto_client(cproto, protocol, asynchronous=True) as client:
+            handle = await client.start_sleep(30)
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(handle.result(), 0.3)
+            for _ in range(100):  # tasks/cancel went out without waiting for its ack
+                if (await handle.status()).status == "cancelled":
+                    break
+                await asyncio.sleep(0.02)
+            assert handle.last_status is not None and handle.last_status.status == "cancelled"
+            keep = await client.start_sleep(0.3)
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(keep.result(cancel_on_timeout=False), 0.05)
+            assert await keep.result() == "slept"
+
+    asyncio.run(main())
+
+
+def test_sdk_server_drift_is_caught_in_the_modern_era() -> None:
+    session = Session.stdio([*SDK_SERVER, "--drift"], contract=[SDK_ADD])
+    with pytest.raises(ContractMismatch) as caught:
+        session.connect()
+    assert session.era == "modern"
+    assert [change.rule for change in caught.value.changes] == ["PARAM_REQUIRED_ADDED"]

@@ -528,7 +528,8 @@ class TaskHandle(Generic[T]):
         seconds (None: no limit) then ``Timeout``, after cancelling the task
         unless ``cancel_on_timeout=False``."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        return self._convert(self._session._task_outcome(self._state, deadline, cancel_on_timeout))
+        outcome = self._session._task_outcome(self._state, deadline, cancel_on_timeout, timeout)
+        return self._convert(outcome)
 
     def cancel(self) -> TaskStatus:
         """Ask the server to cancel the task (``tasks/cancel``) and return its state
@@ -577,9 +578,10 @@ class AsyncTaskHandle(Generic[T]):
     async def result(self, timeout: float | None = None, *, cancel_on_timeout: bool = True) -> T:
         """See ``TaskHandle.result``."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        return self._convert(
-            await self._session._task_outcome(self._state, deadline, cancel_on_timeout)
+        outcome = await self._session._task_outcome(
+            self._state, deadline, cancel_on_timeout, timeout
         )
+        return self._convert(outcome)
 
     async def cancel(self) -> TaskStatus:
         """See ``TaskHandle.cancel``."""
@@ -980,7 +982,7 @@ class Session(_SessionState):
         deadline = time.monotonic() + limit
         started = self._start_call(name, arguments, limit, on_progress, task)
         if isinstance(started, _TaskState):
-            return self._task_outcome(started, deadline, True, limit=limit)
+            return self._task_outcome(started, deadline, True, limit)
         return _checked_tool_result(started)
 
     @overload
@@ -1082,23 +1084,24 @@ class Session(_SessionState):
         state: _TaskState,
         deadline: float | None,
         cancel_on_timeout: bool,
-        *,
-        limit: float | None = None,
+        limit: float | None,
     ) -> dict[str, Any]:
-        """Wait for the task to end: the checked result, or its error raised."""
-        self._check_usable()
-        try:
-            if not state.settled:
+        """Wait for the task to end: the checked result, or its error raised; after
+        ``limit`` seconds (the deadline), cancel it unless told not to and raise
+        ``Timeout``. A settled task answers from memory, even on a closed session."""
+        if not state.settled:
+            self._check_usable()
+            try:
                 if state.era == "legacy":
                     self._legacy_outcome(state, deadline)
                 else:
                     self._poll_outcome(state, deadline)
-        except Timeout:
-            if cancel_on_timeout:
-                self._cancel_quietly(state)
-            if limit is not None:
+            except Timeout:
+                if cancel_on_timeout:
+                    self._cancel_quietly(state)
+                if limit is None:
+                    raise  # a tasks/* request went unanswered
                 raise Timeout(f"{state.label}: no result within {limit:g}s") from None
-            raise
         self._progress.pop(state.token, None)
         return state.outcome()
 
@@ -1478,7 +1481,7 @@ class AsyncSession(_SessionState):
         deadline = time.monotonic() + limit
         started = await self._start_call(name, arguments, limit, on_progress, task)
         if isinstance(started, _TaskState):
-            return await self._task_outcome(started, deadline, True, limit=limit)
+            return await self._task_outcome(started, deadline, True, limit)
         return _checked_tool_result(started)
 
     @overload
@@ -1541,19 +1544,21 @@ class AsyncSession(_SessionState):
         token = request_id if on_progress is not None else None
         if on_progress is not None:
             self._progress[request_id] = on_progress
-        state: _TaskState | None = None
         try:
             outcome = await self._exchange(request_id, line, future, label, limit)
             if outcome.error is not None:
                 if not as_task and _requires_tasks(outcome.error):
+                    self._progress_drop(request_id)
                     return await self._start_call(name, arguments, limit, on_progress, True)
                 raise error_from_response(outcome.error, label)
             assert outcome.result is not None
             state = self._started(name, outcome.result, legacy_task, token)
-            return outcome.result if state is None else state
-        finally:
-            if state is None or state.settled:
-                await self._progress_done(request_id)
+        except BaseException:
+            self._progress_drop(request_id)
+            raise
+        if state is None or state.settled:
+            await self._progress_done(request_id)
+        return outcome.result if state is None else state
 
     # -- progress -----------------------------------------------------------------------
 
@@ -1584,6 +1589,15 @@ class AsyncSession(_SessionState):
         if running:
             await asyncio.gather(*running, return_exceptions=True)
 
+    def _progress_drop(self, token: Any) -> None:
+        """Stop routing ``token``'s progress and cancel its running callbacks (the
+        call failed or was cancelled: nobody waits for them)."""
+        if token is None:
+            return
+        self._progress.pop(token, None)
+        for task in self._progress_tasks.pop(token, ()):
+            task.cancel()
+
     # -- tasks ------------------------------------------------------------------------
 
     async def _task_status(self, state: _TaskState) -> TaskStatus:
@@ -1602,23 +1616,27 @@ class AsyncSession(_SessionState):
         state: _TaskState,
         deadline: float | None,
         cancel_on_timeout: bool,
-        *,
-        limit: float | None = None,
+        limit: float | None,
     ) -> dict[str, Any]:
-        """See ``Session._task_outcome``."""
-        self._check_usable()
-        try:
-            if not state.settled:
+        """See ``Session._task_outcome``; a waiter cancelled by its caller cancels
+        the task too (unless told not to), without waiting for the ack."""
+        if not state.settled:
+            self._check_usable()
+            try:
                 if state.era == "legacy":
                     await self._legacy_outcome(state, deadline)
                 else:
                     await self._poll_outcome(state, deadline)
-        except (Timeout, asyncio.CancelledError) as exc:
-            if cancel_on_timeout:
-                await self._cancel_quietly(state)
-            if isinstance(exc, Timeout) and limit is not None:
+            except Timeout:
+                if cancel_on_timeout:
+                    await self._cancel_quietly(state)
+                if limit is None:
+                    raise
                 raise Timeout(f"{state.label}: no result within {limit:g}s") from None
-            raise
+            except asyncio.CancelledError:
+                if cancel_on_timeout:
+                    self._cancel_nowait(state)
+                raise
         await self._progress_done(state.token)
         return state.outcome()
 
@@ -1693,6 +1711,20 @@ class AsyncSession(_SessionState):
         except McpError as exc:
             logger.info("%s: tasks/cancel failed: %s", state.label, exc)
         await self._progress_done(state.token)
+
+    def _cancel_nowait(self, state: _TaskState) -> None:
+        """Send ``tasks/cancel`` and forget it (from a cancelled coroutine)."""
+        self._progress_drop(state.token)
+        if state.task_id is None or self._gone or self._closed:
+            return
+        request_id, line = self._core.request(
+            "tasks/cancel", {"taskId": state.task_id}, self._new_future()
+        )
+        self._core.forget(request_id)  # its ack, if any, is dropped as late
+        try:
+            self.transport.send_nowait(line)
+        except ServerExited:
+            pass
 
     # -- waiting ----------------------------------------------------------------------
 
