@@ -119,9 +119,10 @@ def spec_from_tools(
         server["instructions"] = instructions
     header = _header(source, server_info, protocol_version)
     parameters_ok = {entry.name: not exact for entry in entries}
+    names = [entry.name for entry in entries]
     for _attempt in range(2):
         spec = _render(header, package, server, hoist.types, entries, parameters_ok, notes={})
-        contract = _load(spec, spec_dir)
+        contract = _load(spec, spec_dir, names)
         published = {tool.name: descriptor(tool) for tool in contract.tools}
         retry = [
             entry.name
@@ -143,7 +144,7 @@ def spec_from_tools(
             )
     notes = {entry.name: _notes(entry.raw, published[entry.name]) for entry in entries}
     text = _render(header, package, server, hoist.types, entries, parameters_ok, notes)
-    _load(text, spec_dir)  # comments only: still the same spec
+    _load(text, spec_dir, names)  # comments only: still the same spec
     return ImportedSpec(text, package, len(entries), {k: v for k, v in notes.items() if v})
 
 
@@ -161,12 +162,20 @@ def _notes(live: Mapping[str, Any], published: Mapping[str, Any]) -> list[str]:
     return [f"{c.message} ({c.rule})" for c in compare_tools([live], [published])]
 
 
-def _load(text: str, spec_dir: Path) -> Any:
+def _load(text: str, spec_dir: Path, names: Sequence[str]) -> Any:
     loaded = load_spec_text(text, "tools.yaml", spec_dir=spec_dir)
     if loaded.contract is None:
-        details = "\n  ".join(f"{d.path}: {d.message}" for d in loaded.errors)
+        details = "\n  ".join(_where(d.path, names) + d.message for d in loaded.errors)
         raise ImportFailed(f"the server's tools do not make a valid spec:\n  {details}")
     return loaded.contract
+
+
+def _where(path: str, names: Sequence[str]) -> str:
+    """``tools[3].name: `` → ``tool 'x' (tools[3].name): ``, so the server's tool is named."""
+    match = re.match(r"tools\[(\d+)\]", path)
+    if match and int(match.group(1)) < len(names):
+        return f"tool {names[int(match.group(1))]!r} ({path}): "
+    return f"{path}: " if path else ""
 
 
 def _mapping(value: Any) -> dict[str, Any]:

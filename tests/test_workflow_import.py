@@ -435,3 +435,19 @@ def test_package_and_name_options(tmp_path: Path) -> None:
     )
     with pytest.raises(ImportFailed, match="not a Python package name"):
         spec_from_tools([_tool("t")], server_info=INFO, package="not-valid")
+
+
+def test_a_keyword_a_spec_does_not_know_is_reported_with_the_tool() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}
+    with pytest.raises(
+        ImportFailed,
+        match=r"tool 'odd' \(tools\[0\]\.parameters\[0\]\.nullable\): "
+        r"unknown JSON Schema keyword 'nullable'",
+    ):
+        spec_from_tools([_tool("odd", schema)], server_info=INFO)
+
+
+def test_no_tools_is_still_a_spec(tmp_path: Path) -> None:
+    spec = spec_from_tools([], server_info=INFO)
+    assert yaml.safe_load(spec.text)["tools"] == [] and spec.tools == 0
+    assert _published(spec.text, tmp_path) == {}
