@@ -389,10 +389,14 @@ class _Checker:
         if "$defs" in input_schema:
             schema["$defs"] = input_schema["$defs"]
         try:
+            # An invalid schema (minimum: null, type: 5, pattern: "[") makes the
+            # validator raise TypeError or re.error instead of reporting.
+            Draft202012Validator.check_schema(schema)
             error = jsonschema.exceptions.best_match(
                 Draft202012Validator(schema).iter_errors(param.default))
         except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError,
-                jsonschema.exceptions._WrappedReferencingError):  # type: ignore[attr-defined]
+                jsonschema.exceptions._WrappedReferencingError,  # type: ignore[attr-defined]
+                TypeError, re.error):
             return  # the schema itself is reported elsewhere
         if error is not None:
             self.error(path + ("default",),
