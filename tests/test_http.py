@@ -477,3 +477,276 @@ def test_contract_the_sdk_would_rewrite_is_refused() -> None:
     rewritten = {"name": "t", "inputSchema": {"type": "object", "x-note": None}}
     with pytest.raises(HttpUnavailable, match="'t': the mcp SDK would publish a different"):
         _check_sdk_keeps_listings({"2025-11-25": [rewritten]})
+
+
+# -- ctx over HTTP: progress, logs and cancellation reach the client ---------------------
+
+CTX_SPEC = """\
+mcpgen: 1
+package: http_ctx_mcp
+server: {name: http-ctx, version: 0.1.0, implementation: "http_ctx_impl:Impl"}
+tools:
+  - name: steps_sync
+    parameters: [{name: steps, type: integer}, {name: pause, type: number, default: 0}]
+    callback: positional
+    returns: string
+  - name: steps_async
+    parameters: [{name: steps, type: integer}, {name: pause, type: number, default: 0}]
+    callback: positional
+    returns: string
+    async: true
+  - name: until_cancelled
+    parameters: [{name: marker, type: string}]
+    callback: positional
+    returns: string
+  - name: until_timeout
+    parameters: [{name: marker, type: string}]
+    callback: positional
+    returns: string
+    timeout: 0.3
+"""
+
+CTX_IMPL = '''
+import asyncio, time
+from pathlib import Path
+from http_ctx_mcp import Context, HttpCtxServer
+
+
+def _wait_for_cancel(ctx: Context, marker: str) -> str:
+    ctx.report_progress(1, message="waiting")
+    deadline = time.monotonic() + 20
+    while not ctx.cancelled and time.monotonic() < deadline:
+        time.sleep(0.01)
+    Path(marker).write_text("cancelled" if ctx.cancelled else "not cancelled")
+    return "stopped"
+
+
+class Impl(HttpCtxServer):
+    def steps_sync(self, steps: int, pause: float, *, ctx: Context = Context.NONE) -> str:
+        ctx.info({"msg": "starting", "steps": steps})
+        for step in range(steps):
+            time.sleep(pause)
+            ctx.report_progress(step + 1, steps, f"step {step + 1}")
+        ctx.debug("done")
+        return f"did {steps}"
+
+    async def steps_async(self, steps: int, pause: float, *, ctx: Context = Context.NONE) -> str:
+        ctx.info({"msg": "starting", "steps": steps})
+        for step in range(steps):
+            await asyncio.sleep(pause)
+            ctx.report_progress(step + 1, steps, f"step {step + 1}")
+        ctx.debug("done")
+        return f"did {steps}"
+
+    def until_cancelled(self, marker: str, *, ctx: Context = Context.NONE) -> str:
+        return _wait_for_cancel(ctx, marker)
+
+    def until_timeout(self, marker: str, *, ctx: Context = Context.NONE) -> str:
+        return _wait_for_cancel(ctx, marker)
+'''
+
+
+@pytest.fixture(scope="module")
+def ctx_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
+    root = tmp_path_factory.mktemp("http_ctx")
+    gen = build_package(CTX_SPEC, root, "http_ctx_mcp")
+    impl = root / "impl"
+    impl.mkdir()
+    (impl / "http_ctx_impl.py").write_text(CTX_IMPL, encoding="utf-8")
+    with http_server("http_ctx_mcp", pythonpath=[gen, impl], cwd=root, log_dir=root) as server:
+        yield server
+
+
+def _modern_meta(**extra: Any) -> dict[str, Any]:
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        **extra,
+    }
+
+
+def sse_messages(url: str, body: dict[str, Any], version: str, **headers: str) -> list[dict[str, Any]]:
+    """Every JSON-RPC message of one POST's answer, in wire order (SSE or JSON)."""
+    response = httpx2.post(
+        url,
+        json=body,
+        headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": version,
+                 **headers},
+        timeout=20,
+    )
+    assert response.status_code == 200, response.text
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        return [response.json()]
+    return [
+        json.loads(line[5:]) for line in response.text.splitlines()
+        if line.startswith("data:") and line[5:].strip()
+    ]
+
+
+def _progress_and_logs(
+    url: str, mode: str, tool: str, *, log_level: str | None = None, set_level: str | None = None,
+    meta: dict[str, Any] | None = None,
+) -> tuple[str, list[tuple[float, float | None, str | None]], list[dict[str, Any]], str]:
+    """One call through the SDK's streamable HTTP client: (era, progress, logs, result text)."""
+    progress: list[tuple[float, float | None, str | None]] = []
+    logs: list[dict[str, Any]] = []
+
+    async def on_progress(value: float, total: float | None, message: str | None) -> None:
+        progress.append((value, total, message))
+
+    async def on_log(params: Any) -> None:
+        logs.append(params.model_dump(exclude_none=True, mode="json"))
+
+    async def go() -> tuple[str, str]:
+        async with Client(url, mode=mode, read_timeout_seconds=20, logging_callback=on_log,
+                          log_level=log_level) as client:  # type: ignore[arg-type]
+            if set_level is not None:
+                await client.set_logging_level(set_level)  # type: ignore[arg-type]
+            result = await client.call_tool(tool, {"steps": 3}, progress_callback=on_progress,
+                                            meta=meta)  # type: ignore[arg-type]
+            await anyio.sleep(0.1)  # callbacks run as tasks: let the last ones finish
+            return str(client.protocol_version), result.content[0].text  # type: ignore[union-attr]
+
+    version, text = anyio.run(go)
+    return version, progress, logs, text
+
+
+STEPS = [(1.0, 3.0, "step 1"), (2.0, 3.0, "step 2"), (3.0, 3.0, "step 3")]
+STARTING = {"level": "info", "logger": "http-ctx", "data": {"msg": "starting", "steps": 3}}
+DONE = {"level": "debug", "logger": "http-ctx", "data": "done"}
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+@pytest.mark.parametrize("tool", ["steps_sync", "steps_async"])
+def test_ctx_progress_and_logs_legacy(ctx_server: HttpServer, tool: str) -> None:
+    """Handshake era: progress for the request's token; logging/setLevel is accepted
+    but a stateless server cannot keep it, so every level is sent (the SDK's rule)."""
+    version, progress, logs, text = _progress_and_logs(ctx_server.url, "legacy", tool, set_level="info")
+    assert version == "2025-11-25"
+    assert text == "did 3"
+    assert progress == STEPS
+    assert logs == [STARTING, DONE]
+    # the call's own _meta log-level key filters
+    _, _, logs, _ = _progress_and_logs(
+        ctx_server.url, "legacy", tool, meta={"io.modelcontextprotocol/logLevel": "info"}
+    )
+    assert logs == [STARTING]
+    _, _, logs, _ = _progress_and_logs(
+        ctx_server.url, "legacy", tool, meta={"io.modelcontextprotocol/logLevel": "warning"}
+    )
+    assert logs == []
+
+
+@pytest.mark.parametrize("tool", ["steps_sync", "steps_async"])
+def test_ctx_progress_and_logs_modern(ctx_server: HttpServer, tool: str) -> None:
+    """2026-07-28: logs only when the request opts in (io.modelcontextprotocol/logLevel)."""
+    version, progress, logs, text = _progress_and_logs(ctx_server.url, "auto", tool)
+    assert version == MODERN
+    assert text == "did 3"
+    assert progress == STEPS
+    assert logs == []
+    _, progress, logs, _ = _progress_and_logs(ctx_server.url, "auto", tool, log_level="info")
+    assert progress == STEPS
+    assert logs == [STARTING]
+    _, _, logs, _ = _progress_and_logs(ctx_server.url, "auto", tool, log_level="debug")
+    assert logs == [STARTING, DONE]
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+@pytest.mark.parametrize("tool", ["steps_sync", "steps_async"])
+def test_ctx_notifications_in_order_before_the_result(
+    ctx_server: HttpServer, tool: str, era: str
+) -> None:
+    """On the wire: every notification on the call's own SSE stream, in the order the
+    handler sent them (a sync handler's from its thread), and the result last."""
+    steps = 40
+    level = {"io.modelcontextprotocol/logLevel": "debug"}
+    meta = {"progressToken": "tok-7", **level}
+    headers: dict[str, str] = {}
+    version = "2025-11-25"
+    if era == "modern":
+        meta = _modern_meta(**meta)
+        version = MODERN
+        headers = {"mcp-method": "tools/call", "mcp-name": tool}
+    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+            "params": {"name": tool, "arguments": {"steps": steps}, "_meta": meta}}
+    messages = sse_messages(ctx_server.url, body, version, **headers)
+    *notes, last = messages
+    assert last["id"] == 5 and last["result"]["content"][0]["text"] == f"did {steps}"
+    assert [n["method"] for n in notes] == (
+        ["notifications/message"] + ["notifications/progress"] * steps + ["notifications/message"]
+    )
+    assert [n["params"]["progress"] for n in notes[1:-1]] == list(range(1, steps + 1))
+    assert {n["params"]["progressToken"] for n in notes[1:-1]} == {"tok-7"}
+    assert notes[1]["params"] == {"progressToken": "tok-7", "progress": 1, "total": steps,
+                                  "message": "step 1"}
+    assert notes[-1]["params"] == DONE
+
+
+def test_ctx_without_progress_token_or_level_sends_nothing(ctx_server: HttpServer) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "steps_sync", "arguments": {"steps": 3}, "_meta": _modern_meta()}}
+    messages = sse_messages(ctx_server.url, body, MODERN, **{"mcp-method": "tools/call",
+                                                               "mcp-name": "steps_sync"})
+    assert len(messages) == 1 and messages[0]["result"]["content"][0]["text"] == "did 3"
+
+
+def test_logging_set_level(ctx_server: HttpServer) -> None:
+    """Handshake era: the logging capability and logging/setLevel (as over stdio);
+    2026-07-28 has no logging/setLevel."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"}}}
+    status, reply = post(ctx_server.url, init, "2025-11-25")
+    assert status == 200 and reply["result"]["capabilities"]["logging"] == {}
+    set_level = {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}
+    assert post(ctx_server.url, set_level, "2025-11-25") == (200, {"jsonrpc": "2.0", "id": 2, "result": {}})
+    bad = {**set_level, "params": {"level": "loud"}}
+    assert post(ctx_server.url, bad, "2025-11-25")[1]["error"]["code"] == -32602
+    modern = {**set_level, "params": {"level": "info", "_meta": _modern_meta()}}
+    _, reply = post(ctx_server.url, modern, MODERN, **{"mcp-method": "logging/setLevel"})
+    assert reply["error"]["code"] == -32601
+
+
+def _wait_for(path: Path, timeout: float = 10.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text():
+            return path.read_text()
+        time.sleep(0.05)
+    return "(no marker)"
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+def test_ctx_cancelled_when_the_client_goes_away(
+    ctx_server: HttpServer, tmp_path: Path, era: str
+) -> None:
+    """Closing the response stream cancels the call: a sync handler sees ctx.cancelled."""
+    marker = tmp_path / f"cancel-{era}"
+    meta: dict[str, Any] = {"progressToken": 1}
+    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+    if era == "modern":
+        meta = _modern_meta(**meta)
+        headers.update({"mcp-protocol-version": MODERN, "mcp-method": "tools/call",
+                        "mcp-name": "until_cancelled"})
+    body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+            "params": {"name": "until_cancelled", "arguments": {"marker": str(marker)}, "_meta": meta}}
+    with httpx2.stream("POST", ctx_server.url, json=body, headers=headers, timeout=20) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line.startswith("data:") and "notifications/progress" in line:
+                break  # the handler runs: now hang up
+    assert _wait_for(marker) == "cancelled", ctx_server.output[-2000:]
+
+
+def test_ctx_cancelled_on_timeout(ctx_server: HttpServer, tmp_path: Path) -> None:
+    marker = tmp_path / "timeout"
+    status, reply = post(
+        ctx_server.url,
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+         "params": {"name": "until_timeout", "arguments": {"marker": str(marker)}}},
+        "2025-11-25",
+    )
+    assert status == 200 and reply["result"]["isError"] is True
+    assert "timed out" in reply["result"]["content"][0]["text"]
+    assert _wait_for(marker) == "cancelled"
