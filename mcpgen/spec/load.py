@@ -140,6 +140,11 @@ class _Checker:
                          tools_raw, types)
         if any(d.level == "error" for d in self.diagnostics):
             return None
+        for index, tool in built:
+            if tool is not None:
+                self.check_runtime_schemas(tool, ("tools", index))
+        if any(d.level == "error" for d in self.diagnostics):
+            return None
         server = self.data["server"]
         package = self.data["package"]
         return ir.Contract(
@@ -160,6 +165,20 @@ class _Checker:
             tools=tuple(tool for tool in tools if tool is not None),
             inputs=tuple(str(path) for path in bundler.files),
         )
+
+    def check_runtime_schemas(self, tool: ir.Tool, path: YPath) -> None:
+        """The generated server compiles every schema at start-up: one it cannot
+        compile (an invalid regular expression, $dynamicRef) is a build error here,
+        not a server that crashes when it starts."""
+        from ..runtime._jsonschema import SchemaError, compile_schema
+
+        for kind, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
+            if schema is None:
+                continue
+            try:
+                compile_schema(schema, coerce=kind == "input")
+            except SchemaError as exc:
+                self.error(path, f"the {kind} schema cannot be served: {exc}")
 
     def check_structure(self) -> None:
         for error in _FORMAT_VALIDATOR.iter_errors(self.data):
