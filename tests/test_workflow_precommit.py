@@ -2,9 +2,10 @@
 
 pre-commit clones this repository at HEAD (the hook file must be committed) and
 installs mcpgen from it into its own environment, which needs PyPI for the
-dependencies: the first run takes ~10 s, later runs reuse the environment kept in a
-``PRE_COMMIT_HOME`` shared by the module.  A temporary git repository holds a spec
-and its schema file; the hooks are judged on the exit code and what they print.
+dependencies (~10-15 s).  ``pre-commit run`` through a consumer config reuses that
+environment from a ``PRE_COMMIT_HOME`` shared by the module; ``try-repo`` always
+builds a fresh one, so it is used for the two checks the contract is about (fresh
+passes, stale fails).  A temporary git repository holds a spec and its schema file.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,19 +62,9 @@ def head() -> str:
     return _git(ROOT, "rev-parse", "HEAD").strip()
 
 
-def _try_repo(repo: Path, hook: str, home: Path, ref: str) -> tuple[int, str]:
+def _pre_commit(repo: Path, home: Path, *args: str) -> tuple[int, str]:
     done = subprocess.run(
-        [
-            str(PRE_COMMIT),
-            "try-repo",
-            str(ROOT),
-            hook,
-            "--ref",
-            ref,
-            "--all-files",
-            "--color",
-            "never",
-        ],
+        [str(PRE_COMMIT), *args, "--all-files", "--color", "never"],
         cwd=repo,
         env={**os.environ, **GIT_ENV, "PRE_COMMIT_HOME": str(home)},
         capture_output=True,
@@ -84,6 +76,19 @@ def _try_repo(repo: Path, hook: str, home: Path, ref: str) -> tuple[int, str]:
     if "An unexpected error has occurred" in output and "pip" in output:
         pytest.skip(f"pre-commit could not install mcpgen (no network to PyPI?):\n{output[-2000:]}")
     return done.returncode, output
+
+
+def _try_repo(repo: Path, hook: str, ref: str) -> tuple[int, str]:
+    """``pre-commit try-repo``: always a fresh clone and environment (it ignores
+    PRE_COMMIT_HOME), so the test calls it only where it matters."""
+    with tempfile.TemporaryDirectory() as home:
+        return _pre_commit(repo, Path(home), "try-repo", str(ROOT), hook, "--ref", ref)
+
+
+def _run(repo: Path, hook: str, home: Path) -> tuple[int, str]:
+    """``pre-commit run`` through the consumer's config: the environment is built once
+    in the module's PRE_COMMIT_HOME and reused."""
+    return _pre_commit(repo, home, "run", hook)
 
 
 def test_hook_definitions() -> None:
@@ -113,18 +118,28 @@ def test_check_hook_passes_when_fresh_and_fails_when_stale(
 ) -> None:
     repo = tmp_path / "consumer"
     shutil.copytree(FIXTURE, repo)
+    config = {
+        "repos": [
+            {
+                "repo": str(ROOT),
+                "rev": head,
+                "hooks": [{"id": "mcpgen-build"}, {"id": "mcpgen-check"}],
+            }
+        ]
+    }
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     _git(repo, "init", "-q")
-    _git(repo, "add", "tools.yaml", "schemas/item.json")
+    _git(repo, "add", "tools.yaml", "schemas/item.json", ".pre-commit-config.yaml")
     _git(repo, "commit", "-qm", "contract")
 
     # The build hook generates the package (untracked output: pre-commit sees no change).
-    code, output = _try_repo(repo, "mcpgen-build", pre_commit_home, head)
+    code, output = _run(repo, "mcpgen-build", pre_commit_home)
     assert code == 0, output
     assert (repo / "build" / "inventory_mcp" / "client.py").is_file()
     _git(repo, "add", "build")
     _git(repo, "commit", "-qm", "generated")
 
-    code, output = _try_repo(repo, "mcpgen-check", pre_commit_home, head)
+    code, output = _try_repo(repo, "mcpgen-check", head)
     assert code == 0, output
     assert "mcpgen build --check" in output and "Passed" in output
 
@@ -132,13 +147,13 @@ def test_check_hook_passes_when_fresh_and_fails_when_stale(
     item = repo / "schemas" / "item.json"
     item.write_text(item.read_text().replace("^[A-Z0-9-]+$", "^[A-Z0-9]+$"))
     before = {p: p.read_bytes() for p in (repo / "build").rglob("*") if p.is_file()}
-    code, output = _try_repo(repo, "mcpgen-check", pre_commit_home, head)
+    code, output = _try_repo(repo, "mcpgen-check", head)
     assert code == 1, output
     assert "Failed" in output and "tools.yaml: stale" in output
     assert {p: p.read_bytes() for p in (repo / "build").rglob("*") if p.is_file()} == before
 
     # The build hook rewrites the tracked output, so pre-commit fails it: stage and retry.
-    code, output = _try_repo(repo, "mcpgen-build", pre_commit_home, head)
+    code, output = _run(repo, "mcpgen-build", pre_commit_home)
     assert code == 1 and "files were modified by this hook" in output, output
-    code, output = _try_repo(repo, "mcpgen-check", pre_commit_home, head)
+    code, output = _run(repo, "mcpgen-check", pre_commit_home)
     assert code == 0, output
