@@ -349,10 +349,13 @@ class _Checker:
             self.error(path + ("returns",), "'returns' applies to positional and named tools; "
                        "a structured tool returns its output model")
         hints = raw.get("hints", {}) if isinstance(raw.get("hints"), dict) else {}
+        # (wrong types are reported by the format check; here they must not crash)
         icons = [
             ir.Icon(src=i["src"], mime_type=i.get("mime_type"),
-                    sizes=tuple(i["sizes"]) if "sizes" in i else None, theme=i.get("theme"))
-            for i in raw.get("icons", []) if isinstance(i, dict) and isinstance(i.get("src"), str)
+                    sizes=tuple(i["sizes"]) if isinstance(i.get("sizes"), list) else None,
+                    theme=i.get("theme"))
+            for i in (raw["icons"] if isinstance(raw.get("icons"), list) else [])
+            if isinstance(i, dict) and isinstance(i.get("src"), str)
         ]
         timeout = raw.get("timeout")
         return ir.Tool(
