@@ -271,16 +271,24 @@ def _referenced_files(data: bytes, path: str) -> Iterator[str]:
             yield joined
 
 
-def _refs(node: Any) -> Iterator[str]:
-    if isinstance(node, dict):
+def _refs(root: Any) -> Iterator[str]:
+    """Every ``$ref`` string in a document, visiting each node once: YAML aliases share
+    nodes, and a walk that followed every path through them could take forever."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, (dict, list)) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, list):
+            stack.extend(reversed(node))
+            continue
         for key, value in node.items():
             if key == "$ref" and isinstance(value, str):
                 yield value
             else:
-                yield from _refs(value)
-    elif isinstance(node, list):
-        for item in node:
-            yield from _refs(item)
+                stack.append(value)
 
 
 # --------------------------------------------------------------------------- comparing
