@@ -88,7 +88,13 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return data if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        return None
+    # A hand-edited or crafted manifest: a section of the wrong shape counts as empty.
+    for section in ("inputs", "outputs"):
+        if not isinstance(data.get(section, {}), dict):
+            data[section] = {}
+    return data
 
 
 def is_up_to_date(out: Path, base: Path) -> bool:
@@ -99,6 +105,12 @@ def is_up_to_date(out: Path, base: Path) -> bool:
     if manifest["inputs"].get("generator") != generator_fingerprint():
         return False
     recorded = manifest["inputs"].get("files", {})
+    # Only regular files are hashed: a manifest naming /dev/zero or a FIFO (as an input
+    # or an output) must not make the build read forever.
+    if not isinstance(recorded, dict) or not all(
+        isinstance(name, str) and (base / name).is_file() for name in recorded
+    ):
+        return False
     try:
         current = inputs_record((base / name for name in recorded), base)
     except OSError:
@@ -106,6 +118,8 @@ def is_up_to_date(out: Path, base: Path) -> bool:
     if current["files"] != recorded:
         return False
     for name, digest in manifest.get("outputs", {}).items():
+        if not (out / name).is_file():
+            return False
         try:
             if _sha((out / name).read_bytes()) != digest:
                 return False
@@ -162,7 +176,10 @@ def _replace_file(target: Path, data: bytes) -> None:
 
 def _confined(out: Path, name: str) -> Path:
     """``out / name``, refusing any name that would leave ``out``."""
-    target = (out / name).resolve()
+    try:
+        target = (out / name).resolve()
+    except (ValueError, OSError):  # a NUL byte or a symlink loop in a crafted manifest
+        raise OutputRefused(f"refusing an output name that is not a path: {name!r}") from None
     if not target.is_relative_to(out.resolve()) or Path(name).is_absolute():
         raise OutputRefused(f"refusing to write outside {out}: {name}")
     return out / name
