@@ -255,7 +255,10 @@ class ServerConnection:
     def _notification(self, method: str, params: Any) -> list[Action]:
         if method != "notifications/cancelled" or not isinstance(params, dict):
             return []  # notifications/initialized and unknown notifications need nothing
-        invoke = self.in_flight.get(params.get("requestId"))
+        request_id = params.get("requestId")
+        if type(request_id) not in (str, int):
+            return []  # no request of ours has such an id (a list or an object would not hash)
+        invoke = self.in_flight.get(request_id)
         if invoke is None or invoke.cancelled:
             return []  # finished, unknown or already cancelled: races are normal
         invoke.cancelled = True
