@@ -609,9 +609,12 @@ def _unknown_notification(server: RawServer) -> str:
     return expect_silence(server)
 
 
-@case("notifications/cancelled for an unknown id, with bad params")
+@case("notifications/cancelled for an unknown id, a list or object id, bad params")
 def _bad_cancel(server: RawServer) -> str:
     server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}\n')
+    server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[]}}\n')
+    server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
+                b'"params":{"requestId":{"a":1}}}\n')
     server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}\n')
     server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled"}\n')
     return expect_silence(server)
