@@ -68,8 +68,11 @@ def import_server(
     from .runtime._errors import McpError
 
     try:
+        # The handshake era at 2025-11-25 lists the most: `execution.taskSupport`
+        # exists only there (2026-07-28 moved tasks to an extension).
         with Session.stdio(
-            list(command), env=env, cwd=cwd, verify="off", timeout=timeout, server_id="import"
+            list(command), env=env, cwd=cwd, verify="off", timeout=timeout, server_id="import",
+            protocol="legacy",
         ) as session:
             raw = [dict(tool.raw) for tool in session.list_tools()]
             info = dict(session.server_info)

@@ -40,14 +40,14 @@ tools:
 IMPL = '''
 import asyncio, time
 from proto_mcp import Context, ProtoServer, ToolError
-from proto_mcp.models import AddArgs, AddOutput, SleepArgs
+from proto_mcp.models import AddArgs, AddOutput
 
 class Impl(ProtoServer):
     def add(self, args: AddArgs) -> AddOutput:
         return AddOutput(sum=args["a"] + args["b"])
 
-    async def sleep(self, args: SleepArgs) -> str:
-        await asyncio.sleep(args["seconds"])
+    async def sleep(self, seconds: float) -> str:  # positional: one required parameter
+        await asyncio.sleep(seconds)
         return "slept"
 
     def batch_job(self, n: int) -> int:

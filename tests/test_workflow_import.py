@@ -451,3 +451,20 @@ def test_no_tools_is_still_a_spec(tmp_path: Path) -> None:
     spec = spec_from_tools([], server_info=INFO)
     assert yaml.safe_load(spec.text)["tools"] == [] and spec.tools == 0
     assert _published(spec.text, tmp_path) == {}
+
+
+def test_import_keeps_task_support_of_a_dual_era_server(tmp_path: Path) -> None:
+    """A dual-era server (our own weather server) is imported in the handshake era,
+    the only one whose listing carries ``execution.taskSupport``."""
+    from mcpgen.importer import import_server
+
+    root = Path(__file__).resolve().parent.parent
+    weather = root / "examples" / "weather"
+    build_spec(weather / "tools.yaml", output=tmp_path / "gen" / "weather_mcp")
+    env = {"PYTHONPATH": f"{tmp_path / 'gen'}:{weather}", "PATH": "/usr/bin:/bin"}
+    imported = import_server([sys.executable, "-m", "weather_mcp"], env=env, cwd=weather,
+                           spec_dir=tmp_path)
+    spec = yaml.safe_load(imported.text)
+    tools = {tool["name"]: tool for tool in spec["tools"]}
+    assert tools["get_forecast"]["task_support"] == "optional"
+    assert "2025-11-25" in imported.text
