@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint golden bench clean
-.PHONY: npm-tools
+.PHONY: npm-tools fuzz
 NPM_STAMP := node_modules/.installed
 
 $(STAMP): pyproject.toml
@@ -39,6 +39,11 @@ $(NPM_STAMP): package.json package-lock.json
 lint: $(STAMP)
 	$(BIN)/ruff check mcpgen tests
 	$(BIN)/mypy mcpgen
+
+## fuzz: the fuzzers of tests/fuzz at length (20,000 examples each; FUZZ_EXAMPLES=N for another count)
+fuzz: $(STAMP)
+	HYPOTHESIS_PROFILE=long $(if $(FUZZ_EXAMPLES),MCPGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES)) \
+	$(BIN)/pytest -q -p no:cacheprovider -p no:timeout --hypothesis-show-statistics tests/fuzz
 
 ## golden: regenerate tests/golden/ on purpose (review the diff before committing)
 golden: $(STAMP)
