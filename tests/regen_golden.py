@@ -13,8 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mcpgen.render.project import render_package  # noqa: E402
-from mcpgen.spec.load import load_contract  # noqa: E402
+from mcpgen.render.project import render_package
+from mcpgen.spec.load import load_contract
 
 GOLDEN = ROOT / "tests" / "golden"
 

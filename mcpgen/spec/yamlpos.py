@@ -8,7 +8,7 @@ second map to the position of each mapping key (unknown-key errors point there).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
@@ -24,7 +24,7 @@ class _Loader(_BaseLoader):
     """Safe YAML restricted to JSON values: ``2024-01-01`` stays a string, since a
     JSON Schema default or enum value can only be a JSON value."""
 
-    yaml_implicit_resolvers: ClassVar[dict[Any, list[tuple[str, Any]]]] = {
+    yaml_implicit_resolvers = {  # noqa: RUF012 - PyYAML's own class-level table
         first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
     }
