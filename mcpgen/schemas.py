@@ -19,6 +19,7 @@ from urllib.parse import unquote
 import yaml
 
 from . import ir
+from .runtime._pointer import MISSING, resolve_pointer
 from .spec.keywords import SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, SCHEMA_VALUE_KEYWORDS
 
 __all__ = ["Bundler", "RefProblem", "derive_input_schema", "descriptor"]
@@ -111,8 +112,8 @@ class Bundler:
         document = self._load_file(file, path)
         if document is None:
             return None
-        target = _resolve_pointer(document, pointer)
-        if target is _MISSING:
+        target = resolve_pointer(document, pointer)
+        if target is MISSING:
             self.problems.append(RefProblem(path, f"'{pointer}' does not exist in {file.name}"))
             return None
         name = self._fresh_name(_pascal(file.stem) + (_pascal(pointer.rsplit("/", 1)[-1]) if pointer else ""))
@@ -221,9 +222,6 @@ class Bundler:
         return self._define_file(target, pointer, path)
 
 
-_MISSING = object()
-
-
 def _yaml_document(text: str) -> Any:
     """A referenced YAML file, read like the spec itself: JSON values only (a date
     stays a string) and a bound on alias expansion. ``yaml.safe_load`` made dates
@@ -236,21 +234,6 @@ def _yaml_document(text: str) -> Any:
         first = problems[0]
         raise ValueError(f"line {first.line}, column {first.column}: {first.message}")
     return document.data
-
-
-def _resolve_pointer(document: Any, pointer: str) -> Any:
-    if pointer in ("", "/"):
-        return document
-    node = document
-    for raw in pointer.lstrip("/").split("/"):
-        token = raw.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return _MISSING
-    return node
 
 
 def _pascal(text: str) -> str:
