@@ -340,8 +340,11 @@ class Checker:
 
 
 def parsed(line: bytes) -> Any:
+    """The message a line holds on the wire: UTF-8 JSON (a leading BOM and encoded
+    lone surrogates tolerated). Not ``json.loads(bytes)``: it would also read
+    UTF-16 and UTF-32, which MCP never sends."""
     try:
-        return json.loads(line)
+        return json.loads(line.decode("utf-8-sig", "surrogatepass"))
     except (ValueError, RecursionError):
         return MISSING
 
