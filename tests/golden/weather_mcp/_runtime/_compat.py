@@ -124,6 +124,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from ._fingerprint import canonical_json
+from ._pointer import MISSING, resolve_pointer
 
 __all__ = ["RULES", "Category", "Change", "Rule", "Severity", "breaking", "compare_tools"]
 
@@ -281,7 +282,7 @@ def compare_tools(
 
 # --------------------------------------------------------------------------- helpers
 
-_MISSING: Final = object()
+_MISSING: Final = MISSING
 _MAX_DEPTH: Final = 64
 _MAX_PATH_DEPTH: Final = 200
 _IDENT: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
@@ -422,21 +423,7 @@ def _pointer(root: Any, ref: str) -> Any:
     """Resolve a local ``#/...`` JSON pointer inside ``root``, or return ``_MISSING``."""
     if not ref.startswith("#"):
         return _MISSING
-    fragment = urllib.parse.unquote(ref[1:])
-    if fragment == "":
-        return root
-    if not fragment.startswith("/"):
-        return _MISSING
-    node = root
-    for token in fragment[1:].split("/"):
-        token = token.replace("~1", "/").replace("~0", "~")
-        if isinstance(node, Mapping) and token in node:
-            node = node[token]
-        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-            node = node[int(token)]
-        else:
-            return _MISSING
-    return node
+    return resolve_pointer(root, urllib.parse.unquote(ref[1:]))
 
 
 def _simple_types(schema: Any) -> frozenset[str] | None:

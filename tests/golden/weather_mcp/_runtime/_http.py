@@ -20,6 +20,21 @@ Calls: async handlers run on the server's event loop; sync handlers run on a
 daemon thread each (at most ``MAX_SYNC_THREADS`` at once), so a slow one never
 stalls other requests and a hung one never keeps the process alive at
 shutdown. A tool ``timeout`` bounds the call on either path.
+
+Handlers that declare ``ctx`` get a ``Context`` as over stdio. Its progress and
+log notifications go out through the SDK on the call's own response stream
+(SSE), in the order the handler sent them and all before the result; with
+``--json-response`` the SDK has no room for them and drops them. Progress
+follows the request's ``_meta.progressToken``. Log level: at 2026-07-28 the
+request's ``io.modelcontextprotocol/logLevel`` ``_meta`` key (absent: no logs),
+as over stdio. At the handshake revisions a stateless server has no session to
+remember a ``logging/setLevel`` in (each POST is its own connection, possibly
+on another worker), so ``logging/setLevel`` is accepted (it is what announces
+the ``logging`` capability) but cannot filter later calls: every level is sent,
+as the SDK does at those revisions, unless the call itself carries the
+``_meta`` log-level key. Cancellation (the client closing the response stream,
+or a ``notifications/cancelled`` the SDK can match) cancels an async handler and
+sets ``ctx.cancelled`` for a sync one, as does a timeout.
 """
 
 from __future__ import annotations
@@ -28,18 +43,23 @@ import asyncio
 import importlib
 import json
 import os
+import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ._context import LOG_LEVELS, Context
+from ._errors import ToolError
+from ._server_core import META_LOG_LEVEL
 from ._tools import App, CallOutcome, ToolRuntime, for_revision
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, TOOL_FIELDS
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
     from mcp.server.lowlevel import Server
-    from mcp_types import CallToolRequestParams, PaginatedRequestParams
+    from mcp.server.session import ServerSession
+    from mcp_types import CallToolRequestParams, PaginatedRequestParams, SetLevelRequestParams
     from starlette.applications import Starlette
 
 __all__ = [
@@ -75,7 +95,8 @@ INSTALL_HINT = (
 
 
 class HttpUnavailable(RuntimeError):
-    """The optional ``mcp`` SDK (or a part of it) cannot be imported."""
+    """HTTP cannot be served: the optional ``mcp`` SDK is missing, or it would
+    publish this contract differently than the contract says."""
 
 
 @dataclass(frozen=True)
@@ -111,13 +132,16 @@ def build_sdk_server(app: App) -> Server[Any]:
         INVALID_PARAMS,
         CallToolRequestParams,
         PaginatedRequestParams,
+        SetLevelRequestParams,
     )
 
     info = app.server_info
+    logger_name = str(info.get("name", ""))
     # tools/list bodies per revision, parsed once from the payloads the stdio server sends
     listings: dict[str, list[dict[str, Any]]] = {
         version: json.loads(payload)["tools"] for version, payload in app.list_payloads.items()
     }
+    _check_sdk_keeps_listings(listings)
     sync_slots = _SyncSlots(MAX_SYNC_THREADS)
 
     async def list_tools(
@@ -130,11 +154,17 @@ def build_sdk_server(app: App) -> Server[Any]:
         # a fresh list each time: the SDK's serialiser must never alias the cache
         return _complete({"tools": list(listings[version])}, ctx.protocol_version)
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> dict[str, Any]:
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> dict[str, Any]:
         tool = app.tools.get(params.name)
         if tool is None:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
-        outcome = await run_call(tool, params.arguments or {}, sync_slots)
+        arguments = params.arguments or {}
+        if tool.wants_context:
+            outcome = await _call_with_context(tool, arguments, sync_slots, ctx, logger_name)
+        else:
+            outcome = await run_call(tool, arguments, sync_slots)
         if outcome.result is None:
             raise MCPError(code=INTERNAL_ERROR, message=outcome.internal_error or "Internal error")
         return _complete(for_revision(outcome.result, ctx.protocol_version), ctx.protocol_version)
@@ -158,7 +188,52 @@ def build_sdk_server(app: App) -> Server[Any]:
     # published rather than rebuilt through the SDK's Tool model.
     server.add_request_handler("tools/list", PaginatedRequestParams, list_tools)
     server.add_request_handler("tools/call", CallToolRequestParams, call_tool)
+    # Handshake revisions only (the SDK refuses the method at 2026-07-28). Registering
+    # it announces the `logging` capability, as the stdio server does; stateless, the
+    # level cannot outlive this POST (see the module docstring).
+    server.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
     return server
+
+
+async def set_level(
+    ctx: ServerRequestContext[Any], params: SetLevelRequestParams
+) -> dict[str, Any]:
+    """``logging/setLevel``: the SDK has validated the level; there is nowhere to keep it."""
+    return {}
+
+
+def _check_sdk_keeps_listings(listings: Mapping[str, list[dict[str, Any]]]) -> None:
+    """Refuse to serve a contract whose descriptors the SDK would change.
+
+    The SDK re-validates every ``tools/list`` result against its model of the
+    negotiated revision and sends the re-serialised form. For a contract's
+    descriptors that is the same JSON (keys may be reordered), except in corner
+    cases such as a ``null``-valued keyword at the root of a schema, which its
+    serialiser drops. Then HTTP would publish another contract than stdio (and
+    than ``contract.FINGERPRINTS``): better a clear error at start-up.
+    """
+    from mcp_types import methods
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    for version, tools in listings.items():
+        if version not in (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS):
+            continue  # this SDK never serves that revision
+        result: dict[str, Any] = _complete({"tools": tools}, version)
+        if version in MODERN_VERSIONS:
+            result.update(ttlMs=0, cacheScope="private")
+        try:
+            sent = methods.serialize_server_result("tools/list", version, result)["tools"]
+        except (KeyError, ValueError) as exc:  # includes pydantic's ValidationError
+            raise HttpUnavailable(
+                f"the mcp SDK cannot publish this contract's tools at {version}: {exc}"
+            ) from None
+        for ours, theirs in zip(tools, sent, strict=True):
+            if ours != theirs:
+                raise HttpUnavailable(
+                    f"tool {ours.get('name')!r}: the mcp SDK would publish a different descriptor "
+                    f"at {version} than the contract's; ours: {json.dumps(ours, sort_keys=True)}; "
+                    f"the SDK's: {json.dumps(theirs, sort_keys=True)}"
+                )
 
 
 def _complete(result: dict[str, Any], version: str) -> dict[str, Any]:
@@ -169,12 +244,14 @@ def _complete(result: dict[str, Any], version: str) -> dict[str, Any]:
 
 
 async def run_call(
-    tool: ToolRuntime, arguments: Mapping[str, Any], sync_slots: _SyncSlots | None = None
+    tool: ToolRuntime,
+    arguments: Mapping[str, Any],
+    sync_slots: _SyncSlots | None = None,
+    context: Context | None = None,
 ) -> CallOutcome:
     """One ``tools/call`` through the runtime: validate, run (bounded by the tool's
-    timeout), convert. Bad arguments and ``ToolError`` become ``isError`` results."""
-    from ._errors import ToolError
-
+    timeout), convert. Bad arguments and ``ToolError`` become ``isError`` results.
+    ``context`` reaches handlers that declare ``ctx``; a timeout cancels it."""
     try:
         args = tool.check_arguments(arguments)
     except ToolError as exc:
@@ -182,20 +259,164 @@ async def run_call(
     timeout = tool.binding.timeout
     if tool.binding.is_async:
         if timeout is None:
-            return await tool.call_async(args)
+            return await tool.call_async(args, context)
         try:
-            return await asyncio.wait_for(tool.call_async(args), timeout)
+            return await asyncio.wait_for(tool.call_async(args, context), timeout)
         except TimeoutError:
+            if context is not None:
+                context.cancel()
             return CallOutcome(tool.timed_out())
     slots = sync_slots or _SyncSlots(1)
     async with slots.semaphore:
-        call = _in_daemon_thread(tool.call_sync, args)
+        call = _in_daemon_thread(lambda: tool.call_sync(args, context))
         try:
             # shield: on timeout the thread cannot be stopped; it finishes on its
-            # own and its result is dropped
+            # own (ctx.cancelled tells it to hurry) and its result is dropped
             return await asyncio.wait_for(asyncio.shield(call), timeout)
         except TimeoutError:
+            if context is not None:
+                context.cancel()
             return CallOutcome(tool.timed_out())
+
+
+async def _call_with_context(
+    tool: ToolRuntime,
+    arguments: Mapping[str, Any],
+    sync_slots: _SyncSlots,
+    request: ServerRequestContext[Any],
+    logger: str,
+) -> CallOutcome:
+    """``run_call`` for a handler that declares ``ctx``: its notifications go out on
+    this request's stream before the result, and an SDK cancellation reaches it."""
+    notifier = _Notifier(request.session, request.request_id)
+    version = request.protocol_version
+    context = Context(
+        request_id=request.request_id,
+        progress_token=_progress_token(request.params),
+        emit=notifier.emit,
+        log_level=_log_level(version, request.meta),
+        logger=logger,
+        progress_messages=version != "2024-11-05",
+    )
+    try:
+        outcome = await run_call(tool, arguments, sync_slots, context)
+        await notifier.flush()
+    except BaseException:
+        # The SDK cancelled the call (client gone, notifications/cancelled, shutdown):
+        # a sync handler still running sees ctx.cancelled; nothing more is sent.
+        context.cancel()
+        notifier.abandon()
+        raise
+    return outcome
+
+
+def _progress_token(params: Mapping[str, Any] | None) -> str | int | None:
+    """``params._meta.progressToken`` as the SDK reads it (a string or an integer)."""
+    meta = (params or {}).get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+    if isinstance(token, str | int) and not isinstance(token, bool):
+        return token
+    return None
+
+
+def _log_level(version: str, meta: Mapping[str, Any] | None) -> str | None:
+    """The least severe level this call's logs may have; ``None``: send no logs.
+
+    The request's ``io.modelcontextprotocol/logLevel`` ``_meta`` key when it names
+    a level. Without one: nothing at 2026-07-28 (log delivery is a per-request
+    opt-in), every level at the handshake revisions (the SDK's rule there; a
+    stateless server cannot remember a ``logging/setLevel``).
+    """
+    level = (meta or {}).get(META_LOG_LEVEL)
+    if level in LOG_LEVELS:
+        return str(level)
+    return None if version in MODERN_VERSIONS else LOG_LEVELS[0]
+
+
+class _Notifier:
+    """A ``Context``'s ``emit`` for one call: hands its notifications to the SDK, in
+    order, on the request's response stream.
+
+    ``emit`` may be called from the event loop (async handlers) or from a handler's
+    daemon thread; either way the notification is queued on the loop and one sender
+    task passes the queue to the SDK. A sync handler's last ``emit`` is queued
+    before its result reaches the loop (both travel by ``call_soon_threadsafe``), so
+    ``flush`` after the call sends everything the handler emitted, before the SDK
+    writes the result. Whatever is emitted after ``flush`` or ``abandon`` (a handler
+    thread still running past its timeout) is dropped.
+    """
+
+    def __init__(self, session: ServerSession, request_id: Any) -> None:
+        self._session = session
+        self._request_id = request_id
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+        self._open = True
+
+    def emit(self, frame: bytes) -> None:
+        """``Context``'s emit: one encoded JSON-RPC notification, from any thread."""
+        if not self._open:
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._put(frame)
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._put, frame)
+        except RuntimeError:
+            pass  # the loop closed while the handler ran: nobody is listening
+
+    def _put(self, frame: bytes) -> None:
+        if not self._open:
+            return
+        self._queue.put_nowait(json.loads(frame))
+        if self._sender is None:
+            self._sender = self._loop.create_task(self._send_all())
+
+    async def _send_all(self) -> None:
+        while (message := await self._queue.get()) is not None:
+            try:
+                await self._forward(message)
+            except Exception as exc:  # noqa: BLE001 - a lost notification never fails the call
+                print(
+                    f"mcpgen: dropped {message.get('method')} for request "
+                    f"{self._request_id!r}: {exc}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    async def _forward(self, message: Mapping[str, Any]) -> None:
+        from mcp_types import LoggingMessageNotification, LoggingMessageNotificationParams
+
+        params: Mapping[str, Any] = message.get("params") or {}
+        method = message.get("method")
+        if method == "notifications/progress":
+            # the SDK's request-scoped progress: this request's token, its stream
+            await self._session.report_progress(
+                params["progress"], params.get("total"), params.get("message")
+            )
+        elif method == "notifications/message":
+            notification = LoggingMessageNotification(
+                params=LoggingMessageNotificationParams(
+                    level=params["level"], data=params.get("data"), logger=params.get("logger")
+                )
+            )
+            # related_request_id: on this request's response stream, not a standalone one
+            await self._session.send_notification(notification, related_request_id=self._request_id)
+
+    async def flush(self) -> None:
+        """Send everything emitted so far; later emits are dropped."""
+        self._open = False
+        if self._sender is not None:
+            self._queue.put_nowait(None)
+            await self._sender
+
+    def abandon(self) -> None:
+        """Drop whatever is still queued (the call was cancelled)."""
+        self._open = False
+        if self._sender is not None:
+            self._sender.cancel()
 
 
 class _SyncSlots:
@@ -213,8 +434,8 @@ class _SyncSlots:
         return self._semaphore
 
 
-def _in_daemon_thread(fn: Callable[[Any], CallOutcome], arg: Any) -> asyncio.Future[CallOutcome]:
-    """Run ``fn(arg)`` on a new daemon thread; a future on the running loop.
+def _in_daemon_thread(fn: Callable[[], CallOutcome]) -> asyncio.Future[CallOutcome]:
+    """Run ``fn()`` on a new daemon thread; a future on the running loop.
 
     Not ``asyncio.to_thread``/anyio: their pools are joined at interpreter exit,
     so one hung handler would keep a stopped server from exiting."""
@@ -232,7 +453,7 @@ def _in_daemon_thread(fn: Callable[[Any], CallOutcome], arg: Any) -> asyncio.Fut
 
     def work() -> None:
         try:
-            value = fn(arg)
+            value = fn()
         except BaseException as exc:  # noqa: BLE001 - handed to the waiter
             loop.call_soon_threadsafe(settle, None, exc)
         else:
@@ -296,8 +517,9 @@ def serve_http(
         "lifespan": "on",
         "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
     }
+    asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
     if options.workers <= 1:
-        uvicorn.run(build_asgi_app(app, options), **common)
+        uvicorn.run(asgi_app, **common)
         return
     if impl is None or base_class is None or build_app is None:
         raise ValueError("--workers needs the implementation, base class and build_app by name")

@@ -47,6 +47,7 @@ META_RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
+_decode = json.JSONDecoder().decode
 _BATCH_VERSION = "2025-03-26"  # the one revision whose clients may send JSON-RPC batches
 _TASKS_VERSION = "2025-11-25"  # the one handshake revision with core tasks
 
@@ -150,7 +151,10 @@ class ServerConnection:
         if not line.strip():
             return []  # blank lines between frames are harmless
         try:
-            message = json.loads(line)
+            # Decode the UTF-8 ourselves: json.loads(bytes) first sniffs for UTF-16/32.
+            # The same leniency as json.loads: a stray BOM, encoded lone surrogates.
+            text = line.decode("utf-8-sig", "surrogatepass") if isinstance(line, bytes) else line
+            message = _decode(text)
         except RecursionError:
             return [Send(error_response(None, INVALID_REQUEST, "Invalid Request: nested too deeply"))]
         except (ValueError, UnicodeDecodeError):
