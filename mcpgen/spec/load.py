@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import jsonschema
+import referencing.exceptions
 from jsonschema import Draft202012Validator
 
 from .. import ir
@@ -416,8 +417,7 @@ class _Checker:
             Draft202012Validator.check_schema(schema)
             error = jsonschema.exceptions.best_match(
                 Draft202012Validator(schema).iter_errors(param.default))
-        except (jsonschema.exceptions.SchemaError, jsonschema.exceptions.RefResolutionError,
-                jsonschema.exceptions._WrappedReferencingError,  # type: ignore[attr-defined]
+        except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable,
                 TypeError, re.error):
             return  # the schema itself is reported elsewhere
         if error is not None:
