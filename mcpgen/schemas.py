@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -307,6 +307,3 @@ def walk_schemas(schema: Any, path: JsonPath) -> Iterator[tuple[Any, JsonPath]]:
         elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
             for name, item in value.items():
                 yield from walk_schemas(item, path + (key, name))
-
-
-Visitor = Callable[[Any, JsonPath], None]

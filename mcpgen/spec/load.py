@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -24,7 +24,7 @@ from .. import ir
 from ..names import class_name
 from ..names import py_identifier as _py_identifier
 from ..schemas import Bundler, derive_input_schema, walk_schemas
-from .errors import Diagnostic, SpecError, did_you_mean, format_path
+from .errors import Diagnostic, did_you_mean, format_path
 from .format import SPEC_FORMAT_SCHEMA, TOOL_NAME_PATTERN
 from .keywords import JSON_TYPES, KNOWN_KEYWORDS
 from .yamlpos import Path as YPath
@@ -498,13 +498,3 @@ def _describe(value: Any) -> str:
 
 def _short(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def all_messages(diagnostics: Iterable[Diagnostic]) -> str:
-    return "\n".join(str(d) for d in diagnostics)
-
-
-def raise_on_errors(result: LoadResult) -> ir.Contract:
-    if result.contract is None:
-        raise SpecError(result.errors or result.diagnostics)
-    return result.contract

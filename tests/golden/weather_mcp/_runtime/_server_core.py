@@ -464,7 +464,7 @@ class ServerConnection:
         body = task.wire()
         if self._is_modern:
             if task.status == "completed" and task.result is not None:
-                body["result"] = self._call_result(task.result, None)
+                body["result"] = self._call_result(task.result)
             elif task.status == "failed" and task.error is not None:
                 body["error"] = task.error
         return [self._result(request_id, body)]
@@ -524,7 +524,7 @@ class ServerConnection:
         if task.error is not None:
             return encode({"jsonrpc": "2.0", "id": request_id, "error": task.error})
         assert task.result is not None
-        result = self._call_result(task.result, None)
+        result = self._call_result(task.result)
         return result_response(request_id, {**result, "_meta": {**result.get("_meta", {}), **related}})
 
     def _task_ended(self, task: Task) -> list[bytes]:
@@ -540,9 +540,11 @@ class ServerConnection:
 
     # -- output ---------------------------------------------------------------
 
-    def _call_result(self, result: dict[str, Any], version: str | None) -> dict[str, Any]:
-        return for_revision(result, version or self.version or LATEST_HANDSHAKE) if not self._is_modern \
-            else result
+    def _call_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A ``CallToolResult`` with only the fields this connection's revision defines."""
+        if self._is_modern:
+            return result
+        return for_revision(result, self.version or LATEST_HANDSHAKE)
 
     def complete(self, invoke: Invoke, outcome: CallOutcome) -> list[bytes]:
         """Frames answering a finished (or abandoned) ``Invoke``."""
@@ -568,10 +570,7 @@ class ServerConnection:
             return error_response(invoke.request_id, INTERNAL_ERROR, outcome.internal_error or
                                   "Internal error")
         try:
-            if invoke.modern:
-                result = {"resultType": "complete", **outcome.result, "_meta": self._meta}
-                return result_response(invoke.request_id, result)
-            return result_response(invoke.request_id, for_revision(outcome.result, invoke.version))
+            return self._result(invoke.request_id, self._call_result(outcome.result)).data
         except (TypeError, ValueError, RecursionError):
             # a content block the handler built by hand that JSON cannot carry (or too deep)
             return error_response(invoke.request_id, INTERNAL_ERROR,
