@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .. import ir
+from ..runtime._regex import translate
 from .annotations import annotation
 from .escape import py_docstring, py_str
 
@@ -67,7 +68,29 @@ def _combined_schema(contract: ir.Contract) -> dict[str, Any]:
             defs[f"{tool.class_name}Output"] = {
                 key: value for key, value in tool.output_schema.items() if key != "$defs"
             }
-    return {"$defs": defs}
+    return {"$defs": _rust_patterns(defs)}
+
+
+def _rust_patterns(node: Any) -> Any:
+    """``node`` with every ``pattern`` (and ``patternProperties`` key) in the syntax of
+    the regex engine pydantic checks it with, translated from ECMA-262 exactly as the
+    server's validator translates it: models and server accept the same strings
+    (``\\d`` stays ASCII digits, ``$`` the end of the text)."""
+    if isinstance(node, list):
+        return [_rust_patterns(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "pattern" and isinstance(value, str):
+            result[key] = translate(value)
+        elif key == "patternProperties" and isinstance(value, dict):
+            result[key] = {translate(k): _rust_patterns(v) for k, v in value.items()}
+        elif key in ("enum", "const", "default", "examples"):
+            result[key] = value  # values, not schemas
+        else:
+            result[key] = _rust_patterns(value)
+    return result
 
 
 def _run_datamodel_codegen(schema: dict[str, Any]) -> str:
