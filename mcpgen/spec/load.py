@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import jsonschema
-import referencing.exceptions
 from jsonschema import Draft202012Validator
+from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
 from .. import ir
 from ..names import class_name
@@ -37,7 +37,15 @@ CLIENT_MEMBERS = frozenset(
     {"stdio", "in_memory", "connect", "close", "list_tools", "call_tool", "session", "aclose"}
 )
 PARAMETER_KEYS = frozenset({"name", "description", "required"})
-_FORMAT_VALIDATOR = Draft202012Validator(SPEC_FORMAT_SCHEMA)
+# jsonschema's default registry fetches any http:// or file:// reference it meets.
+# No check here may ever retrieve one: both validators resolve only the bundled
+# meta-schemas, and user schemas are checked with the runtime's validator, which
+# follows local references only.
+_FORMAT_VALIDATOR = Draft202012Validator(SPEC_FORMAT_SCHEMA, registry=_META_SCHEMAS)
+_META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA, registry=_META_SCHEMAS)
+# Keywords whose meaning depends on the dynamic scope at validation time: a bundled,
+# published schema cannot keep that meaning, so a spec may not use them.
+_DYNAMIC_KEYWORDS = frozenset({"$dynamicRef", "$recursiveRef"})
 _NAME_RE = re.compile(TOOL_NAME_PATTERN)
 
 
@@ -247,10 +255,16 @@ class _Checker:
             if not isinstance(node, dict):
                 continue
             for key in node:
+                if key in _DYNAMIC_KEYWORDS:
+                    self.error(sub + (key,), f"'{key}' is not supported: its target depends on "
+                               "the dynamic scope, which a bundled schema cannot keep; use $ref",
+                               key=True)
+                    continue
                 if key in KNOWN_KEYWORDS or key in PARAMETER_KEYS and sub == path or key.startswith("x-"):
                     continue
                 self.error(sub + (key,), f"unknown JSON Schema keyword '{key}'"
                            f"{did_you_mean(key, KNOWN_KEYWORDS)}", key=True)
+            self.check_patterns(node, sub)
             kinds = node.get("type")
             for kind, kind_path in (
                 [(kinds, sub + ("type",))] if isinstance(kinds, str)
@@ -260,13 +274,31 @@ class _Checker:
                 if isinstance(kind, str) and kind not in JSON_TYPES:
                     self.error(kind_path, f"'{kind}' is not a JSON Schema type"
                                f"{did_you_mean(kind, JSON_TYPES) or ' (one of ' + ', '.join(JSON_TYPES) + ')'}")
-        for error in Draft202012Validator(Draft202012Validator.META_SCHEMA).iter_errors(schema):
+        for error in _META_VALIDATOR.iter_errors(schema):
             if error.validator == "type" and error.absolute_path and error.absolute_path[-1] == "type":
                 continue  # reported above with a suggestion
             sub = path + tuple(error.absolute_path)
             if error.validator in ("anyOf", "oneOf") and list(error.absolute_path)[-1:] == ["type"]:
                 continue
             self.error(sub, f"invalid JSON Schema: {_short(error.message)}")
+
+    def check_patterns(self, node: Mapping[str, Any], path: YPath) -> None:
+        """Every regular expression compiles as the server will run it: ECMA-262,
+        linear time (no lookaround or back-references), bounded program size."""
+        from ..runtime._regex import EcmaRegex, RegexError
+
+        found: list[tuple[str, YPath, bool]] = []
+        if isinstance(node.get("pattern"), str):
+            found.append((node["pattern"], path + ("pattern",), False))
+        if isinstance(node.get("patternProperties"), dict):
+            found.extend((key, path + ("patternProperties", key), True)
+                         for key in node["patternProperties"] if isinstance(key, str))
+        for source, where, key in found:
+            try:
+                EcmaRegex(source)
+            except RegexError as exc:
+                self.error(where, f"pattern {_short(repr(source), 80)} cannot be used: {exc}",
+                           key=key)
 
     # -- tools ------------------------------------------------------------
 
@@ -407,22 +439,27 @@ class _Checker:
         return path + ("parameters", index)
 
     def check_default(self, param: ir.Parameter, input_schema: Mapping[str, Any], path: YPath) -> None:
+        """A default must pass its own schema, as the generated server would check it.
+
+        The runtime validator does the check: the same meaning as the server's (ECMA-262
+        patterns in linear time), and it follows local references only, so nothing a
+        spec says can make this check fetch a URL or read a file."""
+        from ..runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+
         schema = dict(param.schema)
         schema.pop("default", None)
         if "$defs" in input_schema:
             schema["$defs"] = input_schema["$defs"]
         try:
-            # An invalid schema (minimum: null, type: 5, pattern: "[") makes the
-            # validator raise TypeError or re.error instead of reporting.
-            Draft202012Validator.check_schema(schema)
-            error = jsonschema.exceptions.best_match(
-                Draft202012Validator(schema).iter_errors(param.default))
-        except (jsonschema.exceptions.SchemaError, referencing.exceptions.Unresolvable,
-                TypeError, re.error):
-            return  # the schema itself is reported elsewhere
-        if error is not None:
+            check = compile_schema(schema, coerce=False)
+        except (SchemaError, RecursionError):
+            return  # an invalid schema or a refused reference is reported elsewhere
+        try:
+            check(param.default)
+        except ValidationFailed as exc:
             self.error(path + ("default",),
-                       f"default {param.default!r} fails its own schema: {_short(error.message)}")
+                       f"default {_short(repr(param.default), 80)} fails its own schema: "
+                       f"{_short(exc.describe(1))}")
 
     # -- names --------------------------------------------------------------
 
