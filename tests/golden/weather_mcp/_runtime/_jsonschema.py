@@ -16,6 +16,8 @@ from fractions import Fraction
 from typing import Any, Final
 from urllib.parse import unquote
 
+from ._regex import EcmaRegex, RegexError
+
 __all__ = [
     "Problem",
     "SchemaError",
@@ -383,7 +385,7 @@ class _Node:
         self.check: _Check = _accept
         self.ready = False
         self.props: frozenset[str] = frozenset()
-        self.patterns: tuple[re.Pattern[str], ...] = ()
+        self.patterns: tuple[EcmaRegex, ...] = ()
         self.all_props = False
         self.uneval_props = False
         self.prefix = 0
@@ -485,7 +487,7 @@ class _Compiler:
     def __init__(self, root: Mapping[str, Any] | bool) -> None:
         self.root = root
         self.nodes: dict[_Key, _Node] = {}
-        self.regexes: dict[str, re.Pattern[str]] = {}
+        self.regexes: dict[str, EcmaRegex] = {}
 
     # -- plumbing ---------------------------------------------------------------
 
@@ -546,14 +548,14 @@ class _Compiler:
     def sub(self, schema: Any, base: Any, coerce: bool, where: str) -> _Check:
         return self.check_of(self.node(schema, base, coerce, where))
 
-    def regex(self, pattern: Any, where: str) -> re.Pattern[str]:
+    def regex(self, pattern: Any, where: str) -> EcmaRegex:
         if not isinstance(pattern, str):
             raise SchemaError(f"{where}: a pattern must be a string")
         found = self.regexes.get(pattern)
         if found is None:
             try:
-                found = re.compile(pattern)
-            except re.error as exc:
+                found = EcmaRegex(pattern)
+            except RegexError as exc:
                 raise SchemaError(
                     f"{where}: invalid regular expression {pattern!r}: {exc}"
                 ) from None
@@ -778,7 +780,7 @@ class _Compiler:
                 errs.append(
                     ((), f"must be at most {_count(max_length, 'character', 'characters')}", None)
                 )
-            if regex is not None and regex.search(value) is None:
+            if regex is not None and not regex.search(value):
                 errs.append(((), f"must match pattern {shown}, got {_short(value)}", None))
             return value
 
@@ -919,7 +921,7 @@ class _Compiler:
         if "properties" in schema:
             for name, sub in self.schema_map(schema, "properties", where).items():
                 props[name] = self.sub(sub, base, coerce, f"{where}/properties/{name}")
-        patterns: list[tuple[re.Pattern[str], _Check]] = []
+        patterns: list[tuple[EcmaRegex, _Check]] = []
         if "patternProperties" in schema:
             for source, sub in self.schema_map(schema, "patternProperties", where).items():
                 regex = self.regex(source, f"{where}/patternProperties")
