@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from . import __version__
+from .printable import escape_lines
 
 if TYPE_CHECKING:
     from .build import BuildResult
@@ -17,12 +18,21 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
+# Every line the CLI prints goes through _echo: text from a spec or a server (names,
+# keys, paths, messages) has its control, line-break and bidi characters escaped, so
+# it cannot move the cursor, retitle the terminal or fake another line of output.
+
+
+def _echo(text: str, *, nl: bool = True, err: bool = False, fg: str | None = None) -> None:
+    click.secho(escape_lines(text), nl=nl, err=err, fg=fg, color=None)  # colour only on a tty
+
+
 def _echo_error(text: str) -> None:
-    click.secho(text, fg="red", err=True, color=None)  # colour only on a terminal
+    _echo(text, err=True, fg="red")
 
 
 def _echo_warning(text: str) -> None:
-    click.secho(text, fg="yellow", err=True, color=None)
+    _echo(text, err=True, fg="yellow")
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -57,7 +67,7 @@ def build(
         for diagnostic in result.diagnostics:
             (_echo_warning if diagnostic.level == "warning" else _echo_error)(str(diagnostic))
         for diff in result.diffs:
-            click.echo(diff, nl=not diff.endswith("\n"))
+            _echo(diff, nl=not diff.endswith("\n"))
         progress.finish(_build_summary(spec, result), status=result.status, ok=result.ok)
     progress.close()
     sys.exit(1 if progress.failed else 0)
@@ -99,7 +109,7 @@ def validate(specs: tuple[Path, ...]) -> None:
             failed = True
         else:
             tools = len(result.contract.tools) if result.contract else 0
-            click.echo(f"{spec}: valid ({tools} tool(s))")
+            _echo(f"{spec}: valid ({tools} tool(s))")
     sys.exit(1 if failed else 0)
 
 
@@ -110,9 +120,9 @@ def schema(show_path: bool) -> None:
     from .spec.format import SPEC_FORMAT_SCHEMA, schema_file
 
     if show_path:
-        click.echo(str(schema_file()))
+        _echo(str(schema_file()))
     else:
-        click.echo(json.dumps(SPEC_FORMAT_SCHEMA, indent=2))
+        _echo(json.dumps(SPEC_FORMAT_SCHEMA, indent=2))
 
 
 @main.command()
@@ -128,7 +138,7 @@ def init(directory: Path, force: bool) -> None:
         sys.exit(1)
     directory.mkdir(parents=True, exist_ok=True)
     target.write_text(STARTER_SPEC, encoding="utf-8")
-    click.echo(f"wrote {target}; next: mcpgen build {target}")
+    _echo(f"wrote {target}; next: mcpgen build {target}")
 
 
 @main.command()
@@ -203,13 +213,15 @@ def diff(
     report = report.ignoring(ignored)
     level = Category[category.upper()]
     if output_format == "json":
-        click.echo(render_json(report, level))
+        click.echo(render_json(report, level))  # escaped as JSON by render_json
     elif output_format == "github":
         for line in render_github(report, level):
-            click.echo(line)
+            _echo(line)
     else:
         for line in render_text(report, level, color=True):
-            click.echo(line)  # click strips the colours when stdout is not a terminal
+            # escaped by render_text before its colour codes; click strips the colours
+            # when stdout is not a terminal
+            click.echo(line)
     sys.exit(1 if report.failing(level) else 0)
 
 
@@ -256,11 +268,11 @@ def import_(
         _echo_error(f"mcpgen import: {exc}")
         sys.exit(1)
     if to_stdout:
-        click.echo(spec.text, nl=False)
+        _echo(spec.text, nl=False)  # a no-op on the emitter's output; never raw
         return
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_text(spec.text, encoding="utf-8")
     differing = len(spec.notes)
     detail = f"; {differing} publish a slightly different form (see the comments)" if differing else ""
-    click.echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
-    click.echo(f"next: mcpgen build {output}")
+    _echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
+    _echo(f"next: mcpgen build {output}")

@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ import click
 import yaml
 
 from . import ir
+from .printable import escape_json, escape_line
 from .runtime._compat import RULES, Category, Change, Rule, Severity, compare_tools
 from .schemas import descriptor
 from .spec.errors import Diagnostic
@@ -521,8 +523,12 @@ def _category_label(change: Change) -> str:
 
 
 def render_text(report: DiffReport, category: Category, *, color: bool = False) -> list[str]:
-    """One line per change, grouped per tool, then a summary line."""
-    lines = [f"{report.old_label} -> {report.new_label}"]
+    """One line per change, grouped per tool, then a summary line.
+
+    Names, paths and messages come from the specs: their control, line-break and bidi
+    characters are escaped here, before the colour codes of ``color`` are added (the
+    CLI prints these lines as they are)."""
+    lines = [escape_line(f"{report.old_label} -> {report.new_label}")]
     current: str | None = None
     width = max((len(c.change.rule) for c in report.changes), default=0)
     for located in report.changes:
@@ -532,7 +538,9 @@ def render_text(report: DiffReport, category: Category, *, color: bool = False) 
             line = report.tool_lines.get(change.tool)
             where = f" ({report.new_file}:{line})" if line else ""
             lines.append(
-                f"{change.tool}{where}" if change.tool else "contract (package, server, types)"
+                escape_line(f"{change.tool}{where}")
+                if change.tool
+                else "contract (package, server, types)"
             )
         severity = change.severity.value
         label = f"{severity:<10} {_category_label(change):<8}"
@@ -542,7 +550,8 @@ def render_text(report: DiffReport, category: Category, *, color: bool = False) 
                 "warning": "yellow",
             }.get(severity)
             label = click.style(label, fg=tint) if tint else label
-        lines.append(f"  {label} {change.rule:<{width}}  {change.path}: {change.message}")
+        detail = escape_line(f"{change.rule:<{width}}  {change.path}: {change.message}")
+        lines.append(f"  {label} {detail}")
     lines.append(_summary(report, category))
     return lines
 
@@ -580,7 +589,7 @@ def render_json(report: DiffReport, category: Category) -> str:
         "summary": {**counts, "failing": len(report.failing(category))},
         "changes": [located.as_dict(category) for located in report.changes],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return escape_json(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def render_github(report: DiffReport, category: Category) -> list[str]:
@@ -606,6 +615,11 @@ def render_github(report: DiffReport, category: Category) -> list[str]:
 
 
 def _gh_data(text: str) -> str:
+    # Names and messages come from the specs: every control character but the line
+    # breaks, which GitHub's own escapes below carry, is escaped visibly.
+    text = "".join(
+        part if part in ("\r", "\n") else escape_line(part) for part in re.split(r"([\r\n])", text)
+    )
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
