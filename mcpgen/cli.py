@@ -35,6 +35,33 @@ def _echo_warning(text: str) -> None:
     _echo(text, err=True, fg="yellow")
 
 
+def _write_user_file(target: Path, text: str, *, force: bool) -> None:
+    """Write a file the user named (``init``, ``import -o``), or exit.
+
+    A symlink at ``target`` is refused (exit 2), even with --force, and never
+    followed: a dangling one planted in a shared folder would otherwise make the
+    write create its target wherever it points. The bytes go through a temporary
+    file beside ``target`` and a rename (safeio.replace_file), so a link planted
+    between this check and the write is replaced, not followed, either way.
+    """
+    from .safeio import replace_file
+
+    _check_user_target(target, force=force)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(target, text.encode("utf-8"))
+
+
+def _check_user_target(target: Path, *, force: bool) -> None:
+    """Exit 2 when ``target`` is a symlink, 1 when it exists and --force is not given."""
+    if target.is_symlink():
+        _echo_error(f"{target} is a symbolic link; mcpgen does not write through one "
+                    "(remove it or choose another path)")
+        sys.exit(2)
+    if target.exists() and not force:
+        _echo_error(f"{target} exists; pass --force to overwrite it")
+        sys.exit(1)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mcpgen")
 def main() -> None:
@@ -43,12 +70,25 @@ def main() -> None:
 
 @main.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Output directory (one spec).")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path),
+    help="Output directory (one spec), used as typed: trusted, it may be anywhere, and the "
+    "spec's own output: is then ignored.",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when output is stale.")
 @click.option("--force", is_flag=True, help="Write into a directory mcpgen did not create.")
 @click.option("--allow-outside-refs", is_flag=True, help="Follow $ref files outside the spec's tree.")
+@click.option(
+    "--allow-outside-output", is_flag=True,
+    help="Accept a spec's output: that is absolute or leaves the spec's tree (refused by default).",
+)
 def build(
-    specs: tuple[Path, ...], output: Path | None, check: bool, force: bool, allow_outside_refs: bool
+    specs: tuple[Path, ...],
+    output: Path | None,
+    check: bool,
+    force: bool,
+    allow_outside_refs: bool,
+    allow_outside_output: bool,
 ) -> None:
     """Generate the package for each SPEC."""
     from .build import build_spec
@@ -60,7 +100,8 @@ def build(
     for spec in specs:
         progress.begin(spec)
         result = build_spec(
-            spec, output=output, check=check, force=force, allow_outside_refs=allow_outside_refs
+            spec, output=output, check=check, force=force, allow_outside_refs=allow_outside_refs,
+            allow_outside_output=allow_outside_output,
         )
         if result.diagnostics or result.diffs:
             progress.interrupt()
@@ -133,11 +174,7 @@ def init(directory: Path, force: bool) -> None:
     from .starter import STARTER_SPEC
 
     target = directory / "tools.yaml"
-    if target.exists() and not force:
-        _echo_error(f"{target} exists; pass --force to overwrite it")
-        sys.exit(1)
-    directory.mkdir(parents=True, exist_ok=True)
-    target.write_text(STARTER_SPEC, encoding="utf-8")
+    _write_user_file(target, STARTER_SPEC, force=force)
     _echo(f"wrote {target}; next: mcpgen build {target}")
 
 
@@ -256,9 +293,8 @@ def import_(
     from .importer import ImportFailed, import_server
 
     to_stdout = str(output) == "-"
-    if not to_stdout and output.exists() and not force:
-        _echo_error(f"{output} exists; pass --force to overwrite it")
-        sys.exit(1)
+    if not to_stdout:
+        _check_user_target(output, force=force)  # before the server runs
     spec_dir = Path.cwd() if to_stdout else (output.parent if str(output.parent) else Path("."))
     try:
         spec = import_server(
@@ -270,8 +306,7 @@ def import_(
     if to_stdout:
         _echo(spec.text, nl=False)  # a no-op on the emitter's output; never raw
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(spec.text, encoding="utf-8")
+    _write_user_file(output, spec.text, force=force)
     differing = len(spec.notes)
     detail = f"; {differing} publish a slightly different form (see the comments)" if differing else ""
     _echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")

@@ -51,6 +51,7 @@ import yaml
 from . import ir
 from .printable import escape_json, escape_line
 from .runtime._compat import RULES, Category, Change, Rule, Severity, compare_tools
+from .safeio import MAX_SPEC_BYTES, read_regular
 from .schemas import descriptor
 from .spec.errors import Diagnostic
 from .spec.load import load_contract, load_spec_text
@@ -168,10 +169,15 @@ class DiffReport:
 
 
 def _load(path: Path, *, allow_outside_refs: bool) -> tuple[ir.Contract, PositionedDocument]:
-    result = load_contract(path, allow_outside_refs=allow_outside_refs)
+    # diff writes nothing: where a spec builds does not matter here
+    result = load_contract(path, allow_outside_refs=allow_outside_refs, allow_outside_output=True)
     if result.contract is None:
         raise DiffFailed(f"{path}: invalid spec", result.errors or result.diagnostics)
-    doc, _ = load_yaml(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = read_regular(path, limit=MAX_SPEC_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # replaced since it was loaded
+        raise DiffFailed(f"{path}: cannot read spec: {exc}") from None
+    doc, _ = load_yaml(text, str(path))
     return result.contract, doc
 
 
@@ -199,6 +205,7 @@ def diff_against_git(
         label,
         spec_dir=old_spec.parent,
         allow_outside_refs=allow_outside_refs,
+        allow_outside_output=True,
     )
     if loaded.contract is None:
         raise DiffFailed(f"{label}: invalid spec", loaded.errors or loaded.diagnostics)

@@ -20,6 +20,7 @@ import yaml
 
 from . import ir
 from .runtime._pointer import MISSING, resolve_pointer
+from .safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .spec.keywords import SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, SCHEMA_VALUE_KEYWORDS
 
 __all__ = ["Bundler", "RefProblem", "derive_input_schema", "descriptor"]
@@ -135,10 +136,16 @@ class Bundler:
         if file in self._files:
             return self._files[file]
         try:
-            text = file.read_text(encoding="utf-8")
+            # Regular files only, of bounded size: a FIFO in the tree would block the
+            # open or the read forever, a symlink to /dev/zero never end (an in-tree
+            # symlink to a regular file is fine: confinement was checked on the target).
+            text = read_regular(file, limit=MAX_SPEC_BYTES).decode("utf-8")
             document = json.loads(text) if file.suffix == ".json" else _yaml_document(text)
         except FileNotFoundError:
             self.problems.append(RefProblem(path, f"referenced file '{self._shown(file)}' does not exist"))
+            document = None
+        except UnsafeFile as exc:
+            self.problems.append(RefProblem(path, f"referenced file '{self._shown(file)}' {exc.reason}"))
             document = None
         except (OSError, ValueError, yaml.YAMLError, RecursionError) as exc:
             self.problems.append(

@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator
 from .. import ir
 from ..names import class_name
 from ..names import py_identifier as _py_identifier
+from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
 from ..schemas import Bundler, derive_input_schema, walk_schemas
 from .errors import Diagnostic, did_you_mean, format_path
 from .format import SPEC_FORMAT_SCHEMA, TOOL_NAME_PATTERN
@@ -55,27 +56,45 @@ class LoadResult:
         return [d for d in self.diagnostics if d.level == "warning"]
 
 
-def load_contract(path: str | Path, *, allow_outside_refs: bool = False) -> LoadResult:
-    """Load and validate the spec at ``path``; never raises for a bad spec."""
+def load_contract(
+    path: str | Path, *, allow_outside_refs: bool = False, allow_outside_output: bool = False
+) -> LoadResult:
+    """Load and validate the spec at ``path``; never raises for a bad spec.
+
+    ``allow_outside_output``: accept an ``output`` that is absolute or leaves the
+    spec's directory tree (refused by default: a spec, perhaps written by an imported
+    server, must not choose to write anywhere on the machine)."""
     spec_path = Path(path)
     try:
-        raw = spec_path.read_bytes()
+        # a regular file of bounded size: a FIFO or /dev/zero named as the spec is a
+        # diagnostic, never a hang
+        raw = read_regular(spec_path, limit=MAX_SPEC_BYTES)
+    except UnsafeFile as exc:
+        return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: it {exc.reason}")])
     except OSError as exc:
         return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: {exc.strerror}")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"spec is not UTF-8: {exc.reason}")])
-    return load_spec_text(text, str(path), spec_dir=spec_path.parent, allow_outside_refs=allow_outside_refs)
+    return load_spec_text(
+        text, str(path), spec_dir=spec_path.parent, allow_outside_refs=allow_outside_refs,
+        allow_outside_output=allow_outside_output,
+    )
 
 
 def load_spec_text(
-    text: str, filename: str, *, spec_dir: Path, allow_outside_refs: bool = False
+    text: str,
+    filename: str,
+    *,
+    spec_dir: Path,
+    allow_outside_refs: bool = False,
+    allow_outside_output: bool = False,
 ) -> LoadResult:
     doc, problems = load_yaml(text, filename)
     if problems and doc.data is None:
         return LoadResult(None, problems)
-    checker = _Checker(doc, filename, spec_dir, allow_outside_refs)
+    checker = _Checker(doc, filename, spec_dir, allow_outside_refs, allow_outside_output)
     checker.diagnostics.extend(problems)
     try:
         contract = checker.run(hashlib.sha256(text.encode()).hexdigest())
@@ -89,12 +108,14 @@ def load_spec_text(
 
 
 class _Checker:
-    def __init__(self, doc: PositionedDocument, filename: str, spec_dir: Path, allow_outside: bool):
+    def __init__(self, doc: PositionedDocument, filename: str, spec_dir: Path, allow_outside: bool,
+                 allow_outside_output: bool = False):
         self.doc = doc
         self.data: Any = doc.data
         self.filename = filename
         self.spec_dir = spec_dir
         self.allow_outside = allow_outside
+        self.allow_outside_output = allow_outside_output
         self.diagnostics: list[Diagnostic] = []
 
     # -- reporting --------------------------------------------------------
@@ -119,6 +140,7 @@ class _Checker:
             self.error((), "a spec is a mapping with keys mcpgen, package, server, tools")
             return None
         self.check_structure()
+        self.check_output()
         types: dict[str, Any] = self.data["types"] if isinstance(self.data.get("types"), dict) else {}
         for name, schema in types.items():
             self.check_schema(schema, ("types", name))
@@ -180,6 +202,19 @@ class _Checker:
                 compile_schema(schema, coerce=kind == "input")
             except SchemaError as exc:
                 self.error(path, f"the {kind} schema cannot be served: {exc}")
+
+    def check_output(self) -> None:
+        """``output`` stays inside the spec's directory tree (symlinks resolved): an
+        imported spec once gained an ``output:`` line from a server's name, and a build
+        then wrote wherever it said. ``-o DIR`` (typed by the user) and
+        ``--allow-outside-output`` are the ways out."""
+        declared = self.data.get("output")
+        if not isinstance(declared, str) or self.allow_outside_output:
+            return
+        reason = outside_reason(self.spec_dir, declared)
+        if reason is not None:
+            self.error(("output",), f"{reason}; build inside the spec's folder, choose the "
+                       "directory with `mcpgen build -o DIR`, or pass --allow-outside-output")
 
     def check_structure(self) -> None:
         for error in _FORMAT_VALIDATOR.iter_errors(self.data):
