@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from .names import class_name
+from .names import class_name, shadowed_module
 from .printable import escape_line, needs_escape
 from .runtime._compat import Severity, compare_tools
 from .schemas import descriptor
@@ -111,6 +111,10 @@ def spec_from_tools(
     package = package or _package_name(server_name)
     if not _PACKAGE_NAME.match(package) or keyword.iskeyword(package):
         raise ImportFailed(f"{package!r} is not a Python package name; pass --package")
+    shadowed = shadowed_module(package)
+    if shadowed is not None:
+        raise ImportFailed(f"package {package!r} would shadow {shadowed} of that name; "
+                           "pass another --package")
     hoist = _TypeHoister({class_name(_text(t.get("name")) or "") for t in tools})
     entries = [_ToolEntry(tool, hoist) for tool in tools]
     problems = [f"tool {entry.name!r}: {p}" for entry in entries for p in entry.problems]
@@ -194,11 +198,14 @@ def _text(value: Any) -> str | None:
 
 
 def _package_name(server_name: str) -> str:
-    """``mcp-servers/everything`` → ``mcp_servers_everything``."""
+    """``mcp-servers/everything`` → ``mcp_servers_everything``; a name that would shadow
+    the standard library or a run-time dependency gets ``_mcp``: ``json`` → ``json_mcp``."""
     text = re.sub(r"[^0-9A-Za-z]+", "_", server_name).strip("_").lower() or "server"
     if text[0].isdigit():
         text = "_" + text
-    return text + "_" if keyword.iskeyword(text) else text
+    if keyword.iskeyword(text):
+        return text + "_"
+    return text + "_mcp" if shadowed_module(text) is not None else text
 
 
 def _header(source: str, info: Mapping[str, Any], version: str) -> list[str]:

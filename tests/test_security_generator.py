@@ -394,7 +394,7 @@ def test_a_package_cannot_shadow_the_standard_library(tmp_path: Path, package: s
     spec = _spec(tmp_path, package=package)
     result = CliRunner().invoke(main, ["validate", str(spec)])
     assert result.exit_code == 1
-    assert f"{spec}:2:10: package: " in result.output and "shadow" in result.output
+    assert f"{spec}:2:10: package: '{package}' would shadow" in result.output
 
 
 def test_import_derives_a_package_name_that_does_not_shadow(tmp_path: Path) -> None:
@@ -402,7 +402,7 @@ def test_import_derives_a_package_name_that_does_not_shadow(tmp_path: Path) -> N
 
     spec = spec_from_tools([_tool()], server_info={"name": "json"})
     assert yaml.safe_load(spec.text)["package"] == "json_mcp"
-    with pytest.raises(ImportFailed, match="shadows"):
+    with pytest.raises(ImportFailed, match="would shadow the standard library"):
         spec_from_tools([_tool()], server_info={"name": "x"}, package="typing")
 
 

@@ -21,7 +21,7 @@ import referencing.exceptions
 from jsonschema import Draft202012Validator
 
 from .. import ir
-from ..names import class_name
+from ..names import class_name, shadowed_module
 from ..names import py_identifier as _py_identifier
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
 from ..schemas import Bundler, derive_input_schema, walk_schemas
@@ -140,6 +140,7 @@ class _Checker:
             self.error((), "a spec is a mapping with keys mcpgen, package, server, tools")
             return None
         self.check_structure()
+        self.check_package()
         self.check_output()
         types: dict[str, Any] = self.data["types"] if isinstance(self.data.get("types"), dict) else {}
         for name, schema in types.items():
@@ -202,6 +203,16 @@ class _Checker:
                 compile_schema(schema, coerce=kind == "input")
             except SchemaError as exc:
                 self.error(path, f"the {kind} schema cannot be served: {exc}")
+
+    def check_package(self) -> None:
+        package = self.data.get("package")
+        if not isinstance(package, str):
+            return
+        shadowed = shadowed_module(package)
+        if shadowed is not None:
+            self.error(("package",), f"'{package}' would shadow {shadowed} of that name "
+                       f"(imports of '{package}' and `python -m {package}` would get one in "
+                       f"place of the other); choose another name, e.g. '{package}_mcp'")
 
     def check_output(self) -> None:
         """``output`` stays inside the spec's directory tree (symlinks resolved): an
