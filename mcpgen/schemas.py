@@ -60,6 +60,8 @@ class Bundler:
     _names: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, pointer) → def name
     _files: dict[Path, Any] = field(default_factory=dict)
     _uses: dict[str, frozenset[str]] = field(default_factory=dict)  # def → defs it references
+    # def from a file → (file, pointer, where in the spec the first $ref to it sits)
+    file_defs: dict[str, tuple[Path, str, JsonPath]] = field(default_factory=dict)
 
     def bundle_types(self) -> None:
         """Bundle every ``types`` entry (so each becomes a model even if unused)."""
@@ -119,6 +121,7 @@ class Bundler:
             return None
         name = self._fresh_name(_pascal(file.stem) + (_pascal(pointer.rsplit("/", 1)[-1]) if pointer else ""))
         self._names[key] = name
+        self.file_defs[name] = (file, pointer, path)
         used: set[str] = set()
         self.defs[name] = None
         self.defs[name] = self._rewrite(target, _Origin(file, document), path, used)
@@ -142,20 +145,20 @@ class Bundler:
             text = read_regular(file, limit=MAX_SPEC_BYTES).decode("utf-8")
             document = json.loads(text) if file.suffix == ".json" else _yaml_document(text)
         except FileNotFoundError:
-            self.problems.append(RefProblem(path, f"referenced file '{self._shown(file)}' does not exist"))
+            self.problems.append(RefProblem(path, f"referenced file '{self.shown(file)}' does not exist"))
             document = None
         except UnsafeFile as exc:
-            self.problems.append(RefProblem(path, f"referenced file '{self._shown(file)}' {exc.reason}"))
+            self.problems.append(RefProblem(path, f"referenced file '{self.shown(file)}' {exc.reason}"))
             document = None
         except (OSError, ValueError, yaml.YAMLError, RecursionError) as exc:
             self.problems.append(
-                RefProblem(path, f"cannot read referenced file '{self._shown(file)}': {exc}")
+                RefProblem(path, f"cannot read referenced file '{self.shown(file)}': {exc}")
             )
             document = None
         self._files[file] = document
         return document
 
-    def _shown(self, file: Path) -> str:
+    def shown(self, file: Path) -> str:
         """``file`` relative to the spec's folder when inside it (messages stay machine-independent)."""
         try:
             return file.relative_to(self.spec_dir.resolve()).as_posix()

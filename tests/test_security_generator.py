@@ -243,10 +243,10 @@ def test_generator_directives_are_refused_with_their_position(tmp_path: Path) ->
     assert result.exit_code == 1
     expected = [
         f"{spec}:7:5: types.Sneaky.x-python-import: 'x-python-import'",
-        f"{spec}:11:36: tools[0].parameters[0].x-python-type: 'x-python-type'",
-        f"{spec}:16:25: tools[0].output_schema.properties.f.x-python-type: 'x-python-type'",
-        f"{spec}:17:23: tools[0].output_schema.properties.c.customTypePath: 'customTypePath'",
-        (f"{spec}:18:13: tools[0].output_schema.properties.r.$ref: 'x-python-type' in "
+        f"{spec}:11:33: tools[0].parameters[0].x-python-type: 'x-python-type'",
+        f"{spec}:16:27: tools[0].output_schema.properties.f.x-python-type: 'x-python-type'",
+        f"{spec}:17:27: tools[0].output_schema.properties.c.customTypePath: 'customTypePath'",
+        (f"{spec}:18:19: tools[0].output_schema.properties.r.$ref: 'x-python-type' in "
          "schemas/field.json#/properties/q"),
     ]
     for line in expected:
@@ -268,7 +268,7 @@ def test_the_model_generator_runs_in_untrusted_mode(tmp_path: Path) -> None:
     """Validation bypassed: the generator itself refuses to write such an import."""
     import dataclasses
 
-    from mcpgen.render.models import ModelGenerationRefused, render_models
+    from mcpgen.render.models import render_models
 
     spec = _spec(tmp_path, package="untrusted_mcp")
     spec.write_text(spec.read_text() + "types:\n  S: {type: string}\n")
@@ -280,8 +280,40 @@ def test_the_model_generator_runs_in_untrusted_mode(tmp_path: Path) -> None:
     ):
         user = {"type": "object", "properties": {"p": {"$ref": "#/$defs/S"}}}
         hostile = dataclasses.replace(contract, types={"S": sneaky, "User": user})
-        with pytest.raises(ModelGenerationRefused, match="untrusted"):
-            render_models(hostile)
+        try:
+            text = render_models(hostile)
+        except Exception as exc:  # noqa: BLE001 - before the fix nothing is raised at all
+            assert type(exc).__name__ == "ModelGenerationRefused", exc
+            assert "untrusted" in str(exc) and "this" in str(exc)
+        else:
+            imports = [line for line in text.splitlines() if "import" in line]
+            pytest.fail(f"models.py was written with {imports}")
+
+
+def test_the_untrusted_modes_depth_bound_is_a_positioned_error(tmp_path: Path) -> None:
+    """Untrusted mode reads 100 levels of the combined schema document: the loader says
+    so at the type or output schema instead of a build failing in the generator."""
+    from mcpgen.render.models import MAX_MODEL_SCHEMA_DEPTH
+
+    def nested(levels: int) -> str:
+        inner = "{type: string}"
+        for _ in range(levels):
+            inner = "{type: object, properties: {a: " + inner + "}}"
+        return inner
+
+    results = {}
+    for levels in ((MAX_MODEL_SCHEMA_DEPTH - 2) // 2, MAX_MODEL_SCHEMA_DEPTH // 2):
+        folder = tmp_path / str(levels)
+        folder.mkdir()
+        spec = folder / "tools.yaml"
+        spec.write_text(f"mcpgen: 1\npackage: deep_mcp\nserver: {{name: d, version: '1'}}\n"
+                        f"types:\n  D: {nested(levels)}\ntools:\n  - name: t\n"
+                        f"    output_schema: {nested(levels)}\n")
+        results[levels] = build_spec(spec)
+    shallow, deep = results.values()
+    assert shallow.status == "written", (shallow.message, [str(d) for d in shallow.diagnostics])
+    assert deep.status == "invalid"
+    assert {(d.line, d.path) for d in deep.diagnostics} == {(5, "types.D"), (8, "tools[0].output_schema")}
 
 
 # --------------------------------------------------------------------------- finding 6a: manifest

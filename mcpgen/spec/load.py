@@ -27,7 +27,7 @@ from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
 from ..schemas import Bundler, derive_input_schema, walk_schemas
 from .errors import Diagnostic, did_you_mean, format_path
 from .format import SPEC_FORMAT_SCHEMA, TOOL_NAME_PATTERN
-from .keywords import JSON_TYPES, KNOWN_KEYWORDS
+from .keywords import JSON_TYPES, KNOWN_KEYWORDS, is_generator_directive
 from .yamlpos import Path as YPath
 from .yamlpos import PositionedDocument, load_yaml
 
@@ -159,6 +159,7 @@ class _Checker:
         tools = [tool for _, tool in built]
         for problem in bundler.problems:
             self.error(problem.path, problem.message)
+        self.check_file_directives(bundler)
         # positions use the index in the spec, not in the list of tools that could be built
         self.check_names([(index, tool) for index, tool in built if tool is not None],
                          tools_raw, types)
@@ -167,6 +168,7 @@ class _Checker:
         for index, tool in built:
             if tool is not None:
                 self.check_runtime_schemas(tool, ("tools", index))
+        self.check_model_depth(bundler, built)
         if any(d.level == "error" for d in self.diagnostics):
             return None
         server = self.data["server"]
@@ -189,6 +191,44 @@ class _Checker:
             tools=tuple(tool for tool in tools if tool is not None),
             inputs=tuple(str(path) for path in bundler.files),
         )
+
+    def check_file_directives(self, bundler: Bundler) -> None:
+        """Generator directives in referenced files (whose keywords are not otherwise
+        checked), reported at the ``$ref`` that brought the file in."""
+        for name, (file, pointer, ref_path) in bundler.file_defs.items():
+            for node, sub in walk_schemas(bundler.defs.get(name), ()):
+                if not isinstance(node, dict):
+                    continue
+                for key in node:
+                    if is_generator_directive(key):
+                        inner = "".join(f"/{part}" for part in sub)
+                        where = f"{bundler.shown(file)}#{pointer}{inner}"
+                        self.error(ref_path, _directive_message(key, where))
+
+    def check_model_depth(
+        self, bundler: Bundler, built: list[tuple[int, ir.Tool | None]]
+    ) -> None:
+        """Types and output schemas become pydantic models through datamodel-code-generator
+        in its untrusted mode, which reads a bounded depth: deeper is an error here, with
+        its position, not a refused build."""
+        from ..render.models import MAX_MODEL_SCHEMA_DEPTH, json_depth
+
+        def check(schema: Any, path: YPath, what: str) -> None:
+            depth = json_depth(schema)
+            if depth > MAX_MODEL_SCHEMA_DEPTH:
+                self.error(path, f"{what} nests objects and arrays {depth} levels deep; a model "
+                           f"is generated from at most {MAX_MODEL_SCHEMA_DEPTH}")
+
+        for name, schema in bundler.defs.items():
+            if name in bundler.file_defs:
+                file, pointer, ref_path = bundler.file_defs[name]
+                check(schema, ref_path, f"{bundler.shown(file)}#{pointer}")
+            else:
+                check(schema, ("types", name), "this type")
+        for index, tool in built:
+            if tool is not None and tool.output_schema is not None and tool.output_type_ref is None:
+                body = {k: v for k, v in tool.output_schema.items() if k != "$defs"}
+                check(body, ("tools", index, "output_schema"), "this output schema")
 
     def check_runtime_schemas(self, tool: ir.Tool, path: YPath) -> None:
         """The generated server compiles every schema at start-up: one it cannot
@@ -293,6 +333,9 @@ class _Checker:
             if not isinstance(node, dict):
                 continue
             for key in node:
+                if is_generator_directive(key):
+                    self.error(sub + (key,), _directive_message(key), key=True)
+                    continue
                 if key in KNOWN_KEYWORDS or key in PARAMETER_KEYS and sub == path or key.startswith("x-"):
                     continue
                 self.error(sub + (key,), f"unknown JSON Schema keyword '{key}'"
@@ -511,6 +554,12 @@ class _Checker:
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
+
+
+def _directive_message(key: str, where: str = "") -> str:
+    inside = f" in {where}" if where else ""
+    return (f"'{key}'{inside} is a code-generator directive: it would choose what the "
+            "generated models.py imports or runs, which a spec may not do; remove it")
 
 
 def _python_name(name: str) -> str:
