@@ -515,13 +515,28 @@ def test_spec_diagnostics_escape_control_characters(tmp_path: Path) -> None:
 
 
 def test_import_messages_escape_control_characters(tmp_path: Path) -> None:
-    tools = [_tool(properties={"p": {"type": "string", HOSTILE: 1}})]
+    tools = [_tool(properties={"p": {"type": "string", HOSTILE: 1}}), _tool(HOSTILE)]
     listing = _listing(tmp_path, {"name": "n", "version": "1"}, tools)
     result = CliRunner().invoke(main, ["import", "-o", "-", "--", sys.executable,
                                        str(LISTING_SERVER), str(listing)])
     assert result.exit_code == 1
     _clean(result.output)
     assert "\\x1b]0;pwned" in result.output
+
+
+def test_an_imported_spec_on_stdout_holds_no_raw_control_characters(tmp_path: Path) -> None:
+    """Values keep their exact text, but are written escaped (double-quoted YAML)."""
+    tool = _tool(properties={"p": {"type": "string", "title": HOSTILE}})
+    tool["description"] = f"line one\n{HOSTILE}"
+    listing = _listing(tmp_path, {"name": "n", "version": "1", "title": HOSTILE}, [tool])
+    result = CliRunner().invoke(main, ["import", "-o", "-", "--", sys.executable,
+                                       str(LISTING_SERVER), str(listing)])
+    assert result.exit_code == 0, result.output
+    _clean(result.output)
+    data = yaml.safe_load(result.output)
+    assert data["server"]["title"] == HOSTILE
+    assert data["tools"][0]["description"] == f"line one\n{HOSTILE}"
+    assert data["tools"][0]["parameters"][0]["title"] == HOSTILE
 
 
 def test_diff_output_escapes_control_characters(tmp_path: Path) -> None:
