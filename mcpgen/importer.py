@@ -429,9 +429,9 @@ class _Dumper(yaml.SafeDumper):
     """Block style, multi-line strings as literal blocks, keys in their given order.
 
     A string holding a control, line-break (other than ``\\n``) or bidi character is
-    written double-quoted with every non-ASCII character escaped: PyYAML would
-    otherwise write U+2028, NEL's neighbours and bidi overrides raw, which an editor
-    or terminal shows as something other than the value (the value is the same)."""
+    written double-quoted, every non-ASCII character of it escaped: PyYAML would
+    otherwise write bidi overrides (and U+2028 in some styles) raw, which an editor or
+    a terminal shows as something other than the value. The value is the same."""
 
     def write_double_quoted(self, text: str, split: bool = True) -> None:
         if not needs_escape(text.replace("\n", "")):

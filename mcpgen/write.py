@@ -206,13 +206,16 @@ def write_package(
     return report
 
 
-def _current(target: Path, expected: int) -> bytes | None:
+def _read_output(target: Path, expected: int) -> bytes:
     """What ``target`` holds now, if it is a regular file (not a symlink, a FIFO, a
-    device) no larger than ``expected`` bytes plus a margin: enough to compare and
-    show a diff, never an unbounded read. None when it is missing or unsafe."""
+    device) of a size worth comparing with ``expected`` bytes: enough to compare and
+    show a diff, never an unbounded read. ``OSError`` (``UnsafeFile``) otherwise."""
+    return read_regular(target, limit=max(2 * expected, MAX_SPEC_BYTES), follow_symlinks=False)
+
+
+def _current(target: Path, expected: int) -> bytes | None:
     try:
-        return read_regular(target, limit=max(2 * expected, MAX_SPEC_BYTES),
-                            follow_symlinks=False)
+        return _read_output(target, expected)
     except OSError:
         return None
 
@@ -251,8 +254,7 @@ def check_package(out: Path, files: Mapping[str, bytes]) -> list[str]:
     for name, data in files.items():
         target = out / name
         try:
-            current = read_regular(target, limit=max(2 * len(data), MAX_SPEC_BYTES),
-                                   follow_symlinks=False)
+            current = _read_output(target, len(data))
         except FileNotFoundError:
             diffs.append(f"missing: {target}\n")
             continue
