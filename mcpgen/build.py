@@ -14,6 +14,7 @@ from typing import Literal
 
 import yaml
 
+from .safeio import MAX_SPEC_BYTES, outside_reason, read_regular
 from .spec.errors import Diagnostic
 from .write import (
     OutputRefused,
@@ -59,7 +60,9 @@ _TOP_LEVEL = re.compile(
 )
 
 
-def _peek_output(spec: Path, override: Path | None) -> Path | None:
+def _peek_output(
+    spec: Path, override: Path | None, *, allow_outside_output: bool = False
+) -> Path | None:
     """The output directory from a quick look (no validation), for the no-op check.
 
     A whole YAML parse costs ~0.3 s on a 1,000-tool spec, so the two top-level
@@ -70,16 +73,29 @@ def _peek_output(spec: Path, override: Path | None) -> Path | None:
     if override is not None:
         return override
     try:
-        text = spec.read_text(encoding="utf-8")
+        text = read_regular(spec, limit=MAX_SPEC_BYTES).decode("utf-8")
     except (OSError, UnicodeDecodeError):
+        return None  # the full load says why
+    declared = _peek_declared(text)
+    if declared is None:
         return None
+    output, package = declared
+    # An output outside the spec's tree takes the full load, which refuses it: an
+    # up-to-date manifest there must not turn a refusal into "unchanged".
+    if isinstance(output, str) and not allow_outside_output and outside_reason(spec.parent, output):
+        return None
+    return output_dir(spec, output, package, None)
+
+
+def _peek_declared(text: str) -> tuple[object, str] | None:
+    """(output, package) as declared at the top level of a spec's text, or None."""
     found: dict[str, list[str]] = {}
     for match in _TOP_LEVEL.finditer(text):
         value = next(group for group in match.groups()[1:] if group is not None)
         found.setdefault(match.group(1), []).append(value)
     if len(found.get("package", ())) == 1 and len(found.get("output", ())) <= 1:
         output = found["output"][0] if "output" in found else None
-        return output_dir(spec, output, found["package"][0], None)
+        return output, found["package"][0]
     try:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
         data = yaml.load(text, Loader=loader)
@@ -87,7 +103,7 @@ def _peek_output(spec: Path, override: Path | None) -> Path | None:
         return None
     if not isinstance(data, dict) or not isinstance(data.get("package"), str):
         return None
-    return output_dir(spec, data.get("output"), data["package"], None)
+    return data.get("output"), data["package"]
 
 
 def build_spec(
@@ -97,29 +113,47 @@ def build_spec(
     check: bool = False,
     force: bool = False,
     allow_outside_refs: bool = False,
+    allow_outside_output: bool = False,
 ) -> BuildResult:
+    """Build (or ``check``) one spec. ``output`` is the user's own choice of directory
+    (``-o``) and is used as given; the spec's ``output`` must stay inside the spec's
+    directory tree unless ``allow_outside_output``."""
     started = time.perf_counter()
-    result = _build(spec, output, check, force, allow_outside_refs)
+    result = _build(spec, output, check, force, allow_outside_refs, allow_outside_output)
     result.seconds = time.perf_counter() - started
     return result
 
 
 def _build(
-    spec: Path, override: Path | None, check: bool, force: bool, allow_outside_refs: bool
+    spec: Path,
+    override: Path | None,
+    check: bool,
+    force: bool,
+    allow_outside_refs: bool,
+    allow_outside_output: bool,
 ) -> BuildResult:
-    peeked = _peek_output(spec, override)
+    peeked = _peek_output(spec, override, allow_outside_output=allow_outside_output)
     if peeked is not None and is_up_to_date(peeked, spec.parent):
         return BuildResult(spec, "fresh" if check else "unchanged", peeked)
 
+    from .render.models import ModelGenerationRefused
     from .render.project import render_package  # heavy: only when something changed
     from .spec.load import load_contract
 
-    loaded = load_contract(spec, allow_outside_refs=allow_outside_refs)
+    loaded = load_contract(
+        spec,
+        allow_outside_refs=allow_outside_refs,
+        # with -o the spec's output is not used, so it cannot send the build anywhere
+        allow_outside_output=allow_outside_output or override is not None,
+    )
     if loaded.contract is None:
         return BuildResult(spec, "invalid", diagnostics=loaded.diagnostics)
     contract = loaded.contract
     out = output_dir(spec, contract.output, contract.package, override)
-    files = render_package(contract)
+    try:
+        files = render_package(contract)
+    except ModelGenerationRefused as exc:
+        return BuildResult(spec, "refused", out, loaded.diagnostics, message=f"models.py: {exc}")
     if check:
         diffs = check_package(out, files)
         return BuildResult(spec, "stale" if diffs else "fresh", out, loaded.diagnostics, diffs)

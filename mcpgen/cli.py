@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import click
 
 from . import __version__
+from .printable import escape_lines
 
 if TYPE_CHECKING:
     from .build import BuildResult
@@ -17,12 +18,48 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 
+# Every line the CLI prints goes through _echo: text from a spec or a server (names,
+# keys, paths, messages) has its control, line-break and bidi characters escaped, so
+# it cannot move the cursor, retitle the terminal or fake another line of output.
+
+
+def _echo(text: str, *, nl: bool = True, err: bool = False, fg: str | None = None) -> None:
+    click.secho(escape_lines(text), nl=nl, err=err, fg=fg, color=None)  # colour only on a tty
+
+
 def _echo_error(text: str) -> None:
-    click.secho(text, fg="red", err=True, color=None)  # colour only on a terminal
+    _echo(text, err=True, fg="red")
 
 
 def _echo_warning(text: str) -> None:
-    click.secho(text, fg="yellow", err=True, color=None)
+    _echo(text, err=True, fg="yellow")
+
+
+def _write_user_file(target: Path, text: str, *, force: bool) -> None:
+    """Write a file the user named (``init``, ``import -o``), or exit.
+
+    A symlink at ``target`` is refused (exit 2), even with --force, and never
+    followed: a dangling one planted in a shared folder would otherwise make the
+    write create its target wherever it points. The bytes go through a temporary
+    file beside ``target`` and a rename (safeio.replace_file), so a link planted
+    between this check and the write is replaced, not followed, either way.
+    """
+    from .safeio import replace_file
+
+    _check_user_target(target, force=force)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(target, text.encode("utf-8"))
+
+
+def _check_user_target(target: Path, *, force: bool) -> None:
+    """Exit 2 when ``target`` is a symlink, 1 when it exists and --force is not given."""
+    if target.is_symlink():
+        _echo_error(f"{target} is a symbolic link; mcpgen does not write through one "
+                    "(remove it or choose another path)")
+        sys.exit(2)
+    if target.exists() and not force:
+        _echo_error(f"{target} exists; pass --force to overwrite it")
+        sys.exit(1)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -33,12 +70,25 @@ def main() -> None:
 
 @main.command()
 @click.argument("specs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("-o", "--output", type=click.Path(path_type=Path), help="Output directory (one spec).")
+@click.option(
+    "-o", "--output", type=click.Path(path_type=Path),
+    help="Output directory (one spec), used as typed: trusted, it may be anywhere, and the "
+    "spec's own output: is then ignored.",
+)
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 with a diff when output is stale.")
 @click.option("--force", is_flag=True, help="Write into a directory mcpgen did not create.")
 @click.option("--allow-outside-refs", is_flag=True, help="Follow $ref files outside the spec's tree.")
+@click.option(
+    "--allow-outside-output", is_flag=True,
+    help="Accept a spec's output: that is absolute or leaves the spec's tree (refused by default).",
+)
 def build(
-    specs: tuple[Path, ...], output: Path | None, check: bool, force: bool, allow_outside_refs: bool
+    specs: tuple[Path, ...],
+    output: Path | None,
+    check: bool,
+    force: bool,
+    allow_outside_refs: bool,
+    allow_outside_output: bool,
 ) -> None:
     """Generate the package for each SPEC."""
     from .build import build_spec
@@ -50,14 +100,15 @@ def build(
     for spec in specs:
         progress.begin(spec)
         result = build_spec(
-            spec, output=output, check=check, force=force, allow_outside_refs=allow_outside_refs
+            spec, output=output, check=check, force=force, allow_outside_refs=allow_outside_refs,
+            allow_outside_output=allow_outside_output,
         )
         if result.diagnostics or result.diffs:
             progress.interrupt()
         for diagnostic in result.diagnostics:
             (_echo_warning if diagnostic.level == "warning" else _echo_error)(str(diagnostic))
         for diff in result.diffs:
-            click.echo(diff, nl=not diff.endswith("\n"))
+            _echo(diff, nl=not diff.endswith("\n"))
         progress.finish(_build_summary(spec, result), status=result.status, ok=result.ok)
     progress.close()
     sys.exit(1 if progress.failed else 0)
@@ -99,7 +150,7 @@ def validate(specs: tuple[Path, ...]) -> None:
             failed = True
         else:
             tools = len(result.contract.tools) if result.contract else 0
-            click.echo(f"{spec}: valid ({tools} tool(s))")
+            _echo(f"{spec}: valid ({tools} tool(s))")
     sys.exit(1 if failed else 0)
 
 
@@ -110,9 +161,9 @@ def schema(show_path: bool) -> None:
     from .spec.format import SPEC_FORMAT_SCHEMA, schema_file
 
     if show_path:
-        click.echo(str(schema_file()))
+        _echo(str(schema_file()))
     else:
-        click.echo(json.dumps(SPEC_FORMAT_SCHEMA, indent=2))
+        _echo(json.dumps(SPEC_FORMAT_SCHEMA, indent=2))
 
 
 @main.command()
@@ -123,12 +174,8 @@ def init(directory: Path, force: bool) -> None:
     from .starter import STARTER_SPEC
 
     target = directory / "tools.yaml"
-    if target.exists() and not force:
-        _echo_error(f"{target} exists; pass --force to overwrite it")
-        sys.exit(1)
-    directory.mkdir(parents=True, exist_ok=True)
-    target.write_text(STARTER_SPEC, encoding="utf-8")
-    click.echo(f"wrote {target}; next: mcpgen build {target}")
+    _write_user_file(target, STARTER_SPEC, force=force)
+    _echo(f"wrote {target}; next: mcpgen build {target}")
 
 
 @main.command()
@@ -203,13 +250,15 @@ def diff(
     report = report.ignoring(ignored)
     level = Category[category.upper()]
     if output_format == "json":
-        click.echo(render_json(report, level))
+        click.echo(render_json(report, level))  # escaped as JSON by render_json
     elif output_format == "github":
         for line in render_github(report, level):
-            click.echo(line)
+            _echo(line)
     else:
         for line in render_text(report, level, color=True):
-            click.echo(line)  # click strips the colours when stdout is not a terminal
+            # escaped by render_text before its colour codes; click strips the colours
+            # when stdout is not a terminal
+            click.echo(line)
     sys.exit(1 if report.failing(level) else 0)
 
 
@@ -244,9 +293,8 @@ def import_(
     from .importer import ImportFailed, import_server
 
     to_stdout = str(output) == "-"
-    if not to_stdout and output.exists() and not force:
-        _echo_error(f"{output} exists; pass --force to overwrite it")
-        sys.exit(1)
+    if not to_stdout:
+        _check_user_target(output, force=force)  # before the server runs
     spec_dir = Path.cwd() if to_stdout else (output.parent if str(output.parent) else Path("."))
     try:
         spec = import_server(
@@ -256,11 +304,10 @@ def import_(
         _echo_error(f"mcpgen import: {exc}")
         sys.exit(1)
     if to_stdout:
-        click.echo(spec.text, nl=False)
+        _echo(spec.text, nl=False)  # a no-op on the emitter's output; never raw
         return
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_text(spec.text, encoding="utf-8")
+    _write_user_file(output, spec.text, force=force)
     differing = len(spec.notes)
     detail = f"; {differing} publish a slightly different form (see the comments)" if differing else ""
-    click.echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
-    click.echo(f"next: mcpgen build {output}")
+    _echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
+    _echo(f"next: mcpgen build {output}")

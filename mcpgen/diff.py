@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import subprocess
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,7 +49,9 @@ import click
 import yaml
 
 from . import ir
+from .printable import escape_json, escape_line
 from .runtime._compat import RULES, Category, Change, Rule, Severity, compare_tools
+from .safeio import MAX_SPEC_BYTES, read_regular
 from .schemas import descriptor
 from .spec.errors import Diagnostic
 from .spec.load import load_contract, load_spec_text
@@ -166,10 +169,15 @@ class DiffReport:
 
 
 def _load(path: Path, *, allow_outside_refs: bool) -> tuple[ir.Contract, PositionedDocument]:
-    result = load_contract(path, allow_outside_refs=allow_outside_refs)
+    # diff writes nothing: where a spec builds does not matter here
+    result = load_contract(path, allow_outside_refs=allow_outside_refs, allow_outside_output=True)
     if result.contract is None:
         raise DiffFailed(f"{path}: invalid spec", result.errors or result.diagnostics)
-    doc, _ = load_yaml(path.read_text(encoding="utf-8"), str(path))
+    try:
+        text = read_regular(path, limit=MAX_SPEC_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # replaced since it was loaded
+        raise DiffFailed(f"{path}: cannot read spec: {exc}") from None
+    doc, _ = load_yaml(text, str(path))
     return result.contract, doc
 
 
@@ -197,6 +205,7 @@ def diff_against_git(
         label,
         spec_dir=old_spec.parent,
         allow_outside_refs=allow_outside_refs,
+        allow_outside_output=True,
     )
     if loaded.contract is None:
         raise DiffFailed(f"{label}: invalid spec", loaded.errors or loaded.diagnostics)
@@ -521,8 +530,12 @@ def _category_label(change: Change) -> str:
 
 
 def render_text(report: DiffReport, category: Category, *, color: bool = False) -> list[str]:
-    """One line per change, grouped per tool, then a summary line."""
-    lines = [f"{report.old_label} -> {report.new_label}"]
+    """One line per change, grouped per tool, then a summary line.
+
+    Names, paths and messages come from the specs: their control, line-break and bidi
+    characters are escaped here, before the colour codes of ``color`` are added (the
+    CLI prints these lines as they are)."""
+    lines = [escape_line(f"{report.old_label} -> {report.new_label}")]
     current: str | None = None
     width = max((len(c.change.rule) for c in report.changes), default=0)
     for located in report.changes:
@@ -532,7 +545,9 @@ def render_text(report: DiffReport, category: Category, *, color: bool = False) 
             line = report.tool_lines.get(change.tool)
             where = f" ({report.new_file}:{line})" if line else ""
             lines.append(
-                f"{change.tool}{where}" if change.tool else "contract (package, server, types)"
+                escape_line(f"{change.tool}{where}")
+                if change.tool
+                else "contract (package, server, types)"
             )
         severity = change.severity.value
         label = f"{severity:<10} {_category_label(change):<8}"
@@ -542,7 +557,8 @@ def render_text(report: DiffReport, category: Category, *, color: bool = False) 
                 "warning": "yellow",
             }.get(severity)
             label = click.style(label, fg=tint) if tint else label
-        lines.append(f"  {label} {change.rule:<{width}}  {change.path}: {change.message}")
+        detail = escape_line(f"{change.rule:<{width}}  {change.path}: {change.message}")
+        lines.append(f"  {label} {detail}")
     lines.append(_summary(report, category))
     return lines
 
@@ -580,7 +596,7 @@ def render_json(report: DiffReport, category: Category) -> str:
         "summary": {**counts, "failing": len(report.failing(category))},
         "changes": [located.as_dict(category) for located in report.changes],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return escape_json(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def render_github(report: DiffReport, category: Category) -> list[str]:
@@ -606,6 +622,11 @@ def render_github(report: DiffReport, category: Category) -> list[str]:
 
 
 def _gh_data(text: str) -> str:
+    # Names and messages come from the specs: every control character but the line
+    # breaks, which GitHub's own escapes below carry, is escaped visibly.
+    text = "".join(
+        part if part in ("\r", "\n") else escape_line(part) for part in re.split(r"([\r\n])", text)
+    )
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 

@@ -23,7 +23,8 @@ from typing import Any
 
 import yaml
 
-from .names import class_name
+from .names import class_name, shadowed_module
+from .printable import escape_line, needs_escape
 from .runtime._compat import Severity, compare_tools
 from .schemas import descriptor
 from .spec.load import load_spec_text
@@ -110,11 +111,17 @@ def spec_from_tools(
     package = package or _package_name(server_name)
     if not _PACKAGE_NAME.match(package) or keyword.iskeyword(package):
         raise ImportFailed(f"{package!r} is not a Python package name; pass --package")
+    shadowed = shadowed_module(package)
+    if shadowed is not None:
+        raise ImportFailed(f"package {package!r} would shadow {shadowed} of that name; "
+                           "pass another --package")
     hoist = _TypeHoister({class_name(_text(t.get("name")) or "") for t in tools})
     entries = [_ToolEntry(tool, hoist) for tool in tools]
     problems = [f"tool {entry.name!r}: {p}" for entry in entries for p in entry.problems]
     if problems:
-        raise ImportFailed("cannot write a spec for these tools:\n  " + "\n  ".join(problems))
+        raise ImportFailed(
+            "cannot write a spec for these tools:\n  " + "\n  ".join(map(escape_line, problems))
+        )
     server: dict[str, Any] = {"name": server_name, "version": str(server_info.get("version", "0"))}
     if isinstance(server_info.get("title"), str):
         server["title"] = server_info["title"]
@@ -138,7 +145,7 @@ def spec_from_tools(
     for entry in entries:
         if _breaks(published[entry.name], entry.raw):
             changes = [
-                f"{c.rule} {c.path}"
+                escape_line(f"{c.rule} {c.path}")
                 for c in compare_tools([published[entry.name]], [entry.raw])
                 if c.severity is Severity.BREAKING
             ]
@@ -168,7 +175,8 @@ def _notes(live: Mapping[str, Any], published: Mapping[str, Any]) -> list[str]:
 def _load(text: str, spec_dir: Path, names: Sequence[str]) -> Any:
     loaded = load_spec_text(text, "tools.yaml", spec_dir=spec_dir)
     if loaded.contract is None:
-        details = "\n  ".join(_where(d.path, names) + d.message for d in loaded.errors)
+        # one escaped line per problem: keys and names come from the server
+        details = "\n  ".join(escape_line(_where(d.path, names) + d.message) for d in loaded.errors)
         raise ImportFailed(f"the server's tools do not make a valid spec:\n  {details}")
     return loaded.contract
 
@@ -190,11 +198,14 @@ def _text(value: Any) -> str | None:
 
 
 def _package_name(server_name: str) -> str:
-    """``mcp-servers/everything`` → ``mcp_servers_everything``."""
+    """``mcp-servers/everything`` → ``mcp_servers_everything``; a name that would shadow
+    the standard library or a run-time dependency gets ``_mcp``: ``json`` → ``json_mcp``."""
     text = re.sub(r"[^0-9A-Za-z]+", "_", server_name).strip("_").lower() or "server"
     if text[0].isdigit():
         text = "_" + text
-    return text + "_" if keyword.iskeyword(text) else text
+    if keyword.iskeyword(text):
+        return text + "_"
+    return text + "_mcp" if shadowed_module(text) is not None else text
 
 
 def _header(source: str, info: Mapping[str, Any], version: str) -> list[str]:
@@ -415,11 +426,29 @@ def _icon(icon: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block style, multi-line strings as literal blocks, keys in their given order."""
+    """Block style, multi-line strings as literal blocks, keys in their given order.
+
+    A string holding a control, line-break (other than ``\\n``) or bidi character is
+    written double-quoted, every non-ASCII character of it escaped: PyYAML would
+    otherwise write bidi overrides (and U+2028 in some styles) raw, which an editor or
+    a terminal shows as something other than the value. The value is the same."""
+
+    def write_double_quoted(self, text: str, split: bool = True) -> None:
+        if not needs_escape(text.replace("\n", "")):
+            super().write_double_quoted(text, split)
+            return
+        saved, self.allow_unicode = self.allow_unicode, False
+        try:
+            super().write_double_quoted(text, split)
+        finally:
+            self.allow_unicode = saved
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value.strip("\n") else None
+    if needs_escape(value.replace("\n", "")):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in value.strip("\n") else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
@@ -457,17 +486,16 @@ def _render(
     parameters_ok: Mapping[str, bool],
     notes: Mapping[str, list[str]],
 ) -> str:
-    parts = ["".join(f"# {line}\n" for line in header)]
+    # Every comment line is one escaped line: a line break YAML recognises in a server's
+    # name (\n, \r, NEL, U+2028, U+2029) would otherwise start a line of the spec.
+    parts = ["".join(f"# {escape_line(line)}\n" for line in header)]
     parts.append(_dump({"mcpgen": 1, "package": package, "server": dict(server)}))
     if types:
         parts.append(_dump({"types": dict(types)}))
     parts.append("tools:\n" if entries else "tools: []\n")
     for entry in entries:
         for note in notes.get(entry.name, []):
-            parts.append(f"# differs from the live listing: {_one_line(note)}\n")
+            parts.append(f"# differs from the live listing: {escape_line(note)}\n")
         parts.append(_dump([entry.entry(parameters_ok[entry.name])]))
     return "".join(parts)
 
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())

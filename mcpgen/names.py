@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import keyword
 import re
+import sys
 
-__all__ = ["class_name", "py_identifier"]
+__all__ = ["class_name", "py_identifier", "shadowed_module"]
 
 # `self` is the instance; `ctx` is the opt-in handler context (passed by keyword).
 _RESERVED = frozenset({"self", "ctx"})
@@ -26,6 +27,31 @@ def py_identifier(name: str) -> str:
     if keyword.iskeyword(text) or text in _RESERVED:
         text += "_"
     return text
+
+
+# Third-party modules a generated package imports at run time (models, HTTP transport):
+# a package named like one of them would import itself in their place.
+_RUNTIME_IMPORTS = frozenset(
+    {"pydantic", "pydantic_core", "typing_extensions", "annotated_types", "mcp", "mcp_types",
+     "starlette", "uvicorn", "anyio"}
+)
+
+
+def shadowed_module(package: str) -> str | None:
+    """What a top-level package named ``package`` would shadow, or None.
+
+    A generated package sits on ``sys.path`` like any other: named ``json``,
+    ``typing`` or ``os`` it replaces the standard library module for everything
+    imported after it (``python -m json`` runs the standard one, and the runtime's
+    own ``import json`` gets the package). The standard library is this
+    interpreter's (``sys.stdlib_module_names``, builtins included)."""
+    if package in sys.stdlib_module_names or package in sys.builtin_module_names:
+        return "the standard library module"
+    if package == "__main__":
+        return "the module Python runs as the program"
+    if package in _RUNTIME_IMPORTS:
+        return "a module the generated package imports"
+    return None
 
 
 def class_name(name: str) -> str:

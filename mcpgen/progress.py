@@ -14,6 +14,8 @@ from typing import TextIO
 
 import click
 
+from .printable import escape_line
+
 __all__ = ["BuildProgress"]
 
 _CLEAR_LINE = "\r\x1b[K"
@@ -44,7 +46,7 @@ class BuildProgress:
         """A spec starts: on a terminal, say so until its result replaces the line."""
         self.index += 1
         if self.interactive:
-            self.stream.write(f"{_CLEAR_LINE}{self._prefix()}{spec}: building…")
+            self.stream.write(f"{_CLEAR_LINE}{self._prefix()}{escape_line(str(spec))}: building…")
             self.stream.flush()
             self._transient = True
 
@@ -59,7 +61,7 @@ class BuildProgress:
         """The spec's one result line: stdout when it succeeded, red on stderr when not."""
         self.interrupt()
         self.tally[status] = self.tally.get(status, 0) + 1
-        text = self._prefix() + line
+        text = self._prefix() + escape_line(line)  # paths and messages may come from a spec
         if ok:
             click.echo(text, file=self.stream)
         else:

@@ -20,6 +20,7 @@ import yaml
 
 from . import ir
 from .runtime._pointer import MISSING, resolve_pointer
+from .safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .spec.keywords import SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, SCHEMA_VALUE_KEYWORDS
 
 __all__ = ["Bundler", "RefProblem", "derive_input_schema", "descriptor"]
@@ -59,6 +60,8 @@ class Bundler:
     _names: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, pointer) → def name
     _files: dict[Path, Any] = field(default_factory=dict)
     _uses: dict[str, frozenset[str]] = field(default_factory=dict)  # def → defs it references
+    # def from a file → (file, pointer, where in the spec the first $ref to it sits)
+    file_defs: dict[str, tuple[Path, str, JsonPath]] = field(default_factory=dict)
 
     def bundle_types(self) -> None:
         """Bundle every ``types`` entry (so each becomes a model even if unused)."""
@@ -118,6 +121,7 @@ class Bundler:
             return None
         name = self._fresh_name(_pascal(file.stem) + (_pascal(pointer.rsplit("/", 1)[-1]) if pointer else ""))
         self._names[key] = name
+        self.file_defs[name] = (file, pointer, path)
         used: set[str] = set()
         self.defs[name] = None
         self.defs[name] = self._rewrite(target, _Origin(file, document), path, used)
@@ -135,20 +139,26 @@ class Bundler:
         if file in self._files:
             return self._files[file]
         try:
-            text = file.read_text(encoding="utf-8")
+            # Regular files only, of bounded size: a FIFO in the tree would block the
+            # open or the read forever, a symlink to /dev/zero never end (an in-tree
+            # symlink to a regular file is fine: confinement was checked on the target).
+            text = read_regular(file, limit=MAX_SPEC_BYTES).decode("utf-8")
             document = json.loads(text) if file.suffix == ".json" else _yaml_document(text)
         except FileNotFoundError:
-            self.problems.append(RefProblem(path, f"referenced file '{self._shown(file)}' does not exist"))
+            self.problems.append(RefProblem(path, f"referenced file '{self.shown(file)}' does not exist"))
+            document = None
+        except UnsafeFile as exc:
+            self.problems.append(RefProblem(path, f"referenced file '{self.shown(file)}' {exc.reason}"))
             document = None
         except (OSError, ValueError, yaml.YAMLError, RecursionError) as exc:
             self.problems.append(
-                RefProblem(path, f"cannot read referenced file '{self._shown(file)}': {exc}")
+                RefProblem(path, f"cannot read referenced file '{self.shown(file)}': {exc}")
             )
             document = None
         self._files[file] = document
         return document
 
-    def _shown(self, file: Path) -> str:
+    def shown(self, file: Path) -> str:
         """``file`` relative to the spec's folder when inside it (messages stay machine-independent)."""
         try:
             return file.relative_to(self.spec_dir.resolve()).as_posix()

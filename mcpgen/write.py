@@ -20,9 +20,12 @@ from typing import Any
 
 from . import __version__
 from .paths import PACKAGE_DIR, templates_dir
+from .safeio import MAX_MANIFEST_BYTES, MAX_SPEC_BYTES, UnsafeFile, read_regular, replace_file
 
 __all__ = [
     "MANIFEST",
+    "MAX_OUTPUT_BYTES",
+    "BadManifest",
     "OutputRefused",
     "WriteReport",
     "check_package",
@@ -32,6 +35,10 @@ __all__ = [
 ]
 
 MANIFEST = ".mcpgen-manifest.json"
+
+MAX_OUTPUT_BYTES = 64 * 1024 * 1024
+"""Largest file an up-to-date check hashes for a manifest entry (64 MiB; a generated
+1,000-tool package is ~3 MB in all)."""
 
 
 class OutputRefused(Exception):
@@ -57,7 +64,7 @@ def inputs_record(paths: Iterable[str | Path], base: Path) -> dict[str, Any]:
     files: dict[str, str] = {}
     for path in paths:
         p = Path(path)
-        files[_relative(p, base)] = _sha(p.read_bytes())
+        files[_relative(p, base)] = _sha(read_regular(p, limit=MAX_SPEC_BYTES))
     return {"mcpgen": __version__, "generator": generator_fingerprint(), "files": files}
 
 
@@ -83,10 +90,31 @@ def _relative(path: Path, base: Path) -> str:
         return path.resolve().as_posix()
 
 
+class BadManifest(Exception):
+    """The manifest exists but is not something mcpgen will read (a symlink, a FIFO,
+    a device, a file over ``MAX_MANIFEST_BYTES``); the message says which."""
+
+
 def read_manifest(out: Path) -> dict[str, Any] | None:
+    """The manifest of ``out``; None when absent or unreadable as JSON.
+
+    Raises ``BadManifest`` when the name holds anything but a regular file of at
+    most ``MAX_MANIFEST_BYTES``: it is opened without following a symlink and never
+    read past the limit, so a manifest linked to ``/dev/zero`` or replaced by a FIFO
+    is a message, not a hang. Such a directory counts as not created by mcpgen.
+    """
     try:
-        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_regular(out / MANIFEST, limit=MAX_MANIFEST_BYTES, follow_symlinks=False)
+    except UnsafeFile as exc:
+        raise BadManifest(
+            f"{out / MANIFEST} {exc.reason}; mcpgen reads only a regular file of at most "
+            f"{MAX_MANIFEST_BYTES:,} bytes there"
+        ) from None
+    except OSError:
+        return None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
@@ -99,7 +127,10 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
 
 def is_up_to_date(out: Path, base: Path) -> bool:
     """True when the recorded inputs and every recorded output are unchanged."""
-    manifest = read_manifest(out)
+    try:
+        manifest = read_manifest(out)
+    except BadManifest:
+        return False  # the full build says why
     if manifest is None or manifest.get("inputs", {}).get("mcpgen") != __version__:
         return False
     if manifest["inputs"].get("generator") != generator_fingerprint():
@@ -118,12 +149,12 @@ def is_up_to_date(out: Path, base: Path) -> bool:
     if current["files"] != recorded:
         return False
     for name, digest in manifest.get("outputs", {}).items():
-        if not (out / name).is_file():
-            return False
         try:
-            if _sha((out / name).read_bytes()) != digest:
-                return False
-        except OSError:
+            target = _confined(out, name)
+            content = read_regular(target, limit=MAX_OUTPUT_BYTES, follow_symlinks=False)
+        except (OutputRefused, OSError):
+            return False
+        if _sha(content) != digest:
             return False
     return True
 
@@ -133,7 +164,15 @@ def write_package(
 ) -> WriteReport:
     """Write ``files`` under ``out``; remove files of an earlier build that are
     no longer produced; refuse a non-empty directory mcpgen did not create."""
-    manifest = read_manifest(out)
+    try:
+        manifest = read_manifest(out)
+    except BadManifest as exc:
+        if not force:
+            raise OutputRefused(
+                f"{exc}, so {out} counts as not created by mcpgen; "
+                "choose another output or pass --force (the manifest is then replaced)"
+            ) from None
+        manifest = None
     if manifest is None and out.exists() and any(out.iterdir()) and not force:
         raise OutputRefused(
             f"{out} exists and was not created by mcpgen (no {MANIFEST}); "
@@ -143,11 +182,11 @@ def write_package(
     previous = set(manifest.get("outputs", {})) if manifest else set()
     for name, data in files.items():
         target = _confined(out, name)
-        if target.is_file() and target.read_bytes() == data:
+        if _current(target, len(data)) == data:
             report.unchanged.append(name)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        _replace_file(target, data)
+        replace_file(target, data)
         report.written.append(name)
     for name in sorted(previous - set(files)):
         target = _confined(out, name)
@@ -160,18 +199,25 @@ def write_package(
         "outputs": {name: _sha(data) for name, data in files.items()},
     }
     manifest_text = json.dumps(new_manifest, indent=2, sort_keys=True) + "\n"
-    _replace_file(out / MANIFEST, manifest_text.encode())
+    # Through a temporary file and a rename (safeio.replace_file): a reader never sees
+    # half a file, and a symlink planted at the name is replaced, never followed, so
+    # the bytes cannot land outside the output directory.
+    replace_file(out / MANIFEST, manifest_text.encode())
     return report
 
 
-def _replace_file(target: Path, data: bytes) -> None:
-    """Write ``target`` through a temporary file and an atomic rename (a reader never
-    sees half a file). A symlink planted at either name is replaced, never followed,
-    so the bytes cannot land outside the output directory."""
-    temporary = target.with_name(target.name + ".mcpgen-tmp")
-    temporary.unlink(missing_ok=True)
-    temporary.write_bytes(data)
-    os.replace(temporary, target)
+def _read_output(target: Path, expected: int) -> bytes:
+    """What ``target`` holds now, if it is a regular file (not a symlink, a FIFO, a
+    device) of a size worth comparing with ``expected`` bytes: enough to compare and
+    show a diff, never an unbounded read. ``OSError`` (``UnsafeFile``) otherwise."""
+    return read_regular(target, limit=max(2 * expected, MAX_SPEC_BYTES), follow_symlinks=False)
+
+
+def _current(target: Path, expected: int) -> bytes | None:
+    try:
+        return _read_output(target, expected)
+    except OSError:
+        return None
 
 
 def _confined(out: Path, name: str) -> Path:
@@ -200,13 +246,21 @@ def check_package(out: Path, files: Mapping[str, bytes]) -> list[str]:
     Never writes anything.
     """
     diffs: list[str] = []
-    manifest = read_manifest(out)
+    try:
+        manifest = read_manifest(out)
+    except BadManifest as exc:  # a build would refuse this directory without --force
+        diffs.append(f"untrusted manifest: {exc}\n")
+        manifest = None
     for name, data in files.items():
         target = out / name
         try:
-            current = target.read_bytes()
-        except OSError:
+            current = _read_output(target, len(data))
+        except FileNotFoundError:
             diffs.append(f"missing: {target}\n")
+            continue
+        except OSError as exc:
+            reason = exc.reason if isinstance(exc, UnsafeFile) else exc.strerror
+            diffs.append(f"not a file mcpgen wrote: {target}: {reason}\n")
             continue
         if current != data:
             diffs.append(_diff(current, data, str(target)))

@@ -235,6 +235,11 @@ def test_planted_symlinks_are_replaced_not_followed(tmp_path: Path, planted: str
     target.symlink_to(victim)
     (out / "server.py").write_text("# hand-edited: the build must rewrite it\n")
     result = build_spec(spec)
+    if planted == MANIFEST:
+        # a manifest that is a symlink is never read: the directory counts as not
+        # mcpgen's until --force, which replaces the link
+        assert result.status == "refused" and "symbolic link" in result.message
+        result = build_spec(spec, force=True)
     assert result.status == "written", result.message
     assert json.loads(victim.read_text())["note"] == "precious"
     assert not (out / "server.py").is_symlink() and not (out / MANIFEST).is_symlink()

@@ -21,9 +21,15 @@ from ..runtime._regex import translate
 from .annotations import annotation
 from .escape import py_docstring, py_str
 
-__all__ = ["render_models"]
+__all__ = ["MAX_MODEL_SCHEMA_DEPTH", "ModelGenerationRefused", "json_depth", "render_models"]
 
 _ROOT = "McpgenCombinedRoot"  # a throwaway name for the root model DCG insists on
+
+MAX_MODEL_SCHEMA_DEPTH = 98
+"""Deepest nesting (JSON objects and arrays; the schema itself is level 1) of a type or
+an output schema that models.py is generated from: datamodel-code-generator's untrusted
+mode reads at most 100 levels of the combined document, whose root and ``$defs`` take
+two. The loader reports a deeper schema with its position."""
 
 
 def render_models(contract: ir.Contract) -> str:
@@ -93,6 +99,11 @@ def _rust_patterns(node: Any) -> Any:
     return result
 
 
+class ModelGenerationRefused(Exception):
+    """datamodel-code-generator refused the combined schema (in its untrusted mode: a
+    directive naming code to import, a schema nested too deeply); the message says why."""
+
+
 def _run_datamodel_codegen(schema: dict[str, Any]) -> str:
     # datamodel-code-generator is imported inside _generate: a no-op build never pays for it.
     with warnings.catch_warnings():
@@ -104,27 +115,65 @@ def _run_datamodel_codegen(schema: dict[str, Any]) -> str:
 
 
 def _generate(schema: dict[str, Any]) -> object:
-    from datamodel_code_generator import generate
+    from datamodel_code_generator import Error, generate
     from datamodel_code_generator.enums import DataModelType, InputFileType
     from datamodel_code_generator.format import Formatter, PythonVersion
 
+    # The spec is untrusted input to the generator: in this mode it reads nothing but
+    # the schema given and refuses every keyword whose value models.py would import or
+    # evaluate (x-python-import, x-python-type, customTypePath, customBasePath). The
+    # loader refuses those already, with positions; this holds even if one slips by.
+    # An older generator would drop an unknown option silently, hence the check.
+    if not _has_untrusted_mode():
+        raise ModelGenerationRefused(
+            "the installed datamodel-code-generator has no untrusted-input mode; "
+            "upgrade it (pip install -U datamodel-code-generator)"
+        )
+    try:
+        return generate(
+            json.dumps(schema, sort_keys=False),
+            untrusted_input=True,
+            input_file_type=InputFileType.JsonSchema,
+            output_model_type=DataModelType.PydanticV2BaseModel,
+            target_python_version=PythonVersion.PY_311,
+            class_name=_ROOT,
+            disable_timestamp=True,
+            use_schema_description=True,
+            use_field_description=True,
+            use_standard_collections=True,
+            use_union_operator=True,
+            field_constraints=True,
+            use_double_quotes=True,
+            enum_field_as_literal="all",  # type: ignore[arg-type]  # parsed by pydantic
+            formatters=[Formatter.BLACK],
+        )
+    except Error as exc:
+        raise ModelGenerationRefused(f"datamodel-code-generator (untrusted input): {exc}") from None
 
-    return generate(
-        json.dumps(schema, sort_keys=False),
-        input_file_type=InputFileType.JsonSchema,
-        output_model_type=DataModelType.PydanticV2BaseModel,
-        target_python_version=PythonVersion.PY_311,
-        class_name=_ROOT,
-        disable_timestamp=True,
-        use_schema_description=True,
-        use_field_description=True,
-        use_standard_collections=True,
-        use_union_operator=True,
-        field_constraints=True,
-        use_double_quotes=True,
-        enum_field_as_literal="all",  # type: ignore[arg-type]  # parsed by pydantic
-        formatters=[Formatter.BLACK],
-    )
+
+def json_depth(value: Any) -> int:
+    """Levels of nested objects and arrays in ``value`` (a scalar is 0, ``{}`` is 1)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _has_untrusted_mode() -> bool:
+    try:
+        from datamodel_code_generator.config import GenerateConfig
+    except ImportError:
+        return False
+    return "untrusted_input" in GenerateConfig.model_fields
 
 
 def _drop_class(source: str, name: str) -> str:

@@ -11,6 +11,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from ..printable import escape_line
+
 __all__ = ["Diagnostic", "SpecError", "did_you_mean", "format_path"]
 
 
@@ -24,10 +26,12 @@ class Diagnostic:
     level: Literal["error", "warning"] = "error"
 
     def __str__(self) -> str:
+        """``file:line:col: path: message`` on one line, with anything a terminal would
+        act on (control, line-break, bidi characters from a spec or a server) escaped."""
         where = f"{self.file}:{self.line}:{self.column}"
         prefix = "warning: " if self.level == "warning" else ""
         subject = f"{self.path}: " if self.path else ""
-        return f"{where}: {prefix}{subject}{self.message}"
+        return escape_line(f"{where}: {prefix}{subject}{self.message}")
 
 
 class SpecError(Exception):

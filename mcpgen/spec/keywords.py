@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 __all__ = [
+    "GENERATOR_DIRECTIVES",
+    "GENERATOR_DIRECTIVE_PREFIXES",
     "JSON_TYPES",
     "KNOWN_KEYWORDS",
     "SCHEMA_LIST_KEYWORDS",
     "SCHEMA_MAP_KEYWORDS",
     "SCHEMA_VALUE_KEYWORDS",
+    "is_generator_directive",
 ]
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
@@ -46,3 +49,20 @@ KNOWN_KEYWORDS = (
         }
     )
 )  # fmt: skip
+
+# Schema keys that steer datamodel-code-generator rather than describe data. The ones
+# here name a module, type or class for models.py to import (x-python-import,
+# x-python-type, customTypePath, customBasePath), put an expression into it
+# (default_factory), or are the generator's own internal markers (x-python-*,
+# x-datamodel-code-generator-*): a spec, often written by another team or imported
+# from a server, must not choose what the generated package imports or runs. Other
+# extension keys the generator reads (x-enum-varnames, x-enumNames,
+# x-enum-descriptions, x-enum-field-as-literal, x-is-base-class, x-is-classvar, ...)
+# only name or shape classes it writes itself (member names are sanitized) and stay.
+GENERATOR_DIRECTIVES = frozenset({"customTypePath", "customBasePath", "default_factory"})
+GENERATOR_DIRECTIVE_PREFIXES = ("x-python-", "x-datamodel-code-generator-")
+
+
+def is_generator_directive(key: str) -> bool:
+    """Is ``key`` a code-generator directive a spec may not use (see above)?"""
+    return key in GENERATOR_DIRECTIVES or key.startswith(GENERATOR_DIRECTIVE_PREFIXES)

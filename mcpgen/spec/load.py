@@ -21,12 +21,13 @@ from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
 from .. import ir
-from ..names import class_name
+from ..names import class_name, shadowed_module
 from ..names import py_identifier as _py_identifier
+from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
 from ..schemas import Bundler, derive_input_schema, walk_schemas
 from .errors import Diagnostic, did_you_mean, format_path
 from .format import SPEC_FORMAT_SCHEMA, TOOL_NAME_PATTERN
-from .keywords import JSON_TYPES, KNOWN_KEYWORDS
+from .keywords import JSON_TYPES, KNOWN_KEYWORDS, is_generator_directive
 from .yamlpos import Path as YPath
 from .yamlpos import PositionedDocument, load_yaml
 
@@ -63,27 +64,45 @@ class LoadResult:
         return [d for d in self.diagnostics if d.level == "warning"]
 
 
-def load_contract(path: str | Path, *, allow_outside_refs: bool = False) -> LoadResult:
-    """Load and validate the spec at ``path``; never raises for a bad spec."""
+def load_contract(
+    path: str | Path, *, allow_outside_refs: bool = False, allow_outside_output: bool = False
+) -> LoadResult:
+    """Load and validate the spec at ``path``; never raises for a bad spec.
+
+    ``allow_outside_output``: accept an ``output`` that is absolute or leaves the
+    spec's directory tree (refused by default: a spec, perhaps written by an imported
+    server, must not choose to write anywhere on the machine)."""
     spec_path = Path(path)
     try:
-        raw = spec_path.read_bytes()
+        # a regular file of bounded size: a FIFO or /dev/zero named as the spec is a
+        # diagnostic, never a hang
+        raw = read_regular(spec_path, limit=MAX_SPEC_BYTES)
+    except UnsafeFile as exc:
+        return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: it {exc.reason}")])
     except OSError as exc:
         return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: {exc.strerror}")])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"spec is not UTF-8: {exc.reason}")])
-    return load_spec_text(text, str(path), spec_dir=spec_path.parent, allow_outside_refs=allow_outside_refs)
+    return load_spec_text(
+        text, str(path), spec_dir=spec_path.parent, allow_outside_refs=allow_outside_refs,
+        allow_outside_output=allow_outside_output,
+    )
 
 
 def load_spec_text(
-    text: str, filename: str, *, spec_dir: Path, allow_outside_refs: bool = False
+    text: str,
+    filename: str,
+    *,
+    spec_dir: Path,
+    allow_outside_refs: bool = False,
+    allow_outside_output: bool = False,
 ) -> LoadResult:
     doc, problems = load_yaml(text, filename)
     if problems and doc.data is None:
         return LoadResult(None, problems)
-    checker = _Checker(doc, filename, spec_dir, allow_outside_refs)
+    checker = _Checker(doc, filename, spec_dir, allow_outside_refs, allow_outside_output)
     checker.diagnostics.extend(problems)
     try:
         contract = checker.run(hashlib.sha256(text.encode()).hexdigest())
@@ -97,12 +116,14 @@ def load_spec_text(
 
 
 class _Checker:
-    def __init__(self, doc: PositionedDocument, filename: str, spec_dir: Path, allow_outside: bool):
+    def __init__(self, doc: PositionedDocument, filename: str, spec_dir: Path, allow_outside: bool,
+                 allow_outside_output: bool = False):
         self.doc = doc
         self.data: Any = doc.data
         self.filename = filename
         self.spec_dir = spec_dir
         self.allow_outside = allow_outside
+        self.allow_outside_output = allow_outside_output
         self.diagnostics: list[Diagnostic] = []
 
     # -- reporting --------------------------------------------------------
@@ -127,6 +148,8 @@ class _Checker:
             self.error((), "a spec is a mapping with keys mcpgen, package, server, tools")
             return None
         self.check_structure()
+        self.check_package()
+        self.check_output()
         types: dict[str, Any] = self.data["types"] if isinstance(self.data.get("types"), dict) else {}
         for name, schema in types.items():
             self.check_schema(schema, ("types", name))
@@ -144,6 +167,7 @@ class _Checker:
         tools = [tool for _, tool in built]
         for problem in bundler.problems:
             self.error(problem.path, problem.message)
+        self.check_file_directives(bundler)
         # positions use the index in the spec, not in the list of tools that could be built
         self.check_names([(index, tool) for index, tool in built if tool is not None],
                          tools_raw, types)
@@ -152,6 +176,7 @@ class _Checker:
         for index, tool in built:
             if tool is not None:
                 self.check_runtime_schemas(tool, ("tools", index))
+        self.check_model_depth(bundler, built)
         if any(d.level == "error" for d in self.diagnostics):
             return None
         server = self.data["server"]
@@ -175,6 +200,44 @@ class _Checker:
             inputs=tuple(str(path) for path in bundler.files),
         )
 
+    def check_file_directives(self, bundler: Bundler) -> None:
+        """Generator directives in referenced files (whose keywords are not otherwise
+        checked), reported at the ``$ref`` that brought the file in."""
+        for name, (file, pointer, ref_path) in bundler.file_defs.items():
+            for node, sub in walk_schemas(bundler.defs.get(name), ()):
+                if not isinstance(node, dict):
+                    continue
+                for key in node:
+                    if is_generator_directive(key):
+                        inner = "".join(f"/{part}" for part in sub)
+                        where = f"{bundler.shown(file)}#{pointer}{inner}"
+                        self.error(ref_path, _directive_message(key, where))
+
+    def check_model_depth(
+        self, bundler: Bundler, built: list[tuple[int, ir.Tool | None]]
+    ) -> None:
+        """Types and output schemas become pydantic models through datamodel-code-generator
+        in its untrusted mode, which reads a bounded depth: deeper is an error here, with
+        its position, not a refused build."""
+        from ..render.models import MAX_MODEL_SCHEMA_DEPTH, json_depth
+
+        def check(schema: Any, path: YPath, what: str) -> None:
+            depth = json_depth(schema)
+            if depth > MAX_MODEL_SCHEMA_DEPTH:
+                self.error(path, f"{what} nests objects and arrays {depth} levels deep; a model "
+                           f"is generated from at most {MAX_MODEL_SCHEMA_DEPTH}")
+
+        for name, schema in bundler.defs.items():
+            if name in bundler.file_defs:
+                file, pointer, ref_path = bundler.file_defs[name]
+                check(schema, ref_path, f"{bundler.shown(file)}#{pointer}")
+            else:
+                check(schema, ("types", name), "this type")
+        for index, tool in built:
+            if tool is not None and tool.output_schema is not None and tool.output_type_ref is None:
+                body = {k: v for k, v in tool.output_schema.items() if k != "$defs"}
+                check(body, ("tools", index, "output_schema"), "this output schema")
+
     def check_runtime_schemas(self, tool: ir.Tool, path: YPath) -> None:
         """The generated server compiles every schema at start-up: one it cannot
         compile (an invalid regular expression, $dynamicRef) is a build error here,
@@ -188,6 +251,29 @@ class _Checker:
                 compile_schema(schema, coerce=kind == "input")
             except SchemaError as exc:
                 self.error(path, f"the {kind} schema cannot be served: {exc}")
+
+    def check_package(self) -> None:
+        package = self.data.get("package")
+        if not isinstance(package, str):
+            return
+        shadowed = shadowed_module(package)
+        if shadowed is not None:
+            self.error(("package",), f"'{package}' would shadow {shadowed} of that name "
+                       f"(imports of '{package}' and `python -m {package}` would get one in "
+                       f"place of the other); choose another name, e.g. '{package}_mcp'")
+
+    def check_output(self) -> None:
+        """``output`` stays inside the spec's directory tree (symlinks resolved): an
+        imported spec once gained an ``output:`` line from a server's name, and a build
+        then wrote wherever it said. ``-o DIR`` (typed by the user) and
+        ``--allow-outside-output`` are the ways out."""
+        declared = self.data.get("output")
+        if not isinstance(declared, str) or self.allow_outside_output:
+            return
+        reason = outside_reason(self.spec_dir, declared)
+        if reason is not None:
+            self.error(("output",), f"{reason}; build inside the spec's folder, choose the "
+                       "directory with `mcpgen build -o DIR`, or pass --allow-outside-output")
 
     def check_structure(self) -> None:
         for error in _FORMAT_VALIDATOR.iter_errors(self.data):
@@ -259,6 +345,9 @@ class _Checker:
                     self.error(sub + (key,), f"'{key}' is not supported: its target depends on "
                                "the dynamic scope, which a bundled schema cannot keep; use $ref",
                                key=True)
+                    continue
+                if is_generator_directive(key):
+                    self.error(sub + (key,), _directive_message(key), key=True)
                     continue
                 if key in KNOWN_KEYWORDS or key in PARAMETER_KEYS and sub == path or key.startswith("x-"):
                     continue
@@ -502,6 +591,12 @@ class _Checker:
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
+
+
+def _directive_message(key: str, where: str = "") -> str:
+    inside = f" in {where}" if where else ""
+    return (f"'{key}'{inside} is a code-generator directive: it would choose what the "
+            "generated models.py imports or runs, which a spec may not do; remove it")
 
 
 def _python_name(name: str) -> str:
