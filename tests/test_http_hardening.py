@@ -5,13 +5,20 @@ subprocess on a loopback address.
 - Argument checking runs off the event loop: while one request's check is slow
   (held by a test hook, or really slow on a 9 MB argument), pings and other
   calls from other connections are answered.
+- Host/Origin checks (DNS rebinding) on every loopback address, not only on the
+  three names the SDK knows: ``--host 127.0.0.2`` refuses a foreign ``Host``.
+- Slow clients (slowloris): a request head or body that does not arrive in
+  time gets 408 and the connection is closed; connections beyond the cap get
+  503 at once; a normal client is served meanwhile.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import textwrap
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -213,3 +220,139 @@ def test_a_really_slow_argument_check_runs_beside_pings(
     assert status == 200 and answer["result"]["content"][0]["text"] == "100000"
     assert pinged_first, "the ping waited for the slow call"
     assert where == "off the event loop"
+
+
+# -- finding 6: Host/Origin checks on every loopback address ---------------------------------
+
+
+def test_dns_rebinding_checks_on_any_loopback_address(
+    harden: tuple[Path, Path], signals: Path
+) -> None:
+    with serve(harden, signals, host="127.0.0.2") as server:
+        port = server.port
+        listed = rpc(server, "tools/list")
+        assert listed[0] == 200 and len(listed[1]["result"]["tools"]) == 3
+        assert rpc(server, "tools/list", host=f"localhost:{port}")[0] == 200
+        # a name an attacker's DNS points at 127.0.0.2: refused like the SDK refuses it
+        assert rpc(server, "tools/list", host=f"evil.example:{port}") == (421, "Invalid Host header")
+        assert rpc(server, "tools/list", host="evil.example")[0] == 421
+        assert rpc(server, "tools/list", host=f"127.0.0.2:{port + 1}")[0] == 421
+        assert rpc(server, "tools/list", origin="http://evil.example") == (
+            403, "Invalid Origin header"
+        )
+        assert rpc(server, "tools/list", origin=f"http://127.0.0.2:{port}")[0] == 200
+
+
+def test_which_hosts_count_as_loopback() -> None:
+    from mcpgen.runtime._http_guard import is_loopback, rebinding_protection
+
+    for host in ("127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "[::1]", "localhost",
+                 "LOCALHOST", "::ffff:127.0.0.2"):
+        assert is_loopback(host), host
+    for host in ("0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "::ffff:10.0.0.1", "example.com",
+                 "localhost.example.com", "128.0.0.1"):
+        assert not is_loopback(host), host
+        assert rebinding_protection(host, 8000) is None
+    settings = rebinding_protection("127.0.0.2", 8123)
+    assert settings is not None and settings.enable_dns_rebinding_protection
+    assert settings.allowed_hosts == ["127.0.0.2:8123", "127.0.0.1:*", "localhost:*", "[::1]:*"]
+    assert "http://127.0.0.2:8123" in settings.allowed_origins
+    ipv6 = rebinding_protection("::1", 0)
+    assert ipv6 is not None and ipv6.allowed_hosts[0] == "[::1]:*"  # the OS picks the port
+
+
+# -- finding 6: slow clients ------------------------------------------------------------------
+
+
+def _raw(server: HttpServer) -> socket.socket:
+    sock = socket.create_connection((server.host, server.port), timeout=SLACK)
+    return sock
+
+
+def _read_all(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    data = b""
+    while chunk := sock.recv(65536):
+        data += chunk
+    return data
+
+
+@pytest.fixture
+def slow_server(harden: tuple[Path, Path], signals: Path) -> Iterator[HttpServer]:
+    with serve(harden, signals, "--header-timeout", "1", "--body-timeout", "1") as server:
+        yield server
+
+
+def test_a_partial_request_head_is_timed_out(slow_server: HttpServer) -> None:
+    head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{slow_server.port}\r\n".encode()
+    idle, partial = _raw(slow_server), _raw(slow_server)
+    with idle, partial:
+        partial.sendall(head)  # …and never the blank line
+        assert rpc(slow_server, "ping")[0] == 200  # served meanwhile
+        assert _read_all(partial).startswith(b"HTTP/1.1 408 ")
+        assert _read_all(idle).startswith(b"HTTP/1.1 408 ")  # never sent a byte
+
+
+def test_a_partial_request_body_is_timed_out(slow_server: HttpServer) -> None:
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{slow_server.port}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        "Content-Length: 1000\r\n\r\n"
+    ).encode()
+    with _raw(slow_server) as partial:
+        partial.sendall(head + b'{"jsonrpc": "2.0", ')
+        assert rpc(slow_server, "ping")[0] == 200
+        assert _read_all(partial).startswith(b"HTTP/1.1 408 ")
+
+
+def test_a_trickled_request_head_is_timed_out_as_a_whole(slow_server: HttpServer) -> None:
+    """A byte every 0.3 s resets no clock: the whole head is due within the timeout."""
+    lines = [b"POST /mcp HTTP/1.1\r\n"] + [f"X-Pad-{i}: y\r\n".encode() for i in range(40)]
+    with _raw(slow_server) as sock:
+        for line in lines:
+            try:
+                sock.sendall(line)
+            except OSError:
+                break  # the server closed it
+            time.sleep(0.3)
+        else:
+            pytest.fail("12 s of trickling and the connection is still open")
+        assert _read_all(sock).startswith(b"HTTP/1.1 408 ")
+
+
+def test_connections_beyond_the_cap_get_503(harden: tuple[Path, Path], signals: Path) -> None:
+    with serve(harden, signals, "--max-connections", "3") as server:
+        held = [_raw(server) for _ in range(3)]
+        try:
+            for sock in held:
+                sock.sendall(b"GET")  # a head begun: these count until they time out
+            with _raw(server) as extra:
+                assert _read_all(extra).startswith(b"HTTP/1.1 503 ")
+        finally:
+            for sock in held:
+                sock.close()
+        deadline = time.monotonic() + SLACK
+        while True:  # the server notices the closed connections and serves again
+            try:
+                if rpc(server, "ping", timeout=5)[0] == 200:
+                    break
+            except httpx2.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "never served again after the cap"
+            time.sleep(0.1)
+
+
+def test_the_connection_limits_hold_in_every_worker(
+    harden: tuple[Path, Path], signals: Path
+) -> None:
+    with serve(harden, signals, "--workers", "2", "--header-timeout", "1") as server:
+        partial = [_raw(server) for _ in range(6)]  # the kernel spreads them over both
+        try:
+            for sock in partial:
+                sock.sendall(b"POST /mcp HTTP/1.1\r\n")
+            assert rpc(server, "ping")[0] == 200
+            for sock in partial:
+                assert _read_all(sock).startswith(b"HTTP/1.1 408 ")
+        finally:
+            for sock in partial:
+                sock.close()

@@ -68,10 +68,13 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 __all__ = [
+    "BODY_TIMEOUT_SECONDS",
     "DEFAULT_HOST",
     "DEFAULT_PATH",
     "DEFAULT_PORT",
+    "HEADER_TIMEOUT_SECONDS",
     "MAX_CHECK_THREADS",
+    "MAX_CONNECTIONS",
     "MAX_SYNC_THREADS",
     "HttpOptions",
     "HttpUnavailable",
@@ -92,6 +95,15 @@ MAX_SYNC_THREADS = 64
 # Argument checks and result conversions running at once per process (8): they
 # are CPU work, so more threads would not finish them sooner; further calls wait.
 MAX_CHECK_THREADS = 8
+# Seconds a client has to send a complete request head (10 s; --header-timeout):
+# a real client sends it in one packet. See _http_guard.
+HEADER_TIMEOUT_SECONDS = 10.0
+# Seconds a client has, once the head is in, for the complete body (60 s;
+# --body-timeout): 16 MiB, the largest body, at ~280 KiB/s.
+BODY_TIMEOUT_SECONDS = 60.0
+# Connections open at once per process (256; --max-connections); each may hold a
+# request body of up to --max-message-bytes while it is read.
+MAX_CONNECTIONS = 256
 # How long in-flight requests may still finish once shutdown begins.
 SHUTDOWN_GRACE_SECONDS = 5
 
@@ -121,6 +133,11 @@ class HttpOptions:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     log_level: str = "info"
     max_sync_threads: int = MAX_SYNC_THREADS
+    # connection limits (see _http_guard): seconds for a request head, then its
+    # body; connections open at once
+    header_timeout: float = HEADER_TIMEOUT_SECONDS
+    body_timeout: float = BODY_TIMEOUT_SECONDS
+    max_connections: int = MAX_CONNECTIONS
 
 
 def _require_sdk() -> None:
@@ -517,14 +534,30 @@ def _in_daemon_thread(fn: Callable[[], _T], on_exit: Callable[[], None]) -> asyn
 def build_asgi_app(app: App, options: HttpOptions = HttpOptions()) -> Starlette:
     """The Starlette app serving ``app`` statelessly at ``options.path``."""
     server = build_sdk_server(app, max_sync_threads=options.max_sync_threads)
+    from ._http_guard import rebinding_protection
+
     return server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
         json_response=options.json_response,
         max_request_body_size=options.max_body_bytes,
-        # DNS-rebinding protection (Host/Origin checks) when bound to loopback
+        # DNS-rebinding protection (Host/Origin checks) on any loopback address; the
+        # SDK alone would check only 127.0.0.1, localhost and ::1
+        transport_security=rebinding_protection(options.host, options.port),
         host=options.host,
     )
+
+
+def _guard_connections(options: HttpOptions) -> str:
+    """Set this process's connection limits; the uvicorn ``http`` protocol that applies them."""
+    from ._http_guard import ConnectionLimits, GuardedH11Protocol
+
+    GuardedH11Protocol.limits = ConnectionLimits(
+        header_timeout=options.header_timeout,
+        body_timeout=options.body_timeout,
+        max_connections=options.max_connections,
+    )
+    return f"{GuardedH11Protocol.__module__}:{GuardedH11Protocol.__qualname__}"
 
 
 @dataclass(frozen=True)
@@ -561,6 +594,8 @@ def serve_http(
         "access_log": False,
         "lifespan": "on",
         "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+        # by name, so that --workers processes (spawned, not forked) import it too
+        "http": _guard_connections(options),
     }
     asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
     if options.workers <= 1:
@@ -589,7 +624,9 @@ def worker_app() -> Starlette:
     base_class = _resolve(config.base_class)
     build_app: Callable[[Any], App] = _resolve(config.build_app)
     impl = load_implementation(config.impl, base_class)
-    return build_asgi_app(build_app(impl), HttpOptions(**config.options))
+    options = HttpOptions(**config.options)
+    _guard_connections(options)
+    return build_asgi_app(build_app(impl), options)
 
 
 def _reference(obj: Any) -> str:
