@@ -2,7 +2,8 @@
 
 ``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
 [--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
-[--body-timeout S] [--max-connections N]``
+[--body-timeout S] [--max-connections N] [--max-message-bytes N]
+[--max-concurrent-calls N]``
 
 stdio is served by this runtime alone; http by the optional ``mcp`` SDK
 (``_http``, imported only when asked for).
@@ -55,6 +56,15 @@ def main(
         type=_positive_int,
         default=None,
         help="largest frame (stdio) or request body (http) accepted (default 16 MiB)",
+    )
+    parser.add_argument(
+        "--max-concurrent-calls",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="tool calls running at once in the background (default 64): over stdio, task, "
+        "async, ctx and timeout calls, and more are refused with error -31000 'Server busy'; "
+        "over http, sync handlers, and more wait for a slot",
     )
     http = parser.add_argument_group("http transport")
     http.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
@@ -126,7 +136,9 @@ def main(
         return 2
     if args.transport == "http":
         return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
-    run_stdio(app, max_message_bytes=args.max_message_bytes)
+    run_stdio(
+        app, max_message_bytes=args.max_message_bytes, max_concurrent_calls=args.max_concurrent_calls
+    )
     return 0
 
 
@@ -150,6 +162,7 @@ def _serve_http(
         header_timeout=args.header_timeout or _http.HEADER_TIMEOUT_SECONDS,
         body_timeout=args.body_timeout or _http.BODY_TIMEOUT_SECONDS,
         max_connections=args.max_connections or _http.MAX_CONNECTIONS,
+        max_sync_threads=args.max_concurrent_calls or _http.MAX_SYNC_THREADS,
     )
     try:
         _http.serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
