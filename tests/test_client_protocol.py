@@ -398,6 +398,29 @@ def test_generated_weather_server_async_auto(
     asyncio.run(main())
 
 
+def test_generated_clients_bound_a_line_from_the_server(
+    weather: tuple[ModuleType, list[str], dict[str, str]],
+) -> None:
+    """``max_message_bytes`` reaches the transport: the weather tools/list answer
+    (a few KiB) is over a 512-byte limit, so connecting fails clearly."""
+    package, command, env = weather
+    client = package.WeatherClient.stdio(command, env=env, cwd=WEATHER_DIR, max_message_bytes=512)
+    with pytest.raises(package.ProtocolError, match="larger than 512 bytes") as caught:
+        client.__enter__()
+    assert caught.value.reason == "message_too_large"
+    assert not client.session.transport.is_running
+
+    async def main() -> None:
+        client = package.AsyncWeatherClient.stdio(
+            command, env=env, cwd=WEATHER_DIR, max_message_bytes=512
+        )
+        with pytest.raises(package.ProtocolError, match="larger than 512 bytes"):
+            await client.__aenter__()
+        assert not client.session.transport.is_running
+
+    asyncio.run(main())
+
+
 def test_in_memory_generated_client_modern_and_legacy(
     weather: tuple[ModuleType, list[str], dict[str, str]],
 ) -> None:

@@ -4,7 +4,8 @@ several calls in flight when the server crashes, a server that stops answering
 (the ``notifications/cancelled`` checked on the server's side, the child reaped,
 even one that ignores EOF and SIGTERM), answers with wrong ids, garbage on
 stdout, a stderr flood on the async side, a server that exits during the
-handshake or right after it, a late answer after a timeout.
+handshake or right after it, a late answer after a timeout, a line longer than
+the client's frame limit (also through ``mcpgen import``).
 
 After each case: no thread (conftest), no child process (conftest and here) and
 no file descriptor (``/proc/self/fd``) is left behind.
@@ -15,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
+import textwrap
 import threading
 import time
 from collections.abc import Iterator
@@ -26,7 +29,8 @@ from typing import Any
 import pytest
 
 from mcpgen.runtime._client import AsyncSession, Session
-from mcpgen.runtime._errors import ServerExited, Timeout
+from mcpgen.runtime._errors import ProtocolError, ServerExited, Timeout
+from mcpgen.runtime._transport import DEFAULT_MAX_MESSAGE_BYTES
 
 PEER = [sys.executable, str(Path(__file__).resolve().parent / "fixtures" / "robust_peer.py")]
 SLACK = 5.0  # seconds added to every "quickly": the machine is shared
@@ -318,3 +322,125 @@ def test_a_closed_session_fails_fast() -> None:
         pass
     with pytest.raises((ServerExited, RuntimeError)):
         session.call_tool("add", {"a": 1, "b": 2})
+
+
+# --------------------------------------------------------------------------- frame limit
+
+LIMIT = 64 * 1024  # a small limit keeps these tests fast; the default is 16 MiB
+
+
+def huge(mode: str, line_bytes: int) -> list[str]:
+    return [*peer(mode), "--line-bytes", str(line_bytes)]
+
+
+def wait_stopped(session: Session | AsyncSession) -> None:
+    """The transport stops the server by itself, before the session is closed."""
+    deadline = time.monotonic() + 10 + SLACK
+    while session.transport.is_running and time.monotonic() < deadline:  # type: ignore[attr-defined]
+        time.sleep(0.02)
+    assert not session.transport.is_running  # type: ignore[attr-defined]
+
+
+def test_the_default_frame_limit_mirrors_the_server() -> None:
+    from mcpgen.runtime._stdio_server import DEFAULT_MAX_MESSAGE_BYTES as SERVER_LIMIT
+
+    assert DEFAULT_MAX_MESSAGE_BYTES == SERVER_LIMIT == 16 * 1024 * 1024
+    assert Session.stdio(peer("ok")).transport.max_message_bytes == DEFAULT_MAX_MESSAGE_BYTES  # type: ignore[attr-defined]
+    assert AsyncSession.stdio(peer("ok")).transport.max_message_bytes == DEFAULT_MAX_MESSAGE_BYTES  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="max_message_bytes"):
+        Session.stdio(peer("ok"), max_message_bytes=0)
+
+
+def test_a_line_of_exactly_the_limit_is_delivered() -> None:
+    with Session.stdio(huge("huge-line", LIMIT), verify="off", max_message_bytes=LIMIT) as session:
+        result = session.call_tool("add", {"a": 1, "b": 2})
+        assert result["content"][0]["text"] == "3"
+        assert len(result["_meta"]["padding"]) > LIMIT - 200
+
+
+def test_an_oversized_line_fails_every_call_and_stops_the_server_sync() -> None:
+    session = Session.stdio(huge("huge-line", 8 << 20), verify="off", max_message_bytes=LIMIT)
+    with session:
+        pid = session.transport.pid  # type: ignore[attr-defined]
+        with ThreadPoolExecutor(1) as pool:
+            pending = pool.submit(session.call_tool, "slow", {})  # never answered
+            time.sleep(0.3)
+            with pytest.raises(ProtocolError) as caught:
+                session.call_tool("add", {"a": 1, "b": 2})
+            with pytest.raises(ProtocolError):  # the call in flight fails too
+                pending.result(timeout=10 + SLACK)
+        assert caught.value.reason == "message_too_large"
+        assert f"larger than {LIMIT} bytes" in str(caught.value)
+        assert caught.value.data == {"limit": LIMIT}
+        wait_stopped(session)
+        with pytest.raises(ProtocolError, match="larger than"):  # and every later call
+            session.call_tool("add", {"a": 1, "b": 2})
+    assert pid not in children()
+
+
+def test_one_byte_over_the_limit_is_refused_async() -> None:
+    async def main() -> None:
+        session = AsyncSession.stdio(
+            huge("huge-line", LIMIT + 1), verify="off", max_message_bytes=LIMIT)
+        async with session:
+            pid = session.transport.pid  # type: ignore[attr-defined]
+            pending = asyncio.ensure_future(session.call_tool("slow", {}))
+            await asyncio.sleep(0.3)
+            with pytest.raises(ProtocolError) as caught:
+                await session.call_tool("add", {"a": 1, "b": 2})
+            assert caught.value.reason == "message_too_large"
+            assert f"larger than {LIMIT} bytes" in str(caught.value)
+            with pytest.raises(ProtocolError):
+                await asyncio.wait_for(pending, 10 + SLACK)
+            deadline = time.monotonic() + 10 + SLACK
+            while session.transport.is_running and time.monotonic() < deadline:  # type: ignore[attr-defined]
+                await asyncio.sleep(0.02)
+            assert not session.transport.is_running  # type: ignore[attr-defined]
+            with pytest.raises(ProtocolError):
+                await session.call_tool("add", {"a": 1, "b": 2})
+        assert pid not in children()
+
+    asyncio.run(main())
+
+
+def test_an_oversized_line_during_connect_async() -> None:
+    async def main() -> None:
+        session = AsyncSession.stdio(huge("huge-list", 8 << 20), max_message_bytes=LIMIT)
+        with pytest.raises(ProtocolError, match="larger than"):
+            await session.connect()  # verify="strict" lists the tools
+        assert not session.transport.is_running  # type: ignore[attr-defined]
+
+    asyncio.run(main())
+
+
+_IMPORT_WITH_PEAK = textwrap.dedent(
+    """
+    import resource, sys
+    from mcpgen.cli import main
+    try:
+        main(sys.argv[1:])
+    finally:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+        print(f"PEAK_KIB={peak}", file=sys.stderr)
+    """
+)
+
+
+def _import_peak(*command: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _IMPORT_WITH_PEAK, "import", "-o", "-", "--", *command],
+        check=False, capture_output=True, text=True, timeout=120,
+    )
+    peak = int(proc.stderr.rsplit("PEAK_KIB=", 1)[1].split()[0])
+    return proc, peak * 1024
+
+
+def test_mcpgen_import_refuses_an_oversized_line_with_bounded_memory() -> None:
+    """The 64 MiB tools/list line is refused at the default 16 MiB limit, and the
+    importer never holds more than about that much of it."""
+    baseline, base_peak = _import_peak(*peer("ok"))
+    assert baseline.returncode == 0, baseline.stderr
+    proc, peak = _import_peak(*huge("huge-list", 64 << 20))
+    assert proc.returncode == 1, proc.stderr
+    assert "larger than 16777216 bytes" in proc.stderr, proc.stderr
+    assert peak - base_peak < 40 << 20, (peak, base_peak)

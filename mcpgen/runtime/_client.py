@@ -47,6 +47,7 @@ from ._errors import (
 )
 from ._fingerprint import tool_fingerprint
 from ._transport import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     AsyncInMemoryTransport,
     AsyncStdioTransport,
     AsyncTransport,
@@ -796,6 +797,7 @@ class Session(_SessionState):
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> Session:
         """A session with a server run as a child process (a ``str`` command is
         split with ``shlex``); ``server_id`` defaults to the command line.
@@ -803,10 +805,15 @@ class Session(_SessionState):
         ``env=None`` inherits this process's environment; a mapping *replaces* it,
         as with ``subprocess`` (merge ``os.environ`` yourself to extend it). When
         that mapping has no ``PATH``, the program is still looked up on ours.
+
+        ``max_message_bytes`` bounds one line from the server (16 MiB by default,
+        the server's own default): a longer one is never buffered whole; it fails
+        every pending and later call with ``ProtocolError`` (``reason``
+        ``"message_too_large"``) and the server is stopped.
         """
         argv = _argv(command)
         return cls(
-            StdioTransport(argv, env=env, cwd=cwd),
+            StdioTransport(argv, env=env, cwd=cwd, max_message_bytes=max_message_bytes),
             contract=contract,
             verify=verify,
             timeout=timeout,
@@ -1318,11 +1325,12 @@ class AsyncSession(_SessionState):
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> AsyncSession:
         """See ``Session.stdio``."""
         argv = _argv(command)
         return cls(
-            AsyncStdioTransport(argv, env=env, cwd=cwd),
+            AsyncStdioTransport(argv, env=env, cwd=cwd, max_message_bytes=max_message_bytes),
             contract=contract,
             verify=verify,
             timeout=timeout,

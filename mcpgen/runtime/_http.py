@@ -15,10 +15,16 @@ imports only the standard library at import time; the SDK, anyio and uvicorn
 are imported when HTTP is actually served, and a missing SDK is reported as
 ``HttpUnavailable`` with the install command.
 
-Calls: async handlers run on the server's event loop; sync handlers run on a
-daemon thread each (at most ``MAX_SYNC_THREADS`` at once), so a slow one never
-stalls other requests and a hung one never keeps the process alive at
-shutdown. A tool ``timeout`` bounds the call on either path.
+Calls: nothing that can be slow runs on the event loop. Argument checking and
+the conversion of an async handler's result (an output schema check) run on
+daemon threads (at most ``MAX_CHECK_THREADS`` at once), so one request with a
+huge or pathological argument never delays pings or other requests; async
+handlers themselves run on the loop; sync handlers run on a daemon thread each
+(at most ``MAX_SYNC_THREADS`` at once, ``--max-concurrent-calls``). A thread
+holds its slot until it really ends, also past a timeout or a disconnect, so
+the number of threads stays bounded. A tool ``timeout`` bounds the call on
+either path, the wait for a slot included. Daemon threads, not a pool that is
+joined at exit: a hung handler never keeps a stopped server alive.
 
 Handlers that declare ``ctx`` get a ``Context`` as over stdio. Its progress and
 log notifications go out through the SDK on the call's own response stream
@@ -46,7 +52,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._context import LOG_LEVELS, Context
 from ._errors import ToolError
@@ -62,9 +68,13 @@ if TYPE_CHECKING:
     from starlette.applications import Starlette
 
 __all__ = [
+    "BODY_TIMEOUT_SECONDS",
     "DEFAULT_HOST",
     "DEFAULT_PATH",
     "DEFAULT_PORT",
+    "HEADER_TIMEOUT_SECONDS",
+    "MAX_CHECK_THREADS",
+    "MAX_CONNECTIONS",
     "MAX_SYNC_THREADS",
     "HttpOptions",
     "HttpUnavailable",
@@ -79,13 +89,28 @@ DEFAULT_PORT = 8000
 DEFAULT_PATH = "/mcp"
 # Largest request body accepted; the same default as a stdio frame.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
-# Sync handlers running at once per process; further calls wait for a slot.
+# Sync handlers running at once per process (64; --max-concurrent-calls); further
+# calls wait for a slot, within their tool's timeout.
 MAX_SYNC_THREADS = 64
+# Argument checks and result conversions running at once per process (8): they
+# are CPU work, so more threads would not finish them sooner; further calls wait.
+MAX_CHECK_THREADS = 8
+# Seconds a client has to send a complete request head (10 s; --header-timeout):
+# a real client sends it in one packet. See _http_guard.
+HEADER_TIMEOUT_SECONDS = 10.0
+# Seconds a client has, once the head is in, for the complete body (60 s;
+# --body-timeout): 16 MiB, the largest body, at ~280 KiB/s.
+BODY_TIMEOUT_SECONDS = 60.0
+# Connections open at once per process (256; --max-connections); each may hold a
+# request body of up to --max-message-bytes while it is read.
+MAX_CONNECTIONS = 256
 # How long in-flight requests may still finish once shutdown begins.
 SHUTDOWN_GRACE_SECONDS = 5
 
 # The uvicorn factory for --workers > 1 reads its configuration from here.
 WORKER_ENV = "MCPGEN_HTTP_WORKER"
+
+_T = TypeVar("_T")
 
 INSTALL_HINT = (
     "the HTTP transport needs the official MCP SDK: pip install 'mcpgen[http]' "
@@ -107,6 +132,12 @@ class HttpOptions:
     json_response: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     log_level: str = "info"
+    max_sync_threads: int = MAX_SYNC_THREADS
+    # connection limits (see _http_guard): seconds for a request head, then its
+    # body; connections open at once
+    header_timeout: float = HEADER_TIMEOUT_SECONDS
+    body_timeout: float = BODY_TIMEOUT_SECONDS
+    max_connections: int = MAX_CONNECTIONS
 
 
 def _require_sdk() -> None:
@@ -120,7 +151,7 @@ def _require_sdk() -> None:
 # -- the SDK server ----------------------------------------------------------------
 
 
-def build_sdk_server(app: App) -> Server[Any]:
+def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> Server[Any]:
     """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path."""
     _require_sdk()
     from mcp.server.caching import CacheHint
@@ -141,7 +172,7 @@ def build_sdk_server(app: App) -> Server[Any]:
         version: json.loads(payload)["tools"] for version, payload in app.list_payloads.items()
     }
     _check_sdk_keeps_listings(listings)
-    sync_slots = _SyncSlots(MAX_SYNC_THREADS)
+    threads = _Threads(checks=_ThreadSlots(MAX_CHECK_THREADS), handlers=_ThreadSlots(max_sync_threads))
 
     async def list_tools(
         ctx: ServerRequestContext[Any], params: PaginatedRequestParams
@@ -161,9 +192,9 @@ def build_sdk_server(app: App) -> Server[Any]:
             raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
         arguments = params.arguments or {}
         if tool.wants_context:
-            outcome = await _call_with_context(tool, arguments, sync_slots, ctx, logger_name)
+            outcome = await _call_with_context(tool, arguments, threads, ctx, logger_name)
         else:
-            outcome = await run_call(tool, arguments, sync_slots)
+            outcome = await run_call(tool, arguments, threads)
         if outcome.result is None:
             raise MCPError(code=INTERNAL_ERROR, message=outcome.internal_error or "Internal error")
         return _complete(for_revision(outcome.result, ctx.protocol_version), ctx.protocol_version)
@@ -245,43 +276,49 @@ def _complete(result: dict[str, Any], version: str) -> dict[str, Any]:
 async def run_call(
     tool: ToolRuntime,
     arguments: Mapping[str, Any],
-    sync_slots: _SyncSlots | None = None,
+    threads: _Threads | None = None,
     context: Context | None = None,
 ) -> CallOutcome:
     """One ``tools/call`` through the runtime: validate, run (bounded by the tool's
     timeout), convert. Bad arguments and ``ToolError`` become ``isError`` results.
-    ``context`` reaches handlers that declare ``ctx``; a timeout cancels it."""
+    ``context`` reaches handlers that declare ``ctx``; a timeout cancels it.
+
+    Only the async handler itself runs on the event loop: checking the arguments,
+    a sync handler and converting the result run on bounded daemon threads."""
+    threads = threads or _Threads(checks=_ThreadSlots(1), handlers=_ThreadSlots(1))
     try:
-        args = tool.check_arguments(arguments)
+        args = await threads.checks.run(lambda: tool.check_arguments(arguments))
     except ToolError as exc:
         return CallOutcome({"content": list(exc.content), "isError": True})
-    timeout = tool.binding.timeout
-    if tool.binding.is_async:
-        if timeout is None:
-            return await tool.call_async(args, context)
-        try:
-            return await asyncio.wait_for(tool.call_async(args, context), timeout)
-        except TimeoutError:
-            if context is not None:
-                context.cancel()
-            return CallOutcome(tool.timed_out())
-    slots = sync_slots or _SyncSlots(1)
-    async with slots.semaphore:
-        call = _in_daemon_thread(lambda: tool.call_sync(args, context))
-        try:
-            # shield: on timeout the thread cannot be stopped; it finishes on its
-            # own (ctx.cancelled tells it to hurry) and its result is dropped
-            return await asyncio.wait_for(asyncio.shield(call), timeout)
-        except TimeoutError:
-            if context is not None:
-                context.cancel()
-            return CallOutcome(tool.timed_out())
+    try:
+        return await asyncio.wait_for(_run_handler(tool, args, threads, context), tool.binding.timeout)
+    except TimeoutError:
+        if context is not None:
+            context.cancel()
+        return CallOutcome(tool.timed_out())
+
+
+async def _run_handler(
+    tool: ToolRuntime,
+    args: tuple[Any, ...] | dict[str, Any],
+    threads: _Threads,
+    context: Context | None,
+) -> CallOutcome:
+    if not tool.binding.is_async:
+        # on timeout or disconnect the thread cannot be stopped: it finishes on its
+        # own (ctx.cancelled tells it to hurry), keeps its slot till then, and its
+        # result is dropped
+        return await threads.handlers.run(lambda: tool.call_sync(args, context))
+    step = await tool.await_handler(args, context)
+    if isinstance(step, CallOutcome):
+        return step
+    return await threads.checks.run(lambda: tool.finish(step.value))
 
 
 async def _call_with_context(
     tool: ToolRuntime,
     arguments: Mapping[str, Any],
-    sync_slots: _SyncSlots,
+    threads: _Threads,
     request: ServerRequestContext[Any],
     logger: str,
 ) -> CallOutcome:
@@ -298,7 +335,7 @@ async def _call_with_context(
         progress_messages=version != "2024-11-05",
     )
     try:
-        outcome = await run_call(tool, arguments, sync_slots, context)
+        outcome = await run_call(tool, arguments, threads, context)
         await notifier.flush()
     except BaseException:
         # The SDK cancelled the call (client gone, notifications/cancelled, shutdown):
@@ -418,9 +455,12 @@ class _Notifier:
             self._sender.cancel()
 
 
-class _SyncSlots:
-    """A per-server bound on concurrently running sync handlers (created lazily:
-    the semaphore belongs to the event loop that first uses it)."""
+class _ThreadSlots:
+    """At most ``size`` daemon threads at once running blocking work for the event
+    loop. A slot is taken before the thread starts and given back when the thread
+    ends, not when its waiter stops waiting (a timeout, a client gone): the
+    thread count stays bounded whatever the callers do. The semaphore is created
+    lazily, for the event loop that first uses it."""
 
     def __init__(self, size: int) -> None:
         self.size = size
@@ -432,36 +472,59 @@ class _SyncSlots:
             self._semaphore = asyncio.Semaphore(self.size)
         return self._semaphore
 
+    async def run(self, fn: Callable[[], _T]) -> _T:
+        """``fn()`` on a daemon thread of its own, once a slot is free."""
+        semaphore = self.semaphore
+        await semaphore.acquire()
+        try:
+            future = _in_daemon_thread(fn, semaphore.release)
+        except BaseException:
+            semaphore.release()
+            raise
+        return await future
 
-def _in_daemon_thread(fn: Callable[[], CallOutcome]) -> asyncio.Future[CallOutcome]:
+
+@dataclass(frozen=True)
+class _Threads:
+    """The two bounds of one server: argument checks and result conversions
+    (short CPU work), and sync handlers (which may block for long)."""
+
+    checks: _ThreadSlots
+    handlers: _ThreadSlots
+
+
+def _in_daemon_thread(fn: Callable[[], _T], on_exit: Callable[[], None]) -> asyncio.Future[_T]:
     """Run ``fn()`` on a new daemon thread; a future on the running loop.
+    ``on_exit`` runs on the loop once the thread is done, whether or not anyone
+    still waits for the future.
 
     Not ``asyncio.to_thread``/anyio: their pools are joined at interpreter exit,
     so one hung handler would keep a stopped server from exiting."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[CallOutcome] = loop.create_future()
+    future: asyncio.Future[_T] = loop.create_future()
 
-    def settle(value: CallOutcome | None, error: BaseException | None) -> None:
+    def settle(box: list[_T], error: BaseException | None) -> None:
+        on_exit()
         if future.done():
-            return
+            return  # the waiter gave up (timeout, cancellation)
         if error is not None:
             future.set_exception(error)
         else:
-            assert value is not None
-            future.set_result(value)
+            future.set_result(box[0])
 
     def work() -> None:
+        box: list[_T] = []
+        error: BaseException | None = None
         try:
-            value = fn()
+            box.append(fn())
         except BaseException as exc:  # noqa: BLE001 - handed to the waiter
-            loop.call_soon_threadsafe(settle, None, exc)
-        else:
-            try:
-                loop.call_soon_threadsafe(settle, value, None)
-            except RuntimeError:
-                pass  # the loop closed while the handler ran: nobody is waiting
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, box, error)
+        except RuntimeError:
+            pass  # the loop closed while the thread ran: nobody is waiting
 
-    threading.Thread(target=work, name="mcpgen-http-tool", daemon=True).start()
+    threading.Thread(target=work, name="mcpgen-http-worker", daemon=True).start()
     return future
 
 
@@ -470,15 +533,31 @@ def _in_daemon_thread(fn: Callable[[], CallOutcome]) -> asyncio.Future[CallOutco
 
 def build_asgi_app(app: App, options: HttpOptions = HttpOptions()) -> Starlette:
     """The Starlette app serving ``app`` statelessly at ``options.path``."""
-    server = build_sdk_server(app)
+    server = build_sdk_server(app, max_sync_threads=options.max_sync_threads)
+    from ._http_guard import rebinding_protection
+
     return server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
         json_response=options.json_response,
         max_request_body_size=options.max_body_bytes,
-        # DNS-rebinding protection (Host/Origin checks) when bound to loopback
+        # DNS-rebinding protection (Host/Origin checks) on any loopback address; the
+        # SDK alone would check only 127.0.0.1, localhost and ::1
+        transport_security=rebinding_protection(options.host, options.port),
         host=options.host,
     )
+
+
+def _guard_connections(options: HttpOptions) -> str:
+    """Set this process's connection limits; the uvicorn ``http`` protocol that applies them."""
+    from ._http_guard import ConnectionLimits, GuardedH11Protocol
+
+    GuardedH11Protocol.limits = ConnectionLimits(
+        header_timeout=options.header_timeout,
+        body_timeout=options.body_timeout,
+        max_connections=options.max_connections,
+    )
+    return f"{GuardedH11Protocol.__module__}:{GuardedH11Protocol.__qualname__}"
 
 
 @dataclass(frozen=True)
@@ -515,6 +594,8 @@ def serve_http(
         "access_log": False,
         "lifespan": "on",
         "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+        # by name, so that --workers processes (spawned, not forked) import it too
+        "http": _guard_connections(options),
     }
     asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
     if options.workers <= 1:
@@ -543,7 +624,9 @@ def worker_app() -> Starlette:
     base_class = _resolve(config.base_class)
     build_app: Callable[[Any], App] = _resolve(config.build_app)
     impl = load_implementation(config.impl, base_class)
-    return build_asgi_app(build_app(impl), HttpOptions(**config.options))
+    options = HttpOptions(**config.options)
+    _guard_connections(options)
+    return build_asgi_app(build_app(impl), options)
 
 
 def _reference(obj: Any) -> str:

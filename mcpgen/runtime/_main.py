@@ -1,7 +1,9 @@
 """The command line of a generated package.
 
 ``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
-[--port N] [--workers N] [--path /mcp] [--json-response]``
+[--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
+[--body-timeout S] [--max-connections N] [--max-message-bytes N]
+[--max-concurrent-calls N]``
 
 stdio is served by this runtime alone; http by the optional ``mcp`` SDK
 (``_http``, imported only when asked for).
@@ -55,6 +57,15 @@ def main(
         default=None,
         help="largest frame (stdio) or request body (http) accepted (default 16 MiB)",
     )
+    parser.add_argument(
+        "--max-concurrent-calls",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="tool calls running at once in the background (default 64): over stdio, task, "
+        "async, ctx and timeout calls, and more are refused with error -31000 'Server busy'; "
+        "over http, sync handlers, and more wait for a slot",
+    )
     http = parser.add_argument_group("http transport")
     http.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
     http.add_argument("--port", type=_port, default=None, help="TCP port (default 8000)")
@@ -71,6 +82,28 @@ def main(
         action="store_true",
         help="answer each POST with application/json instead of an SSE stream",
     )
+    http.add_argument(
+        "--header-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client has to send a complete request head (default 10); "
+        "a late one gets 408 and the connection is closed",
+    )
+    http.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client has, once the head is in, to send the complete body (default 60)",
+    )
+    http.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="connections open at once per process (default 256); more get 503 at once",
+    )
     args = parser.parse_args(argv)
     if not args.impl:
         parser.error("no implementation: pass --impl module:Class (or set server.implementation)")
@@ -82,6 +115,9 @@ def main(
             ("--workers", args.workers),
             ("--path", args.path),
             ("--json-response", args.json_response or None),
+            ("--header-timeout", args.header_timeout),
+            ("--body-timeout", args.body_timeout),
+            ("--max-connections", args.max_connections),
         )
         if value is not None
     ]
@@ -100,7 +136,9 @@ def main(
         return 2
     if args.transport == "http":
         return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
-    run_stdio(app, max_message_bytes=args.max_message_bytes)
+    run_stdio(
+        app, max_message_bytes=args.max_message_bytes, max_concurrent_calls=args.max_concurrent_calls
+    )
     return 0
 
 
@@ -121,6 +159,10 @@ def _serve_http(
         workers=args.workers or 1,
         json_response=args.json_response,
         max_body_bytes=args.max_message_bytes or _http.DEFAULT_MAX_BODY_BYTES,
+        header_timeout=args.header_timeout or _http.HEADER_TIMEOUT_SECONDS,
+        body_timeout=args.body_timeout or _http.BODY_TIMEOUT_SECONDS,
+        max_connections=args.max_connections or _http.MAX_CONNECTIONS,
+        max_sync_threads=args.max_concurrent_calls or _http.MAX_SYNC_THREADS,
     )
     try:
         _http.serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
@@ -155,6 +197,13 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
     return value
 
 

@@ -2,8 +2,12 @@
 
 The main thread reads frames and runs sync handlers inline (no thread hop on
 the hot path). Async handlers run on one event loop in a helper thread and
-answer as they finish; sync handlers with a ``timeout`` run on worker threads
-so a hung one can be abandoned. Writes to stdout are serialised by a lock, and
+answer as they finish; sync handlers with a ``timeout``, a ``ctx`` or a task run
+on worker threads so a hung one can be abandoned. At most
+``max_concurrent_calls`` such background calls run at once (64 by default,
+``--max-concurrent-calls``): a worker thread keeps its slot until it ends, even
+past its timeout, so threads stay bounded (about one per slot, two for a call
+with a timeout); further calls are refused with "Server busy" (-31000). Writes to stdout are serialised by a lock, and
 stdout is moved out of reach of handlers: ``print`` and even C-level writes to
 fd 1 land on stderr, so the protocol stream carries only frames.
 """
@@ -23,10 +27,13 @@ from ._jsonrpc import INVALID_REQUEST, error_response
 from ._server_core import Cancel, Invoke, Send, ServerConnection
 from ._tools import App, CallOutcome
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "run_stdio", "serve_streams"]
+__all__ = ["DEFAULT_MAX_CONCURRENT_CALLS", "DEFAULT_MAX_MESSAGE_BYTES", "run_stdio", "serve_streams"]
 
 # A frame longer than this is refused (and skipped) instead of being buffered.
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# Background calls (tasks, async, ctx or timeout handlers) running at once (64,
+# the HTTP server's bound on sync handler threads); further ones get "Server busy".
+DEFAULT_MAX_CONCURRENT_CALLS = 64
 # How long in-flight calls may still finish after stdin reaches EOF.
 SHUTDOWN_GRACE_SECONDS = 5.0
 
@@ -112,9 +119,10 @@ def serve_streams(
     outstream: BinaryIO,
     *,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS,
 ) -> None:
     """Serve one client reading frames from ``instream`` until EOF."""
-    server = _Server(app, outstream)
+    server = _Server(app, outstream, max_concurrent_calls)
     try:
         while True:
             line = instream.readline(max_message_bytes + 1)
@@ -142,10 +150,12 @@ class _Server:
     """Runs the actions of one ``ServerConnection``; every call into the core
     holds ``lock``, since calls complete on other threads."""
 
-    def __init__(self, app: App, outstream: BinaryIO) -> None:
+    def __init__(self, app: App, outstream: BinaryIO, max_concurrent_calls: int | None) -> None:
         self.writer = _Writer(outstream)
         self.lock = threading.Lock()
-        self.connection = ServerConnection(app, emit=self.writer.write)
+        self.connection = ServerConnection(
+            app, emit=self.writer.write, max_concurrent_calls=max_concurrent_calls
+        )
         self.background = _Background()
 
     def feed(self, line: bytes) -> None:
@@ -159,11 +169,15 @@ class _Server:
             else:
                 self.cancel(action)
 
-    def finish(self, invoke: Invoke, outcome: CallOutcome) -> None:
+    def finish(self, invoke: Invoke, outcome: CallOutcome, *, still_running: bool = False) -> None:
         with self.lock:
-            frames = self.connection.complete(invoke, outcome)
+            frames = self.connection.complete(invoke, outcome, still_running=still_running)
         for frame in frames:
             self.writer.write(frame)
+
+    def release(self, invoke: Invoke) -> None:
+        with self.lock:
+            self.connection.release(invoke)
 
     def start(self, invoke: Invoke) -> None:
         tool = invoke.tool
@@ -180,6 +194,11 @@ class _Server:
             return
         worker = self.background.submit(tool.call_sync, invoke.args, invoke.context)
         invoke.future = worker
+        if tool.binding.timeout is None:
+            # nothing to time: the worker answers when it ends (no waiting thread)
+            self.background.track(worker)
+            worker.add_done_callback(lambda done: self.finish(invoke, _worker_outcome(invoke, done)))
+            return
         # Shutdown waits for the answer, not for a handler that already timed out.
         answered: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.background.track(answered)
@@ -195,17 +214,17 @@ class _Server:
         answered: concurrent.futures.Future[None],
     ) -> None:
         try:
-            try:
-                outcome = worker.result(timeout=invoke.tool.binding.timeout)
-            except concurrent.futures.TimeoutError:
-                # The worker cannot be killed; it finishes in the background (a daemon
-                # thread) and its result is dropped. The caller gets a clear error now.
-                if invoke.context is not None:
-                    invoke.context.cancel()
-                outcome = CallOutcome(invoke.tool.timed_out())
-            except BaseException as exc:  # noqa: BLE001 - reported like a handler failure
-                outcome = CallOutcome(invoke.tool.handler_failed(exc))
-            self.finish(invoke, outcome)
+            done, _ = concurrent.futures.wait([worker], timeout=invoke.tool.binding.timeout)
+            if done:
+                self.finish(invoke, _worker_outcome(invoke, worker))
+                return
+            # The worker cannot be killed; it finishes in the background (a daemon
+            # thread), keeping its slot, and its result is dropped. The caller gets a
+            # clear error now.
+            if invoke.context is not None:
+                invoke.context.cancel()
+            self.finish(invoke, CallOutcome(invoke.tool.timed_out()), still_running=True)
+            worker.add_done_callback(lambda _: self.release(invoke))
         finally:
             answered.set_result(None)
 
@@ -230,6 +249,13 @@ async def _run_async(invoke: Invoke) -> CallOutcome:
         return CallOutcome(invoke.tool.timed_out())
 
 
+def _worker_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome]) -> CallOutcome:
+    error = future.exception()
+    if error is not None:  # SystemExit from the handler: reported like a failure
+        return CallOutcome(invoke.tool.handler_failed(error))
+    return future.result()
+
+
 def _async_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome]) -> CallOutcome:
     if future.cancelled():
         return CallOutcome(cancelled=True)
@@ -239,12 +265,20 @@ def _async_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome
     return future.result()
 
 
-def run_stdio(app: App, *, max_message_bytes: int | None = None) -> None:
+def run_stdio(
+    app: App,
+    *,
+    max_message_bytes: int | None = None,
+    max_concurrent_calls: int | None = None,
+) -> None:
     """Serve ``app`` on this process's stdin/stdout until EOF."""
     limit = max_message_bytes or _limit_from_environment()
     protocol_out = _take_stdout()
     try:
-        serve_streams(app, sys.stdin.buffer, protocol_out, max_message_bytes=limit)
+        serve_streams(
+            app, sys.stdin.buffer, protocol_out, max_message_bytes=limit,
+            max_concurrent_calls=max_concurrent_calls or DEFAULT_MAX_CONCURRENT_CALLS,
+        )
     except KeyboardInterrupt:
         pass
     finally:

@@ -35,7 +35,7 @@ from ._jsonrpc import dumps
 from ._jsonschema import ValidationFailed, compile_schema
 from ._versions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
-__all__ = ["App", "Binding", "CallOutcome", "InternalError", "ToolRuntime"]
+__all__ = ["App", "Binding", "CallOutcome", "InternalError", "Returned", "ToolRuntime"]
 
 
 # Cache hints for 2026-07-28 list results: the tool list is fixed for the life of
@@ -71,6 +71,13 @@ class CallOutcome:
     result: dict[str, Any] | None = None
     internal_error: str | None = None
     cancelled: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Returned:
+    """What a handler returned, before ``ToolRuntime.finish`` converts it."""
+
+    value: Any
 
 
 @dataclass
@@ -133,6 +140,15 @@ class ToolRuntime:
     async def call_async(
         self, call_args: tuple[Any, ...] | dict[str, Any], ctx: Context | None = None
     ) -> CallOutcome:
+        step = await self.await_handler(call_args, ctx)
+        return step if isinstance(step, CallOutcome) else self.finish(step.value)
+
+    async def await_handler(
+        self, call_args: tuple[Any, ...] | dict[str, Any], ctx: Context | None = None
+    ) -> CallOutcome | Returned:
+        """Run an async handler: its failure as a ``CallOutcome``, or the value it
+        returned, still to be converted by ``finish`` (which checks an output
+        schema: the HTTP shell runs that off the event loop)."""
         try:
             pending = self._call(call_args, ctx)
             value = await pending if hasattr(pending, "__await__") else pending
@@ -148,7 +164,7 @@ class ToolRuntime:
             # The handler's own CancelledError (say, from awaiting a task it cancelled)
             # used to leave the request unanswered; SystemExit killed the loop thread.
             return CallOutcome(self.handler_failed())
-        return self.finish(value)
+        return Returned(value)
 
     def _call(self, call_args: tuple[Any, ...] | dict[str, Any], ctx: Context | None) -> Any:
         if self.wants_context:

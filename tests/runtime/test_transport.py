@@ -24,6 +24,7 @@ from mcpgen.runtime._transport import (
     InMemoryTransport,
     StdioTransport,
     _LineSplitter,
+    _LineTooLong,
 )
 
 PY = sys.executable
@@ -82,6 +83,25 @@ def test_line_splitter_cuts_an_endless_line_when_bounded() -> None:
     assert splitter.feed(b"x" * 6) == []
     assert splitter.feed(b"x" * 6) == [b"x" * 12]
     assert splitter.feed(b"y\n") == [b"y"]
+
+
+def test_strict_line_splitter_refuses_a_line_over_the_bound() -> None:
+    # a line growing across chunks: refused once it passes the bound, nothing kept
+    splitter = _LineSplitter(max_line=10, strict=True)
+    assert splitter.feed(b"x" * 10) == []
+    with pytest.raises(_LineTooLong) as caught:
+        splitter.feed(b"x")
+    assert caught.value.before == []
+    # a long line complete inside one chunk: the lines before it are handed back
+    splitter = _LineSplitter(max_line=10, strict=True)
+    with pytest.raises(_LineTooLong) as caught:
+        splitter.feed(b"ok\n" + b"y" * 11 + b"\nlater\n")
+    assert caught.value.before == [b"ok"]
+    # exactly the bound is a line; a joined line over it is not
+    splitter = _LineSplitter(max_line=10, strict=True)
+    assert splitter.feed(b"z" * 10 + b"\n" + b"a" * 6) == [b"z" * 10]
+    with pytest.raises(_LineTooLong):
+        splitter.feed(b"a" * 5 + b"\n")
 
 
 # --------------------------------------------------------------------------- sync stdio

@@ -30,6 +30,7 @@ from ._runtime._client import (
     TaskHandle,
     TaskStatus,
 )
+from ._runtime._transport import DEFAULT_MAX_MESSAGE_BYTES
 from .models import GetForecastOutput
 from .server import WeatherServer, build_app
 
@@ -75,11 +76,14 @@ class WeatherClient:
         timeout: float = 30.0,
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> WeatherClient:
         """Start the server as a child process (connects on ``with``).
 
         ``protocol``: ``"auto"`` probes for the 2026-07-28 era and falls back to the
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
+        ``max_message_bytes``: the longest line accepted from the server (16 MiB);
+        a longer one fails the calls with ``ProtocolError`` and stops the server.
         """
         return cls(
             Session.stdio(
@@ -91,6 +95,7 @@ class WeatherClient:
                 timeout=timeout,
                 server_id=server_id,
                 protocol=protocol,
+                max_message_bytes=max_message_bytes,
             )
         )
 
@@ -220,11 +225,14 @@ class AsyncWeatherClient:
         timeout: float = 30.0,
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> AsyncWeatherClient:
         """Start the server as a child process (connects on ``async with``).
 
         ``protocol``: ``"auto"`` probes for the 2026-07-28 era and falls back to the
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
+        ``max_message_bytes``: the longest line accepted from the server (16 MiB);
+        a longer one fails the calls with ``ProtocolError`` and stops the server.
         """
         return cls(
             AsyncSession.stdio(
@@ -236,6 +244,7 @@ class AsyncWeatherClient:
                 timeout=timeout,
                 server_id=server_id,
                 protocol=protocol,
+                max_message_bytes=max_message_bytes,
             )
         )
 

@@ -8,6 +8,13 @@ threads, no I/O, no event loop: the stdio shell, the in-memory transport and
 the fuzzers all drive this same object. It is not thread-safe; a shell that
 completes calls on other threads serialises its calls into it.
 
+Calls that run in the background (tasks, async handlers, handlers with ``ctx``
+or a ``timeout``) each hold a slot from their ``Invoke`` until the shell reports
+the handler ended (``complete``, or ``release`` after answering a handler that
+still runs past its timeout). With ``max_concurrent_calls`` slots taken, one
+more is refused with ``SERVER_BUSY`` (-31000) before anything runs or any task
+is created; inline calls, which the shell runs one at a time, need no slot.
+
 Both protocol eras are served (PROTOCOL.md §4.5): the first request decides.
 A non-``initialize`` request carrying ``_meta["io.modelcontextprotocol/
 protocolVersion"]`` opens a stateless 2026-07-28 connection; anything else
@@ -37,7 +44,7 @@ from ._tasks import Task, TaskTable
 from ._tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
 
-__all__ = ["Cancel", "Invoke", "Send", "ServerConnection"]
+__all__ = ["SERVER_BUSY", "Cancel", "Invoke", "Send", "ServerConnection"]
 
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
@@ -47,6 +54,9 @@ META_RELATED_TASK = "io.modelcontextprotocol/related-task"
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
+# mcpgen's own code for "too many tool calls running": outside -32768..-32000, the
+# range JSON-RPC and MCP reserve for themselves. The caller may retry later.
+SERVER_BUSY = -31000
 _decode = json.JSONDecoder().decode
 _BATCH_VERSION = "2025-03-26"  # the one revision whose clients may send JSON-RPC batches
 _TASKS_VERSION = "2025-11-25"  # the one handshake revision with core tasks
@@ -62,8 +72,8 @@ class Send:
 class Invoke:
     """Run ``tool`` with ``args`` (already validated), then report to ``complete``."""
 
-    __slots__ = ("args", "cancelled", "context", "future", "modern", "request_id", "task", "tool",
-                 "version")  # fmt: skip
+    __slots__ = ("args", "cancelled", "context", "future", "holds_slot", "modern", "request_id",
+                 "task", "tool", "version")  # fmt: skip
 
     def __init__(
         self,
@@ -85,12 +95,17 @@ class Invoke:
         self.task = task
         self.cancelled = False
         self.future: Any = None  # the shell's handle, for Cancel
+        self.holds_slot = False  # counts against max_concurrent_calls until released
 
     @property
     def runs_inline(self) -> bool:
         """Cheap enough to run on the reading thread: nothing can interrupt it anyway."""
-        binding = self.tool.binding
-        return not (binding.is_async or binding.timeout is not None or self.task or self.context)
+        return _runs_inline(self.tool, self.task is not None)
+
+
+def _runs_inline(tool: ToolRuntime, as_task: bool) -> bool:
+    binding = tool.binding
+    return not (binding.is_async or binding.timeout is not None or as_task or tool.wants_context)
 
 
 class Cancel:
@@ -113,9 +128,12 @@ class ServerConnection:
         *,
         emit: Callable[[bytes], None] | None = None,
         tasks: TaskTable | None = None,
+        max_concurrent_calls: int | None = None,
     ) -> None:
         self.app = app
         self.emit = emit  # where handler notifications (progress, logs) go
+        self.max_concurrent_calls = max_concurrent_calls  # None: no bound
+        self.running_calls = 0  # background calls holding a slot
         self.era: str | None = None  # "legacy" | "modern", fixed by the first request
         self.version: str | None = None  # negotiated handshake revision
         self.log_level: str | None = None  # set by logging/setLevel (handshake era)
@@ -372,6 +390,12 @@ class ServerConnection:
         as_task, refusal = self._task_mode(request_id, tool, params)
         if refusal is not None:
             return [refusal]
+        background = not _runs_inline(tool, as_task)
+        if background and self._full():
+            return [Send(error_response(
+                request_id, SERVER_BUSY, f"Server busy: {self.max_concurrent_calls} tool calls are "
+                "already running (the server's limit); retry when one has finished",
+                {"limit": self.max_concurrent_calls}))]
         try:
             args = tool.check_arguments(arguments)
         except ToolError as exc:
@@ -381,6 +405,7 @@ class ServerConnection:
         if not as_task:
             invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context)
             self.in_flight[request_id] = invoke
+            self._hold(invoke, background)
             return [invoke]
         task_params = params.get("task")
         ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
@@ -390,12 +415,29 @@ class ServerConnection:
         invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context,
                         task=task)
         self._task_invokes[task.task_id] = invoke
+        self._hold(invoke, background)
         if self._is_modern:
             created = Send(result_response(
                 request_id, {"resultType": "task", **task.wire(), "_meta": self._meta}))
         else:
             created = Send(result_response(request_id, {"task": task.wire()}))
         return [created, invoke]
+
+    def _full(self) -> bool:
+        limit = self.max_concurrent_calls
+        return limit is not None and self.running_calls >= limit
+
+    def _hold(self, invoke: Invoke, background: bool) -> None:
+        if background:
+            invoke.holds_slot = True
+            self.running_calls += 1
+
+    def release(self, invoke: Invoke) -> None:
+        """The handler of ``invoke`` has ended: its slot is free again. Called by
+        ``complete`` unless the shell answered a handler that still runs."""
+        if invoke.holds_slot:
+            invoke.holds_slot = False
+            self.running_calls -= 1
 
     def _task_mode(
         self, request_id: Any, tool: ToolRuntime, params: Mapping[str, Any]
@@ -546,8 +588,13 @@ class ServerConnection:
             return result
         return for_revision(result, self.version or LATEST_HANDSHAKE)
 
-    def complete(self, invoke: Invoke, outcome: CallOutcome) -> list[bytes]:
-        """Frames answering a finished (or abandoned) ``Invoke``."""
+    def complete(
+        self, invoke: Invoke, outcome: CallOutcome, *, still_running: bool = False
+    ) -> list[bytes]:
+        """Frames answering a finished (or abandoned) ``Invoke``. ``still_running``:
+        the handler goes on (past its timeout); the shell calls ``release`` when it ends."""
+        if not still_running:
+            self.release(invoke)
         task = invoke.task
         if task is None:
             self.in_flight.pop(invoke.request_id, None)

@@ -5,6 +5,12 @@ a child process over stdio (sync and async) or a server running in this process.
 Transports know nothing of JSON-RPC. Each delivers every line the server writes to
 an ``on_line`` callback and calls ``on_close`` once when the server side is gone,
 so the session can fail its pending requests at once instead of letting them hang.
+
+A stdio transport bounds what one line may cost: a line longer than
+``max_message_bytes`` is never buffered beyond that size. It ends the exchange
+(``exit_error()`` is then a ``ProtocolError`` naming the limit, ``on_close``
+fires at once) and the transport stops the server itself, reading and
+discarding its output meanwhile so that a child blocked on a full pipe can die.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, BinaryIO, Protocol
 
-from ._errors import ServerExited
+from ._errors import McpError, ProtocolError, ServerExited
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "AsyncInMemoryTransport",
     "AsyncStdioTransport",
     "AsyncTransport",
@@ -43,6 +50,11 @@ CloseCallback = Callable[[], None]
 #: lines to the second (flushing each) until the first reaches EOF.
 ServeFunction = Callable[[BinaryIO, BinaryIO], None]
 
+#: The longest line accepted from a server: 16 MiB (16,777,216 bytes, the newline
+#: not counted), the same default as the server's own frame limit. Set per
+#: session with ``max_message_bytes=``.
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
 _CHUNK = 1 << 16
 _STDERR_LINES = 200  # lines of the server's stderr kept for error messages
 _STDERR_LINE_MAX = 4096  # bytes kept of one stderr line (a newline-less flood is cut)
@@ -58,7 +70,7 @@ class Transport(Protocol):
     def start(self, on_line: LineCallback, on_close: CloseCallback) -> None: ...
     def send(self, line: bytes) -> None: ...
     def stop(self) -> None: ...
-    def exit_error(self) -> ServerExited: ...
+    def exit_error(self) -> McpError: ...
 
 
 class AsyncTransport(Protocol):
@@ -68,40 +80,73 @@ class AsyncTransport(Protocol):
     async def send(self, line: bytes) -> None: ...
     def send_nowait(self, line: bytes) -> None: ...
     async def stop(self) -> None: ...
-    def exit_error(self) -> ServerExited: ...
+    def exit_error(self) -> McpError: ...
 
 
 # --------------------------------------------------------------------------- helpers
 
 
+class _LineTooLong(Exception):
+    """A line passed the splitter's bound; ``before`` holds the complete lines
+    that preceded it in the same chunk (still to be delivered, in order)."""
+
+    def __init__(self, before: list[bytes]) -> None:
+        super().__init__("line too long")
+        self.before = before
+
+
 class _LineSplitter:
-    """Cuts a byte stream into lines; ``max_line`` bounds a line that never ends."""
+    """Cuts a byte stream into lines; ``max_line`` bounds a line that never ends.
 
-    __slots__ = ("_max_line", "_parts", "_size")
+    ``strict=False`` cuts an over-long line into pieces of about ``max_line``
+    bytes (stderr: only the tail is kept anyway); ``strict=True`` raises
+    ``_LineTooLong`` as soon as a line has more than ``max_line`` bytes, before
+    more than ``max_line`` plus one chunk is held.
+    """
 
-    def __init__(self, max_line: int | None = None) -> None:
+    __slots__ = ("_max_line", "_parts", "_size", "_strict")
+
+    def __init__(self, max_line: int | None = None, *, strict: bool = False) -> None:
         self._parts: list[bytes] = []
         self._size = 0
         self._max_line = max_line
+        self._strict = strict
 
     def feed(self, chunk: bytes) -> list[bytes]:
+        limit = self._max_line
         if b"\n" not in chunk:
             self._parts.append(chunk)
             self._size += len(chunk)
-            if self._max_line is not None and self._size > self._max_line:
+            if limit is not None and self._size > limit:
+                if self._strict:
+                    self._discard()
+                    raise _LineTooLong([])
                 return [self._flush()]
             return []
         lines = chunk.split(b"\n")
         if self._parts:
+            if self._strict and limit is not None and self._size + len(lines[0]) > limit:
+                self._discard()
+                raise _LineTooLong([])
             self._parts.append(lines[0])
             lines[0] = b"".join(self._parts)
             self._parts.clear()
             self._size = 0
         tail = lines.pop()
+        if self._strict and limit is not None:
+            for index, line in enumerate(lines):
+                if len(line) > limit:
+                    raise _LineTooLong(lines[:index])
+            if len(tail) > limit:
+                raise _LineTooLong(lines)
         if tail:
             self._parts.append(tail)
             self._size = len(tail)
         return lines
+
+    def _discard(self) -> None:
+        self._parts.clear()
+        self._size = 0
 
     def _flush(self) -> bytes:
         line = b"".join(self._parts)
@@ -110,10 +155,19 @@ class _LineSplitter:
         return line
 
 
-def _read_lines(fd: int, wake_fd: int | None, on_line: LineCallback, max_line: int | None) -> None:
+def _read_lines(
+    fd: int,
+    wake_fd: int | None,
+    on_line: LineCallback,
+    max_line: int | None,
+    on_too_long: Callable[[], None] | None = None,
+) -> None:
     """Deliver each line read from ``fd`` until EOF, or until ``wake_fd`` turns
-    readable (stop() uses it to free a thread whose pipe a grandchild keeps open)."""
-    splitter = _LineSplitter(max_line)
+    readable (stop() uses it to free a thread whose pipe a grandchild keeps open).
+
+    With ``on_too_long``, a line over ``max_line`` bytes calls it once; from then
+    on everything read is discarded (the pipe keeps draining until EOF)."""
+    splitter: _LineSplitter | None = _LineSplitter(max_line, strict=on_too_long is not None)
     poller = None
     if wake_fd is not None and hasattr(select, "poll"):
         poller = select.poll()
@@ -128,8 +182,36 @@ def _read_lines(fd: int, wake_fd: int | None, on_line: LineCallback, max_line: i
             return
         if not chunk:
             return
-        for line in splitter.feed(chunk):
+        if splitter is None:
+            continue  # discarding after an over-long line
+        try:
+            lines = splitter.feed(chunk)
+        except _LineTooLong as exc:
+            for line in exc.before:
+                on_line(line)
+            splitter = None
+            assert on_too_long is not None
+            on_too_long()
+            continue
+        for line in lines:
             on_line(line)
+
+
+def _check_limit(max_message_bytes: int) -> int:
+    if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int) or (
+        max_message_bytes < 1
+    ):
+        raise ValueError(f"max_message_bytes must be a positive integer, not {max_message_bytes!r}")
+    return max_message_bytes
+
+
+def _too_long_error(limit: int) -> ProtocolError:
+    return ProtocolError(
+        f"the server sent a message larger than {limit} bytes (the client's max_message_bytes); "
+        "the session is closed and the server was stopped",
+        reason="message_too_large",
+        data={"limit": limit},
+    )
 
 
 def _join_all(threads: Sequence[threading.Thread], timeout: float) -> None:
@@ -216,20 +298,26 @@ class StdioTransport:
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.command = list(command)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
+        self.max_message_bytes = _check_limit(max_message_bytes)
         self._proc: subprocess.Popen[bytes] | None = None
         self._stdin_fd: int | None = None
         self._send_lock = threading.Lock()
         self._stop_lock = threading.Lock()
         self._stopped = False
+        self._stop_done = threading.Event()
         self._stderr = _StderrTail()
         self._wake_r: int | None = None
         self._wake_w: int | None = None
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
+        self._failure: ProtocolError | None = None  # set when a line broke the limit
+        self._close_lock = threading.Lock()
+        self._close_reported = False
 
     def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
         argv = _argv(self.command, self.env)
@@ -270,6 +358,23 @@ class StdioTransport:
         stderr_thread.start()
         stdout_thread.start()
 
+    def _report_close(self, on_close: CloseCallback) -> None:
+        with self._close_lock:
+            if self._close_reported:
+                return
+            self._close_reported = True
+        on_close()
+
+    def _too_long(self, on_close: CloseCallback) -> None:
+        """A line broke the limit: fail the session now and stop the server (on a
+        thread of its own, while this reader keeps draining the pipe)."""
+        self._failure = _too_long_error(self.max_message_bytes)
+        logger.info("%s", self._failure)
+        self._report_close(on_close)
+        stopper = threading.Thread(target=self.stop, name="mcpgen-stop-oversized", daemon=True)
+        self._threads.append(stopper)
+        stopper.start()
+
     def _read_stdout(
         self,
         fd: int,
@@ -278,7 +383,9 @@ class StdioTransport:
         stderr_thread: threading.Thread,
     ) -> None:
         try:
-            _read_lines(fd, self._wake_r, on_line, None)
+            _read_lines(
+                fd, self._wake_r, on_line, self.max_message_bytes, lambda: self._too_long(on_close)
+            )
             # EOF: let the child finish dying so the error carries its exit code
             # and the stderr tail holds its last words.
             assert self._proc is not None
@@ -291,7 +398,7 @@ class StdioTransport:
             logger.exception("the stdout reader of the MCP server failed")
         finally:
             self._closed.set()
-            on_close()
+            self._report_close(on_close)
 
     def send(self, line: bytes) -> None:
         """Write one line (a complete message ending in ``\\n``)."""
@@ -322,18 +429,32 @@ class StdioTransport:
     def stderr_tail(self) -> str:
         return self._stderr.text()
 
-    def exit_error(self) -> ServerExited:
+    def exit_error(self) -> McpError:
+        if self._failure is not None:
+            return self._failure
         returncode = self.returncode
         return ServerExited(
             _describe_exit(returncode), returncode=returncode, stderr_tail=self.stderr_tail()
         )
 
     def stop(self) -> None:
-        """Close stdin, wait, SIGTERM, wait, SIGKILL; reap; join threads; close fds."""
+        """Close stdin, wait, SIGTERM, wait, SIGKILL; reap; join threads; close fds.
+
+        Idempotent; a second caller waits until the first one has finished (the
+        transport may have begun stopping by itself, after an over-long line)."""
         with self._stop_lock:
-            if self._stopped:
-                return
+            first = not self._stopped
             self._stopped = True
+        if not first:
+            if threading.current_thread() not in self._threads:
+                self._stop_done.wait()
+            return
+        try:
+            self._stop()
+        finally:
+            self._stop_done.set()
+
+    def _stop(self) -> None:
         proc = self._proc
         if proc is None:
             return
@@ -532,13 +653,30 @@ class InMemoryTransport:
 # --------------------------------------------------------------------------- async
 
 
-async def _pump(reader: asyncio.StreamReader, on_line: LineCallback, max_line: int | None) -> None:
-    splitter = _LineSplitter(max_line)
+async def _pump(
+    reader: asyncio.StreamReader,
+    on_line: LineCallback,
+    max_line: int | None,
+    on_too_long: Callable[[], None] | None = None,
+) -> None:
+    """``_read_lines`` for asyncio: the same bound, the same discarding after it."""
+    splitter: _LineSplitter | None = _LineSplitter(max_line, strict=on_too_long is not None)
     while True:
         chunk = await reader.read(_CHUNK)
         if not chunk:
             return
-        for line in splitter.feed(chunk):
+        if splitter is None:
+            continue
+        try:
+            lines = splitter.feed(chunk)
+        except _LineTooLong as exc:
+            for line in exc.before:
+                on_line(line)
+            splitter = None
+            assert on_too_long is not None
+            on_too_long()
+            continue
+        for line in lines:
             on_line(line)
 
 
@@ -546,10 +684,17 @@ class _AsyncLines:
     """The async plumbing both async transports share: a reader task feeding
     ``on_line`` and a writer with flow control."""
 
+    #: The longest line read; ``None``: unbounded (a server in this process).
+    max_message_bytes: int | None = None
+
     def __init__(self) -> None:
         self._writer: asyncio.StreamWriter | None = None
         self._reader_task: asyncio.Task[None] | None = None
         self._closed = asyncio.Event()
+        self._failure: ProtocolError | None = None  # set when a line broke the limit
+        self._close_reported = False
+        self._stopping: asyncio.Future[None] | None = None  # set once stop() began
+        self._stop_task: asyncio.Task[None] | None = None
 
     def _start_reader(
         self, reader: asyncio.StreamReader, on_line: LineCallback, on_close: CloseCallback
@@ -561,15 +706,47 @@ class _AsyncLines:
     async def _read(
         self, reader: asyncio.StreamReader, on_line: LineCallback, on_close: CloseCallback
     ) -> None:
+        limit = self.max_message_bytes
         try:
-            await _pump(reader, on_line, None)
+            too_long = None if limit is None else (lambda: self._too_long(limit, on_close))
+            await _pump(reader, on_line, limit, too_long)
             await self._settle()
         except (Exception, asyncio.CancelledError) as exc:
             if not isinstance(exc, asyncio.CancelledError):
                 logger.exception("the reader of the MCP server failed")
         finally:
             self._closed.set()
+            self._report_close(on_close)
+
+    def _report_close(self, on_close: CloseCallback) -> None:
+        if not self._close_reported:
+            self._close_reported = True
             on_close()
+
+    def _too_long(self, limit: int, on_close: CloseCallback) -> None:
+        """A line broke the limit: fail the session now and stop the server in a
+        task of its own, while the reader keeps draining the pipe."""
+        self._failure = _too_long_error(limit)
+        logger.info("%s", self._failure)
+        self._report_close(on_close)
+        self._stop_task = asyncio.get_running_loop().create_task(
+            self.stop(), name="mcpgen-stop-oversized"
+        )
+
+    async def stop(self) -> None:
+        """Stop the server side; idempotent, and a second caller waits for the first."""
+        if self._stopping is not None:
+            if self._stop_task is not asyncio.current_task():
+                await asyncio.shield(self._stopping)
+            return
+        self._stopping = asyncio.get_running_loop().create_future()
+        try:
+            await self._stop()
+        finally:
+            self._stopping.set_result(None)
+
+    async def _stop(self) -> None:
+        raise NotImplementedError
 
     async def _settle(self) -> None:
         """After EOF: wait for the exit status and last stderr (subclass hook)."""
@@ -594,7 +771,12 @@ class _AsyncLines:
                 pass
             raise self.exit_error() from None
 
-    def exit_error(self) -> ServerExited:
+    def exit_error(self) -> McpError:
+        if self._failure is not None:
+            return self._failure
+        return self._exit_error()
+
+    def _exit_error(self) -> ServerExited:
         raise NotImplementedError
 
     async def _close_writer(self) -> None:
@@ -633,15 +815,16 @@ class AsyncStdioTransport(_AsyncLines):
         *,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         super().__init__()
         self.command = list(command)
         self.env = dict(env) if env is not None else None
         self.cwd = cwd
+        self.max_message_bytes = _check_limit(max_message_bytes)
         self._proc: asyncio.subprocess.Process | None = None
         self._stderr = _StderrTail()
         self._stderr_task: asyncio.Task[None] | None = None
-        self._stopped = False
 
     async def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
         argv = _argv(self.command, self.env)
@@ -691,17 +874,14 @@ class AsyncStdioTransport(_AsyncLines):
     def stderr_tail(self) -> str:
         return self._stderr.text()
 
-    def exit_error(self) -> ServerExited:
+    def _exit_error(self) -> ServerExited:
         returncode = self.returncode
         return ServerExited(
             _describe_exit(returncode), returncode=returncode, stderr_tail=self.stderr_tail()
         )
 
-    async def stop(self) -> None:
+    async def _stop(self) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL; reap; end both tasks."""
-        if self._stopped:
-            return
-        self._stopped = True
         proc = self._proc
         if proc is None:
             return
@@ -761,7 +941,6 @@ class AsyncInMemoryTransport(_AsyncLines):
         super().__init__()
         self.serve = serve
         self._server: _ServerThread | None = None
-        self._stopped = False
 
     async def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
         loop = asyncio.get_running_loop()
@@ -794,16 +973,13 @@ class AsyncInMemoryTransport(_AsyncLines):
     def stderr_tail(self) -> str:
         return "" if self._server is None else self._server.failure.strip()
 
-    def exit_error(self) -> ServerExited:
+    def _exit_error(self) -> ServerExited:
         returncode = self.returncode
         message = "the in-memory server stopped" if returncode == 0 else _describe_exit(returncode)
         return ServerExited(message, returncode=returncode, stderr_tail=self.stderr_tail())
 
-    async def stop(self) -> None:
+    async def _stop(self) -> None:
         """Close the client→server pipe and wait for the server thread and reader."""
-        if self._stopped:
-            return
-        self._stopped = True
         await self._close_writer()
         server = self._server
         if server is not None and not await server.join_async(_CLOSE_GRACE):
