@@ -1,9 +1,14 @@
 """Schema assembly: bundle ``$ref``s and build the exact JSON each tool publishes.
 
 A ``$ref`` in a spec points into ``types`` (``#/types/Name``) or at a JSON/YAML
-file relative to the spec (``schemas/day.json#/pointer``). Published schemas
-are self-contained: every reference is rewritten to ``#/$defs/Name`` and the
-definitions a schema uses travel with it under ``$defs``.
+file relative to the spec (``schemas/day.json#/pointer``); a hand-written
+``input_schema`` may also point into its own ``$defs`` (``#/$defs/X``, as
+pydantic and FastMCP emit them), and those references stay as written.
+Published schemas are self-contained: every other reference is rewritten to
+``#/$defs/Name`` and the definitions a schema uses travel with it under ``$defs``.
+
+A tool's ``inputSchema`` and ``outputSchema`` always have ``"type": "object"``
+at the root (see ``Bundler.publish_object`` for how a root ``$ref`` is published).
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ __all__ = ["Bundler", "RefProblem", "derive_input_schema", "descriptor"]
 
 JsonPath = tuple[str | int, ...]
 
+# Keywords that only annotate: a root ``$ref`` with nothing else beside it (but
+# ``$defs`` and ``x-`` extensions) is replaced by its target, these keys kept.
+_ANNOTATIONS = frozenset(
+    {"title", "description", "$comment", "examples", "deprecated", "readOnly", "writeOnly", "default"}
+)
+_LOCAL_REF = "#/$defs/"
+
 
 @dataclass(frozen=True)
 class RefProblem:
@@ -49,12 +61,15 @@ class Bundler:
     """Rewrites references and collects the definitions they use.
 
     ``defs`` maps a definition name to its bundled schema; ``types`` entries keep
-    their names, file references get the file's stem (plus the pointer's tail).
+    their names, file references get the file's stem (plus the pointer's tail),
+    never one of ``reserved`` (the local ``$defs`` names of hand-written schemas,
+    which are published as written).
     """
 
     spec_dir: Path
     types: Mapping[str, Any]
     allow_outside: bool = False
+    reserved: frozenset[str] = frozenset()
     defs: dict[str, Any] = field(default_factory=dict)
     problems: list[RefProblem] = field(default_factory=list)
     _names: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, pointer) → def name
@@ -68,12 +83,72 @@ class Bundler:
         for name in self.types:
             self._define_type(name)
 
-    def bundle(self, schema: Any, path: JsonPath) -> tuple[Any, frozenset[str]]:
+    def bundle(
+        self, schema: Any, path: JsonPath, *, local_defs: bool = False
+    ) -> tuple[Any, frozenset[str]]:
         """Rewrite ``schema`` (found at ``path`` in the spec); return it with the
-        closure of definition names it needs."""
+        closure of definition names it needs. With ``local_defs`` (a hand-written
+        ``input_schema``), ``#/$defs/X`` means the schema's own ``$defs`` entry."""
         used: set[str] = set()
-        rewritten = self._rewrite(schema, _Origin(None, None), path, used)
+        origin = _Origin(None, schema if local_defs and isinstance(schema, dict) else None)
+        rewritten = self._rewrite(schema, origin, path, used)
         return rewritten, self.closure(used)
+
+    def publish_object(self, schema: Any) -> dict[str, Any] | None:
+        """The published form of a bundled tool schema: ``"type": "object"`` at the
+        root, every reference resolving; None when the schema cannot describe an
+        object (its root, or what its root ``$ref`` points to, says another type,
+        or says none; ``anyOf``/``oneOf`` count when every branch is an object,
+        ``allOf`` when one is).
+
+        A root ``$ref`` (with annotations at most beside it) is replaced by the
+        definition it points to: the definition is inlined at the root, its
+        annotations overridden by the ones beside the ``$ref``, and ``$defs``
+        keeps only what the result still references (the definition itself when
+        it is recursive). The alternative, ``{"type": "object", "allOf": [{"$ref":
+        …}]}``, validates the same values, and both the official Python SDK client
+        and the TypeScript SDK client (Ajv) accept either; inlining was chosen
+        because peers that read a tool's ``properties``/``required`` at the root
+        (hosts building an LLM's function declaration or a form, mcpgen's own
+        positional parameters and contract diff) see the real fields, and because
+        it is the form the official Python SDK's own server publishes for a model
+        whose schema has a root ``$ref``. ``additionalProperties`` and
+        ``unevaluatedProperties`` keep their meaning: the definition moves whole,
+        with nothing added beside its keywords but ``type`` and ``$defs``. A root
+        ``$ref`` with assertions beside it is not inlined (the assertions would
+        then see the definition's ``properties``): it keeps its 2020-12 meaning
+        and only ``"type": "object"`` is added.
+        """
+        if not isinstance(schema, dict):
+            return None
+        local: dict[str, Any] = schema["$defs"] if isinstance(schema.get("$defs"), dict) else {}
+        root: dict[str, Any] = schema
+        seen: set[str] = set()
+        while isinstance(root.get("$ref"), str) and all(
+            key in _ANNOTATIONS or key in ("$ref", "$defs") or key.startswith("x-") for key in root
+        ):
+            ref = root["$ref"]
+            target = self._target(ref, local)
+            if not isinstance(target, dict) or ref in seen:
+                break
+            seen.add(ref)
+            beside = {key: value for key, value in root.items() if key not in ("$ref", "$defs")}
+            root = {**{key: value for key, value in target.items() if key != "$defs"}, **beside}
+        if not self._is_object(root, local, frozenset()):
+            return None
+        body = {key: value for key, value in root.items() if key != "$defs"}
+        if body.get("type") != "object":
+            body = {"type": "object", **{key: value for key, value in body.items() if key != "type"}}
+        referenced = {
+            name for name in self._local_names(body) | self._local_names(local)
+            if name in self.defs and name not in local
+        }
+        defs = dict(local)
+        for name in sorted(self.closure(referenced)):
+            defs[name] = self.defs[name]
+        if defs:
+            body["$defs"] = defs
+        return body
 
     def closure(self, names: set[str] | frozenset[str]) -> frozenset[str]:
         seen: set[str] = set()
@@ -96,6 +171,46 @@ class Bundler:
         return {**schema, "$defs": own}
 
     # -- internals -------------------------------------------------------
+
+    def _target(self, ref: str, local: Mapping[str, Any]) -> Any:
+        """What a bundled ``#/$defs/…`` reference points to (None when nothing)."""
+        if not ref.startswith(_LOCAL_REF):
+            return None
+        document = {"$defs": {**self.defs, **local}}
+        target = resolve_pointer(document, unquote(ref[1:]))
+        return None if target is MISSING else target
+
+    def _is_object(self, schema: Any, local: Mapping[str, Any], seen: frozenset[str]) -> bool:
+        if not isinstance(schema, dict):
+            return False
+        kind = schema.get("type")
+        if kind is not None:
+            return bool(kind == "object" or kind == ["object"])
+        ref = schema.get("$ref")
+        if isinstance(ref, str) and ref not in seen \
+                and self._is_object(self._target(ref, local), local, seen | {ref}):
+            return True
+        all_of = schema.get("allOf")
+        if isinstance(all_of, list) and any(self._is_object(b, local, seen) for b in all_of):
+            return True
+        for key in ("anyOf", "oneOf"):
+            branches = schema.get(key)
+            if isinstance(branches, list) and branches and all(
+                self._is_object(branch, local, seen) for branch in branches
+            ):
+                return True
+        return False
+
+    @staticmethod
+    def _local_names(schema: Any) -> set[str]:
+        """The first segment of every ``#/$defs/…`` reference in ``schema``."""
+        names: set[str] = set()
+        for node, _ in walk_schemas(schema, ()):
+            ref = node.get("$ref") if isinstance(node, dict) else None
+            if isinstance(ref, str) and ref.startswith(_LOCAL_REF):
+                names.add(unquote(ref[len(_LOCAL_REF):].split("/", 1)[0]).replace("~1", "/")
+                          .replace("~0", "~"))
+        return names
 
     def _define_type(self, name: str) -> str:
         key = ("#types", name)
@@ -131,7 +246,7 @@ class Bundler:
     def _fresh_name(self, base: str) -> str:
         base = base or "Schema"
         name, counter = base, 2
-        while name in self.defs or name in self.types:
+        while name in self.defs or name in self.types or name in self.reserved:
             name, counter = f"{base}{counter}", counter + 1
         return name
 
@@ -176,7 +291,11 @@ class Bundler:
         result: dict[str, Any] = {}
         for key, value in schema.items():
             sub = path + (key,)
-            if key == "$ref" and isinstance(value, str):
+            if key == "$ref" and isinstance(value, str) and origin.file is None \
+                    and origin.document is not None and value.startswith(_LOCAL_REF):
+                self._check_local(value, origin.document, sub)
+                result[key] = value  # the schema's own $defs: published as written
+            elif key == "$ref" and isinstance(value, str):
                 name = self._follow(value, origin, sub)
                 if name is not None:
                     used.add(name)
@@ -196,6 +315,19 @@ class Bundler:
             else:
                 result[key] = value
         return result
+
+    def _check_local(self, ref: str, document: Mapping[str, Any], path: JsonPath) -> None:
+        if resolve_pointer(document, unquote(ref[1:])) is not MISSING:
+            return
+        own = document.get("$defs")
+        names = sorted(own) if isinstance(own, dict) else []
+        first = unquote(ref[len(_LOCAL_REF):].split("/", 1)[0]).replace("~1", "/").replace("~0", "~")
+        if first in names:
+            self.problems.append(RefProblem(path, f"'{ref}' does not resolve inside this schema"))
+        else:
+            self.problems.append(RefProblem(
+                path, f"'{ref}' does not resolve: this schema's $defs has no '{first}' "
+                      f"({'it has: ' + ', '.join(names) if names else 'it has none'})"))
 
     def _follow(self, ref: str, origin: _Origin, path: JsonPath) -> str | None:
         location, _, fragment = ref.partition("#")
@@ -218,7 +350,8 @@ class Bundler:
                     )
                 else:
                     self.problems.append(
-                        RefProblem(path, f"'{ref}' does not resolve: use '#/types/Name' or a file path")
+                        RefProblem(path, f"'{ref}' does not resolve: use '#/types/Name' or a file path"
+                                         " (local $defs are for a hand-written input_schema)")
                     )
                 return None
             return self._define_file(origin.file, pointer, path)

@@ -767,17 +767,34 @@ def _internal(name: str, how: str, request_id: int) -> Callable[[RawServer], str
     return run
 
 
-for _how, _label, _err in (
-    ("wrong_type", "a string where the schema wants a number", "does not match the output schema"),
-    ("missing", "a required property missing", "does not match the output schema"),
-    ("not_a_dict", "a list instead of an object", "expected the output model or a dict"),
-    ("nan", "float('nan')", "not JSON-serialisable"),
-    ("infinity", "float('inf')", "not JSON-serialisable"),
-    ("set", "a set", "not JSON-serialisable"),
-    ("deep", "an object nested 5000 deep", "not JSON-serialisable"),
+def _invalid_result(name: str, how: str, request_id: int, reason: str) -> Callable[[RawServer], str]:
+    """A structured result that breaks its schema or JSON: an ``isError`` result naming
+    the tool (DESIGN §3), nothing of the value in it."""
+
+    def run(server: RawServer) -> str:
+        server.send(call(name, {"how": how}, request_id))
+        answer, text = tool_result(server, request_id, is_error=True)
+        assert text == f"Tool '{name}' produced an invalid result: {reason}.", text
+        assert SECRET not in server.raw_lines[-1].decode()
+        return answer
+
+    return run
+
+
+for _how, _label, _err, _reason in (
+    ("wrong_type", "a string where the schema wants a number", "does not match the output schema",
+     "it does not match the tool's output schema"),
+    ("missing", "a required property missing", "does not match the output schema",
+     "it does not match the tool's output schema"),
+    ("not_a_dict", "a list instead of an object", "expected the output model or a dict",
+     "it is not an object"),
+    ("nan", "float('nan')", "not JSON-serialisable", "it cannot be sent as JSON"),
+    ("infinity", "float('inf')", "not JSON-serialisable", "it cannot be sent as JSON"),
+    ("set", "a set", "not JSON-serialisable", "it cannot be sent as JSON"),
+    ("deep", "an object nested 5000 deep", "not JSON-serialisable", "it cannot be sent as JSON"),
 ):
     CASES.append(Case(f"structured result holds {_label}",
-                      _internal("bad_struct", _how, 50), group="handler",
+                      _invalid_result("bad_struct", _how, 50, _reason), group="handler",
                       traceback=_err))
 for _how, _label in (("set", "a set"), ("nan", "float('nan')"), ("object", "an object()"),
                      ("deep", "an object nested 5000 deep"), ("bytes", "bytes")):

@@ -443,18 +443,28 @@ def test_wrong_return_type_is_internal_error(
     assert tool in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("mode", ["bad_schema", "not_a_dict"])
-def test_structured_output_failing_schema_is_internal_error(
-    drv: Driver, mode: str, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(
+    ("mode", "reason"),
+    [
+        ("bad_schema", "it does not match the tool's output schema"),
+        ("not_a_dict", "it is not an object"),
+    ],
+)
+def test_structured_output_failing_schema_is_a_tool_error(
+    drv: Driver, mode: str, reason: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """DESIGN §3: an ``isError`` result naming the tool, not JSON-RPC -32603 (which made
+    the official SDK client raise instead of returning the tool's failure)."""
     reply = drv.call("struct", {"x": 1, "mode": mode})
-    assert "result" not in reply
-    error = reply["error"]
-    assert error["code"] == -32603
-    assert "SECRET" not in json.dumps(reply)
-    assert "label" not in json.dumps(reply) and "schema" not in error["message"]
-    assert "data" not in error
-    assert "struct" in capsys.readouterr().err  # the detail goes to stderr
+    assert "error" not in reply
+    assert reply["result"] == {
+        "content": [{"type": "text", "text": f"Tool 'struct' produced an invalid result: {reason}."}],
+        "isError": True,
+    }
+    assert "SECRET" not in json.dumps(reply) and "label" not in json.dumps(reply)
+    err = capsys.readouterr().err
+    assert "mcpgen: tool 'struct':" in err  # the detail goes to stderr
+    assert ("SECRET" in err) is (mode == "bad_schema")
 
 
 # --------------------------------------------------------------------------- tool errors
@@ -773,8 +783,10 @@ def test_async_error_paths(drv: Driver, capsys: pytest.CaptureFixture[str]) -> N
     crashed = drv.result("async_fail", {"how": "crash"})
     assert crashed["isError"] is True
     assert "async_fail" in text_of(crashed) and "SECRET" not in text_of(crashed)
-    bad = drv.call("async_fail", {"how": "bad_output"})
-    assert bad["error"]["code"] == -32603 and "SECRET" not in json.dumps(bad)
+    bad = drv.result("async_fail", {"how": "bad_output"})
+    assert bad["isError"] is True and "SECRET" not in json.dumps(bad)
+    assert text_of(bad) == ("Tool 'async_fail' produced an invalid result: it does not match "
+                            "the tool's output schema.")
     err = capsys.readouterr().err
     assert "ValueError: SECRET async detail" in err
 

@@ -438,11 +438,14 @@ def test_handler_exception_hides_its_text(extra_app: Any, capfd: pytest.CaptureF
     assert "secret detail" in capfd.readouterr().err
 
 
-def test_bad_structured_output_is_internal_error(extra_app: Any) -> None:
-    error = _call(extra_app, "bad_output", {})
-    assert isinstance(error, MCPError)
-    assert error.code == -32603
-    assert error.message == "Internal error in tool 'bad_output'"
+def test_bad_structured_output_is_a_tool_error(extra_app: Any) -> None:
+    result = _call(extra_app, "bad_output", {})
+    result.pop("resultType", None)  # what the SDK's in-memory pairing adds
+    assert result == {
+        "content": [{"type": "text", "text": "Tool 'bad_output' produced an invalid result: it "
+                                             "does not match the tool's output schema."}],
+        "isError": True,
+    }
 
 
 def test_content_blocks_and_coercion(extra_app: Any) -> None:

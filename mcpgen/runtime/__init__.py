@@ -12,12 +12,13 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._client import AsyncSession, ListedTool, Session, convert_result
+    from ._client import AsyncSession, ListedTool, ResultConverter, Session, convert_result
     from ._context import Cancelled, Context
     from ._errors import (
         ContractMismatch,
         McpError,
         ProtocolError,
+        ResultMismatch,
         ServerExited,
         Timeout,
         ToolError,
@@ -36,6 +37,8 @@ _WHERE = {
     "ListedTool": "._client",
     "McpError": "._errors",
     "ProtocolError": "._errors",
+    "ResultConverter": "._client",
+    "ResultMismatch": "._errors",
     "ServerExited": "._errors",
     "Session": "._client",
     "Timeout": "._errors",
@@ -56,6 +59,8 @@ __all__ = [
     "ListedTool",
     "McpError",
     "ProtocolError",
+    "ResultConverter",
+    "ResultMismatch",
     "ServerExited",
     "Session",
     "Timeout",

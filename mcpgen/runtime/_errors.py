@@ -5,7 +5,9 @@
     │                             handler raised it to send its own message)
     ├── ProtocolError             the peer answered with a JSON-RPC error, or sent
     │                             something the protocol does not allow
-    │   └── ContractMismatch      the server's tools break the generated contract
+    │   ├── ContractMismatch      the server's tools break the generated contract
+    │   └── ResultMismatch        a tool's result does not fit the contract (the
+    │                             output schema, the model, the ``returns`` type)
     ├── ServerExited              the server process ended (exit code, stderr tail)
     └── Timeout                   no answer within the request's time limit
 
@@ -22,6 +24,7 @@ __all__ = [
     "ContractMismatch",
     "McpError",
     "ProtocolError",
+    "ResultMismatch",
     "ServerExited",
     "Timeout",
     "ToolError",
@@ -73,6 +76,22 @@ class ContractMismatch(ProtocolError):
     def __init__(self, message: str, *, changes: Sequence[Any] = ()) -> None:
         super().__init__(message, reason="contract_mismatch")
         self.changes = list(changes)
+
+
+class ResultMismatch(ProtocolError):
+    """A tool's result does not fit the contract the client was generated from: a
+    structured result that fails the output schema or the ``…Output`` model, or a
+    value that is not the declared ``returns`` type.
+
+    ``tool`` is the tool's wire name; ``path`` locates the problem inside the result
+    (``("rows", 1, "day")``; empty for the result as a whole, for instance when a
+    required property is missing, which the message then names).
+    """
+
+    def __init__(self, message: str, *, tool: str, path: Sequence[str | int] = ()) -> None:
+        super().__init__(message, reason="result_mismatch")
+        self.tool = tool
+        self.path: tuple[str | int, ...] = tuple(path)
 
 
 class ServerExited(McpError):

@@ -16,9 +16,16 @@ handler raises ``ToolError(msg)``           result, ``isError: true``, ``msg``
 handler raises anything else                result, ``isError: true``, names the tool
                                             only; traceback on stderr
 handler exceeds the tool's ``timeout``      result, ``isError: true``
-result fails the output schema, or does     JSON-RPC error -32603, detail on stderr
-not fit the declared ``returns`` type       (a server bug, not a tool outcome)
+a structured result fails the output        result, ``isError: true``, names the tool
+schema (or is no object, or no JSON)        and says its result was invalid; the
+                                            detail on stderr (the value never sent)
+a value does not fit the declared           JSON-RPC error -32603, detail on stderr
+``returns`` type, or is no JSON
 ==========================================  =========================================
+
+A structured result that breaks its schema is a tool error, as the official SDK's
+server reports it: a peer that lists and calls tools keeps working, and a model
+reading the result learns that this tool failed, not that the connection did.
 """
 
 from __future__ import annotations
@@ -35,7 +42,7 @@ from ._jsonrpc import dumps
 from ._jsonschema import ValidationFailed, compile_schema
 from ._versions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
-__all__ = ["App", "Binding", "CallOutcome", "InternalError", "Returned", "ToolRuntime"]
+__all__ = ["App", "Binding", "CallOutcome", "InternalError", "InvalidResult", "Returned", "ToolRuntime"]
 
 
 # Cache hints for 2026-07-28 list results: the tool list is fixed for the life of
@@ -61,6 +68,16 @@ class Binding:
 
 class InternalError(Exception):
     """The server itself misbehaved (bad result): answered with -32603."""
+
+
+class InvalidResult(InternalError):
+    """A structured handler's result does not fit its output schema (or JSON):
+    answered with an ``isError`` result naming the tool. ``reason`` is what the
+    caller reads (no part of the value); the exception's text goes to stderr."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.reason = reason
 
 
 @dataclass
@@ -177,6 +194,10 @@ class ToolRuntime:
     def finish(self, value: Any) -> CallOutcome:
         try:
             return CallOutcome(self._convert(value))
+        except InvalidResult as exc:
+            print(f"mcpgen: tool '{self.name}': {exc}", file=sys.stderr, flush=True)
+            return CallOutcome(_text_error(
+                f"Tool '{self.name}' produced an invalid result: {exc.reason}."))
         except InternalError as exc:
             print(f"mcpgen: tool '{self.name}': {exc}", file=sys.stderr, flush=True)
             return CallOutcome(internal_error=f"Internal error in tool '{self.name}'")
@@ -202,16 +223,24 @@ class ToolRuntime:
         if dump is not None:
             value = dump(mode="json", by_alias=True, exclude_unset=True)
         if not isinstance(value, dict):
-            raise InternalError(
-                f"returned {type(value).__name__}, expected the output model or a dict"
+            raise InvalidResult(
+                "it is not an object",
+                f"returned {type(value).__name__}, expected the output model or a dict",
             )
         assert self.validate_output is not None
         try:
             self.validate_output(value)
         except ValidationFailed as exc:
-            raise InternalError(f"result does not match the output schema: {exc.describe()}") from None
+            raise InvalidResult(
+                "it does not match the tool's output schema",
+                f"result does not match the output schema: {exc.describe()}",
+            ) from None
+        try:
+            text = _to_json(value)
+        except InternalError as exc:
+            raise InvalidResult("it cannot be sent as JSON", str(exc)) from None
         return {
-            "content": [{"type": "text", "text": _to_json(value)}],
+            "content": [{"type": "text", "text": text}],
             "structuredContent": value,
             "isError": False,
         }

@@ -46,8 +46,12 @@ _PARAMETER: dict[str, Any] = {
         "name": {"type": "string", "description": "Wire name of the argument."},
         "description": {"type": "string"},
         "required": {
-            "type": "boolean",
-            "description": "Defaults to true unless the parameter has a default.",
+            "type": ["boolean", "array"],
+            "description": (
+                "true or false: whether the argument must be given (default: true unless the "
+                "parameter has a default). A list: JSON Schema's own `required`, the properties "
+                "an object argument must have."
+            ),
         },
     },
     "required": ["name"],

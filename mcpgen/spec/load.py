@@ -157,7 +157,8 @@ class _Checker:
         for index, tool in enumerate(tools_raw):
             if isinstance(tool, dict):
                 self.check_tool_schemas(tool, ("tools", index))
-        bundler = Bundler(self.spec_dir, types, allow_outside=self.allow_outside)
+        bundler = Bundler(self.spec_dir, types, allow_outside=self.allow_outside,
+                          reserved=_local_def_names(tools_raw))
         bundler.bundle_types()
         built = [
             (index, self.build_tool(tool, ("tools", index), bundler, types))
@@ -329,7 +330,7 @@ class _Checker:
         if isinstance(parameters, list):
             for index, parameter in enumerate(parameters):
                 if isinstance(parameter, dict):
-                    body = {k: v for k, v in parameter.items() if k not in PARAMETER_KEYS}
+                    body = _parameter_schema(parameter)
                     self.check_schema(body, path + ("parameters", index))
         for key in ("input_schema", "output_schema"):
             if key in tool:
@@ -406,7 +407,7 @@ class _Checker:
             self.error(path + ("input_schema",),
                        "give either 'parameters' or 'input_schema', not both")
         if "input_schema" in raw:
-            input_schema, parameters = self.tool_from_input_schema(raw, path, bundler)
+            input_schema, parameters = self.tool_from_input_schema(raw, path, bundler, types)
         else:
             properties: dict[str, Any] = {}
             required: list[str] = []
@@ -424,11 +425,13 @@ class _Checker:
                                f"duplicate parameter '{pname}' (also parameters[{seen[pname]}])")
                     continue
                 seen[pname] = index
-                body = {k: v for k, v in param.items() if k not in ("name", "required")}
+                body = _parameter_schema(param)
                 bundled, used = bundler.bundle(body, param_path)
                 defs |= used
                 has_default = "default" in param
-                is_required = param.get("required", not has_default)
+                # a list is JSON Schema's `required` (kept in the schema), not the parameter's
+                is_required = param["required"] if isinstance(param.get("required"), bool) \
+                    else not has_default
                 if is_required is True and has_default:
                     self.error(param_path + ("required",),
                                "a parameter with a default cannot be required")
@@ -446,17 +449,14 @@ class _Checker:
         output_schema: dict[str, Any] | None = None
         output_type_ref: str | None = None
         if "output_schema" in raw:
-            bundled, used = bundler.bundle(raw["output_schema"], path + ("output_schema",))
-            output_schema = bundler.with_defs(bundled, used)
-            ref = raw["output_schema"].get("$ref") if isinstance(raw["output_schema"], dict) else None
-            if isinstance(ref, str) and len(raw["output_schema"]) == 1:
-                match = re.fullmatch(r"#/types/([A-Za-z_][A-Za-z0-9_]*)", ref)
-                if match and match.group(1) in types:
-                    output_type_ref = match.group(1)
-            if isinstance(output_schema, dict) and output_schema.get("type") != "object" \
-                    and output_type_ref is None:
-                self.error(path + ("output_schema",), "an output schema must describe an object "
-                           "(structuredContent is a JSON object before 2026-07-28)")
+            output_schema, bundled = self.publish_tool_schema(
+                raw, path, "output_schema", bundler, types)
+            ref = bundled.get("$ref") if isinstance(bundled, dict) and len(bundled) == 1 else None
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                # a bare $ref: `…Output` is an alias of the model of the type or file it names
+                target = ref.removeprefix("#/$defs/")
+                if target in bundler.defs and target.isidentifier():
+                    output_type_ref = target
 
         any_optional = any(not p.required for p in parameters)
         default_callback = "structured" if output_schema is not None else (
@@ -502,15 +502,40 @@ class _Checker:
             line=self.doc.position(path).line,
         )
 
+    def publish_tool_schema(
+        self, raw: Mapping[str, Any], path: YPath, key: str, bundler: Bundler,
+        types: Mapping[str, Any],
+    ) -> tuple[dict[str, Any], Any]:
+        """The published ``inputSchema``/``outputSchema`` of a hand-written schema:
+        bundled, its root an object (a root ``$ref`` inlined); an error at its line
+        when it cannot describe an object (then a stand-in, so later checks run).
+        Also returns the schema as bundled, before its root was published."""
+        schema = raw[key]
+        where = path + (key,)
+        problems = len(bundler.problems)
+        bundled, _ = bundler.bundle(schema, where, local_defs=key == "input_schema")
+        if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
+            for name in schema["$defs"]:
+                if name in types:
+                    self.error(where + ("$defs", name), f"local definition '{name}' has the name "
+                               f"of types entry '{name}'; both would be published as "
+                               f"'#/$defs/{name}': rename one", key=True)
+        published = bundler.publish_object(bundled)
+        if published is not None:
+            return published, bundled
+        if len(bundler.problems) == problems:  # an unresolved $ref is reported on its own
+            ref = schema.get("$ref") if isinstance(schema, dict) else None
+            what, why = ("an output", "structuredContent is a JSON object") if key == "output_schema" \
+                else ("an input", "tool arguments are a JSON object")
+            self.error(where + ("$ref",) if isinstance(ref, str) else where,
+                       f"{what} schema must describe an object (type: object), and "
+                       f"{repr(ref) if isinstance(ref, str) else 'this one'} does not: {why}")
+        return {"type": "object"}, bundled
+
     def tool_from_input_schema(
-        self, raw: Mapping[str, Any], path: YPath, bundler: Bundler
+        self, raw: Mapping[str, Any], path: YPath, bundler: Bundler, types: Mapping[str, Any]
     ) -> tuple[dict[str, Any], list[ir.Parameter]]:
-        schema = raw["input_schema"]
-        bundled, used = bundler.bundle(schema, path + ("input_schema",))
-        published = bundler.with_defs(bundled, used)
-        if not isinstance(published, dict) or published.get("type") != "object":
-            self.error(path + ("input_schema",), "an input schema must have type: object")
-            return {"type": "object"}, []
+        published, _ = self.publish_tool_schema(raw, path, "input_schema", bundler, types)
         properties = published.get("properties", {})
         required = published.get("required", [])
         parameters = []
@@ -597,6 +622,24 @@ def _directive_message(key: str, where: str = "") -> str:
     inside = f" in {where}" if where else ""
     return (f"'{key}'{inside} is a code-generator directive: it would choose what the "
             "generated models.py imports or runs, which a spec may not do; remove it")
+
+
+def _parameter_schema(parameter: Mapping[str, Any]) -> dict[str, Any]:
+    """A parameter's own JSON Schema: all but ``name``, and ``required`` when it is the
+    parameter's boolean (a list at the top level can only be JSON Schema's keyword)."""
+    return {key: value for key, value in parameter.items()
+            if key != "name" and not (key == "required" and not isinstance(value, list))}
+
+
+def _local_def_names(tools: list[Any]) -> frozenset[str]:
+    """The local ``$defs`` names of every hand-written ``input_schema``: published as
+    written, so no bundled definition may take one of them."""
+    names: set[str] = set()
+    for tool in tools:
+        schema = tool.get("input_schema") if isinstance(tool, dict) else None
+        if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
+            names.update(str(name) for name in schema["$defs"])
+    return frozenset(names)
 
 
 def _python_name(name: str) -> str:

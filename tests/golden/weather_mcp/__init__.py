@@ -7,7 +7,15 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._runtime import Context, ContractMismatch, ProtocolError, ServerExited, Timeout, ToolError
+    from ._runtime import (
+        Context,
+        ContractMismatch,
+        ProtocolError,
+        ResultMismatch,
+        ServerExited,
+        Timeout,
+        ToolError,
+    )
     from .client import AsyncWeatherClient, WeatherClient
     from .server import WeatherServer, serve
 
@@ -17,6 +25,7 @@ _WHERE = {
     "Context": "._runtime",
     "ContractMismatch": "._runtime",
     "ProtocolError": "._runtime",
+    "ResultMismatch": "._runtime",
     "ServerExited": "._runtime",
     "Timeout": "._runtime",
     "ToolError": "._runtime",
@@ -32,6 +41,7 @@ __all__ = [
     "Context",
     "ContractMismatch",
     "ProtocolError",
+    "ResultMismatch",
     "ServerExited",
     "Timeout",
     "ToolError",

@@ -21,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
 from . import contract
-from ._runtime import AsyncSession, ListedTool, Session, convert_result, serve_streams
+from ._runtime import (
+    AsyncSession,
+    ListedTool,
+    ResultConverter,
+    Session,
+    convert_result,
+    serve_streams,
+)
 from ._runtime._client import (
     AsyncProgressCallback,
     AsyncTaskHandle,
@@ -48,15 +55,13 @@ __all__ = [
 Verify = Literal["strict", "warn", "off"]
 
 
-def _structured(result: Mapping[str, Any]) -> Any:
-    # Revisions before 2025-06-18 carry no structuredContent, only its JSON text.
-    if "structuredContent" in result:
-        return result["structuredContent"]
-    return convert_result(result, "object")
+# Results are checked against the contract's output schemas (the server's own rules),
+# then built into models; what does not fit raises ResultMismatch.
+_results = ResultConverter(contract.TOOLS)
 
 
 def _get_forecast_result(result: Mapping[str, Any]) -> GetForecastOutput:
-    return GetForecastOutput.model_validate(_structured(result))
+    return _results.structured("get_forecast", result, GetForecastOutput.model_validate)
 
 
 class WeatherClient:
@@ -177,7 +182,7 @@ class WeatherClient:
         """Current temperature in degrees Celsius."""
         arguments: dict[str, Any] = {"city": city}
         result = self.session.call_tool("current_temperature", arguments, on_progress=on_progress)
-        return cast("float", convert_result(result, "number"))
+        return cast("float", convert_result(result, "number", "current_temperature"))
 
     def alerts_search(
         self,
@@ -192,7 +197,7 @@ class WeatherClient:
         if severity is not None:
             arguments["severity"] = severity
         result = self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
-        return cast("list[Any]", convert_result(result, "array"))
+        return cast("list[Any]", convert_result(result, "array", "alerts.search"))
 
     def report_observation(
         self,
@@ -205,7 +210,7 @@ class WeatherClient:
         """Record a temperature reading from a station; returns its id."""
         arguments: dict[str, Any] = {"station": station, "temperature_c": temperature_c, "at": at}
         result = self.session.call_tool("report_observation", arguments, on_progress=on_progress)
-        return cast("str", convert_result(result, "string"))
+        return cast("str", convert_result(result, "string", "report_observation"))
 
 
 class AsyncWeatherClient:
@@ -328,7 +333,7 @@ class AsyncWeatherClient:
         result = await self.session.call_tool(
             "current_temperature", arguments, on_progress=on_progress
         )
-        return cast("float", convert_result(result, "number"))
+        return cast("float", convert_result(result, "number", "current_temperature"))
 
     async def alerts_search(
         self,
@@ -343,7 +348,7 @@ class AsyncWeatherClient:
         if severity is not None:
             arguments["severity"] = severity
         result = await self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
-        return cast("list[Any]", convert_result(result, "array"))
+        return cast("list[Any]", convert_result(result, "array", "alerts.search"))
 
     async def report_observation(
         self,
@@ -358,4 +363,4 @@ class AsyncWeatherClient:
         result = await self.session.call_tool(
             "report_observation", arguments, on_progress=on_progress
         )
-        return cast("str", convert_result(result, "string"))
+        return cast("str", convert_result(result, "string", "report_observation"))

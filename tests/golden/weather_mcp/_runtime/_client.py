@@ -42,6 +42,7 @@ from ._errors import (
     ContractMismatch,
     McpError,
     ProtocolError,
+    ResultMismatch,
     ServerExited,
     Timeout,
     ToolError,
@@ -70,6 +71,7 @@ __all__ = [
     "NotificationHandler",
     "ProgressCallback",
     "ProtocolChoice",
+    "ResultConverter",
     "Session",
     "TaskHandle",
     "TaskStatus",
@@ -214,12 +216,13 @@ _JSON_CHECKS: dict[str, Callable[[Any], bool]] = {
 }
 
 
-def convert_result(result: Mapping[str, Any], returns: str) -> Any:
+def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> Any:
     """The value a generated method returns for a ``CallToolResult``.
 
     ``returns`` is the tool's declared type: ``string`` (the text blocks joined),
     ``integer``/``number``/``boolean``/``object``/``array`` (the text parsed as
     JSON and type-checked) or ``content`` (the content blocks as they came).
+    A value that is not of that type raises ``ResultMismatch`` naming ``tool``.
     """
     content = result.get("content")
     if returns == "content":
@@ -236,14 +239,85 @@ def convert_result(result: Mapping[str, Any], returns: str) -> Any:
         try:
             value = json.loads(text)
         except ValueError:
-            raise ProtocolError(
-                f"the tool result is not a JSON {returns}: {text[:200]!r}", reason="bad_result"
-            ) from None
-    if not check(value):
-        raise ProtocolError(
-            f"the tool result is not a JSON {returns}: {text[:200]!r}", reason="bad_result"
+            value = _NOT_JSON
+    if value is _NOT_JSON or not check(value):
+        raise ResultMismatch(
+            f"the result of tool '{tool}' is not a JSON {returns}: {text[:200]!r}", tool=tool
         )
     return value
+
+
+_NOT_JSON = object()
+
+
+class ResultConverter:
+    """Turns ``CallToolResult``s into what the typed client methods return, checking
+    each against the contract the client was generated from.
+
+    A structured result is first checked against the tool's output schema in the
+    contract with the runtime's validator (so client and server apply the same
+    rules), then built into its ``…Output`` model; whatever does not fit raises
+    ``ResultMismatch`` naming the tool and the field, never pydantic's own error.
+    Validators are compiled on a tool's first result.
+    """
+
+    def __init__(self, contract: Sequence[Mapping[str, Any]]) -> None:
+        self._schemas = {
+            tool["name"]: tool["outputSchema"] for tool in contract if "outputSchema" in tool
+        }
+        self._validators: dict[str, Callable[[Any], Any]] = {}
+
+    def structured(self, tool: str, result: Mapping[str, Any], build: Callable[[Any], T]) -> T:
+        """The model ``build`` makes of the result's ``structuredContent`` (before
+        2025-06-18 a result carries only its JSON text, which is used instead)."""
+        from ._jsonschema import ValidationFailed
+
+        if "structuredContent" in result:
+            value = result["structuredContent"]
+        else:
+            value = convert_result(result, "object", tool)
+        try:
+            self._validator(tool)(value)
+        except ValidationFailed as exc:
+            first = exc.problems[0]
+            raise ResultMismatch(
+                f"the result of tool '{tool}' does not fit its output schema: {exc.describe(3)}",
+                tool=tool, path=first.path,
+            ) from None
+        try:
+            return build(value)
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            listed = getattr(exc, "errors", None)
+            errors: list[dict[str, Any]] = listed() if callable(listed) else []
+            path = tuple(errors[0].get("loc", ())) if errors else ()
+            problem = errors[0].get("msg", str(exc)) if errors else str(exc)
+            where = _render_path(path)
+            raise ResultMismatch(
+                f"the result of tool '{tool}' does not fit its model: "
+                f"{where + ': ' if where else ''}{problem}",
+                tool=tool, path=path,
+            ) from None
+
+    def _validator(self, tool: str) -> Callable[[Any], Any]:
+        validator = self._validators.get(tool)
+        if validator is None:
+            from ._jsonschema import compile_schema
+
+            schema = self._schemas.get(tool)
+            validator = compile_schema(schema) if schema is not None else _accept
+            self._validators[tool] = validator
+        return validator
+
+
+def _accept(value: Any) -> Any:
+    return value
+
+
+def _render_path(path: Sequence[Any]) -> str:
+    """``("rows", 1, "day")`` → ``rows[1].day``, as the validator writes paths."""
+    from ._jsonschema import Problem
+
+    return Problem(tuple(path), "").render().removesuffix(": ") if path else ""
 
 
 # --------------------------------------------------------------------------- contract
