@@ -1,7 +1,8 @@
 """A JSON Schema 2020-12 validator that compiles a schema once into a tree of closures.
 
 It checks every tool call, optionally coercing the strings a model sends in place of
-numbers and booleans, and reports problems in words a model can act on.
+numbers and booleans, and reports problems in words a model can act on. ``format`` is
+asserted for the formats ``_formats`` knows (an annotation for any other).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from fractions import Fraction
 from typing import Any, Final
 from urllib.parse import unquote
 
+from ._formats import format_checker
 from ._regex import EcmaRegex, RegexError
 
 __all__ = [
@@ -483,8 +485,9 @@ _Key = tuple[int, int, bool]
 
 
 class _Compiler:
-    def __init__(self, root: Mapping[str, Any] | bool) -> None:
+    def __init__(self, root: Mapping[str, Any] | bool, assert_formats: bool = True) -> None:
         self.root = root
+        self.assert_formats = assert_formats
         self.nodes: dict[_Key, _Node] = {}
         self.regexes: dict[str, EcmaRegex] = {}
 
@@ -681,6 +684,10 @@ class _Compiler:
             checks.append(self.number_group(schema, where))
         if any(k in schema for k in _STRING_KEYWORDS):
             checks.append(self.string_group(schema, where))
+        if "format" in schema:
+            format_check = self.format_check(schema["format"], where)
+            if format_check is not None:
+                checks.append(format_check)
         if any(k in schema for k in _ARRAY_KEYWORDS):
             checks.append(self.array_group(schema, base, coerce, where, node))
         fuse_object = types == ("object",) and not checks
@@ -784,6 +791,21 @@ class _Compiler:
             return value
 
         return strings
+
+    def format_check(self, name: Any, where: str) -> _Check | None:
+        if not isinstance(name, str):
+            raise SchemaError(f"{where}/format: must be a string")
+        known = format_checker(name) if self.assert_formats else None
+        if known is None:
+            return None  # an annotation: any string passes
+        check, expected = known.check, known.expected
+
+        def string_format(value: Any, errs: list[_Err]) -> Any:
+            if isinstance(value, str) and not check(value):
+                errs.append(((), f"expected {expected}, got {_short(value)}", None))
+            return value
+
+        return string_format
 
     def array_group(
         self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
@@ -1369,14 +1391,18 @@ def _identity(instance: Any) -> Any:
     return instance
 
 
-def compile_schema(schema: Mapping[str, Any] | bool, *, coerce: bool = False) -> Validator:
+def compile_schema(
+    schema: Mapping[str, Any] | bool, *, coerce: bool = False, assert_formats: bool = True
+) -> Validator:
     """Compile ``schema`` into a validator that returns the instance or raises ValidationFailed.
 
     With ``coerce``, strings are converted where the schema wants an integer, number
     or boolean and no string; the result is then a copy, and the input is never changed.
+    ``assert_formats`` checks the formats ``_formats.FORMATS`` knows (False leaves every
+    ``format`` an annotation, the specification's default).
     Raises SchemaError when the schema is invalid or uses something unsupported.
     """
-    compiler = _Compiler(schema)
+    compiler = _Compiler(schema, assert_formats)
     try:
         root = compiler.node(schema, schema, coerce, "#")
         compiler.check_loops()
