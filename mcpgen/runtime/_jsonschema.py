@@ -11,7 +11,6 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Final
 from urllib.parse import unquote
@@ -244,42 +243,48 @@ def _multiple_of(step: float) -> Callable[[float], bool]:
 
 
 # ------------------------------------------------------------------------ coercion
+#
+# A model often sends "3" for 3 and "true" for true. Where the schema wants a number or
+# a boolean and would refuse any string, the runtime converts a string that is plainly
+# that value, and nothing else:
+#
+#   integer  an optional sign and decimal digits, no leading zero: "42", "-7", "0"
+#            ("0123" reads as an identifier; "1e3" and "3.0" are not integer literals)
+#   number   a JSON number, optionally "+"-signed: "3", "-0.5", "1e3"; the result is
+#            what the JSON would hold (an exact int without fraction or exponent, else
+#            a float) and must be finite
+#   boolean  "true" or "false", exactly
+#
+# No spaces are stripped, digits are ASCII, and text longer than MAX_COERCED_LENGTH is
+# never converted. Coercion is a fallback: a string that satisfies the schema (or a
+# branch of its anyOf/oneOf) stays a string. An enum or const without "type" converts
+# to its members' own types (enum [1, 2] reads "2", not "2.0").
 
-_INT_TEXT = re.compile(r"[+-]?[0-9]+\Z")
-# Unambiguous (digits, then an optional "." and digits): "[0-9]+\.?[0-9]*" split a long
-# run of digits in n² ways before failing, so a 4 MB argument took hours.
-_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+MAX_COERCED_LENGTH: Final = 100
+"""Characters at most in a string converted to a number (default 100): longer text is
+not a number anyone meant, and converting it could cost time."""
+
+_INT_TEXT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")
+_NUMBER_TEXT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 def _make_coercer(integer: bool, number: bool, boolean: bool) -> Callable[[str], Any]:
     """Convert a string to the scalar the schema wants; hand back the same string if not."""
 
     def coerce(text: str) -> Any:
-        stripped = text.strip()
-        if integer or number:
-            if _INT_TEXT.match(stripped):
-                try:
-                    return int(stripped)
-                except ValueError:  # more digits than int() agrees to parse
-                    return text
-            if _NUMBER_TEXT.match(stripped):
-                as_float = float(stripped)
-                if not math.isfinite(as_float):
-                    return text
-                if number:
-                    return as_float
-                try:
-                    exact = Decimal(stripped)
-                    if exact == exact.to_integral_value():
-                        return int(exact)
-                except InvalidOperation:
-                    pass
-                return text
+        if (integer or number) and len(text) <= MAX_COERCED_LENGTH:
+            if _INT_TEXT.fullmatch(text):
+                return int(text)
+            if number:
+                match = _NUMBER_TEXT.fullmatch(text)
+                if match is not None:
+                    as_float = float(text)
+                    if math.isfinite(as_float):
+                        return as_float
         if boolean:
-            lowered = stripped.lower()
-            if lowered == "true":
+            if text == "true":
                 return True
-            if lowered == "false":
+            if text == "false":
                 return False
         return text
 
@@ -667,7 +672,7 @@ class _Compiler:
         coercer = None
         accepted = set(types) if types is not None else None
         if accepted is None and allowed:
-            accepted = {_json_type(v) for values in allowed.values() for v in values}
+            accepted = {_member_type(v) for values in allowed.values() for v in values}
         if coerce and accepted is not None and "string" not in accepted:
             integer = "integer" in accepted
             number = "number" in accepted
@@ -1226,6 +1231,14 @@ class _Compiler:
             return value if out is None else out
 
         return unevaluated_items
+
+
+def _member_type(value: Any) -> str:
+    """The JSON type of an enum or const member, telling integers from other numbers:
+    the literal a string must be to become that member."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "integer"
+    return _json_type(value)
 
 
 def _json_type(value: Any) -> str:
