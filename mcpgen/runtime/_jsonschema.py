@@ -179,7 +179,7 @@ _EXACT_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "null": (_NONE_TYPE,),
     "boolean": (bool,),
     "integer": (int,),
-    "number": (int, float),
+    "number": (int,),  # a float is a number only when finite: judged by _is_type
     "string": (str,),
     "array": (list,),
     "object": (dict,),
@@ -196,7 +196,9 @@ def _is_type(value: Any, name: str) -> bool:
             return False
         return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, float):
+            return math.isfinite(value)  # NaN and infinities are no JSON numbers
+        return isinstance(value, int) and not isinstance(value, bool)
     if name == "string":
         return isinstance(value, str)
     if name == "array":
@@ -758,6 +760,9 @@ class _Compiler:
         def numbers(value: Any, errs: list[_Err]) -> Any:
             kind = type(value)
             if kind is not int and kind is not float and not _is_number(value):
+                return value
+            if kind is float and not math.isfinite(value):
+                errs.append(((), f"expected a finite number, got {_short(value)}", None))
                 return value
             if minimum is not None and value < minimum:
                 errs.append(((), f"must be >= {minimum!r}, got {_short(value)}", None))
@@ -1337,6 +1342,13 @@ def _assemble(
     integral_float = types is not None and "integer" in types and "number" not in types
     expected = desc
     type_message = f"expected {desc}, got "
+    wants_number = types is not None and ("integer" in types or "number" in types)
+
+    def mismatch(value: Any) -> str:
+        if wants_number and type(value) is float and not math.isfinite(value):
+            # NaN or an infinity (what a decoder makes of NaN, Infinity or 1e400).
+            return f"expected a finite number, got {_short(value)}"
+        return type_message + _short(value)
 
     def type_ok(value: Any) -> bool:
         if integral_float and type(value) is float and value.is_integer():
@@ -1349,7 +1361,7 @@ def _assemble(
             def typed(value: Any, errs: list[_Err]) -> Any:
                 if type(value) in exact or type_ok(value):
                     return value
-                errs.append(((), type_message + _short(value), expected))
+                errs.append(((), mismatch(value), expected))
                 return value
 
             return typed
@@ -1363,7 +1375,7 @@ def _assemble(
                 converted = coercer(value)
                 if converted is not value:
                     return converted
-            errs.append(((), type_message + _short(value), expected))
+            errs.append(((), mismatch(value), expected))
             return value
 
         return typed_coerced
@@ -1374,7 +1386,7 @@ def _assemble(
         if types is not None and type(value) not in exact and not type_ok(value):
             converted = coercer(value) if coercer is not None and type(value) is str else value
             if converted is value:
-                errs.append(((), type_message + _short(value), expected))
+                errs.append(((), mismatch(value), expected))
                 return value
             value = converted
         start = len(errs)

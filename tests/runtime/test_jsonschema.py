@@ -886,3 +886,13 @@ def test_coercion_properties(schema: Any, instance: Any) -> None:
         # Whatever coercion produced must be valid without coercion, for both validators.
         assert is_valid(schema, result)
         assert reference_valid(schema, result)
+
+
+def test_non_finite_floats_are_no_json_numbers() -> None:
+    # What Python's JSON decoder makes of NaN, Infinity and 1e400: no JSON value.
+    for value in (float("nan"), float("inf"), float("-inf")):
+        for kind in ("number", "integer", ["number", "null"]):
+            assert messages({"type": kind}, value) == [f"expected a finite number, got {value!r}"]
+        assert messages({"minimum": 0}, value) == [f"expected a finite number, got {value!r}"]
+        assert is_valid({"type": "string"}, "nan") and not is_valid({"type": "number"}, value)
+    assert compile_schema({"type": "number"})(1.5) == 1.5
