@@ -53,6 +53,7 @@ class _ToolView:
     timeout: float | None
     task_support: str
     doc: str
+    client_doc: str  # doc, plus the defaults the server applies to left-out arguments
     handler_params: str
     handler_returns: str
     client_params: str
@@ -126,7 +127,8 @@ def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
         is_async=tool.is_async,
         timeout=tool.timeout,
         task_support=tool.task_support,
-        doc=py_docstring(method_text),
+        doc=py_docstring(text),
+        client_doc=py_docstring(method_text),
         handler_params=handler_params,
         handler_returns=handler_returns,
         client_params="".join(f", {part}" for part in client_parts),
