@@ -7,7 +7,16 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._runtime import Context, ContractMismatch, ProtocolError, ServerExited, Timeout, ToolError
+    from ._runtime import (
+        UNSET,
+        Context,
+        ContractMismatch,
+        ProtocolError,
+        ServerExited,
+        Timeout,
+        ToolError,
+        Unset,
+    )
     from .client import AsyncWeatherClient, WeatherClient
     from .server import WeatherServer, serve
 
@@ -20,6 +29,8 @@ _WHERE = {
     "ServerExited": "._runtime",
     "Timeout": "._runtime",
     "ToolError": "._runtime",
+    "UNSET": "._runtime",
+    "Unset": "._runtime",
     "WeatherClient": ".client",
     "WeatherServer": ".server",
     "serve": ".server",
@@ -35,6 +46,8 @@ __all__ = [
     "ServerExited",
     "Timeout",
     "ToolError",
+    "UNSET",
+    "Unset",
     "WeatherClient",
     "WeatherServer",
     "serve",

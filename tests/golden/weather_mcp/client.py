@@ -3,7 +3,8 @@
 
 ``WeatherClient`` (sync) and ``AsyncWeatherClient`` mirror each other method
 for method. Each tool is a method with the positional handler's signature; an
-optional argument left at ``None`` is not sent, and a keyword-only
+optional argument left out (``UNSET``) is not sent, ``None`` is sent as null
+where the schema admits null, and a keyword-only
 ``on_progress(progress, total, message)`` receives the call's progress
 notifications. A tool whose contract allows tasks also has ``start_<tool>``,
 which returns a ``TaskHandle`` (``status()``, ``result()``, ``cancel()``).
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, cast
 
 from . import contract
-from ._runtime import AsyncSession, ListedTool, Session, convert_result, serve_streams
+from ._runtime import UNSET, AsyncSession, ListedTool, Session, Unset, convert_result, serve_streams
 from ._runtime._client import (
     AsyncProgressCallback,
     AsyncTaskHandle,
@@ -41,6 +42,8 @@ __all__ = [
     "ProtocolChoice",
     "TaskHandle",
     "TaskStatus",
+    "UNSET",
+    "Unset",
     "WeatherClient",
 ]
 
@@ -133,14 +136,19 @@ class WeatherClient:
     def get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: ProgressCallback | None = None,
     ) -> GetForecastOutput:
-        """Forecast for a city, one entry per day."""
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        """Forecast for a city, one entry per day.
+
+        Left out (``UNSET``), an argument takes the server's default: days=3.
+        """
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         result = self.session.call_tool("get_forecast", arguments, on_progress=on_progress)
         return _get_forecast_result(result)
@@ -148,8 +156,8 @@ class WeatherClient:
     def start_get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: ProgressCallback | None = None,
     ) -> TaskHandle[GetForecastOutput]:
@@ -159,8 +167,10 @@ class WeatherClient:
         task's state, ``result()`` waits for what ``get_forecast()`` returns,
         ``cancel()`` stops it.
         """
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         return self.session.start_tool(
             "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
@@ -177,14 +187,19 @@ class WeatherClient:
     def alerts_search(
         self,
         region: dict[str, Any],
-        max_results: int = 10,
-        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | None = None,
+        max_results: int | Unset = UNSET,
+        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | Unset = UNSET,
         *,
         on_progress: ProgressCallback | None = None,
     ) -> list[Any]:
-        """Weather alerts matching a region, newest first."""
-        arguments: dict[str, Any] = {"region": region, "max-results": max_results}
-        if severity is not None:
+        """Weather alerts matching a region, newest first.
+
+        Left out (``UNSET``), an argument takes the server's default: max_results=10.
+        """
+        arguments: dict[str, Any] = {"region": region}
+        if max_results is not UNSET:
+            arguments["max-results"] = max_results
+        if severity is not UNSET:
             arguments["severity"] = severity
         result = self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
         return cast("list[Any]", convert_result(result, "array"))
@@ -278,14 +293,19 @@ class AsyncWeatherClient:
     async def get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: AsyncProgressCallback | None = None,
     ) -> GetForecastOutput:
-        """Forecast for a city, one entry per day."""
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        """Forecast for a city, one entry per day.
+
+        Left out (``UNSET``), an argument takes the server's default: days=3.
+        """
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         result = await self.session.call_tool("get_forecast", arguments, on_progress=on_progress)
         return _get_forecast_result(result)
@@ -293,8 +313,8 @@ class AsyncWeatherClient:
     async def start_get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: AsyncProgressCallback | None = None,
     ) -> AsyncTaskHandle[GetForecastOutput]:
@@ -304,8 +324,10 @@ class AsyncWeatherClient:
         task's state, ``result()`` waits for what ``get_forecast()`` returns,
         ``cancel()`` stops it.
         """
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         return await self.session.start_tool(
             "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
@@ -324,14 +346,19 @@ class AsyncWeatherClient:
     async def alerts_search(
         self,
         region: dict[str, Any],
-        max_results: int = 10,
-        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | None = None,
+        max_results: int | Unset = UNSET,
+        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | Unset = UNSET,
         *,
         on_progress: AsyncProgressCallback | None = None,
     ) -> list[Any]:
-        """Weather alerts matching a region, newest first."""
-        arguments: dict[str, Any] = {"region": region, "max-results": max_results}
-        if severity is not None:
+        """Weather alerts matching a region, newest first.
+
+        Left out (``UNSET``), an argument takes the server's default: max_results=10.
+        """
+        arguments: dict[str, Any] = {"region": region}
+        if max_results is not UNSET:
+            arguments["max-results"] = max_results
+        if severity is not UNSET:
             arguments["severity"] = severity
         result = await self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
         return cast("list[Any]", convert_result(result, "array"))
