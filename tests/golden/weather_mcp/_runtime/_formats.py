@@ -16,27 +16,60 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Final
 
-from . import _idna
 from ._regex import RegexError, check_syntax
 
 __all__ = ["FORMATS", "Format", "format_checker"]
 
 
-@dataclass(frozen=True)
+class _Lazy:
+    """A regular expression compiled on first use: a server checks a few formats, and
+    compiling every pattern here (Unicode ranges included) at import cost tens of
+    milliseconds of start-up."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def _get(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+    def fullmatch(self, text: str) -> re.Match[str] | None:
+        return self._get().fullmatch(text)
+
+    def match(self, text: str) -> re.Match[str] | None:
+        return self._get().match(text)
+
+    def search(self, text: str) -> re.Match[str] | None:
+        return self._get().search(text)
+
+    def split(self, text: str) -> list[str]:
+        return self._get().split(text)
+
+    def findall(self, text: str) -> list[str]:
+        return self._get().findall(text)
+
+
 class Format:
     """A checker and the words for a value that fails it (after "expected")."""
 
-    check: Callable[[str], bool]
-    expected: str
+    __slots__ = ("check", "expected")  # a plain class: a dataclass costs ms at import
+
+    def __init__(self, check: Callable[[str], bool], expected: str) -> None:
+        self.check = check
+        self.expected = expected
 
 
 # ------------------------------------------------------------------ dates and times
 
-_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
-_TIME = re.compile(
+_DATE = _Lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_TIME = _Lazy(
     r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
 )
 _DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -87,7 +120,7 @@ def is_date_time(text: str) -> bool:
     return is_date(text[:10]) and is_time(text[11:])
 
 
-_DURATION = re.compile(
+_DURATION = _Lazy(
     r"P(?:"
     r"(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)"  # dur-date
     r"(?:T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S))?"  # [dur-time]
@@ -107,9 +140,9 @@ def is_duration(text: str) -> bool:
 
 # --------------------------------------------------------------------- IP addresses
 
-_DEC_OCTET = re.compile(r"25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9]")
-_DECBYTE = re.compile(r"[0-9]{1,3}")
-_HEX_GROUP = re.compile(r"[0-9A-Fa-f]{1,4}")
+_DEC_OCTET = _Lazy(r"25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9]")
+_DECBYTE = _Lazy(r"[0-9]{1,3}")
+_HEX_GROUP = _Lazy(r"[0-9A-Fa-f]{1,4}")
 
 
 def _dec_octet(text: str) -> bool:
@@ -176,19 +209,19 @@ _UCSCHAR: Final = (
 )
 _IPRIVATE: Final = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
 # RFC 3986 Appendix B: splits any string into the five components, or fails to.
-_SPLIT = re.compile(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL)
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+\-.]*")
-_PORT = re.compile(r"[0-9]*")
-_IPV_FUTURE = re.compile(rf"[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+")
+_SPLIT = _Lazy(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL)
+_SCHEME = _Lazy(r"[A-Za-z][A-Za-z0-9+\-.]*")
+_PORT = _Lazy(r"[0-9]*")
+_IPV_FUTURE = _Lazy(rf"[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+")
 
 
-_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_BAD_PERCENT = _Lazy(r"%(?![0-9A-Fa-f]{2})")
 
 
 def _chars(extra: str) -> Callable[[str], bool]:
     """Runs of the given characters and percent-encoded octets (two scans of one
     character class each: a run of alternatives is ten times slower in ``re``)."""
-    run = re.compile(f"[{extra}%]*")
+    run = _Lazy(f"[{extra}%]*")
 
     def check(text: str) -> bool:
         return run.fullmatch(text) is not None and _BAD_PERCENT.search(text) is None
@@ -196,29 +229,23 @@ def _chars(extra: str) -> Callable[[str], bool]:
     return check
 
 
-@dataclass(frozen=True)
 class _UriGrammar:
-    userinfo: Callable[[str], bool]
-    host: Callable[[str], bool]
-    path: Callable[[str], bool]
-    query: Callable[[str], bool]
-    fragment: Callable[[str], bool]
+    """The character sets of each URI (or IRI) component, as checkers."""
+
+    __slots__ = ("fragment", "host", "path", "query", "userinfo")
+
+    def __init__(self, unreserved: str, private: str) -> None:
+        base = unreserved + _SUB_DELIMS
+        pchar = base + ":@"
+        self.userinfo = _chars(base + ":")
+        self.host = _chars(base)
+        self.path = _chars(pchar + "/")
+        self.query = _chars(pchar + "/?" + private)
+        self.fragment = _chars(pchar + "/?")
 
 
-def _grammar(unreserved: str, private: str) -> _UriGrammar:
-    base = unreserved + _SUB_DELIMS
-    pchar = base + ":@"
-    return _UriGrammar(
-        userinfo=_chars(base + ":"),
-        host=_chars(base),
-        path=_chars(pchar + "/"),
-        query=_chars(pchar + "/?" + private),
-        fragment=_chars(pchar + "/?"),
-    )
-
-
-_URI = _grammar(_UNRESERVED, "")
-_IRI = _grammar(_UNRESERVED + _UCSCHAR, _IPRIVATE)
+_URI = _UriGrammar(_UNRESERVED, "")
+_IRI = _UriGrammar(_UNRESERVED + _UCSCHAR, _IPRIVATE)
 
 
 def _authority_ok(authority: str, grammar: _UriGrammar) -> bool:
@@ -285,7 +312,7 @@ def is_iri_reference(text: str) -> bool:
 _VARNAME: Final = r"[A-Za-z0-9_%]++(?:\.[A-Za-z0-9_%]++)*+"
 _VARSPEC: Final = rf"{_VARNAME}(?::[1-9][0-9]{{0,3}}+|\*)?+"
 _LITERALS: Final = rf"[!#$%&-;=?-\[\]_a-z~{_UCSCHAR}{_IPRIVATE}]*+"
-_TEMPLATE = re.compile(
+_TEMPLATE = _Lazy(
     rf"{_LITERALS}(?:\{{[+#./;?&=,!@|]?+{_VARSPEC}(?:,{_VARSPEC})*+\}}{_LITERALS})*+"
 )
 
@@ -301,14 +328,16 @@ def is_uri_template(text: str) -> bool:
 
 # ---------------------------------------------------------------------- host names
 
-_LDH_LABEL = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_LDH_LABEL = _Lazy(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 MAX_NAME_LENGTH: Final = 253
 """RFC 1034 §3.1: 255 octets on the wire, so 253 characters written with dots."""
-_IDN_DOTS = re.compile("[.\u3002\uff0e\uff61]")
+_IDN_DOTS = _Lazy("[.\u3002\uff0e\uff61]")
 
 
 def _domain_ok(labels: list[str]) -> bool:
     """The Bidi rule (RFC 5893 §2) binds every label once one is right-to-left."""
+    from . import _idna  # its Unicode tables load when a host name is first checked
+
     if any(_idna.is_rtl_label(label) for label in labels):
         return all(_idna.bidi_rule_ok(label) for label in labels)
     return True
@@ -316,6 +345,8 @@ def _domain_ok(labels: list[str]) -> bool:
 
 def _ascii_label(label: str) -> str | None:
     """An LDH label (RFC 1123 §2.1) as its U-label when it is an A-label; None if invalid."""
+    from . import _idna
+
     if not _LDH_LABEL.fullmatch(label):
         return None
     if not _idna.is_a_label(label):
@@ -355,6 +386,8 @@ def is_idn_hostname(text: str) -> bool:
     # fit, and is refused before any label is looked at.
     if not text or len(text) > MAX_NAME_LENGTH:
         return False
+    from . import _idna
+
     labels = []
     total = -1
     for label in _IDN_DOTS.split(text):
@@ -383,15 +416,15 @@ MAX_DOMAIN_OCTETS: Final = 255
 """RFC 5321 §4.5.3.1.2: a domain is at most 255 octets."""
 
 
-def _mailbox(non_ascii: str) -> re.Pattern[str]:
+def _mailbox(non_ascii: str) -> _Lazy:
     atom = f"[{_ATEXT}{non_ascii}]+"
     quoted = rf'"(?:[{_QTEXT}{non_ascii}]|\\[\x20-\x7e])*"'
-    return re.compile(rf"({atom}(?:\.{atom})*|{quoted})@(.+)", re.DOTALL)
+    return _Lazy(rf"({atom}(?:\.{atom})*|{quoted})@(.+)", re.DOTALL)
 
 
 _MAILBOX = _mailbox("")
 _IDN_MAILBOX = _mailbox("\u0080-\U0010ffff")
-_SNUM = re.compile(r"[0-9]{1,3}")
+_SNUM = _Lazy(r"[0-9]{1,3}")
 
 
 def _snum(text: str) -> bool:
@@ -411,7 +444,7 @@ def _address_literal(text: str) -> bool:
     return _dotted(body, _snum)
 
 
-def _email(text: str, pattern: re.Pattern[str], domain: Callable[[str], bool]) -> bool:
+def _email(text: str, pattern: _Lazy, domain: Callable[[str], bool]) -> bool:
     if len(text) > MAX_LOCAL_PART_OCTETS + 1 + MAX_DOMAIN_OCTETS:
         return False  # more characters than the two parts may have octets
     match = pattern.fullmatch(text)
@@ -447,11 +480,11 @@ def is_idn_email(text: str) -> bool:
 
 # --------------------------------------------------------------------- the others
 
-_UUID = re.compile(
+_UUID = _Lazy(
     r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
 )
-_JSON_POINTER = re.compile(r"(?:/(?:[^/~]|~[01])*)*", re.DOTALL)
-_RELATIVE_POINTER = re.compile(r"(?:0|[1-9][0-9]*)(?:[+-][1-9][0-9]*)?(#?)")
+_JSON_POINTER = _Lazy(r"(?:/(?:[^/~]|~[01])*)*", re.DOTALL)
+_RELATIVE_POINTER = _Lazy(r"(?:0|[1-9][0-9]*)(?:[+-][1-9][0-9]*)?(#?)")
 
 
 def is_uuid(text: str) -> bool:
