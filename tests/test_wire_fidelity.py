@@ -50,6 +50,9 @@ class Impl(WireServer):
 
     def coerce_probe(self, args: Any) -> dict[str, Any]:
         return {name: [value, type(value).__name__] for name, value in args.items()}
+
+    def due_date(self, args: Any) -> dict[str, Any]:
+        return {"due_on": "2028-02-29" if args["mode"] == "leap_day" else "2027-02-29"}
 '''
 
 
@@ -196,6 +199,15 @@ def test_formats_are_checked_on_arguments(client: Any, package: Any) -> None:
     assert client.update_issue(7, due_on="2026-12-02", url="https://example.com/i/7") == {
         "number": 7, "due_on": "2026-12-02", "url": "https://example.com/i/7",
     }  # fmt: skip
+
+
+def test_formats_are_checked_on_results(client: Any, package: Any) -> None:
+    sent = client.session.call_tool("due_date", {"mode": "leap_day"})
+    assert sent["structuredContent"] == {"due_on": "2028-02-29"}
+    # A result that fails its format is the server's bug and never sent as a success
+    # (how it is reported is the server core's: an error result or a JSON-RPC error).
+    with pytest.raises((package.ToolError, package.ProtocolError)):
+        client.session.call_tool("due_date", {"mode": "no_such_day"})
 
 
 # ----------------------------------------------------------------------- coercion
