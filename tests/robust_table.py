@@ -771,8 +771,10 @@ for _how, _label, _err in (
     ("wrong_type", "a string where the schema wants a number", "does not match the output schema"),
     ("missing", "a required property missing", "does not match the output schema"),
     ("not_a_dict", "a list instead of an object", "expected the output model or a dict"),
-    ("nan", "float('nan')", "not JSON-serialisable"),
-    ("infinity", "float('inf')", "not JSON-serialisable"),
+    # n is {type: number}: NaN and infinities are no JSON numbers, so the output schema
+    # refuses them before JSON encoding would.
+    ("nan", "float('nan')", "n: expected a finite number, got nan"),
+    ("infinity", "float('inf')", "n: expected a finite number, got inf"),
     ("set", "a set", "not JSON-serialisable"),
     ("deep", "an object nested 5000 deep", "not JSON-serialisable"),
 ):
