@@ -537,8 +537,7 @@ FORMATS: Final[dict[str, Format]] = {
     "date": Format(is_date, "a date as YYYY-MM-DD (RFC 3339 full-date)"),
     "date-time": Format(
         is_date_time,
-        "a date-time with an offset, like 2026-12-02T10:00:00Z or 2026-12-02T11:00:00+01:00 "
-        "(RFC 3339)",
+        "a date-time as YYYY-MM-DDThh:mm:ss with Z or an offset like +01:00 (RFC 3339)",
     ),
     "time": Format(is_time, "a time with an offset, like 10:00:00Z or 11:00:00+01:00 (RFC 3339)"),
     "duration": Format(is_duration, "a duration like P3D, PT1H30M or P1Y2M (RFC 3339 appendix A)"),
