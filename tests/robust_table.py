@@ -788,8 +788,12 @@ for _how, _label, _err, _reason in (
      "it does not match the tool's output schema"),
     ("not_a_dict", "a list instead of an object", "expected the output model or a dict",
      "it is not an object"),
-    ("nan", "float('nan')", "not JSON-serialisable", "it cannot be sent as JSON"),
-    ("infinity", "float('inf')", "not JSON-serialisable", "it cannot be sent as JSON"),
+    # n is {type: number}: NaN and infinities are no JSON numbers, so the output schema
+    # refuses them before JSON encoding would.
+    ("nan", "float('nan')", "n: expected a finite number, got nan",
+     "it does not match the tool's output schema"),
+    ("infinity", "float('inf')", "n: expected a finite number, got inf",
+     "it does not match the tool's output schema"),
     ("set", "a set", "not JSON-serialisable", "it cannot be sent as JSON"),
     ("deep", "an object nested 5000 deep", "not JSON-serialisable", "it cannot be sent as JSON"),
 ):

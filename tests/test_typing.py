@@ -6,15 +6,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+from mcpgen.build import build_spec
+
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "golden"
 
 
-def _mypy(*targets: str) -> subprocess.CompletedProcess[str]:
+def _mypy(*targets: str, where: Path = GOLDEN) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file", "/dev/null",
          "--python-version", "3.11", *targets],
-        cwd=GOLDEN, capture_output=True, text=True, check=False, env={"MYPYPATH": str(GOLDEN), "PATH": "/usr/bin:/bin"},
+        cwd=where, capture_output=True, text=True, check=False, env={"MYPYPATH": str(where), "PATH": "/usr/bin:/bin"},
     )
 
 
@@ -27,3 +29,14 @@ def test_typing_expectations_hold() -> None:
     # Every `# type: ignore[...]` in check_weather.py must silence a real error.
     result = _mypy(str(ROOT / "tests" / "typing" / "check_weather.py"))
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_explicit_null_and_left_out_arguments_type_check(tmp_path: Path) -> None:
+    # UNSET (left out, not sent) versus None (sent as null, only where the schema
+    # admits null), on the wire contract's generated client.
+    result = build_spec(ROOT / "tests" / "fixtures" / "wire" / "tools.yaml",
+                        output=tmp_path / "wire_mcp")
+    assert result.ok, result.message
+    checked = _mypy(str(tmp_path / "wire_mcp"), str(ROOT / "tests" / "typing" / "check_wire.py"),
+                    where=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -53,6 +53,7 @@ class _ToolView:
     timeout: float | None
     task_support: str
     doc: str
+    client_doc: str  # doc, plus the defaults the server applies to left-out arguments
     handler_params: str
     handler_returns: str
     client_params: str
@@ -96,18 +97,22 @@ def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
             keyword_only = True
         if p.required:
             client_parts.append(f"{p.py_name}: {kinds[p.name]}")
-        elif p.has_default:
-            seen_optional = True
-            client_parts.append(f"{p.py_name}: {kinds[p.name]} = {py_literal(p.default)}")
         else:
+            # Left out, an optional argument is not sent (its default is the server's
+            # to apply); None is sent as null, and typed only where the schema admits it.
             seen_optional = True
-            client_parts.append(f"{p.py_name}: {_optional(kinds[p.name], False)} = None")
+            client_parts.append(f"{p.py_name}: {kinds[p.name]} | Unset = UNSET")
     locals_taken = {p.py_name for p in tool.parameters}
     args_var = "arguments" if "arguments" not in locals_taken else "arguments_"
     result_var = "result" if "result" not in locals_taken else "result_"
-    sent = [p for p in tool.parameters if p.required or p.has_default]
+    sent = [p for p in tool.parameters if p.required]
     required_args = "{" + ", ".join(f"{py_literal(p.name)}: {p.py_name}" for p in sent) + "}"
     text = tool.description or tool.title or f"Call tool {tool.name!r}."
+    defaults = [p for p in tool.parameters if p.has_default and not p.required]
+    method_text = text
+    if defaults:
+        shown = ", ".join(f"{p.py_name}={py_literal(p.default)}" for p in defaults)
+        method_text += f"\n\nLeft out (``UNSET``), an argument takes the server's default: {shown}.\n"
     start_text = (
         f"{text}\n\nRuns as a task and returns its handle at once: ``status()`` asks for the\n"
         f"task's state, ``result()`` waits for what ``{tool.py_name}()`` returns,\n"
@@ -123,6 +128,7 @@ def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
         timeout=tool.timeout,
         task_support=tool.task_support,
         doc=py_docstring(text),
+        client_doc=py_docstring(method_text),
         handler_params=handler_params,
         handler_returns=handler_returns,
         client_params="".join(f", {part}" for part in client_parts),
@@ -132,7 +138,7 @@ def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
             else RETURN_ANNOTATIONS[tool.returns]
         ),
         required_args=required_args,
-        optional_params=tuple(p for p in tool.parameters if not p.required and not p.has_default),
+        optional_params=tuple(p for p in tool.parameters if not p.required),
         wire_params=_tuple(p.name for p in tool.parameters),
         defaults=_tuple(p.default if p.has_default else None for p in tool.parameters),
         args_var=args_var,
@@ -202,7 +208,8 @@ def _docstrings(contract: ir.Contract) -> dict[str, str]:
             f"Typed clients for the {name!r} contract.\n\n"
             f"``{prefix}Client`` (sync) and ``Async{prefix}Client`` mirror each other method\n"
             "for method. Each tool is a method with the positional handler's signature; an\n"
-            "optional argument left at ``None`` is not sent, and a keyword-only\n"
+            "optional argument left out (``UNSET``) is not sent, ``None`` is sent as null\n"
+            "where the schema admits null, and a keyword-only\n"
             "``on_progress(progress, total, message)`` receives the call's progress\n"
             "notifications. A tool whose contract allows tasks also has ``start_<tool>``,\n"
             "which returns a ``TaskHandle`` (``status()``, ``result()``, ``cancel()``).\n\n"

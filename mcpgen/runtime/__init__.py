@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ._main import main
     from ._stdio_server import run_stdio, serve_streams
     from ._tools import App, Binding
+    from ._unset import UNSET, Unset
 
 _WHERE = {
     "App": "._tools",
@@ -43,6 +44,8 @@ _WHERE = {
     "Session": "._client",
     "Timeout": "._errors",
     "ToolError": "._errors",
+    "UNSET": "._unset",
+    "Unset": "._unset",
     "convert_result": "._client",
     "main": "._main",
     "run_stdio": "._stdio_server",
@@ -50,6 +53,7 @@ _WHERE = {
 }
 
 __all__ = [
+    "UNSET",
     "App",
     "AsyncSession",
     "Binding",
@@ -65,6 +69,7 @@ __all__ = [
     "Session",
     "Timeout",
     "ToolError",
+    "Unset",
     "convert_result",
     "main",
     "run_stdio",

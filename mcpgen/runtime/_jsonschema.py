@@ -1,7 +1,8 @@
 """A JSON Schema 2020-12 validator that compiles a schema once into a tree of closures.
 
 It checks every tool call, optionally coercing the strings a model sends in place of
-numbers and booleans, and reports problems in words a model can act on.
+numbers and booleans, and reports problems in words a model can act on. ``format`` is
+asserted for the formats ``_formats`` knows (an annotation for any other).
 """
 
 from __future__ import annotations
@@ -10,11 +11,11 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Any, Final
 from urllib.parse import unquote
 
+from ._formats import format_checker
 from ._regex import EcmaRegex, RegexError
 
 __all__ = [
@@ -178,7 +179,7 @@ _EXACT_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "null": (_NONE_TYPE,),
     "boolean": (bool,),
     "integer": (int,),
-    "number": (int, float),
+    "number": (int,),  # a float is a number only when finite: judged by _is_type
     "string": (str,),
     "array": (list,),
     "object": (dict,),
@@ -195,7 +196,9 @@ def _is_type(value: Any, name: str) -> bool:
             return False
         return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
     if name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        if isinstance(value, float):
+            return math.isfinite(value)  # NaN and infinities are no JSON numbers
+        return isinstance(value, int) and not isinstance(value, bool)
     if name == "string":
         return isinstance(value, str)
     if name == "array":
@@ -242,42 +245,48 @@ def _multiple_of(step: float) -> Callable[[float], bool]:
 
 
 # ------------------------------------------------------------------------ coercion
+#
+# A model often sends "3" for 3 and "true" for true. Where the schema wants a number or
+# a boolean and would refuse any string, the runtime converts a string that is plainly
+# that value, and nothing else:
+#
+#   integer  an optional sign and decimal digits, no leading zero: "42", "-7", "0"
+#            ("0123" reads as an identifier; "1e3" and "3.0" are not integer literals)
+#   number   a JSON number, optionally "+"-signed: "3", "-0.5", "1e3"; the result is
+#            what the JSON would hold (an exact int without fraction or exponent, else
+#            a float) and must be finite
+#   boolean  "true" or "false", exactly
+#
+# No spaces are stripped, digits are ASCII, and text longer than MAX_COERCED_LENGTH is
+# never converted. Coercion is a fallback: a string that satisfies the schema (or a
+# branch of its anyOf/oneOf) stays a string. An enum or const without "type" converts
+# to its members' own types (enum [1, 2] reads "2", not "2.0").
 
-_INT_TEXT = re.compile(r"[+-]?[0-9]+\Z")
-# Unambiguous (digits, then an optional "." and digits): "[0-9]+\.?[0-9]*" split a long
-# run of digits in n² ways before failing, so a 4 MB argument took hours.
-_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+MAX_COERCED_LENGTH: Final = 100
+"""Characters at most in a string converted to a number (default 100): longer text is
+not a number anyone meant, and converting it could cost time."""
+
+_INT_TEXT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")
+_NUMBER_TEXT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
 def _make_coercer(integer: bool, number: bool, boolean: bool) -> Callable[[str], Any]:
     """Convert a string to the scalar the schema wants; hand back the same string if not."""
 
     def coerce(text: str) -> Any:
-        stripped = text.strip()
-        if integer or number:
-            if _INT_TEXT.match(stripped):
-                try:
-                    return int(stripped)
-                except ValueError:  # more digits than int() agrees to parse
-                    return text
-            if _NUMBER_TEXT.match(stripped):
-                as_float = float(stripped)
-                if not math.isfinite(as_float):
-                    return text
-                if number:
-                    return as_float
-                try:
-                    exact = Decimal(stripped)
-                    if exact == exact.to_integral_value():
-                        return int(exact)
-                except InvalidOperation:
-                    pass
-                return text
+        if (integer or number) and len(text) <= MAX_COERCED_LENGTH:
+            if _INT_TEXT.fullmatch(text):
+                return int(text)
+            if number:
+                match = _NUMBER_TEXT.fullmatch(text)
+                if match is not None:
+                    as_float = float(text)
+                    if math.isfinite(as_float):
+                        return as_float
         if boolean:
-            lowered = stripped.lower()
-            if lowered == "true":
+            if text == "true":
                 return True
-            if lowered == "false":
+            if text == "false":
                 return False
         return text
 
@@ -483,8 +492,9 @@ _Key = tuple[int, int, bool]
 
 
 class _Compiler:
-    def __init__(self, root: Mapping[str, Any] | bool) -> None:
+    def __init__(self, root: Mapping[str, Any] | bool, assert_formats: bool = True) -> None:
         self.root = root
+        self.assert_formats = assert_formats
         self.nodes: dict[_Key, _Node] = {}
         self.regexes: dict[str, EcmaRegex] = {}
 
@@ -664,7 +674,7 @@ class _Compiler:
         coercer = None
         accepted = set(types) if types is not None else None
         if accepted is None and allowed:
-            accepted = {_json_type(v) for values in allowed.values() for v in values}
+            accepted = {_member_type(v) for values in allowed.values() for v in values}
         if coerce and accepted is not None and "string" not in accepted:
             integer = "integer" in accepted
             number = "number" in accepted
@@ -681,6 +691,10 @@ class _Compiler:
             checks.append(self.number_group(schema, where))
         if any(k in schema for k in _STRING_KEYWORDS):
             checks.append(self.string_group(schema, where))
+        if "format" in schema:
+            format_check = self.format_check(schema["format"], where)
+            if format_check is not None:
+                checks.append(format_check)
         if any(k in schema for k in _ARRAY_KEYWORDS):
             checks.append(self.array_group(schema, base, coerce, where, node))
         fuse_object = types == ("object",) and not checks
@@ -747,6 +761,9 @@ class _Compiler:
             kind = type(value)
             if kind is not int and kind is not float and not _is_number(value):
                 return value
+            if kind is float and not math.isfinite(value):
+                errs.append(((), f"expected a finite number, got {_short(value)}", None))
+                return value
             if minimum is not None and value < minimum:
                 errs.append(((), f"must be >= {minimum!r}, got {_short(value)}", None))
             if maximum is not None and value > maximum:
@@ -784,6 +801,21 @@ class _Compiler:
             return value
 
         return strings
+
+    def format_check(self, name: Any, where: str) -> _Check | None:
+        if not isinstance(name, str):
+            raise SchemaError(f"{where}/format: must be a string")
+        known = format_checker(name) if self.assert_formats else None
+        if known is None:
+            return None  # an annotation: any string passes
+        check, expected = known.check, known.expected
+
+        def string_format(value: Any, errs: list[_Err]) -> Any:
+            if isinstance(value, str) and not check(value):
+                errs.append(((), f"expected {expected}, got {_short(value)}", None))
+            return value
+
+        return string_format
 
     def array_group(
         self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
@@ -1206,6 +1238,14 @@ class _Compiler:
         return unevaluated_items
 
 
+def _member_type(value: Any) -> str:
+    """The JSON type of an enum or const member, telling integers from other numbers:
+    the literal a string must be to become that member."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "integer"
+    return _json_type(value)
+
+
 def _json_type(value: Any) -> str:
     if value is None:
         return "null"
@@ -1302,6 +1342,13 @@ def _assemble(
     integral_float = types is not None and "integer" in types and "number" not in types
     expected = desc
     type_message = f"expected {desc}, got "
+    wants_number = types is not None and ("integer" in types or "number" in types)
+
+    def mismatch(value: Any) -> str:
+        if wants_number and type(value) is float and not math.isfinite(value):
+            # NaN or an infinity (what a decoder makes of NaN, Infinity or 1e400).
+            return f"expected a finite number, got {_short(value)}"
+        return type_message + _short(value)
 
     def type_ok(value: Any) -> bool:
         if integral_float and type(value) is float and value.is_integer():
@@ -1314,7 +1361,7 @@ def _assemble(
             def typed(value: Any, errs: list[_Err]) -> Any:
                 if type(value) in exact or type_ok(value):
                     return value
-                errs.append(((), type_message + _short(value), expected))
+                errs.append(((), mismatch(value), expected))
                 return value
 
             return typed
@@ -1328,7 +1375,7 @@ def _assemble(
                 converted = coercer(value)
                 if converted is not value:
                     return converted
-            errs.append(((), type_message + _short(value), expected))
+            errs.append(((), mismatch(value), expected))
             return value
 
         return typed_coerced
@@ -1339,7 +1386,7 @@ def _assemble(
         if types is not None and type(value) not in exact and not type_ok(value):
             converted = coercer(value) if coercer is not None and type(value) is str else value
             if converted is value:
-                errs.append(((), type_message + _short(value), expected))
+                errs.append(((), mismatch(value), expected))
                 return value
             value = converted
         start = len(errs)
@@ -1369,14 +1416,18 @@ def _identity(instance: Any) -> Any:
     return instance
 
 
-def compile_schema(schema: Mapping[str, Any] | bool, *, coerce: bool = False) -> Validator:
+def compile_schema(
+    schema: Mapping[str, Any] | bool, *, coerce: bool = False, assert_formats: bool = True
+) -> Validator:
     """Compile ``schema`` into a validator that returns the instance or raises ValidationFailed.
 
     With ``coerce``, strings are converted where the schema wants an integer, number
     or boolean and no string; the result is then a copy, and the input is never changed.
+    ``assert_formats`` checks the formats ``_formats.FORMATS`` knows (False leaves every
+    ``format`` an annotation, the specification's default).
     Raises SchemaError when the schema is invalid or uses something unsupported.
     """
-    compiler = _Compiler(schema)
+    compiler = _Compiler(schema, assert_formats)
     try:
         root = compiler.node(schema, schema, coerce, "#")
         compiler.check_loops()

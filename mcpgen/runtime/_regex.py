@@ -22,6 +22,9 @@ What needs backtracking cannot run in linear time and is refused when the schema
 compiled, with the reason: lookahead and lookbehind, back-references (``\\1``,
 ``\\k<name>``). Syntax that ECMA-262 Unicode mode rejects (``\\a``, ``(?i)``,
 ``(?P<n>…)``, a lone ``{``, a quantifier with nothing to repeat) is refused too.
+
+``check_syntax`` answers the other question, the ``regex`` format's: is a string an
+ECMA-262 pattern at all? There lookaround and back-references are valid syntax.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from pydantic_core import SchemaError as _CoreSchemaError
 from pydantic_core import SchemaValidator, core_schema
 from pydantic_core import ValidationError as _CoreValidationError
 
-__all__ = ["EcmaRegex", "RegexError", "translate"]
+__all__ = ["EcmaRegex", "RegexError", "check_syntax", "translate"]
 
 
 class RegexError(ValueError):
@@ -73,9 +76,16 @@ def _char(code: int) -> str:
 class _Parser:
     """Recursive descent over the ECMA-262 Unicode-mode pattern grammar."""
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, syntax_only: bool = False) -> None:
         self.source = source
         self.pos = 0
+        # Syntax only: lookaround and back-references are parsed, not refused (nothing
+        # is run); what they refer to is checked once the whole pattern is read.
+        self.syntax_only = syntax_only
+        self.groups = 0
+        self.names: set[str] = set()
+        self.numbered_refs: list[int] = []
+        self.named_refs: list[str] = []
 
     # -- reading -------------------------------------------------------------
 
@@ -122,11 +132,25 @@ class _Parser:
             self.pos += 2
             return f"(?-u:\\{letter})"  # ECMA-262 word boundaries use ASCII word characters
         if char == "(" and self.peek(1) == "?" and self.peek(2) in ("=", "!"):
+            if self.syntax_only:
+                return self.assertion(3)
             raise self.fail("lookahead needs a backtracking engine and is not supported")
         if char == "(" and self.source.startswith("(?<", self.pos) and self.peek(3) in ("=", "!"):
+            if self.syntax_only:
+                return self.assertion(4)
             raise self.fail("lookbehind needs a backtracking engine and is not supported")
         atom = self.atom()
         return atom + self.quantifier()
+
+    def assertion(self, opener: int) -> str:
+        """A lookaround, read for its syntax only; Unicode mode never quantifies one."""
+        self.pos += opener
+        self.disjunction()
+        if self.take() != ")":
+            raise self.fail("missing ')'")
+        if self.peek() in ("*", "+", "?", "{"):
+            raise self.fail("a lookaround assertion cannot be quantified")
+        return ""
 
     def quantifier(self) -> str:
         char = self.peek()
@@ -194,9 +218,12 @@ class _Parser:
                 self.pos += 2
             elif self.peek(1) == "<":
                 self.pos += 2
-                self.group_name()
+                self.names.add(self.group_name())
+                self.groups += 1
             else:
                 raise self.fail("unknown group syntax '(?'; ECMA-262 has (?:…) and (?<name>…)")
+        else:
+            self.groups += 1
         body = self.disjunction()
         if self.take() != ")":
             raise self.fail("missing ')'")
@@ -216,8 +243,19 @@ class _Parser:
     def atom_escape(self) -> str:
         char = self.peek()
         if char.isascii() and char.isdigit() and char != "0":
+            if self.syntax_only:
+                number = self.digits()
+                assert number is not None
+                self.numbered_refs.append(number)
+                return ""
             raise self.fail("back-references need a backtracking engine and are not supported")
         if char == "k":
+            if self.syntax_only:
+                self.pos += 1
+                if self.take() != "<":
+                    raise self.fail("\\k must be followed by a group name in angle brackets")
+                self.named_refs.append(self.group_name())
+                return ""
             raise self.fail("back-references need a backtracking engine and are not supported")
         escaped = self.class_escape()
         if escaped is not None:
@@ -351,6 +389,22 @@ class _Parser:
         if self.peek().isascii() and self.peek().isdigit() and self.peek() != "0":
             raise self.fail("back-references are not allowed in a class")
         return self.character_escape(), None
+
+
+def check_syntax(source: str) -> None:
+    """Raise RegexError unless ``source`` is an ECMA-262 pattern in Unicode mode.
+
+    Lookaround and back-references are valid syntax here (they are refused only when a
+    pattern must run); a back-reference must name a group the pattern has.
+    """
+    if any(0xD800 <= ord(char) <= 0xDFFF for char in source):
+        raise RegexError("the pattern holds a lone surrogate, which cannot be matched")
+    parser = _Parser(source, syntax_only=True)
+    parser.pattern()
+    if any(number > parser.groups for number in parser.numbered_refs):
+        raise RegexError("a back-reference to a group the pattern does not have")
+    if any(name not in parser.names for name in parser.named_refs):
+        raise RegexError("a back-reference to a group name the pattern does not have")
 
 
 def translate(source: str) -> str:

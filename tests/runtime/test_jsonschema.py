@@ -10,7 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mcpgen.runtime._formats import FORMATS
 from mcpgen.runtime._jsonschema import (
+    MAX_COERCED_LENGTH,
     Problem,
     SchemaError,
     ValidationFailed,
@@ -39,8 +41,19 @@ def messages(schema: Any, instance: Any, *, coerce: bool = False) -> list[str]:
     return [problem.render() for problem in info.value.problems]
 
 
+# The reference asserts formats as the runtime does, with the runtime's checkers (each
+# pinned against the official suite in test_schema_suite.py): the differential tests
+# compare how keywords combine, not two readings of an RFC.
+_FORMATS = jsonschema.FormatChecker(formats=())
+for _name, _format in FORMATS.items():
+    _FORMATS.checks(_name)(
+        lambda value, check=_format.check: not isinstance(value, str) or check(value)
+    )
+
+
 def reference_valid(schema: Any, instance: Any) -> bool:
-    return bool(jsonschema.Draft202012Validator(schema).is_valid(instance))
+    validator = jsonschema.Draft202012Validator(schema, format_checker=_FORMATS)
+    return bool(validator.is_valid(instance))
 
 
 def nested_lists(depth: int) -> list[Any]:
@@ -201,7 +214,9 @@ def test_string_keywords() -> None:
     assert is_valid({"pattern": "b"}, "abc")
     assert not is_valid({"pattern": "^b"}, "abc")
     assert messages({"pattern": "^[a-z]+$"}, "ABC") == ["must match pattern '^[a-z]+$', got 'ABC'"]
-    assert is_valid({"format": "email"}, "definitely not an email")
+    # format is asserted (the formats runtime/_formats.py knows), else an annotation.
+    assert not is_valid({"format": "email"}, "definitely not an email")
+    assert is_valid({"format": "x-not-a-format"}, "definitely not an email")
     assert is_valid({"minLength": 10}, 5)
 
 
@@ -546,28 +561,35 @@ def test_deep_instance_with_accept_all_schema(schema: Any) -> None:
 def test_coerce_scalars() -> None:
     integer = compile_schema({"type": "integer"}, coerce=True)
     assert integer("3") == 3 and type(integer("3")) is int
-    assert integer("-2") == -2
-    assert integer(" 7 ") == 7
-    assert integer("3.0") == 3
+    assert integer("-2") == -2 and integer("+4") == 4 and integer("0") == 0
     with pytest.raises(ValidationFailed) as info:
         integer("3.5")
     assert str(info.value) == "expected integer, got '3.5'"
-    for bad in ("NaN", "inf", "Infinity", "1_000", "", "0x10", "1e999", "٣"):
+    # Only a plain decimal integer literal: no exponent, no fraction (even ".0"), no
+    # leading zero ("0123" reads as an identifier), no spaces, ASCII digits.
+    for bad in ("1e3", "1e300", "3.0", "0123", "-01", " 7 ", "7\n", "NaN", "inf", "1_000",
+                "", "+", "0x10", "1e999", "٣"):
         with pytest.raises(ValidationFailed):
             integer(bad)
     with pytest.raises(ValidationFailed):
         integer(True)
+    with pytest.raises(ValidationFailed):
+        integer("9" * (MAX_COERCED_LENGTH + 1))  # too long to be a number someone meant
+    assert integer("9" * MAX_COERCED_LENGTH) == int("9" * MAX_COERCED_LENGTH)
     number = compile_schema({"type": "number"}, coerce=True)
-    assert number("3.5") == 3.5
+    assert number("3.5") == 3.5 and number("-0.25") == -0.25
     assert number("1e3") == 1000.0 and type(number("1e3")) is float
+    # What the JSON number would hold: no fraction or exponent is an exact int.
     assert number("4") == 4 and type(number("4")) is int
-    for bad in ("nan", "-Infinity", "1e400", "three"):
+    assert number("9007199254740993") == 9007199254740993
+    for bad in ("nan", "-Infinity", "1e400", "three", ".5", "5.", "05", "1e", " 1", "1e300000"):
         with pytest.raises(ValidationFailed):
             number(bad)
     boolean = compile_schema({"type": "boolean"}, coerce=True)
-    assert boolean("true") is True and boolean("FALSE") is False
-    with pytest.raises(ValidationFailed):
-        boolean("yes")
+    assert boolean("true") is True and boolean("false") is False
+    for bad in ("True", "FALSE", "yes", "1", " true"):
+        with pytest.raises(ValidationFailed):
+            boolean(bad)
     with pytest.raises(ValidationFailed):
         boolean(1)
 
@@ -586,6 +608,29 @@ def test_coerce_only_where_strings_are_not_accepted() -> None:
     assert messages(capped, {"days": "20"}, coerce=True) == ["days: must be <= 14, got 20"]
 
 
+def test_coercion_surprises_from_the_issue_are_gone() -> None:
+    # "1e3" was the integer 1000 and "1e300" a 301-digit integer.
+    integer = compile_schema({"type": "integer"}, coerce=True)
+    assert messages({"type": "integer"}, "1e3", coerce=True) == ["expected integer, got '1e3'"]
+    with pytest.raises(ValidationFailed):
+        integer("1e300")
+    # "0123" became 123 under a string-or-integer union whose string branch it failed.
+    union = {"anyOf": [{"type": "string", "maxLength": 2}, {"type": "integer"}]}
+    with pytest.raises(ValidationFailed):
+        compile_schema(union, coerce=True)("0123")
+    assert compile_schema(union, coerce=True)("123") == 123  # no branch takes the string
+    assert compile_schema(union, coerce=True)("12") == "12"  # a branch takes the string
+    # enum [1, 2] turned "2.0" into 2.0: an enum converts to its members' own type.
+    assert messages({"enum": [1, 2]}, "2.0", coerce=True) == ["expected one of [1, 2], got '2.0'"]
+    assert compile_schema({"enum": [1, 2]}, coerce=True)("2") == 2
+    assert compile_schema({"enum": [0.5, 2]}, coerce=True)("0.5") == 0.5
+    assert compile_schema({"const": 2.5}, coerce=True)("2.5") == 2.5
+    # With a type, the type says which literal is read; the enum then compares in JSON
+    # terms (2.0 == 2), and the value stays what the string held.
+    typed = compile_schema({"type": "number", "enum": [1, 2]}, coerce=True)
+    assert typed("2.0") == 2.0 and typed("2") == 2
+
+
 def test_coerce_nested_and_not_mutating() -> None:
     schema = {
         "type": "object",
@@ -596,7 +641,7 @@ def test_coerce_nested_and_not_mutating() -> None:
         },
     }
     validate = compile_schema(schema, coerce=True)
-    args = {"days": ["1", 2, " 3 "], "opts": {"fast": "True"}, "name": "7"}
+    args = {"days": ["1", 2, "3"], "opts": {"fast": "true"}, "name": "7"}
     before = copy.deepcopy(args)
     result = validate(args)
     assert result == {"days": [1, 2, 3], "opts": {"fast": True}, "name": "7"}
@@ -710,7 +755,7 @@ scalars = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([0.5, 1.0, -2.0, 2.5, 1e300]),
     st.text(alphabet="ab1 😀", max_size=4),
-    st.sampled_from(["3", "-2", " 7 ", "3.5", "1e3", "true", "False", "abc", "nan"]),
+    st.sampled_from(["3", "-2", " 7 ", "3.5", "1e3", "true", "False", "abc", "nan", "0123", "2.0"]),
 )
 json_values = st.recursive(
     scalars,
@@ -737,7 +782,7 @@ def keyword_strategies(sub: st.SearchStrategy[Any]) -> dict[str, st.SearchStrate
         "minLength": counts,
         "maxLength": counts,
         "pattern": st.sampled_from(["a", "^a", "b$", "[0-9]", "^.{2}$", "😀"]),
-        "format": st.sampled_from(["email", "date-time"]),
+        "format": st.sampled_from(["email", "date-time", "ipv4", "x-unknown"]),
         "items": sub,
         "prefixItems": st.lists(sub, min_size=1, max_size=2),
         "contains": sub,
@@ -841,3 +886,13 @@ def test_coercion_properties(schema: Any, instance: Any) -> None:
         # Whatever coercion produced must be valid without coercion, for both validators.
         assert is_valid(schema, result)
         assert reference_valid(schema, result)
+
+
+def test_non_finite_floats_are_no_json_numbers() -> None:
+    # What Python's JSON decoder makes of NaN, Infinity and 1e400: no JSON value.
+    for value in (float("nan"), float("inf"), float("-inf")):
+        for kind in ("number", "integer", ["number", "null"]):
+            assert messages({"type": kind}, value) == [f"expected a finite number, got {value!r}"]
+        assert messages({"minimum": 0}, value) == [f"expected a finite number, got {value!r}"]
+        assert is_valid({"type": "string"}, "nan") and not is_valid({"type": "number"}, value)
+    assert compile_schema({"type": "number"})(1.5) == 1.5

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._runtime import (
+        UNSET,
         Context,
         ContractMismatch,
         ProtocolError,
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
         ServerExited,
         Timeout,
         ToolError,
+        Unset,
     )
     from .client import AsyncWeatherClient, WeatherClient
     from .server import WeatherServer, serve
@@ -29,6 +31,8 @@ _WHERE = {
     "ServerExited": "._runtime",
     "Timeout": "._runtime",
     "ToolError": "._runtime",
+    "UNSET": "._runtime",
+    "Unset": "._runtime",
     "WeatherClient": ".client",
     "WeatherServer": ".server",
     "serve": ".server",
@@ -45,6 +49,8 @@ __all__ = [
     "ServerExited",
     "Timeout",
     "ToolError",
+    "UNSET",
+    "Unset",
     "WeatherClient",
     "WeatherServer",
     "serve",

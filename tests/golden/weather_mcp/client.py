@@ -3,7 +3,8 @@
 
 ``WeatherClient`` (sync) and ``AsyncWeatherClient`` mirror each other method
 for method. Each tool is a method with the positional handler's signature; an
-optional argument left at ``None`` is not sent, and a keyword-only
+optional argument left out (``UNSET``) is not sent, ``None`` is sent as null
+where the schema admits null, and a keyword-only
 ``on_progress(progress, total, message)`` receives the call's progress
 notifications. A tool whose contract allows tasks also has ``start_<tool>``,
 which returns a ``TaskHandle`` (``status()``, ``result()``, ``cancel()``).
@@ -22,10 +23,12 @@ from typing import Any, Literal, cast
 
 from . import contract
 from ._runtime import (
+    UNSET,
     AsyncSession,
     ListedTool,
     ResultConverter,
     Session,
+    Unset,
     convert_result,
     serve_streams,
 )
@@ -49,6 +52,8 @@ __all__ = [
     "ProtocolChoice",
     "TaskHandle",
     "TaskStatus",
+    "UNSET",
+    "Unset",
     "WeatherClient",
 ]
 
@@ -143,14 +148,19 @@ class WeatherClient:
     def get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: ProgressCallback | None = None,
     ) -> GetForecastOutput:
-        """Forecast for a city, one entry per day."""
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        """Forecast for a city, one entry per day.
+
+        Left out (``UNSET``), an argument takes the server's default: days=3.
+        """
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         result = self.session.call_tool("get_forecast", arguments, on_progress=on_progress)
         return _get_forecast_result(result)
@@ -158,8 +168,8 @@ class WeatherClient:
     def start_get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: ProgressCallback | None = None,
     ) -> TaskHandle[GetForecastOutput]:
@@ -169,8 +179,10 @@ class WeatherClient:
         task's state, ``result()`` waits for what ``get_forecast()`` returns,
         ``cancel()`` stops it.
         """
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         return self.session.start_tool(
             "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
@@ -187,14 +199,19 @@ class WeatherClient:
     def alerts_search(
         self,
         region: dict[str, Any],
-        max_results: int = 10,
-        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | None = None,
+        max_results: int | Unset = UNSET,
+        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | Unset = UNSET,
         *,
         on_progress: ProgressCallback | None = None,
     ) -> list[Any]:
-        """Weather alerts matching a region, newest first."""
-        arguments: dict[str, Any] = {"region": region, "max-results": max_results}
-        if severity is not None:
+        """Weather alerts matching a region, newest first.
+
+        Left out (``UNSET``), an argument takes the server's default: max_results=10.
+        """
+        arguments: dict[str, Any] = {"region": region}
+        if max_results is not UNSET:
+            arguments["max-results"] = max_results
+        if severity is not UNSET:
             arguments["severity"] = severity
         result = self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
         return cast("list[Any]", convert_result(result, "array", "alerts.search"))
@@ -292,14 +309,19 @@ class AsyncWeatherClient:
     async def get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: AsyncProgressCallback | None = None,
     ) -> GetForecastOutput:
-        """Forecast for a city, one entry per day."""
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        """Forecast for a city, one entry per day.
+
+        Left out (``UNSET``), an argument takes the server's default: days=3.
+        """
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         result = await self.session.call_tool("get_forecast", arguments, on_progress=on_progress)
         return _get_forecast_result(result)
@@ -307,8 +329,8 @@ class AsyncWeatherClient:
     async def start_get_forecast(
         self,
         city: str,
-        days: int = 3,
-        units: Literal["metric", "imperial"] | None = None,
+        days: int | Unset = UNSET,
+        units: Literal["metric", "imperial"] | Unset = UNSET,
         *,
         on_progress: AsyncProgressCallback | None = None,
     ) -> AsyncTaskHandle[GetForecastOutput]:
@@ -318,8 +340,10 @@ class AsyncWeatherClient:
         task's state, ``result()`` waits for what ``get_forecast()`` returns,
         ``cancel()`` stops it.
         """
-        arguments: dict[str, Any] = {"city": city, "days": days}
-        if units is not None:
+        arguments: dict[str, Any] = {"city": city}
+        if days is not UNSET:
+            arguments["days"] = days
+        if units is not UNSET:
             arguments["units"] = units
         return await self.session.start_tool(
             "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
@@ -338,14 +362,19 @@ class AsyncWeatherClient:
     async def alerts_search(
         self,
         region: dict[str, Any],
-        max_results: int = 10,
-        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | None = None,
+        max_results: int | Unset = UNSET,
+        severity: list[Literal["minor", "moderate", "severe", "extreme"]] | Unset = UNSET,
         *,
         on_progress: AsyncProgressCallback | None = None,
     ) -> list[Any]:
-        """Weather alerts matching a region, newest first."""
-        arguments: dict[str, Any] = {"region": region, "max-results": max_results}
-        if severity is not None:
+        """Weather alerts matching a region, newest first.
+
+        Left out (``UNSET``), an argument takes the server's default: max_results=10.
+        """
+        arguments: dict[str, Any] = {"region": region}
+        if max_results is not UNSET:
+            arguments["max-results"] = max_results
+        if severity is not UNSET:
             arguments["severity"] = severity
         result = await self.session.call_tool("alerts.search", arguments, on_progress=on_progress)
         return cast("list[Any]", convert_result(result, "array", "alerts.search"))

@@ -15,6 +15,7 @@ import asyncio
 import inspect
 import json
 import logging
+import math
 import os
 import shlex
 import threading
@@ -209,7 +210,9 @@ def _checked_tool_result(result: dict[str, Any]) -> dict[str, Any]:
 
 _JSON_CHECKS: dict[str, Callable[[Any], bool]] = {
     "integer": lambda value: type(value) is int,
-    "number": lambda value: type(value) in (int, float),
+    # What the JSON held (3 stays int 3); NaN and infinities, which Python's decoder
+    # reads from the non-JSON NaN/Infinity or an overflowing 1e400, are no numbers.
+    "number": lambda value: type(value) is int or (type(value) is float and math.isfinite(value)),
     "boolean": lambda value: type(value) is bool,
     "object": lambda value: type(value) is dict,
     "array": lambda value: type(value) is list,
