@@ -99,13 +99,19 @@ def os_threads(server: RawServer) -> int:
     return len(os.listdir(f"/proc/{server.proc.pid}/task"))
 
 
-def collect(server: RawServer, count: int) -> dict[Any, dict[str, Any]]:
-    """The next ``count`` responses by id (notifications set aside)."""
+def collect(server: RawServer, count: int, *, completed_tasks: int = 0) -> dict[Any, dict[str, Any]]:
+    """The next ``count`` responses by id, read on until ``completed_tasks``
+    task status notifications saying "completed" have also arrived (other
+    notifications set aside): those notifications race with the responses."""
     got: dict[Any, dict[str, Any]] = {}
-    while len(got) < count:
+    completed: set[str] = set()
+    while len(got) < count or len(completed) < completed_tasks:
         frame = server.recv(timeout=30)
         if "id" in frame:
             got[frame["id"]] = frame
+        elif (frame.get("method") == "notifications/tasks/status"
+              and frame["params"]["status"] == "completed"):
+            completed.add(frame["params"]["taskId"])
     return got
 
 
@@ -137,7 +143,7 @@ def test_calls_beyond_the_limit_are_refused_and_the_server_keeps_serving(
         assert os_threads(server) <= DEFAULT_LIMIT + 8
         assert server.request("ping")["result"] == {}
         release.touch()  # the 64 finish …
-        done = collect(server, DEFAULT_LIMIT - 48)
+        done = collect(server, DEFAULT_LIMIT - 48, completed_tasks=48)
         assert {done[i]["result"]["content"][0]["text"] for i in range(48, 64)} == {
             f"a{i}" for i in range(48, 64)}
         results = [server.request("tasks/result", {"taskId": answers[i]["result"]["task"]["taskId"]})
