@@ -115,7 +115,9 @@ def spec_from_tools(
     problems = [f"tool {entry.name!r}: {p}" for entry in entries for p in entry.problems]
     if problems:
         raise ImportFailed("cannot write a spec for these tools:\n  " + "\n  ".join(problems))
-    server: dict[str, Any] = {"name": server_name, "version": str(server_info.get("version", "0"))}
+    # A spec needs a non-empty version string; a server may send none, "" or a non-string.
+    version = _text(server_info.get("version")) or "0"
+    server: dict[str, Any] = {"name": server_name, "version": version}
     if isinstance(server_info.get("title"), str):
         server["title"] = server_info["title"]
     if instructions:

@@ -437,6 +437,18 @@ def test_package_and_name_options(tmp_path: Path) -> None:
         spec_from_tools([_tool("t")], server_info=INFO, package="not-valid")
 
 
+@pytest.mark.parametrize("version", ["", None, 2], ids=["empty", "null", "number"])
+def test_a_server_version_a_spec_cannot_hold_becomes_a_placeholder(
+    version: Any, tmp_path: Path
+) -> None:
+    """serverInfo.version must be a string; an empty one (or none at all) would make
+    ``server.version`` invalid, so the import writes "0" as for a missing version.
+    (Found by the import fuzzer: an empty version refused the whole import.)"""
+    spec = spec_from_tools([_tool("t")], server_info={"name": "demo", "version": version})
+    assert yaml.safe_load(spec.text)["server"] == {"name": "demo", "version": "0"}
+    assert _published(spec.text, tmp_path)
+
+
 def test_a_keyword_a_spec_does_not_know_is_reported_with_the_tool() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}
     with pytest.raises(
