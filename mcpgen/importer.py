@@ -23,7 +23,7 @@ from typing import Any
 
 import yaml
 
-from .names import class_name
+from .names import MODELS_PY_NAMES, class_name
 from .runtime._compat import Severity, compare_tools
 from .schemas import descriptor
 from .spec.load import load_spec_text
@@ -246,8 +246,8 @@ class _TypeHoister:
         base = re.sub(r"[^0-9A-Za-z_]+", "_", wanted).strip("_") or "Type"
         if base[0].isdigit():
             base = "_" + base
-        if base in self._classes:  # a tool's …Args/…Output class already has this name
-            base += "Type"
+        if base in self._classes or base in MODELS_PY_NAMES:  # a class that exists, or a
+            base += "Type"  # name models.py needs (a tool's …Args/…Output, Any, str, ...)
         candidate, counter = base, 2
         while candidate in self._claimed:
             # The same definition met again (another tool) is the same type, if it is

@@ -5,10 +5,19 @@ from __future__ import annotations
 import keyword
 import re
 
-__all__ = ["class_name", "py_identifier"]
+__all__ = ["MODELS_PY_NAMES", "class_name", "py_identifier"]
 
 # `self` is the instance; `ctx` is the opt-in handler context (passed by keyword).
 _RESERVED = frozenset({"self", "ctx"})
+
+# Names a `types` entry cannot take: its model class would be a keyword, or would
+# shadow a name that models.py's own annotations use (the TypedDicts mcpgen writes
+# there say `Any`, `Literal[...]`, `str`, `list[...]`, ...).
+MODELS_PY_NAMES = frozenset(keyword.kwlist) | {
+    "Any", "Literal", "TypedDict", "Required", "NotRequired",
+    "str", "int", "float", "bool", "bytes", "dict", "list", "set", "frozenset", "tuple",
+    "object", "type",
+}
 
 
 def py_identifier(name: str) -> str:

@@ -27,7 +27,7 @@ _ROOT = "McpgenCombinedRoot"  # a throwaway name for the root model DCG insists 
 
 def render_models(contract: ir.Contract) -> str:
     """The body of models.py (imports included), before black."""
-    combined = _combined_schema(contract)
+    combined, names = _combined_schema(contract)
     imports: dict[str, set[str]] = {
         "typing": {"Any", "Literal", "TypedDict"},
         "typing_extensions": set(),
@@ -36,8 +36,9 @@ def render_models(contract: ir.Contract) -> str:
     if combined["$defs"]:
         generated = _run_datamodel_codegen(combined)
         dcg_imports, body = _split_imports(generated)
-        for module, names in dcg_imports.items():
-            imports.setdefault(module, set()).update(names)
+        body = _settle_names(body, dcg_imports, names, _own_names(contract))
+        for module, names_imported in dcg_imports.items():
+            imports.setdefault(module, set()).update(names_imported)
     sections = [body.strip()] if body.strip() else []
     aliases = [
         f"{tool.class_name}Output = {tool.output_type_ref}"
@@ -52,14 +53,24 @@ def render_models(contract: ir.Contract) -> str:
     sections.extend(args)
     imports.pop("__future__", None)
     text = "\n".join(sections)
-    for module, names in imports.items():
-        imports[module] = {n for n in names if re.search(rf"\b{re.escape(n.split(' as ')[-1])}\b", text)}
+    for module, names_imported in imports.items():
+        imports[module] = {
+            n for n in names_imported
+            if re.search(rf"\b{re.escape(n.split(' as ')[-1])}\b", text)
+        }
     header = ["from __future__ import annotations", ""]
     header += [_import_line(module, names) for module, names in sorted(imports.items()) if names]
     return "\n".join(header) + "\n\n\n" + "\n\n\n".join(sections) + "\n"
 
 
-def _combined_schema(contract: ir.Contract) -> dict[str, Any]:
+def _combined_schema(contract: ir.Contract) -> tuple[dict[str, Any], dict[str, str]]:
+    """One schema whose ``$defs`` are every type and every tool's own output schema,
+    under placeholder names; and the class name each placeholder stands for.
+
+    datamodel-code-generator renames what it considers odd (``_x`` → ``FieldX``,
+    ``foo_bar`` → ``FooBar``, ``Any`` → ``AnyModel``) and may give an inline model a
+    type's name first; placeholders it keeps as they are, and ``_settle_names``
+    then gives each model its own name."""
     defs: dict[str, Any] = dict(contract.types)
     for tool in contract.tools:
         if tool.output_schema is not None and tool.output_type_ref is None:
@@ -67,7 +78,96 @@ def _combined_schema(contract: ir.Contract) -> dict[str, Any]:
             defs[f"{tool.class_name}Output"] = {
                 key: value for key, value in tool.output_schema.items() if key != "$defs"
             }
-    return {"$defs": defs}
+    prefix = "McpgenModel"
+    text = json.dumps(defs).lower()
+    while prefix.lower() in text:  # no inline model or field can be named like one
+        prefix += "X"
+    placeholders = {name: f"{prefix}{index}" for index, name in enumerate(defs)}
+    renamed = {placeholders[name]: _rename_refs(schema, placeholders) for name, schema in defs.items()}
+    return {"$defs": renamed}, {placeholder: name for name, placeholder in placeholders.items()}
+
+
+# Keywords whose values are data, not schemas: a "$ref" inside them is not a reference.
+_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+
+
+def _rename_refs(node: Any, placeholders: dict[str, str]) -> Any:
+    if isinstance(node, list):
+        return [_rename_refs(item, placeholders) for item in node]
+    if not isinstance(node, dict):
+        return node
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+            target = value.removeprefix("#/$defs/")
+            result[key] = f"#/$defs/{placeholders[target]}" if target in placeholders else value
+        elif key in _VALUE_KEYWORDS:
+            result[key] = value
+        else:
+            result[key] = _rename_refs(value, placeholders)
+    return result
+
+
+def _own_names(contract: ir.Contract) -> set[str]:
+    """Names mcpgen itself defines in models.py, besides the models."""
+    own = {f"{tool.class_name}Args" for tool in contract.tools}
+    own |= {f"{tool.class_name}Output" for tool in contract.tools if tool.output_type_ref}
+    return own | {"Any", "Literal", "TypedDict", "Required"}
+
+
+def _settle_names(
+    body: str, imports: dict[str, set[str]], names: dict[str, str], own: set[str]
+) -> str:
+    """Rename the placeholder classes of ``body`` to the names they stand for; an
+    inline model or an import holding one of those names (or one mcpgen defines in
+    models.py) moves aside to a free name (imports as ``X as X_``). Only class
+    definitions and names read in expressions are renamed: field names stay."""
+    tree = ast.parse(body)
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    lost = sorted(set(names) - set(classes))
+    if lost:
+        raise RuntimeError(f"datamodel-code-generator did not keep the models {lost}")
+    models = set(names.values())
+    wanted = models | own
+    taken = set(classes) | wanted | {n.split(" as ")[-1] for ns in imports.values() for n in ns}
+
+    def free(name: str) -> str:
+        candidate, counter = f"{name}_", 2
+        while candidate in taken:
+            candidate, counter = f"{name}_{counter}", counter + 1
+        taken.add(candidate)
+        return candidate
+
+    renames = dict(names)
+    for name in classes:
+        if name not in names and name in wanted:
+            renames[name] = free(name)
+    for imported in imports.values():
+        for entry in sorted(imported):
+            original, _, alias = entry.partition(" as ")
+            bound = alias or original
+            if bound in models:  # the same import as mcpgen's own is no clash
+                renames[bound] = free(bound)
+                imported.remove(entry)
+                imported.add(f"{original} as {renames[bound]}")
+    return _rename(body, tree, renames)
+
+
+def _rename(source: str, tree: ast.Module, renames: dict[str, str]) -> str:
+    """``source`` with class definitions and loaded names renamed (AST positions are
+    UTF-8 byte offsets, so the edits are made on bytes)."""
+    edits: list[tuple[int, int, int, str]] = []  # line, start, end, new text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in renames:
+            start = node.col_offset + len("class ")
+            edits.append((node.lineno, start, start + len(node.name.encode()), renames[node.name]))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in renames:
+            assert node.end_col_offset is not None
+            edits.append((node.lineno, node.col_offset, node.end_col_offset, renames[node.id]))
+    lines = [line.encode() for line in source.split("\n")]
+    for line, start, end, new in sorted(edits, reverse=True):
+        lines[line - 1] = lines[line - 1][:start] + new.encode() + lines[line - 1][end:]
+    return "\n".join(line.decode() for line in lines)
 
 
 def _run_datamodel_codegen(schema: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ import referencing.exceptions
 from jsonschema import Draft202012Validator
 
 from .. import ir
-from ..names import class_name
+from ..names import MODELS_PY_NAMES, class_name
 from ..names import py_identifier as _py_identifier
 from ..schemas import Bundler, derive_input_schema, walk_schemas
 from .errors import Diagnostic, did_you_mean, format_path
@@ -432,6 +432,10 @@ class _Checker:
         by_name: dict[str, int] = {}
         by_py: dict[str, str] = {}
         by_class: dict[str, str] = {name: f"type '{name}'" for name in types}
+        for name in types:
+            if name in MODELS_PY_NAMES:
+                self.error(("types", name), f"type name '{name}' cannot be a model class: it is "
+                           "a Python keyword or a name that the generated models.py uses; rename it")
         for index, tool in tools:
             path: YPath = ("tools", index, "name")
             if tool.name in by_name:
