@@ -200,6 +200,8 @@ def _generate(schema: dict[str, Any]) -> object:
         field_constraints=True,
         use_double_quotes=True,
         enum_field_as_literal="all",  # type: ignore[arg-type]  # parsed by pydantic
+        # the package needs only pydantic: no EmailStr (email-validator), no ULID (python-ulid)
+        type_mappings=["email=string", "idn-email=string", "ulid=string"],
         formatters=[Formatter.BLACK],
     )
 
