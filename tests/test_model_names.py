@@ -101,3 +101,15 @@ def test_import_renames_a_definition_named_like_what_models_py_uses(tmp_path: Pa
     spec = spec_from_tools([{"name": "t", "inputSchema": schema}],
                            server_info={"name": "x", "version": "1"})
     assert list(yaml.safe_load(spec.text)["types"]) == ["AnyType"]
+
+
+@pytest.mark.parametrize("loop", [{"$ref": "#/types/T"}, {"allOf": [{"$ref": "#/types/T"}]}],
+                         ids=["ref", "allOf"])
+def test_a_type_that_is_a_reference_loop_is_refused(loop: dict[str, Any], tmp_path: Path) -> None:
+    """No model can be built for it: before, `mcpgen build` crashed with
+    datamodel-code-generator's traceback (or wrote no class at all)."""
+    types = {"T": loop, "U": _obj(t={"$ref": "#/types/T"})}
+    loaded = load_spec_text(_spec(types, [], "loop_mcp"), "tools.yaml", spec_dir=tmp_path)
+    assert loaded.contract is None
+    assert any(d.path == "types.T" and "loop" in d.message for d in loaded.errors), [
+        str(d) for d in loaded.diagnostics]

@@ -144,6 +144,7 @@ class _Checker:
         for index, tool in built:
             if tool is not None:
                 self.check_runtime_schemas(tool, ("tools", index))
+        self.check_type_schemas(bundler.defs, types)
         if any(d.level == "error" for d in self.diagnostics):
             return None
         server = self.data["server"]
@@ -180,6 +181,20 @@ class _Checker:
                 compile_schema(schema, coerce=kind == "input")
             except SchemaError as exc:
                 self.error(path, f"the {kind} schema cannot be served: {exc}")
+
+    def check_type_schemas(self, defs: Mapping[str, Any], types: Mapping[str, Any]) -> None:
+        """Every ``types`` entry becomes a model even when no tool uses it: one that no
+        schema compiler can build (a ``$ref`` loop that never reaches a schema) is an
+        error here, not a models.py the model generator fails on."""
+        from ..runtime._jsonschema import SchemaError, compile_schema
+
+        for name in types:
+            if name not in defs:
+                continue
+            try:
+                compile_schema({"$ref": f"#/$defs/{name}", "$defs": dict(defs)}, coerce=False)
+            except SchemaError as exc:
+                self.error(("types", name), f"type '{name}' cannot be modelled: {exc}")
 
     def check_structure(self) -> None:
         for error in _FORMAT_VALIDATOR.iter_errors(self.data):
