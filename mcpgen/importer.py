@@ -419,6 +419,11 @@ def _icon(icon: Mapping[str, Any]) -> dict[str, Any]:
 class _Dumper(yaml.SafeDumper):
     """Block style, multi-line strings as literal blocks, keys in their given order."""
 
+    def ignore_aliases(self, data: Any) -> bool:
+        # A value met twice is written twice: no anchors, which would also collide
+        # between the parts of a spec that are dumped one by one.
+        return True
+
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
     style = "|" if "\n" in value.strip("\n") else None

@@ -449,6 +449,20 @@ def test_a_server_version_a_spec_cannot_hold_becomes_a_placeholder(
     assert _published(spec.text, tmp_path)
 
 
+def test_values_shared_between_tools_are_written_out_not_aliased(tmp_path: Path) -> None:
+    """A caller may pass tool definitions that share objects (not JSON off the wire):
+    the spec holds no YAML anchors, which collided between the separately dumped
+    parts ("found duplicate anchor"). Found by the import fuzzer."""
+    shared: list[Any] = []
+    schema = {"type": "object", "properties": {"a": {"const": shared, "default": shared}}}
+    output = {"type": "object", "properties": {"b": {"const": shared, "default": shared}}}
+    spec = spec_from_tools([_tool("t", schema), _tool("u", outputSchema=output)],
+                           server_info=INFO)
+    assert "&id" not in spec.text and "*id" not in spec.text
+    assert _published(spec.text, tmp_path)["t"]["inputSchema"]["properties"]["a"] == {
+        "const": [], "default": []}
+
+
 def test_a_keyword_a_spec_does_not_know_is_reported_with_the_tool() -> None:
     schema = {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}
     with pytest.raises(
