@@ -425,8 +425,17 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
+# Line breaks besides LF: YAML folds them in plain, single-quoted and literal scalars
+# (PyYAML writes them raw there), so only the double-quoted style, which escapes
+# them, gives the same string back.
+_OTHER_BREAKS = frozenset("\r\x85\u2028\u2029")
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    style = "|" if "\n" in value.strip("\n") else None
+    if not _OTHER_BREAKS.isdisjoint(value):
+        style: str | None = '"'
+    else:
+        style = "|" if "\n" in value.strip("\n") else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

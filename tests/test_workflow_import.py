@@ -398,6 +398,20 @@ def test_tricky_strings_round_trip(tmp_path: Path) -> None:
     assert _published(spec.text, tmp_path)["strings"] == tool
 
 
+@pytest.mark.parametrize(
+    "value", ["\x85", "x\x85", "a\nb\x85c", "a\u2028b\nc", "a\u2029", "a\r\nb\n", "\x85\n "],
+)
+def test_every_yaml_line_break_round_trips(value: str, tmp_path: Path) -> None:
+    """NEL, LS, PS and CR are line breaks to YAML: in a single-quoted or literal
+    scalar they were folded (\x85 came back as a space), the published description
+    differed and the import was refused. Found by the import fuzzer."""
+    schema = {"type": "object", "properties": {"p": {"type": "string", "description": value}},
+              "description": value}
+    tool = _tool("t", schema, description=value)
+    spec = spec_from_tools([tool], server_info=INFO, exact=True)
+    assert _published(spec.text, tmp_path)["t"] == tool
+
+
 def test_unrepresentable_python_names_fail_naming_both() -> None:
     with pytest.raises(
         ImportFailed,
