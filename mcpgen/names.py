@@ -21,7 +21,8 @@ MODELS_PY_NAMES = frozenset(keyword.kwlist) | {
 
 
 def py_identifier(name: str) -> str:
-    """``max-results`` → ``max_results``; ``class`` → ``class_``; ``2fa`` → ``_2fa``.
+    """``max-results`` → ``max_results``; ``class`` → ``class_``; ``2fa`` → ``_2fa``;
+    ``__init__`` → ``_init__``.
 
     ``self`` and ``ctx`` also get a trailing ``_``: a positional handler receives
     its opt-in context as the keyword argument ``ctx``.
@@ -32,6 +33,11 @@ def py_identifier(name: str) -> str:
         ("_" + ch).isidentifier()) else "_" for ch in name) or "_"
     if text[0].isdigit():
         text = "_" + text
+    if text.startswith("__"):
+        # Python mangles `__name` inside a class (a handler `__x` could never be
+        # implemented, a parameter `__y` never passed by keyword) and `__init__`-like
+        # names are special methods: one leading underscore is kept.
+        text = "_" + text.lstrip("_")
     if keyword.iskeyword(text) or text in _RESERVED:
         text += "_"
     return text

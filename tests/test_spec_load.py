@@ -503,11 +503,48 @@ def test_init_writes_a_spec_that_validates_and_builds(tmp_path: Path) -> None:
         ("_private", "_private"),
         ("CamelCase", "CamelCase"),
         ("match", "match"),  # a soft keyword is a valid identifier
+        ("__init__", "_init__"),  # Python mangles `__x` in a class; `__init__` is special
+        ("__x", "_x"),
+        ("___y", "_y"),
+        ("__", "_"),
     ],
 )
 def test_py_identifier(wire: str, python: str) -> None:
     assert py_identifier(wire) == python
     assert python.isidentifier()
+
+
+def test_names_python_would_mangle_are_callable_by_keyword(tmp_path: Path) -> None:
+    """A tool ``__init__`` replaced the client's constructor, a tool ``__x`` became an
+    abstract method no implementation could define (``_Server__x``), and a parameter
+    ``__y`` could not be passed by keyword. Found by the import fuzzer."""
+    import textwrap
+
+    from helpers import build_package, import_package
+
+    spec = textwrap.dedent("""\
+        mcpgen: 1
+        package: mangled_mcp
+        server: {name: mangled, version: "1"}
+        tools:
+          - name: __init__
+            parameters: []
+          - name: __x
+            parameters:
+              - {name: __y, type: string}
+        """)
+    gen = build_package(spec, tmp_path, "mangled_mcp")
+    with import_package(gen, "mangled_mcp") as package:
+        class Impl(package.MangledServer):  # type: ignore[name-defined,misc]
+            def _init__(self) -> str:
+                return "init"
+
+            def _x(self, _y: str) -> str:
+                return "x:" + _y
+
+        with package.MangledClient.in_memory(Impl()) as client:
+            assert client._init__() == "init"
+            assert client._x(_y="a") == "x:a"
 
 
 def test_python_names_are_decided_on_the_nfkc_form(tmp_path: Path) -> None:
