@@ -34,7 +34,7 @@ def render_models(contract: ir.Contract) -> str:
     }
     body = ""
     if combined["$defs"]:
-        generated = _run_datamodel_codegen(combined)
+        generated = _run_datamodel_codegen(combined, names)
         dcg_imports, body = _split_imports(generated)
         body = _settle_names(body, dcg_imports, names, _own_names(contract))
         for module, names_imported in dcg_imports.items():
@@ -83,7 +83,7 @@ def _combined_schema(contract: ir.Contract) -> tuple[dict[str, Any], dict[str, s
     while prefix.lower() in text:  # no inline model or field can be named like one
         prefix += "X"
     placeholders = {name: f"{prefix}{index}" for index, name in enumerate(defs)}
-    renamed = {placeholders[name]: _rename_refs(schema, placeholders) for name, schema in defs.items()}
+    renamed = {placeholders[name]: _for_dcg(schema, placeholders) for name, schema in defs.items()}
     return {"$defs": renamed}, {placeholder: name for name, placeholder in placeholders.items()}
 
 
@@ -91,9 +91,13 @@ def _combined_schema(contract: ir.Contract) -> tuple[dict[str, Any], dict[str, s
 _VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
 
 
-def _rename_refs(node: Any, placeholders: dict[str, str]) -> Any:
+def _for_dcg(node: Any, placeholders: dict[str, str]) -> Any:
+    """``node`` as datamodel-code-generator gets it: references to the placeholders,
+    and a ``const`` that is a list, an object or a float written as the equivalent
+    one-value ``enum`` (for such a const DCG types an optional field ``x: list[Any] =
+    None``, which mypy refuses; for the enum it writes ``list[Any] | None``)."""
     if isinstance(node, list):
-        return [_rename_refs(item, placeholders) for item in node]
+        return [_for_dcg(item, placeholders) for item in node]
     if not isinstance(node, dict):
         return node
     result: dict[str, Any] = {}
@@ -101,10 +105,12 @@ def _rename_refs(node: Any, placeholders: dict[str, str]) -> Any:
         if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
             target = value.removeprefix("#/$defs/")
             result[key] = f"#/$defs/{placeholders[target]}" if target in placeholders else value
+        elif key == "const" and isinstance(value, (list, dict, float)) and "enum" not in node:
+            result["enum"] = [value]
         elif key in _VALUE_KEYWORDS:
             result[key] = value
         else:
-            result[key] = _rename_refs(value, placeholders)
+            result[key] = _for_dcg(value, placeholders)
     return result
 
 
@@ -170,12 +176,17 @@ def _rename(source: str, tree: ast.Module, renames: dict[str, str]) -> str:
     return "\n".join(line.decode() for line in lines)
 
 
-def _run_datamodel_codegen(schema: dict[str, Any]) -> str:
+def _run_datamodel_codegen(schema: dict[str, Any], names: dict[str, str]) -> str:
     # datamodel-code-generator is imported inside _generate: a no-op build never pays for it.
-    with warnings.catch_warnings():
-        # notices about datamodel-code-generator's own future defaults, not about the spec
-        warnings.simplefilter("ignore", FutureWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         output = _generate(schema)
+    for item in caught:
+        if issubclass(item.category, FutureWarning):
+            continue  # notices about DCG's own future defaults, not about the spec
+        # its notes on the spec (a constraint a model cannot hold), with the real names
+        text = re.sub(r"\b\w+\b", lambda m: names.get(m.group(), m.group()), str(item.message))
+        warnings.warn(text, item.category, stacklevel=2)
     assert isinstance(output, str)
     return _drop_class(output, _ROOT)
 
