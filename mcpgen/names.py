@@ -7,8 +7,10 @@ import re
 
 __all__ = ["MODELS_PY_NAMES", "class_name", "py_identifier"]
 
-# `self` is the instance; `ctx` is the opt-in handler context (passed by keyword).
-_RESERVED = frozenset({"self", "ctx"})
+# `self` is the instance; `ctx` is the opt-in handler context (passed by keyword);
+# the generated client's tool methods call `cast`, `convert_result` and `_structured`
+# and annotate with `dict[str, Any]`: a parameter of that name would shadow them.
+_RESERVED = frozenset({"self", "ctx", "cast", "convert_result", "_structured", "dict", "Any"})
 
 # Names a `types` entry cannot take: its model class would be a keyword, or would
 # shadow a name that models.py's own annotations use (the TypedDicts mcpgen writes
@@ -25,7 +27,9 @@ def py_identifier(name: str) -> str:
     ``__init__`` → ``_init__``.
 
     ``self`` and ``ctx`` also get a trailing ``_``: a positional handler receives
-    its opt-in context as the keyword argument ``ctx``.
+    its opt-in context as the keyword argument ``ctx``; so do the names the generated
+    client's methods use (``cast``, ``convert_result``, ``_structured``, ``dict``,
+    ``Any``).
 
     ``-`` and ``.`` (and anything else an identifier cannot hold) become ``_``.
     """
