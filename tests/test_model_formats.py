@@ -7,12 +7,18 @@ fuzzer):
   python-ulid) are plain strings in the models;
 - an optional field whose schema is a ``const`` list, object or float is typed
   ``X | None`` (datamodel-code-generator wrote ``x: list[Any] = None``, which
+  ``mypy --strict`` refuses);
+- ``patternProperties`` never make a model refuse what its schema allows
+  (datamodel-code-generator wrote ``dict[constr(pattern=...), str]``: other keys
+  refused, ``additionalProperties`` lost, and a call in an annotation, which
   ``mypy --strict`` refuses).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import subprocess
+import sys
 import textwrap
 import typing
 from pathlib import Path
@@ -81,3 +87,51 @@ def test_an_optional_const_field_is_optional(tmp_path: Path) -> None:
             annotation = fields[name].annotation
             assert type(None) in typing.get_args(annotation), (name, annotation)
         assert package.models.TOutput.model_validate({"a": [], "c": 1.5}).a == []
+
+
+def test_pattern_properties_never_narrow_a_model(tmp_path: Path) -> None:
+    spec = textwrap.dedent("""\
+        mcpgen: 1
+        package: patterns_mcp
+        server: {name: patterns, version: "1"}
+        types:
+          Open: {type: object, patternProperties: {"^x_": {type: string}}}
+          Mixed:
+            type: object
+            properties: {a: {type: integer}}
+            patternProperties: {"^x_": {type: string}}
+          Closed:
+            type: object
+            patternProperties: {"^x_": {type: string}}
+            additionalProperties: false
+          Typed:
+            type: object
+            patternProperties: {"^x_": {type: string}}
+            additionalProperties: {type: integer}
+        tools:
+          - name: t
+            parameters: []
+            output_schema:
+              type: object
+              properties:
+                open: {$ref: "#/types/Open"}
+                mixed: {$ref: "#/types/Mixed"}
+                closed: {$ref: "#/types/Closed"}
+                typed: {$ref: "#/types/Typed"}
+                inline: {type: object, patternProperties: {"^n": {type: integer}}}
+                const_list: {const: [1]}
+        """)
+    gen = build_package(spec, tmp_path, "patterns_mcp")
+    with import_package(gen, "patterns_mcp") as package:
+        value = {"open": {"x_a": "s", "y": 1}, "mixed": {"a": 1, "x_b": "s", "z": [1]},
+                 "closed": {"x_c": "s"}, "typed": {"x_d": "s", "e": 2},
+                 "inline": {"n1": 1, "other": "s"}, "const_list": [1]}
+        parsed = package.models.TOutput.model_validate(value)
+        assert parsed.model_dump(exclude_none=True) == value
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
+         "/dev/null", "-p", "patterns_mcp"],
+        cwd=gen, capture_output=True, text=True, check=False,
+        env={"MYPYPATH": str(gen), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -89,13 +89,24 @@ def _combined_schema(contract: ir.Contract) -> tuple[dict[str, Any], dict[str, s
 
 # Keywords whose values are data, not schemas: a "$ref" inside them is not a reference.
 _VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+# Keywords whose values map names to schemas (the map itself is not a schema).
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas"})
 
 
 def _for_dcg(node: Any, placeholders: dict[str, str]) -> Any:
-    """``node`` as datamodel-code-generator gets it: references to the placeholders,
-    and a ``const`` that is a list, an object or a float written as the equivalent
-    one-value ``enum`` (for such a const DCG types an optional field ``x: list[Any] =
-    None``, which mypy refuses; for the enum it writes ``list[Any] | None``)."""
+    """``node`` (a schema, or a list of them) as datamodel-code-generator gets it.
+
+    - references to the placeholders;
+    - a ``const`` that is a list, an object or a float as the equivalent one-value
+      ``enum`` (for such a const DCG types an optional field ``x: list[Any] = None``,
+      which mypy refuses; for the enum it writes ``list[Any] | None``);
+    - ``patternProperties`` folded into ``additionalProperties`` (DCG writes
+      ``dict[constr(pattern=...), X]``, which refuses every other key, loses
+      ``additionalProperties`` and is a call in an annotation): the model accepts
+      every key, and values of the types any pattern or ``additionalProperties``
+      allows; the server, not the model, checks which key has which.
+    """
     if isinstance(node, list):
         return [_for_dcg(item, placeholders) for item in node]
     if not isinstance(node, dict):
@@ -109,8 +120,18 @@ def _for_dcg(node: Any, placeholders: dict[str, str]) -> Any:
             result["enum"] = [value]
         elif key in _VALUE_KEYWORDS:
             result[key] = value
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            result[key] = {name: _for_dcg(schema, placeholders) for name, schema in value.items()}
         else:
             result[key] = _for_dcg(value, placeholders)
+    patterns = result.pop("patternProperties", None)
+    if isinstance(patterns, dict) and patterns:
+        extra = result.get("additionalProperties", True)
+        if extra is True:  # any other key, any value: an open model, or a dict of Any
+            result["additionalProperties"] = True if "properties" in result else {}
+        else:
+            allowed = [] if extra is False else [extra]
+            result["additionalProperties"] = {"anyOf": [*allowed, *patterns.values()]}
     return result
 
 
