@@ -11,7 +11,10 @@ fuzzer):
 - ``patternProperties`` never make a model refuse what its schema allows
   (datamodel-code-generator wrote ``dict[constr(pattern=...), str]``: other keys
   refused, ``additionalProperties`` lost, and a call in an annotation, which
-  ``mypy --strict`` refuses).
+  ``mypy --strict`` refuses);
+- a property named ``Config`` (what pydantic reads as a v1 config class) is a
+  field, even in a closed model (which also sets ``model_config``: the package
+  failed to import, "Config" and "model_config" cannot be used together).
 """
 
 from __future__ import annotations
@@ -135,3 +138,23 @@ def test_pattern_properties_never_narrow_a_model(tmp_path: Path) -> None:
         env={"MYPYPATH": str(gen), "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_property_named_config_is_a_field(tmp_path: Path) -> None:
+    spec = textwrap.dedent("""\
+        mcpgen: 1
+        package: config_mcp
+        server: {name: config, version: "1"}
+        tools:
+          - name: t
+            parameters: []
+            output_schema:
+              type: object
+              properties:
+                Config: {type: integer, minimum: 0}
+              additionalProperties: false
+        """)
+    gen = build_package(spec, tmp_path, "config_mcp")
+    with import_package(gen, "config_mcp") as package:
+        parsed = package.models.TOutput.model_validate({"Config": 1})
+        assert parsed.model_dump(by_alias=True) == {"Config": 1}

@@ -234,6 +234,9 @@ def _generate(schema: dict[str, Any]) -> object:
         enum_field_as_literal="all",  # type: ignore[arg-type]  # parsed by pydantic
         # the package needs only pydantic: no EmailStr (email-validator), no ULID (python-ulid)
         type_mappings=["email=string", "idn-email=string", "ulid=string"],
+        # a field named Config is a v1 config class to pydantic (and clashes with
+        # model_config): the field gets another Python name, its wire name as alias
+        aliases={"Config": "Config_"},
         formatters=[Formatter.BLACK],
     )
 
