@@ -14,7 +14,10 @@ fuzzer):
   ``mypy --strict`` refuses);
 - a property named ``Config`` (what pydantic reads as a v1 config class) is a
   field, even in a closed model (which also sets ``model_config``: the package
-  failed to import, "Config" and "model_config" cannot be used together).
+  failed to import, "Config" and "model_config" cannot be used together);
+- strings holding a line separator (U+2028, U+2029, NEL, ...) in enum values,
+  consts, defaults, titles and descriptions stay inside their literals (models.py
+  was split at them: the build crashed with a SyntaxError).
 """
 
 from __future__ import annotations
@@ -158,3 +161,26 @@ def test_a_property_named_config_is_a_field(tmp_path: Path) -> None:
     with import_package(gen, "config_mcp") as package:
         parsed = package.models.TOutput.model_validate({"Config": 1})
         assert parsed.model_dump(by_alias=True) == {"Config": 1}
+
+
+def test_line_separators_inside_literals_stay_there(tmp_path: Path) -> None:
+    spec = textwrap.dedent("""\
+        mcpgen: 1
+        package: separators_mcp
+        server: {name: separators, version: "1"}
+        tools:
+          - name: t
+            parameters: []
+            output_schema:
+              type: object
+              properties:
+                a: {enum: ["x\\u2028y", "z\\x85"]}
+                b: {enum: [1, "p\\u2029"], type: array}
+                c: {const: "q\\u2028r"}
+                d: {type: string, default: "d\\u2028e\\x1c"}
+                e: {type: string, description: "line\\u2028sep", title: "t\\x85"}
+        """)
+    gen = build_package(spec, tmp_path, "separators_mcp")
+    with import_package(gen, "separators_mcp") as package:
+        parsed = package.models.TOutput.model_validate({"a": "x\u2028y", "c": "q\u2028r"})
+        assert parsed.d == "d\u2028e\x1c" and parsed.a == "x\u2028y"

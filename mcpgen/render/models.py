@@ -241,9 +241,13 @@ def _generate(schema: dict[str, Any]) -> object:
     )
 
 
+# Source lines end in "\n" only: str.splitlines() would also split at U+2028, NEL,
+# \x1c... inside string literals (a spec's enum values, defaults, descriptions).
+
+
 def _drop_class(source: str, name: str) -> str:
     tree = ast.parse(source)
-    lines = source.splitlines()
+    lines = source.split("\n")
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             assert node.end_lineno is not None
@@ -256,7 +260,7 @@ def _split_imports(source: str) -> tuple[dict[str, set[str]], str]:
     """Imports of ``source`` by module, and the rest of it (comments dropped)."""
     tree = ast.parse(source)
     imports: dict[str, set[str]] = {}
-    lines = source.splitlines()
+    lines = source.split("\n")
     last = 0
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module:
