@@ -186,6 +186,26 @@ def test_exact_import_of_the_time_server_publishes_identical_descriptors(
     assert {t.name: tool_fingerprint(descriptor(t)) for t in loaded.contract.tools} == live
 
 
+def test_a_listing_with_a_lone_surrogate_is_listed_and_refused_clearly(tmp_path: Path) -> None:
+    """"\\ud800" is valid JSON text but no UTF-8: fingerprinting such a tool raised
+    UnicodeEncodeError out of Session.list_tools() (every generated client, and
+    `mcpgen import` with a traceback). Found by the import fuzzer."""
+    from mcpgen.importer import import_server
+
+    listing = {"serverInfo": {"name": "odd", "version": "1"},
+               "tools": [{"name": "t", "description": "a\ud800b",
+                          "inputSchema": {"type": "object"}}]}
+    path = tmp_path / "listing.json"
+    path.write_text(json.dumps(listing), encoding="utf-8")
+    command = [sys.executable, str(ROOT / "tests" / "fixtures" / "fake_tools_server.py"),
+               str(path)]
+    with Session.stdio(command, verify="off") as session:
+        (tool,) = session.list_tools()
+        assert tool.description == "a\ud800b" and len(tool.fingerprint) == 64
+    with pytest.raises(ImportFailed, match="do not make a valid spec"):
+        import_server(command, spec_dir=tmp_path)
+
+
 def test_a_server_that_cannot_start_is_reported() -> None:
     result = CliRunner().invoke(main, ["import", "-o", "-", "--", sys.executable, "-c", "pass"])
     assert result.exit_code == 1
