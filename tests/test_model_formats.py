@@ -8,6 +8,9 @@ fuzzer):
 - an optional field whose schema is a ``const`` list, object or float is typed
   ``X | None`` (datamodel-code-generator wrote ``x: list[Any] = None``, which
   ``mypy --strict`` refuses);
+- integers mypy cannot hold in a ``Literal`` (beyond 64 bits) are typed ``int``
+  (``Literal[1180591620717411303424]`` is an error to mypy), in the models and in
+  the argument TypedDicts;
 - ``patternProperties`` never make a model refuse what its schema allows
   (datamodel-code-generator wrote ``dict[constr(pattern=...), str]``: other keys
   refused, ``additionalProperties`` lost, and a call in an annotation, which
@@ -126,6 +129,15 @@ def test_pattern_properties_never_narrow_a_model(tmp_path: Path) -> None:
                 typed: {$ref: "#/types/Typed"}
                 inline: {type: object, patternProperties: {"^n": {type: integer}}}
                 const_list: {const: [1]}
+          - name: big
+            parameters:
+              - {name: size, enum: [1, 1180591620717411303424]}
+              - {name: mixed, enum: [-9223372036854775808, a, true], required: false}
+            output_schema:
+              type: object
+              properties:
+                n: {enum: [-1180591620717411303423, 2]}
+                m: {const: 9223372036854775808}
         """)
     gen = build_package(spec, tmp_path, "patterns_mcp")
     with import_package(gen, "patterns_mcp") as package:
@@ -134,6 +146,8 @@ def test_pattern_properties_never_narrow_a_model(tmp_path: Path) -> None:
                  "inline": {"n1": 1, "other": "s"}, "const_list": [1]}
         parsed = package.models.TOutput.model_validate(value)
         assert parsed.model_dump(exclude_none=True) == value
+        big = {"n": -1180591620717411303423, "m": 9223372036854775808}
+        assert package.models.BigOutput.model_validate(big).model_dump() == big
     done = subprocess.run(
         [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
          "/dev/null", "-p", "patterns_mcp"],

@@ -116,7 +116,8 @@ def _for_dcg(node: Any, placeholders: dict[str, str]) -> Any:
         if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
             target = value.removeprefix("#/$defs/")
             result[key] = f"#/$defs/{placeholders[target]}" if target in placeholders else value
-        elif key == "const" and isinstance(value, (list, dict, float)) and "enum" not in node:
+        elif key == "const" and (isinstance(value, (list, dict, float)) or _too_big(value)) \
+                and "enum" not in node:
             result["enum"] = [value]
         elif key in _VALUE_KEYWORDS:
             result[key] = value
@@ -124,6 +125,11 @@ def _for_dcg(node: Any, placeholders: dict[str, str]) -> Any:
             result[key] = {name: _for_dcg(schema, placeholders) for name, schema in value.items()}
         else:
             result[key] = _for_dcg(value, placeholders)
+    values = result.get("enum")
+    if isinstance(values, list) and any(_too_big(v) for v in values):
+        # not a Literal mypy can hold, nor one pydantic can check: the type instead
+        del result["enum"]
+        result.setdefault("type", sorted({_json_type(v) for v in values}))
     patterns = result.pop("patternProperties", None)
     if isinstance(patterns, dict) and patterns:
         extra = result.get("additionalProperties", True)
@@ -133,6 +139,25 @@ def _for_dcg(node: Any, placeholders: dict[str, str]) -> Any:
             allowed = [] if extra is False else [extra]
             result["additionalProperties"] = {"anyOf": [*allowed, *patterns.values()]}
     return result
+
+
+def _too_big(value: Any) -> bool:
+    """An integer beyond 64 bits: mypy refuses it in a Literal."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
 
 
 def _own_names(contract: ir.Contract) -> set[str]:
