@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from .names import MODELS_PY_NAMES, class_name
-from .runtime._compat import Severity, compare_tools
+from .runtime._compat import Change, Severity, compare_tools
 from .schemas import descriptor
 from .spec.load import load_spec_text
 
@@ -138,28 +138,31 @@ def spec_from_tools(
             break
         parameters_ok.update(dict.fromkeys(retry, False))  # fall back to the exact input_schema
     for entry in entries:
-        if _breaks(published[entry.name], entry.raw):
-            changes = [
-                f"{c.rule} {c.path}"
-                for c in compare_tools([published[entry.name]], [entry.raw])
-                if c.severity is Severity.BREAKING
-            ]
-            raise ImportFailed(
-                f"tool {entry.name!r} cannot be reproduced by a spec: {', '.join(changes)}"
-            )
+        changes = _breaking(published[entry.name], entry.raw)
+        if changes:
+            reasons = ", ".join(f"{c.rule} {c.path}" for c in changes)
+            raise ImportFailed(f"tool {entry.name!r} cannot be reproduced by a spec: {reasons}")
     notes = {entry.name: _notes(entry.raw, published[entry.name]) for entry in entries}
     text = _render(header, package, server, hoist.types, entries, parameters_ok, notes)
     _load(text, spec_dir, names)  # comments only: still the same spec
     return ImportedSpec(text, package, len(entries), {k: v for k, v in notes.items() if v})
 
 
-def _breaks(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> bool:
-    """Would a generated client (OLD = contract) refuse the live tool (NEW) on connect?"""
-    return any(
-        (change.severity is Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED")
-        or change.rule in ("DESCRIPTION_CHANGED", "PARAM_DESCRIPTION_CHANGED")
+def _breaking(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> list[Change]:
+    """What a spec may not change: what a generated client (OLD = contract) would
+    refuse the live tool (NEW) for on connect, and any description. The refusal
+    names them all (it named the refusing ones only, so a description the spec
+    cannot hold, such as null, left the reason empty)."""
+    return [
+        change
         for change in compare_tools([contract_tool], [live_tool])
-    )
+        if (change.severity is Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED")
+        or change.rule in ("DESCRIPTION_CHANGED", "PARAM_DESCRIPTION_CHANGED")
+    ]
+
+
+def _breaks(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> bool:
+    return bool(_breaking(contract_tool, live_tool))
 
 
 def _notes(live: Mapping[str, Any], published: Mapping[str, Any]) -> list[str]:

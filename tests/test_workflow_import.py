@@ -446,6 +446,15 @@ def test_unrepresentable_python_names_fail_naming_both() -> None:
         spec_from_tools([_tool("list_tools")], server_info=INFO)
 
 
+@pytest.mark.parametrize("description", [None, 5, ["x"]], ids=["null", "number", "list"])
+def test_a_description_a_spec_cannot_hold_is_named_in_the_refusal(description: Any) -> None:
+    """The refusal said only "cannot be reproduced by a spec: " (the description
+    changes it counts were left out of the reason). Found by the import fuzzer."""
+    with pytest.raises(ImportFailed, match=r"cannot be reproduced by a spec: "
+                                           r"DESCRIPTION_CHANGED description"):
+        spec_from_tools([_tool("t", description=description)], server_info=INFO)
+
+
 def test_references_a_spec_cannot_hold_fail_clearly() -> None:
     schema = {
         "type": "object",
