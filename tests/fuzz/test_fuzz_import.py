@@ -281,7 +281,7 @@ def tools(draw: st.DrawFn, tame: bool = False) -> dict[str, Any]:
                             "inputSchema": draw(object_schemas(tame=tame))}
     optional = {
         "title": odd_text,
-        "description": odd_text | st.text(max_size=200),
+        "description": odd_text | st.text(max_size=200) | (json_values if not tame else odd_text),
         "outputSchema": object_schemas(output=True, tame=tame),
         "annotations": st.fixed_dictionaries({}, optional={
             "title": odd_text, **{key: st.booleans() | scalars for key in HINT_KEYS}}),
@@ -361,6 +361,7 @@ KNOWN_REFUSALS = re.compile(r"YAML error: unacceptable character #x[0-9a-f]+: "
 def check_refusal(failure: ImportFailed) -> None:
     message = str(failure)
     assert len(message.strip()) > 10 and not EXCEPTION_TEXT.search(message), message
+    assert not message.rstrip().endswith(":"), f"a refusal without its reason: {message!r}"
     if KNOWN_REFUSALS.search(message):
         record("refused: known (a comment quotes a character YAML refuses)")
         return
