@@ -23,9 +23,9 @@ from typing import Any
 
 import yaml
 
-from .names import class_name, shadowed_module
+from .names import MODELS_PY_NAMES, class_name, shadowed_module
 from .printable import escape_line, needs_escape
-from .runtime._compat import Severity, compare_tools
+from .runtime._compat import Change, Severity, compare_tools
 from .schemas import descriptor
 from .spec.load import load_spec_text
 
@@ -122,7 +122,9 @@ def spec_from_tools(
         raise ImportFailed(
             "cannot write a spec for these tools:\n  " + "\n  ".join(map(escape_line, problems))
         )
-    server: dict[str, Any] = {"name": server_name, "version": str(server_info.get("version", "0"))}
+    # A spec needs a non-empty version string; a server may send none, "" or a non-string.
+    version = _text(server_info.get("version")) or "0"
+    server: dict[str, Any] = {"name": server_name, "version": version}
     if isinstance(server_info.get("title"), str):
         server["title"] = server_info["title"]
     if instructions:
@@ -143,28 +145,31 @@ def spec_from_tools(
             break
         parameters_ok.update(dict.fromkeys(retry, False))  # fall back to the exact input_schema
     for entry in entries:
-        if _breaks(published[entry.name], entry.raw):
-            changes = [
-                escape_line(f"{c.rule} {c.path}")
-                for c in compare_tools([published[entry.name]], [entry.raw])
-                if c.severity is Severity.BREAKING
-            ]
-            raise ImportFailed(
-                f"tool {entry.name!r} cannot be reproduced by a spec: {', '.join(changes)}"
-            )
+        changes = _breaking(published[entry.name], entry.raw)
+        if changes:
+            reasons = ", ".join(escape_line(f"{c.rule} {c.path}") for c in changes)
+            raise ImportFailed(f"tool {entry.name!r} cannot be reproduced by a spec: {reasons}")
     notes = {entry.name: _notes(entry.raw, published[entry.name]) for entry in entries}
     text = _render(header, package, server, hoist.types, entries, parameters_ok, notes)
     _load(text, spec_dir, names)  # comments only: still the same spec
     return ImportedSpec(text, package, len(entries), {k: v for k, v in notes.items() if v})
 
 
-def _breaks(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> bool:
-    """Would a generated client (OLD = contract) refuse the live tool (NEW) on connect?"""
-    return any(
-        (change.severity is Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED")
-        or change.rule in ("DESCRIPTION_CHANGED", "PARAM_DESCRIPTION_CHANGED")
+def _breaking(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> list[Change]:
+    """What a spec may not change: what a generated client (OLD = contract) would
+    refuse the live tool (NEW) for on connect, and any description. The refusal
+    names them all (it named the refusing ones only, so a description the spec
+    cannot hold, such as null, left the reason empty)."""
+    return [
+        change
         for change in compare_tools([contract_tool], [live_tool])
-    )
+        if (change.severity is Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED")
+        or change.rule in ("DESCRIPTION_CHANGED", "PARAM_DESCRIPTION_CHANGED")
+    ]
+
+
+def _breaks(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> bool:
+    return bool(_breaking(contract_tool, live_tool))
 
 
 def _notes(live: Mapping[str, Any], published: Mapping[str, Any]) -> list[str]:
@@ -255,8 +260,8 @@ class _TypeHoister:
         base = re.sub(r"[^0-9A-Za-z_]+", "_", wanted).strip("_") or "Type"
         if base[0].isdigit():
             base = "_" + base
-        if base in self._classes:  # a tool's …Args/…Output class already has this name
-            base += "Type"
+        if base in self._classes or base in MODELS_PY_NAMES:  # a class that exists, or a
+            base += "Type"  # name models.py needs (a tool's …Args/…Output, Any, str, ...)
         candidate, counter = base, 2
         while candidate in self._claimed:
             # The same definition met again (another tool) is the same type, if it is
@@ -442,6 +447,11 @@ class _Dumper(yaml.SafeDumper):
             super().write_double_quoted(text, split)
         finally:
             self.allow_unicode = saved
+
+    def ignore_aliases(self, data: Any) -> bool:
+        # A value met twice is written twice: no anchors, which would also collide
+        # between the parts of a spec that are dumped one by one.
+        return True
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:

@@ -6,17 +6,31 @@ import keyword
 import re
 import sys
 
-__all__ = ["class_name", "py_identifier", "shadowed_module"]
+__all__ = ["MODELS_PY_NAMES", "class_name", "py_identifier", "shadowed_module"]
 
-# `self` is the instance; `ctx` is the opt-in handler context (passed by keyword).
-_RESERVED = frozenset({"self", "ctx"})
+# `self` is the instance; `ctx` is the opt-in handler context (passed by keyword);
+# the generated client's tool methods call `cast`, `convert_result` and `_structured`
+# and annotate with `dict[str, Any]`: a parameter of that name would shadow them.
+_RESERVED = frozenset({"self", "ctx", "cast", "convert_result", "_structured", "dict", "Any"})
+
+# Names a `types` entry cannot take: its model class would be a keyword, or would
+# shadow a name that models.py's own annotations use (the TypedDicts mcpgen writes
+# there say `Any`, `Literal[...]`, `str`, `list[...]`, ...).
+MODELS_PY_NAMES = frozenset(keyword.kwlist) | {
+    "Any", "Literal", "TypedDict", "Required", "NotRequired",
+    "str", "int", "float", "bool", "bytes", "dict", "list", "set", "frozenset", "tuple",
+    "object", "type",
+}
 
 
 def py_identifier(name: str) -> str:
-    """``max-results`` → ``max_results``; ``class`` → ``class_``; ``2fa`` → ``_2fa``.
+    """``max-results`` → ``max_results``; ``class`` → ``class_``; ``2fa`` → ``_2fa``;
+    ``__init__`` → ``_init__``.
 
     ``self`` and ``ctx`` also get a trailing ``_``: a positional handler receives
-    its opt-in context as the keyword argument ``ctx``.
+    its opt-in context as the keyword argument ``ctx``; so do the names the generated
+    client's methods use (``cast``, ``convert_result``, ``_structured``, ``dict``,
+    ``Any``).
 
     ``-`` and ``.`` (and anything else an identifier cannot hold) become ``_``.
     """
@@ -24,6 +38,11 @@ def py_identifier(name: str) -> str:
         ("_" + ch).isidentifier()) else "_" for ch in name) or "_"
     if text[0].isdigit():
         text = "_" + text
+    if text.startswith("__"):
+        # Python mangles `__name` inside a class (a handler `__x` could never be
+        # implemented, a parameter `__y` never passed by keyword) and `__init__`-like
+        # names are special methods: one leading underscore is kept.
+        text = "_" + text.lstrip("_")
     if keyword.iskeyword(text) or text in _RESERVED:
         text += "_"
     return text

@@ -501,11 +501,87 @@ def test_init_writes_a_spec_that_validates_and_builds(tmp_path: Path) -> None:
         ("_private", "_private"),
         ("CamelCase", "CamelCase"),
         ("match", "match"),  # a soft keyword is a valid identifier
+        ("__init__", "_init__"),  # Python mangles `__x` in a class; `__init__` is special
+        ("__x", "_x"),
+        ("___y", "_y"),
+        ("__", "_"),
+        ("cast", "cast_"),  # names the generated client's methods call or annotate with
+        ("convert_result", "convert_result_"),
+        ("dict", "dict_"),
+        ("Any", "Any_"),
+        ("_structured", "_structured_"),
     ],
 )
 def test_py_identifier(wire: str, python: str) -> None:
     assert py_identifier(wire) == python
     assert python.isidentifier()
+
+
+def test_names_python_would_mangle_are_callable_by_keyword(tmp_path: Path) -> None:
+    """A tool ``__init__`` replaced the client's constructor, a tool ``__x`` became an
+    abstract method no implementation could define (``_Server__x``), and a parameter
+    ``__y`` could not be passed by keyword. Found by the import fuzzer."""
+    import textwrap
+
+    from helpers import build_package, import_package
+
+    spec = textwrap.dedent("""\
+        mcpgen: 1
+        package: mangled_mcp
+        server: {name: mangled, version: "1"}
+        tools:
+          - name: __init__
+            parameters: []
+          - name: __x
+            parameters:
+              - {name: __y, type: string}
+        """)
+    gen = build_package(spec, tmp_path, "mangled_mcp")
+    with import_package(gen, "mangled_mcp") as package:
+        class Impl(package.MangledServer):  # type: ignore[name-defined,misc]
+            def _init__(self) -> str:
+                return "init"
+
+            def _x(self, _y: str) -> str:
+                return "x:" + _y
+
+        with package.MangledClient.in_memory(Impl()) as client:
+            assert client._init__() == "init"
+            assert client._x(_y="a") == "x:a"
+
+
+def test_parameters_named_like_what_client_methods_use_still_work(tmp_path: Path) -> None:
+    """Parameters named cast or convert_result shadowed the helpers the generated
+    client method calls (every call: "'str' object is not callable"); dict or Any
+    broke its annotations for mypy. Found by the import fuzzer."""
+    import textwrap
+
+    from helpers import build_package, import_package
+
+    spec = textwrap.dedent("""\
+        mcpgen: 1
+        package: shadowed_mcp
+        server: {name: shadowed, version: "1"}
+        tools:
+          - name: t
+            callback: positional
+            parameters:
+              - {name: cast, type: string}
+              - {name: convert_result, type: string}
+              - {name: dict, type: integer, required: false}
+              - {name: Any, type: integer, required: false}
+              - {name: _structured, type: integer, required: false}
+        """)
+    gen = build_package(spec, tmp_path, "shadowed_mcp")
+    with import_package(gen, "shadowed_mcp") as package:
+        class Impl(package.ShadowedServer):  # type: ignore[name-defined,misc]
+            def t(self, cast_: str, convert_result_: str, dict_: int | None,
+                  Any_: int | None, _structured_: int | None) -> str:
+                return f"{cast_}{convert_result_}{dict_}{Any_}{_structured_}"
+
+        with package.ShadowedClient.in_memory(Impl()) as client:
+            assert client.t("a", "b", 1, 2, 3) == "ab123"
+            assert client.t(cast_="a", convert_result_="b", dict_=1) == "ab1NoneNone"
 
 
 def test_python_names_are_decided_on_the_nfkc_form(tmp_path: Path) -> None:

@@ -186,6 +186,26 @@ def test_exact_import_of_the_time_server_publishes_identical_descriptors(
     assert {t.name: tool_fingerprint(descriptor(t)) for t in loaded.contract.tools} == live
 
 
+def test_a_listing_with_a_lone_surrogate_is_listed_and_refused_clearly(tmp_path: Path) -> None:
+    """"\\ud800" is valid JSON text but no UTF-8: fingerprinting such a tool raised
+    UnicodeEncodeError out of Session.list_tools() (every generated client, and
+    `mcpgen import` with a traceback). Found by the import fuzzer."""
+    from mcpgen.importer import import_server
+
+    listing = {"serverInfo": {"name": "odd", "version": "1"},
+               "tools": [{"name": "t", "description": "a\ud800b",
+                          "inputSchema": {"type": "object"}}]}
+    path = tmp_path / "listing.json"
+    path.write_text(json.dumps(listing), encoding="utf-8")
+    command = [sys.executable, str(ROOT / "tests" / "fixtures" / "fake_tools_server.py"),
+               str(path)]
+    with Session.stdio(command, verify="off") as session:
+        (tool,) = session.list_tools()
+        assert tool.description == "a\ud800b" and len(tool.fingerprint) == 64
+    with pytest.raises(ImportFailed, match="do not make a valid spec"):
+        import_server(command, spec_dir=tmp_path)
+
+
 def test_a_server_that_cannot_start_is_reported() -> None:
     result = CliRunner().invoke(main, ["import", "-o", "-", "--", sys.executable, "-c", "pass"])
     assert result.exit_code == 1
@@ -398,6 +418,20 @@ def test_tricky_strings_round_trip(tmp_path: Path) -> None:
     assert _published(spec.text, tmp_path)["strings"] == tool
 
 
+@pytest.mark.parametrize(
+    "value", ["\x85", "x\x85", "a\nb\x85c", "a\u2028b\nc", "a\u2029", "a\r\nb\n", "\x85\n "],
+)
+def test_every_yaml_line_break_round_trips(value: str, tmp_path: Path) -> None:
+    """NEL, LS, PS and CR are line breaks to YAML: in a single-quoted or literal
+    scalar they were folded (\x85 came back as a space), the published description
+    differed and the import was refused. Found by the import fuzzer."""
+    schema = {"type": "object", "properties": {"p": {"type": "string", "description": value}},
+              "description": value}
+    tool = _tool("t", schema, description=value)
+    spec = spec_from_tools([tool], server_info=INFO, exact=True)
+    assert _published(spec.text, tmp_path)["t"] == tool
+
+
 def test_unrepresentable_python_names_fail_naming_both() -> None:
     with pytest.raises(
         ImportFailed,
@@ -410,6 +444,15 @@ def test_unrepresentable_python_names_fail_naming_both() -> None:
         spec_from_tools([_tool("t", schema)], server_info=INFO)
     with pytest.raises(ImportFailed, match="which the generated client already defines"):
         spec_from_tools([_tool("list_tools")], server_info=INFO)
+
+
+@pytest.mark.parametrize("description", [None, 5, ["x"]], ids=["null", "number", "list"])
+def test_a_description_a_spec_cannot_hold_is_named_in_the_refusal(description: Any) -> None:
+    """The refusal said only "cannot be reproduced by a spec: " (the description
+    changes it counts were left out of the reason). Found by the import fuzzer."""
+    with pytest.raises(ImportFailed, match=r"cannot be reproduced by a spec: "
+                                           r"DESCRIPTION_CHANGED description"):
+        spec_from_tools([_tool("t", description=description)], server_info=INFO)
 
 
 def test_references_a_spec_cannot_hold_fail_clearly() -> None:
@@ -435,6 +478,32 @@ def test_package_and_name_options(tmp_path: Path) -> None:
     )
     with pytest.raises(ImportFailed, match="not a Python package name"):
         spec_from_tools([_tool("t")], server_info=INFO, package="not-valid")
+
+
+@pytest.mark.parametrize("version", ["", None, 2], ids=["empty", "null", "number"])
+def test_a_server_version_a_spec_cannot_hold_becomes_a_placeholder(
+    version: Any, tmp_path: Path
+) -> None:
+    """serverInfo.version must be a string; an empty one (or none at all) would make
+    ``server.version`` invalid, so the import writes "0" as for a missing version.
+    (Found by the import fuzzer: an empty version refused the whole import.)"""
+    spec = spec_from_tools([_tool("t")], server_info={"name": "demo", "version": version})
+    assert yaml.safe_load(spec.text)["server"] == {"name": "demo", "version": "0"}
+    assert _published(spec.text, tmp_path)
+
+
+def test_values_shared_between_tools_are_written_out_not_aliased(tmp_path: Path) -> None:
+    """A caller may pass tool definitions that share objects (not JSON off the wire):
+    the spec holds no YAML anchors, which collided between the separately dumped
+    parts ("found duplicate anchor"). Found by the import fuzzer."""
+    shared: list[Any] = []
+    schema = {"type": "object", "properties": {"a": {"const": shared, "default": shared}}}
+    output = {"type": "object", "properties": {"b": {"const": shared, "default": shared}}}
+    spec = spec_from_tools([_tool("t", schema), _tool("u", outputSchema=output)],
+                           server_info=INFO)
+    assert "&id" not in spec.text and "*id" not in spec.text
+    assert _published(spec.text, tmp_path)["t"]["inputSchema"]["properties"]["a"] == {
+        "const": [], "default": []}
 
 
 def test_a_keyword_a_spec_does_not_know_is_reported_with_the_tool() -> None:

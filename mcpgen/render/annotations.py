@@ -71,9 +71,13 @@ def _one(kind: str, schema: Mapping[str, Any], defs: Mapping[str, Any], seen: fr
 def _literal(values: list[Any]) -> str:
     if not values or not all(v is None or isinstance(v, (str, int, bool)) for v in values):
         return "Any"
-    members = [py_literal(v) for v in values if v is not None]
-    text = f"Literal[{', '.join(members)}]" if members else "None"
-    return text + " | None" if None in values and members else text
+    # mypy refuses an integer beyond 64 bits in a Literal: such values are just `int`
+    big = [v for v in values if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2**63]
+    members = [py_literal(v) for v in values if v is not None and v not in big]
+    parts = [f"Literal[{', '.join(members)}]"] if members else []
+    parts += ["int"] if big else []
+    parts += ["None"] if None in values else []
+    return " | ".join(parts) if parts else "None"
 
 
 def _union(parts: list[str]) -> str:

@@ -34,17 +34,18 @@ two. The loader reports a deeper schema with its position."""
 
 def render_models(contract: ir.Contract) -> str:
     """The body of models.py (imports included), before black."""
-    combined = _combined_schema(contract)
+    combined, names = _combined_schema(contract)
     imports: dict[str, set[str]] = {
         "typing": {"Any", "Literal", "TypedDict"},
         "typing_extensions": set(),
     }
     body = ""
     if combined["$defs"]:
-        generated = _run_datamodel_codegen(combined)
+        generated = _run_datamodel_codegen(combined, names)
         dcg_imports, body = _split_imports(generated)
-        for module, names in dcg_imports.items():
-            imports.setdefault(module, set()).update(names)
+        body = _settle_names(body, dcg_imports, names, _own_names(contract))
+        for module, names_imported in dcg_imports.items():
+            imports.setdefault(module, set()).update(names_imported)
     sections = [body.strip()] if body.strip() else []
     aliases = [
         f"{tool.class_name}Output = {tool.output_type_ref}"
@@ -59,14 +60,24 @@ def render_models(contract: ir.Contract) -> str:
     sections.extend(args)
     imports.pop("__future__", None)
     text = "\n".join(sections)
-    for module, names in imports.items():
-        imports[module] = {n for n in names if re.search(rf"\b{re.escape(n.split(' as ')[-1])}\b", text)}
+    for module, names_imported in imports.items():
+        imports[module] = {
+            n for n in names_imported
+            if re.search(rf"\b{re.escape(n.split(' as ')[-1])}\b", text)
+        }
     header = ["from __future__ import annotations", ""]
     header += [_import_line(module, names) for module, names in sorted(imports.items()) if names]
     return "\n".join(header) + "\n\n\n" + "\n\n\n".join(sections) + "\n"
 
 
-def _combined_schema(contract: ir.Contract) -> dict[str, Any]:
+def _combined_schema(contract: ir.Contract) -> tuple[dict[str, Any], dict[str, str]]:
+    """One schema whose ``$defs`` are every type and every tool's own output schema,
+    under placeholder names; and the class name each placeholder stands for.
+
+    datamodel-code-generator renames what it considers odd (``_x`` → ``FieldX``,
+    ``foo_bar`` → ``FooBar``, ``Any`` → ``AnyModel``) and may give an inline model a
+    type's name first; placeholders it keeps as they are, and ``_settle_names``
+    then gives each model its own name."""
     defs: dict[str, Any] = dict(contract.types)
     for tool in contract.tools:
         if tool.output_schema is not None and tool.output_type_ref is None:
@@ -74,7 +85,14 @@ def _combined_schema(contract: ir.Contract) -> dict[str, Any]:
             defs[f"{tool.class_name}Output"] = {
                 key: value for key, value in tool.output_schema.items() if key != "$defs"
             }
-    return {"$defs": _rust_patterns(defs)}
+    prefix = "McpgenModel"
+    text = json.dumps(defs).lower()
+    while prefix.lower() in text:  # no inline model or field can be named like one
+        prefix += "X"
+    placeholders = {name: f"{prefix}{index}" for index, name in enumerate(defs)}
+    renamed = {placeholders[name]: _for_dcg(schema, placeholders) for name, schema in defs.items()}
+    originals = {placeholder: name for name, placeholder in placeholders.items()}
+    return {"$defs": _rust_patterns(renamed)}, originals
 
 
 def _rust_patterns(node: Any) -> Any:
@@ -104,12 +122,152 @@ class ModelGenerationRefused(Exception):
     directive naming code to import, a schema nested too deeply); the message says why."""
 
 
-def _run_datamodel_codegen(schema: dict[str, Any]) -> str:
+# Keywords whose values are data, not schemas: a "$ref" inside them is not a reference.
+_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})
+# Keywords whose values map names to schemas (the map itself is not a schema).
+_SCHEMA_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                          "dependentSchemas"})
+
+
+def _for_dcg(node: Any, placeholders: dict[str, str]) -> Any:
+    """``node`` (a schema, or a list of them) as datamodel-code-generator gets it.
+
+    - references to the placeholders;
+    - a ``const`` that is a list, an object or a float as the equivalent one-value
+      ``enum`` (for such a const DCG types an optional field ``x: list[Any] = None``,
+      which mypy refuses; for the enum it writes ``list[Any] | None``);
+    - ``patternProperties`` folded into ``additionalProperties`` (DCG writes
+      ``dict[constr(pattern=...), X]``, which refuses every other key, loses
+      ``additionalProperties`` and is a call in an annotation): the model accepts
+      every key, and values of the types any pattern or ``additionalProperties``
+      allows; the server, not the model, checks which key has which.
+    """
+    if isinstance(node, list):
+        return [_for_dcg(item, placeholders) for item in node]
+    if not isinstance(node, dict):
+        return node
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/"):
+            target = value.removeprefix("#/$defs/")
+            result[key] = f"#/$defs/{placeholders[target]}" if target in placeholders else value
+        elif key == "const" and (isinstance(value, (list, dict, float)) or _too_big(value)) \
+                and "enum" not in node:
+            result["enum"] = [value]
+        elif key in _VALUE_KEYWORDS:
+            result[key] = value
+        elif key in _SCHEMA_MAPS and isinstance(value, dict):
+            result[key] = {name: _for_dcg(schema, placeholders) for name, schema in value.items()}
+        else:
+            result[key] = _for_dcg(value, placeholders)
+    values = result.get("enum")
+    if isinstance(values, list) and any(_too_big(v) for v in values):
+        # not a Literal mypy can hold, nor one pydantic can check: the type instead
+        del result["enum"]
+        result.setdefault("type", sorted({_json_type(v) for v in values}))
+    patterns = result.pop("patternProperties", None)
+    if isinstance(patterns, dict) and patterns:
+        extra = result.get("additionalProperties", True)
+        if extra is True:  # any other key, any value: an open model, or a dict of Any
+            result["additionalProperties"] = True if "properties" in result else {}
+        else:
+            allowed = [] if extra is False else [extra]
+            result["additionalProperties"] = {"anyOf": [*allowed, *patterns.values()]}
+    return result
+
+
+def _too_big(value: Any) -> bool:
+    """An integer beyond 64 bits: mypy refuses it in a Literal."""
+    return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _own_names(contract: ir.Contract) -> set[str]:
+    """Names mcpgen itself defines in models.py, besides the models."""
+    own = {f"{tool.class_name}Args" for tool in contract.tools}
+    own |= {f"{tool.class_name}Output" for tool in contract.tools if tool.output_type_ref}
+    return own | {"Any", "Literal", "TypedDict", "Required"}
+
+
+def _settle_names(
+    body: str, imports: dict[str, set[str]], names: dict[str, str], own: set[str]
+) -> str:
+    """Rename the placeholder classes of ``body`` to the names they stand for; an
+    inline model or an import holding one of those names (or one mcpgen defines in
+    models.py) moves aside to a free name (imports as ``X as X_``). Only class
+    definitions and names read in expressions are renamed: field names stay."""
+    tree = ast.parse(body)
+    classes = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    lost = sorted(set(names) - set(classes))
+    if lost:
+        raise RuntimeError(f"datamodel-code-generator did not keep the models {lost}")
+    models = set(names.values())
+    wanted = models | own
+    taken = set(classes) | wanted | {n.split(" as ")[-1] for ns in imports.values() for n in ns}
+
+    def free(name: str) -> str:
+        candidate, counter = f"{name}_", 2
+        while candidate in taken:
+            candidate, counter = f"{name}_{counter}", counter + 1
+        taken.add(candidate)
+        return candidate
+
+    renames = dict(names)
+    for name in classes:
+        if name not in names and name in wanted:
+            renames[name] = free(name)
+    for imported in imports.values():
+        for entry in sorted(imported):
+            original, _, alias = entry.partition(" as ")
+            bound = alias or original
+            if bound in models:  # the same import as mcpgen's own is no clash
+                renames[bound] = free(bound)
+                imported.remove(entry)
+                imported.add(f"{original} as {renames[bound]}")
+    return _rename(body, tree, renames)
+
+
+def _rename(source: str, tree: ast.Module, renames: dict[str, str]) -> str:
+    """``source`` with class definitions and loaded names renamed (AST positions are
+    UTF-8 byte offsets, so the edits are made on bytes)."""
+    edits: list[tuple[int, int, int, str]] = []  # line, start, end, new text
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name in renames:
+            start = node.col_offset + len("class ")
+            edits.append((node.lineno, start, start + len(node.name.encode()), renames[node.name]))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in renames:
+            assert node.end_col_offset is not None
+            edits.append((node.lineno, node.col_offset, node.end_col_offset, renames[node.id]))
+    lines = [line.encode() for line in source.split("\n")]
+    for line, start, end, new in sorted(edits, reverse=True):
+        lines[line - 1] = lines[line - 1][:start] + new.encode() + lines[line - 1][end:]
+    return "\n".join(line.decode() for line in lines)
+
+
+def _run_datamodel_codegen(schema: dict[str, Any], names: dict[str, str]) -> str:
     # datamodel-code-generator is imported inside _generate: a no-op build never pays for it.
-    with warnings.catch_warnings():
-        # notices about datamodel-code-generator's own future defaults, not about the spec
-        warnings.simplefilter("ignore", FutureWarning)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         output = _generate(schema)
+    for item in caught:
+        if issubclass(item.category, FutureWarning):
+            continue  # notices about DCG's own future defaults, not about the spec
+        # its notes on the spec (a constraint a model cannot hold), with the real names
+        text = re.sub(r"\b\w+\b", lambda m: names.get(m.group(), m.group()), str(item.message))
+        warnings.warn(text, item.category, stacklevel=2)
     assert isinstance(output, str)
     return _drop_class(output, _ROOT)
 
@@ -145,6 +303,11 @@ def _generate(schema: dict[str, Any]) -> object:
             field_constraints=True,
             use_double_quotes=True,
             enum_field_as_literal="all",  # type: ignore[arg-type]  # parsed by pydantic
+            # the package needs only pydantic: no EmailStr (email-validator), no ULID
+            type_mappings=["email=string", "idn-email=string", "ulid=string"],
+            # a field named Config is a v1 config class to pydantic (and clashes with
+            # model_config): the field gets another Python name, its wire name as alias
+            aliases={"Config": "Config_"},
             formatters=[Formatter.BLACK],
         )
     except Error as exc:
@@ -176,9 +339,13 @@ def _has_untrusted_mode() -> bool:
     return "untrusted_input" in GenerateConfig.model_fields
 
 
+# Source lines end in "\n" only: str.splitlines() would also split at U+2028, NEL,
+# \x1c... inside string literals (a spec's enum values, defaults, descriptions).
+
+
 def _drop_class(source: str, name: str) -> str:
     tree = ast.parse(source)
-    lines = source.splitlines()
+    lines = source.split("\n")
     for node in tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             assert node.end_lineno is not None
@@ -191,7 +358,7 @@ def _split_imports(source: str) -> tuple[dict[str, set[str]], str]:
     """Imports of ``source`` by module, and the rest of it (comments dropped)."""
     tree = ast.parse(source)
     imports: dict[str, set[str]] = {}
-    lines = source.splitlines()
+    lines = source.split("\n")
     last = 0
     for node in tree.body:
         if isinstance(node, ast.ImportFrom) and node.module:

@@ -11,8 +11,12 @@ __all__ = ["canonical_json", "tool_fingerprint"]
 
 
 def canonical_json(value: Any) -> bytes:
-    """Sorted keys, no spaces, UTF-8: one byte string per JSON value."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    """Sorted keys, no spaces, UTF-8: one byte string per JSON value.
+
+    A lone surrogate (``"\\ud800"`` is valid JSON text, so a peer may send one) is
+    encoded as its three bytes rather than raising: every value has a fingerprint."""
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return text.encode("utf-8", "surrogatepass")
 
 
 def tool_fingerprint(descriptor: Mapping[str, Any]) -> str:

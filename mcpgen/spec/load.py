@@ -21,7 +21,7 @@ from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
 from .. import ir
-from ..names import class_name, shadowed_module
+from ..names import MODELS_PY_NAMES, class_name, shadowed_module
 from ..names import py_identifier as _py_identifier
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
 from ..schemas import Bundler, derive_input_schema, walk_schemas
@@ -178,6 +178,7 @@ class _Checker:
             if tool is not None:
                 self.check_runtime_schemas(tool, ("tools", index))
         self.check_model_depth(bundler, built)
+        self.check_type_schemas(bundler.defs, types)
         if any(d.level == "error" for d in self.diagnostics):
             return None
         server = self.data["server"]
@@ -275,6 +276,20 @@ class _Checker:
         if reason is not None:
             self.error(("output",), f"{reason}; build inside the spec's folder, choose the "
                        "directory with `mcpgen build -o DIR`, or pass --allow-outside-output")
+
+    def check_type_schemas(self, defs: Mapping[str, Any], types: Mapping[str, Any]) -> None:
+        """Every ``types`` entry becomes a model even when no tool uses it: one that no
+        schema compiler can build (a ``$ref`` loop that never reaches a schema) is an
+        error here, not a models.py the model generator fails on."""
+        from ..runtime._jsonschema import SchemaError, compile_schema
+
+        for name in types:
+            if name not in defs:
+                continue
+            try:
+                compile_schema({"$ref": f"#/$defs/{name}", "$defs": dict(defs)}, coerce=False)
+            except SchemaError as exc:
+                self.error(("types", name), f"type '{name}' cannot be modelled: {exc}")
 
     def check_structure(self) -> None:
         for error in _FORMAT_VALIDATOR.iter_errors(self.data):
@@ -583,6 +598,10 @@ class _Checker:
         by_name: dict[str, int] = {}
         by_py: dict[str, str] = {}
         by_class: dict[str, str] = {name: f"type '{name}'" for name in types}
+        for name in types:
+            if name in MODELS_PY_NAMES:
+                self.error(("types", name), f"type name '{name}' cannot be a model class: it is "
+                           "a Python keyword or a name that the generated models.py uses; rename it")
         for index, tool in tools:
             path: YPath = ("tools", index, "name")
             if tool.name in by_name:

@@ -1,0 +1,115 @@
+"""Model class names in ``models.py`` are the names mcpgen gives them: every ``types``
+entry is a model of its own name and every ``…Output`` model is the tool's, whatever
+datamodel-code-generator would have called them (it renames ``_x`` to ``FieldX``,
+``foo_bar`` to ``FooBar``, ``Any`` to ``AnyModel``, and lets an inline model take a
+type's name). Found by the import fuzzer (tests/fuzz/test_fuzz_import.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from helpers import build_package, import_package
+from pydantic import BaseModel
+
+from mcpgen.importer import spec_from_tools
+from mcpgen.spec.load import load_spec_text
+
+
+def _spec(types: dict[str, Any], tools: list[dict[str, Any]], package: str) -> str:
+    return yaml.safe_dump({"mcpgen": 1, "package": package,
+                           "server": {"name": "names", "version": "1"},
+                           "types": types, "tools": tools}, sort_keys=False)
+
+
+def _obj(**properties: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
+def test_a_tool_named_with_a_leading_digit_keeps_its_output_model(tmp_path: Path) -> None:
+    spec = _spec({}, [{"name": "0", "parameters": [{"name": "x", "type": "string"}],
+                       "output_schema": _obj(a={"type": "string"})}], "digit_mcp")
+    gen = build_package(spec, tmp_path, "digit_mcp")
+    with import_package(gen, "digit_mcp") as package:  # imported client.py and server.py
+        model = package.models._0Output
+        assert issubclass(model, BaseModel) and list(model.model_fields) == ["a"]
+
+
+NAMES = ["foo_bar", "_private", "model", "json", "X_1", "a1", "Day"]
+
+
+def test_type_names_are_model_class_names(tmp_path: Path) -> None:
+    types = {name: {**_obj(**{f"f_{i}": {"type": "integer"}}), "required": [f"f_{i}"]}
+             for i, name in enumerate(NAMES)}
+    tools = [{"name": f"t{i}", "parameters": [], "output_schema": {"$ref": f"#/types/{name}"}}
+             for i, name in enumerate(NAMES)]
+    gen = build_package(_spec(types, tools, "typenames_mcp"), tmp_path, "typenames_mcp")
+    with import_package(gen, "typenames_mcp") as package:
+        for i, name in enumerate(NAMES):
+            model = getattr(package.models, name)
+            assert model.__name__ == name and list(model.model_fields) == [f"f_{i}"]
+            assert getattr(package.models, f"T{i}Output") is model
+
+
+def test_an_inline_model_never_takes_the_name_of_a_type(tmp_path: Path) -> None:
+    types = {
+        "Alpha": _obj(days=_obj(z={"type": "integer"})),  # an inline model DCG names "Days"
+        "Days": {**_obj(count={"type": "string"}), "required": ["count"]},
+    }
+    tools = [{"name": "t", "parameters": [], "output_schema": {"$ref": "#/types/Days"}},
+             {"name": "u", "parameters": [], "output_schema": {"$ref": "#/types/Alpha"}}]
+    gen = build_package(_spec(types, tools, "inline_mcp"), tmp_path, "inline_mcp")
+    with import_package(gen, "inline_mcp") as package:
+        assert list(package.models.TOutput.model_fields) == ["count"]
+        assert package.models.TOutput is package.models.Days
+        alpha = package.models.Alpha.model_validate({"days": {"z": 1}})
+        assert alpha.model_dump(exclude_none=True) == {"days": {"z": 1}}
+        assert type(alpha.days).__name__ != "Days"  # the inline model got another name
+
+
+def test_a_type_may_share_its_name_with_a_pydantic_import(tmp_path: Path) -> None:
+    types = {
+        "BaseModel": {**_obj(n={"type": "integer", "minimum": 0}), "required": ["n"]},
+        "Field": _obj(label={"type": "string", "maxLength": 3}),
+    }
+    tools = [{"name": "t", "parameters": [], "output_schema": {"$ref": "#/types/BaseModel"}},
+             {"name": "u", "parameters": [], "output_schema": _obj(f={"$ref": "#/types/Field"})}]
+    gen = build_package(_spec(types, tools, "shadow_mcp"), tmp_path, "shadow_mcp")
+    with import_package(gen, "shadow_mcp") as package:
+        models = package.models
+        assert models.TOutput is models.BaseModel and issubclass(models.BaseModel, BaseModel)
+        assert models.BaseModel is not BaseModel and models.Field.__name__ == "Field"
+        with pytest.raises(ValueError):
+            models.BaseModel.model_validate({"n": -1})  # pydantic's Field still applies
+        assert models.UOutput.model_validate({"f": {"label": "abc"}}).f.label == "abc"
+
+
+@pytest.mark.parametrize("name", ["Any", "Literal", "TypedDict", "str", "list", "class", "None"])
+def test_a_type_named_like_what_models_py_uses_is_refused(name: str, tmp_path: Path) -> None:
+    loaded = load_spec_text(_spec({name: _obj()}, [], "reserved_mcp"), "tools.yaml",
+                            spec_dir=tmp_path)
+    assert loaded.contract is None
+    assert any(d.path == f"types.{name}" and "models.py" in d.message for d in loaded.errors), [
+        str(d) for d in loaded.diagnostics]
+
+
+def test_import_renames_a_definition_named_like_what_models_py_uses(tmp_path: Path) -> None:
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/Any"}},
+              "$defs": {"Any": {"type": "string"}}}
+    spec = spec_from_tools([{"name": "t", "inputSchema": schema}],
+                           server_info={"name": "x", "version": "1"})
+    assert list(yaml.safe_load(spec.text)["types"]) == ["AnyType"]
+
+
+@pytest.mark.parametrize("loop", [{"$ref": "#/types/T"}, {"allOf": [{"$ref": "#/types/T"}]}],
+                         ids=["ref", "allOf"])
+def test_a_type_that_is_a_reference_loop_is_refused(loop: dict[str, Any], tmp_path: Path) -> None:
+    """No model can be built for it: before, `mcpgen build` crashed with
+    datamodel-code-generator's traceback (or wrote no class at all)."""
+    types = {"T": loop, "U": _obj(t={"$ref": "#/types/T"})}
+    loaded = load_spec_text(_spec(types, [], "loop_mcp"), "tools.yaml", spec_dir=tmp_path)
+    assert loaded.contract is None
+    assert any(d.path == "types.T" and "loop" in d.message for d in loaded.errors), [
+        str(d) for d in loaded.diagnostics]
