@@ -17,9 +17,9 @@ from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
 from ..runtime._fingerprint import tool_fingerprint
 from ..schemas import descriptor
-from .annotations import RETURN_ANNOTATIONS, annotation
 from .escape import py_docstring, py_literal
 from .models import render_models
+from .typemap import RETURN_ANNOTATIONS, TypeMap, resolve_helpers
 
 __all__ = ["render_package", "runtime_sources"]
 
@@ -72,9 +72,13 @@ class _ToolView:
     converter: str  # module-level function turning a CallToolResult into the return value
 
 
-def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
-    defs = {**types, **(tool.input_schema.get("$defs") or {})}
-    kinds = {param.name: annotation(param.schema, defs) for param in tool.parameters}
+def _tool_view(tool: ir.Tool, typemap: TypeMap) -> _ToolView:
+    # signatures name the models.py types the argument schemas map to (imported by
+    # name), so helper markers resolve to their plain names here
+    kinds = {
+        param.name: resolve_helpers(typemap.parameter(tool, param), frozenset())[0]
+        for param in tool.parameters
+    }
     if tool.callback == "positional":
         handler_params = "".join(
             f", {p.py_name}: {_optional(kinds[p.name], p.required or p.has_default)}"
@@ -246,10 +250,13 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
     if contract.server.title is not None:
         server_info["title"] = contract.server.title
     prefix = contract.server.class_prefix
-    tools = _client_names([_tool_view(tool, contract.types) for tool in contract.tools])
+    typemap = TypeMap.for_contract(contract)
+    tools = _client_names([_tool_view(tool, typemap) for tool in contract.tools])
+    signature_types = typemap.names_in(" ".join(t.handler_params + t.client_params for t in tools))
     model_imports = sorted(
         {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
         | {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
+        | signature_types
     )
     context = {
         "docs": _docstrings(contract),
@@ -272,8 +279,9 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
         "output_models": sorted(
             f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"
         ),
+        "annotation_models": sorted(signature_types),
         "task_tools": [t for t in tools if t.task_support != "forbidden"],
-        "models_body": render_models(contract),
+        "models_body": render_models(contract, typemap),
     }
     files: dict[str, bytes] = {}
     for template in ("__init__.py", "__main__.py", "client.py", "contract.py", "models.py", "server.py"):

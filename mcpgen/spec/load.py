@@ -218,10 +218,10 @@ class _Checker:
     def check_model_depth(
         self, bundler: Bundler, built: list[tuple[int, ir.Tool | None]]
     ) -> None:
-        """Types and output schemas become pydantic models through datamodel-code-generator
-        in its untrusted mode, which reads a bounded depth: deeper is an error here, with
-        its position, not a refused build."""
-        from ..render.models import MAX_MODEL_SCHEMA_DEPTH, json_depth
+        """Types and output schemas get Python types from a mapping that recurses once per
+        level, so their depth is bounded: deeper is an error here, with its position, not
+        a failed build."""
+        from ..render.typemap import MAX_MODEL_SCHEMA_DEPTH, json_depth
 
         def check(schema: Any, path: YPath, what: str) -> None:
             depth = json_depth(schema)
