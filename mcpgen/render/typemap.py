@@ -145,6 +145,7 @@ class TypeMap:
     _named: dict[tuple[str, Face], str] = field(default_factory=dict)  # (def, face) → name
     _busy: set[tuple[str, Face]] = field(default_factory=set)
     _params: dict[tuple[str, str], str] = field(default_factory=dict)
+    _field_names: set[str] = field(default_factory=set)  # model attributes, never class names
 
     @classmethod
     def for_contract(cls, contract: ir.Contract) -> TypeMap:
@@ -155,7 +156,11 @@ class TypeMap:
                     defs.setdefault(name, value)
         typemap = cls(defs)
         reserved = {f"{t.class_name}{s}" for t in contract.tools for s in ("Args", "Output")}
-        typemap._taken |= reserved | set(defs) | set(HELPERS)
+        # Python names of methods and parameters: a model of that name would be
+        # hidden by them in the generated signatures
+        python = {t.py_name for t in contract.tools}
+        python |= {p.py_name for t in contract.tools for p in t.parameters}
+        typemap._taken |= reserved | set(defs) | set(HELPERS) | python
         for name in contract.types:
             typemap.named(name, "model")
         for tool in contract.tools:
@@ -207,7 +212,7 @@ class TypeMap:
 
     def fresh(self, wanted: str) -> str:
         name, counter = wanted, 2
-        while name in self._taken:
+        while name in self._taken or name in self._field_names:
             name, counter = f"{wanted}{counter}", counter + 1
         self._taken.add(name)
         return name
@@ -377,7 +382,8 @@ class TypeMap:
         taken: set[str] = set()
         result = []
         for wire, sub in properties.items():
-            py = _field_name(wire, taken) if face == "model" else wire
+            py = _field_name(wire, taken, self._taken) if face == "model" else wire
+            self._field_names.add(py)
             sub_schema = sub if isinstance(sub, dict) else {}
             result.append(
                 _Field(
@@ -565,8 +571,10 @@ def _names_in(text: str) -> frozenset[str]:
     return frozenset(_NAME.findall(text))
 
 
-def _field_name(wire: str, taken: set[str]) -> str:
-    """A model attribute for ``wire``: an identifier that shadows nothing of BaseModel."""
+def _field_name(wire: str, taken: set[str], hidden: set[str]) -> str:
+    """A model attribute for ``wire``: an identifier that shadows nothing of BaseModel,
+    and no name of models.py (``hidden``: a field ``Day`` would make a later
+    ``list[Day]`` in the class body mean the field)."""
     from ..names import py_identifier
 
     name = py_identifier(unicodedata.normalize("NFKC", wire)).lstrip("_") or "field"
@@ -574,7 +582,7 @@ def _field_name(wire: str, taken: set[str]) -> str:
         name = "f_" + name
     if keyword.iskeyword(name) or name in _MODEL_RESERVED or name.startswith("model_"):
         name += "_"
-    while name in taken:
+    while name in taken or name in hidden or name in HELPERS:
         name += "_"
     taken.add(name)
     return name
@@ -591,6 +599,8 @@ def _model_source(name: str, schema: Mapping[str, Any], fields: list[_Field]) ->
     config = [f"extra={py_str('forbid' if closed else 'allow')}"]
     if any(f.py != f.wire for f in fields):
         config.append("validate_by_name=True, validate_by_alias=True, serialize_by_alias=True")
+    if any(f.py.startswith("model_") for f in fields):  # renamed off pydantic's own
+        config.append("protected_namespaces=()")
     lines.append(f"    model_config = {_h('ConfigDict')}({', '.join(config)})")
     lines.append("")
     for f in fields:
@@ -620,7 +630,13 @@ def _typeddict_source(
 ) -> tuple[str, frozenset[str]]:
     doc = schema.get("description") if isinstance(schema.get("description"), str) else None
     entries = [(f.wire, f"{_h('Required')}[{f.annotation}]" if f.required else f.annotation) for f in fields]
-    if all(wire.isidentifier() and not keyword.iskeyword(wire) for wire, _ in entries):
+    # Python reads class-body names NFKC-normalized (``ﬁx`` is ``fix`` there): such
+    # keys, and any that are no identifiers ("max-results"), need the call syntax.
+    if all(
+        wire.isidentifier() and not keyword.iskeyword(wire)
+        and unicodedata.normalize("NFKC", wire) == wire
+        for wire, _ in entries
+    ):
         lines = [f"class {name}({_h('TypedDict')}, total=False):"]
         if doc:
             lines += [f"    {py_docstring(doc)}", ""]

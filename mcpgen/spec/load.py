@@ -602,6 +602,12 @@ class _Checker:
             if name in MODELS_PY_NAMES:
                 self.error(("types", name), f"type name '{name}' cannot be a model class: it is "
                            "a Python keyword or a name that the generated models.py uses; rename it")
+        # names the generated server and client import from models.py
+        type_names = {name: f"type '{name}'" for name in types}
+        type_names |= {f"{name}Dict": f"type '{name}' (as {name}Dict)" for name in types}
+        for _, tool in tools:
+            type_names[f"{tool.class_name}Args"] = f"class '{tool.class_name}Args'"
+            type_names[f"{tool.class_name}Output"] = f"class '{tool.class_name}Output'"
         for index, tool in tools:
             path: YPath = ("tools", index, "name")
             if tool.name in by_name:
@@ -616,6 +622,10 @@ class _Checker:
             if tool.py_name in CLIENT_MEMBERS or tool.py_name.startswith("start_"):
                 self.error(path, f"tool '{tool.name}' would become method '{tool.py_name}', which "
                            "the generated client already defines")
+            elif tool.py_name in type_names:
+                self.error(path, f"tool '{tool.name}' would become method '{tool.py_name}', which "
+                           f"would hide {type_names[tool.py_name]} in the generated signatures; "
+                           "rename one of them")
             # `…Output` exists only with an output schema; a method clash already said it all.
             for suffix in ("Args", "Output") if tool.output_schema is not None else ("Args",):
                 generated = tool.class_name + suffix
@@ -629,6 +639,11 @@ class _Checker:
             for param in tool.parameters:
                 raw_index = next((i for i, p in enumerate(raw_params)
                                   if isinstance(p, dict) and p.get("name") == param.name), 0)
+                if param.py_name in type_names:
+                    self.error(self.param_path(raw, ("tools", index), raw_index, param.name)
+                               + (("name",) if "input_schema" not in raw else ()),
+                               f"parameter '{param.name}' would hide {type_names[param.py_name]} "
+                               "in the generated signatures; rename one of them")
                 if param.py_name in seen:
                     self.error(self.param_path(raw, ("tools", index), raw_index, param.name)
                                + (("name",) if "input_schema" not in raw else ()),
