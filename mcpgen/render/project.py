@@ -15,6 +15,7 @@ import jinja2
 
 from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
+from ..runtime._fingerprint import canonical_json as canonical
 from ..runtime._fingerprint import tool_fingerprint
 from ..schemas import descriptor
 from .escape import py_docstring, py_literal
@@ -272,6 +273,8 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
         ),
         "tools": tools,
         "descriptors": descriptors,
+        "shared_defs": (shared := _shared_defs(descriptors)),
+        "tools_literal": _descriptors_literal(descriptors, shared),
         "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
         "server_info": server_info,
         "spec_sha256": contract.spec_sha256,
@@ -291,6 +294,50 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
     for name, source in runtime_sources().items():
         files[f"_runtime/{name}"] = (header(contract) + "\n" + source).encode()
     return dict(sorted(files.items()))
+
+
+def _shared_defs(descriptors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``$defs`` entries that two or more published schemas hold identically: each
+    schema must carry its own (the wire format has no sharing), but contract.py can
+    write such an entry once and put the same object in each."""
+    seen: dict[str, list[bytes]] = {}
+    values: dict[str, Any] = {}
+    for tool in descriptors:
+        for key in ("inputSchema", "outputSchema"):
+            for name, schema in (tool.get(key) or {}).get("$defs", {}).items():
+                seen.setdefault(name, []).append(canonical(schema))
+                values.setdefault(name, schema)
+    return {name: values[name] for name, forms in seen.items()
+            if len(forms) > 1 and len(set(forms)) == 1}
+
+
+def _descriptors_literal(descriptors: list[dict[str, Any]], shared: dict[str, Any]) -> str:
+    """``TOOLS`` as Python source, a shared ``$defs`` entry as ``_DEFS["Name"]``."""
+    parts = []
+    for tool in descriptors:
+        items = []
+        for key, value in tool.items():
+            if key in ("inputSchema", "outputSchema") and isinstance(value.get("$defs"), dict):
+                items.append(f"{py_literal(key)}: {_schema_literal(value, shared)}")
+            else:
+                items.append(f"{py_literal(key)}: {py_literal(value)}")
+        parts.append("{" + ", ".join(items) + "}")
+    return "[" + ", ".join(parts) + "]"
+
+
+def _schema_literal(schema: dict[str, Any], shared: dict[str, Any]) -> str:
+    items = []
+    for key, value in schema.items():
+        if key == "$defs":
+            defs = ", ".join(
+                f"{py_literal(name)}: "
+                + (f"_DEFS[{py_literal(name)}]" if name in shared else py_literal(body))
+                for name, body in value.items()
+            )
+            items.append(f'"$defs": {{{defs}}}')
+        else:
+            items.append(f"{py_literal(key)}: {py_literal(value)}")
+    return "{" + ", ".join(items) + "}"
 
 
 def runtime_sources() -> dict[str, str]:

@@ -146,6 +146,7 @@ class TypeMap:
     _busy: set[tuple[str, Face]] = field(default_factory=set)
     _params: dict[tuple[str, str], str] = field(default_factory=dict)
     _field_names: set[str] = field(default_factory=set)  # model attributes, never class names
+    _avoid: set[str] = field(default_factory=set)  # method and parameter names: no class names
 
     @classmethod
     def for_contract(cls, contract: ir.Contract) -> TypeMap:
@@ -160,7 +161,8 @@ class TypeMap:
         # hidden by them in the generated signatures
         python = {t.py_name for t in contract.tools}
         python |= {p.py_name for t in contract.tools for p in t.parameters}
-        typemap._taken |= reserved | set(defs) | set(HELPERS) | python
+        typemap._taken |= reserved | set(defs) | set(HELPERS)
+        typemap._avoid |= python
         for name in contract.types:
             typemap.named(name, "model")
         for tool in contract.tools:
@@ -212,7 +214,7 @@ class TypeMap:
 
     def fresh(self, wanted: str) -> str:
         name, counter = wanted, 2
-        while name in self._taken or name in self._field_names:
+        while name in self._taken or name in self._field_names or name in self._avoid:
             name, counter = f"{wanted}{counter}", counter + 1
         self._taken.add(name)
         return name

@@ -63,7 +63,7 @@ def unions(client: FidelityClient) -> None:
     if isinstance(first, Circle):
         print(first.radius)
     client.shapes([{"kind": "triangle", "side": 1}])  # type: ignore[typeddict-item]
-    first.radius  # type: ignore[union-attr]
+    print(first.radius)  # type: ignore[union-attr]
 
 
 def models() -> None:
