@@ -8,6 +8,7 @@ back together as one ``SpecError`` whose diagnostics carry file:line:col.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import unicodedata
@@ -165,6 +166,7 @@ class _Checker:
             for index, tool in enumerate(tools_raw)
             if isinstance(tool, dict)
         ]
+        built = _unhide_type_names(built, types)
         tools = [tool for _, tool in built]
         for problem in bundler.problems:
             self.error(problem.path, problem.message)
@@ -602,12 +604,6 @@ class _Checker:
             if name in MODELS_PY_NAMES:
                 self.error(("types", name), f"type name '{name}' cannot be a model class: it is "
                            "a Python keyword or a name that the generated models.py uses; rename it")
-        # names the generated server and client import from models.py
-        type_names = {name: f"type '{name}'" for name in types}
-        type_names |= {f"{name}Dict": f"type '{name}' (as {name}Dict)" for name in types}
-        for _, tool in tools:
-            type_names[f"{tool.class_name}Args"] = f"class '{tool.class_name}Args'"
-            type_names[f"{tool.class_name}Output"] = f"class '{tool.class_name}Output'"
         for index, tool in tools:
             path: YPath = ("tools", index, "name")
             if tool.name in by_name:
@@ -622,10 +618,7 @@ class _Checker:
             if tool.py_name in CLIENT_MEMBERS or tool.py_name.startswith("start_"):
                 self.error(path, f"tool '{tool.name}' would become method '{tool.py_name}', which "
                            "the generated client already defines")
-            elif tool.py_name in type_names:
-                self.error(path, f"tool '{tool.name}' would become method '{tool.py_name}', which "
-                           f"would hide {type_names[tool.py_name]} in the generated signatures; "
-                           "rename one of them")
+
             # `…Output` exists only with an output schema; a method clash already said it all.
             for suffix in ("Args", "Output") if tool.output_schema is not None else ("Args",):
                 generated = tool.class_name + suffix
@@ -639,17 +632,47 @@ class _Checker:
             for param in tool.parameters:
                 raw_index = next((i for i, p in enumerate(raw_params)
                                   if isinstance(p, dict) and p.get("name") == param.name), 0)
-                if param.py_name in type_names:
-                    self.error(self.param_path(raw, ("tools", index), raw_index, param.name)
-                               + (("name",) if "input_schema" not in raw else ()),
-                               f"parameter '{param.name}' would hide {type_names[param.py_name]} "
-                               "in the generated signatures; rename one of them")
                 if param.py_name in seen:
                     self.error(self.param_path(raw, ("tools", index), raw_index, param.name)
                                + (("name",) if "input_schema" not in raw else ()),
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
+
+
+def _unhide_type_names(
+    built: list[tuple[int, ir.Tool | None]], types: Mapping[str, Any]
+) -> list[tuple[int, ir.Tool | None]]:
+    """Tools whose method or parameter names would hide a name the generated server
+    and client import from models.py (a parameter ``address`` beside a type
+    ``address``: the annotation ``address`` would mean the parameter) get a trailing
+    ``_``, as names that hide builtins do; wire names are unchanged."""
+    hidden = set(types) | {f"{name}Dict" for name in types}
+    for _, tool in built:
+        if tool is not None:
+            hidden |= {f"{tool.class_name}Args", f"{tool.class_name}Output"}
+
+    def free(name: str, taken: set[str]) -> str:
+        while name in hidden or name in taken:
+            name += "_"
+        return name
+
+    result: list[tuple[int, ir.Tool | None]] = []
+    for index, tool in built:
+        if tool is not None and (
+            tool.py_name in hidden or any(p.py_name in hidden for p in tool.parameters)
+        ):
+            own = {p.py_name for p in tool.parameters}
+            parameters = []
+            for param in tool.parameters:
+                if param.py_name in hidden:
+                    param = dataclasses.replace(param, py_name=free(param.py_name, own))
+                    own.add(param.py_name)
+                parameters.append(param)
+            tool = dataclasses.replace(tool, py_name=free(tool.py_name, set()),
+                                       parameters=tuple(parameters))
+        result.append((index, tool))
+    return result
 
 
 def _directive_message(key: str, where: str = "") -> str:
