@@ -136,7 +136,6 @@ def _build(
     if peeked is not None and is_up_to_date(peeked, spec.parent):
         return BuildResult(spec, "fresh" if check else "unchanged", peeked)
 
-    from .render.models import ModelGenerationRefused
     from .render.project import render_package  # heavy: only when something changed
     from .spec.load import load_contract
 
@@ -150,10 +149,7 @@ def _build(
         return BuildResult(spec, "invalid", diagnostics=loaded.diagnostics)
     contract = loaded.contract
     out = output_dir(spec, contract.output, contract.package, override)
-    try:
-        files = render_package(contract)
-    except ModelGenerationRefused as exc:
-        return BuildResult(spec, "refused", out, loaded.diagnostics, message=f"models.py: {exc}")
+    files = render_package(contract)
     if check:
         diffs = check_package(out, files)
         return BuildResult(spec, "stale" if diffs else "fresh", out, loaded.diagnostics, diffs)

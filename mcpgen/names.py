@@ -8,10 +8,19 @@ import sys
 
 __all__ = ["MODELS_PY_NAMES", "class_name", "py_identifier", "shadowed_module"]
 
-# `self` is the instance; `ctx` is the opt-in handler context (passed by keyword);
-# the generated client's tool methods call `cast`, `convert_result` and `_structured`
-# and annotate with `dict[str, Any]`: a parameter of that name would shadow them.
-_RESERVED = frozenset({"self", "ctx", "cast", "convert_result", "_structured", "dict", "Any"})
+# `self` is the instance; `ctx` is the opt-in handler context (passed by keyword).
+# The rest are names the generated server and client read inside their classes and
+# methods (annotations, bodies): a method or parameter of that name would shadow them
+# there (a tool `str` made every later `-> str` in the class mean the method; a
+# parameter `UNSET` broke its own `is not UNSET` test), so it takes a trailing `_`.
+_RESERVED = frozenset({
+    "self", "ctx",
+    "str", "int", "float", "bool", "list", "dict",
+    "Any", "Literal", "TYPE_CHECKING", "cast", "Mapping", "Sequence", "os", "abc",
+    "contract", "convert_result", "_structured", "_results", "Unset", "UNSET",
+    "ProgressCallback", "AsyncProgressCallback", "TaskHandle", "AsyncTaskHandle", "TaskStatus",
+    "ProtocolChoice", "Verify", "App", "Binding", "BINDINGS", "DEFAULT_MAX_MESSAGE_BYTES",
+})  # fmt: skip
 
 # Names a `types` entry cannot take: its model class would be a keyword, or would
 # shadow a name that models.py's own annotations use (the TypedDicts mcpgen writes
@@ -27,10 +36,10 @@ def py_identifier(name: str) -> str:
     """``max-results`` → ``max_results``; ``class`` → ``class_``; ``2fa`` → ``_2fa``;
     ``__init__`` → ``_init__``.
 
-    ``self`` and ``ctx`` also get a trailing ``_``: a positional handler receives
-    its opt-in context as the keyword argument ``ctx``; so do the names the generated
-    client's methods use (``cast``, ``convert_result``, ``_structured``, ``dict``,
-    ``Any``).
+    ``self`` and ``ctx`` also get a trailing ``_`` (a positional handler receives
+    its opt-in context as the keyword argument ``ctx``), and so do the names the
+    generated server and client read in their class and method bodies (``str``,
+    ``int``, ``float``, ``bool``, ``list``, ``dict``, ``Any``, ``cast``, ``UNSET``, …).
 
     ``-`` and ``.`` (and anything else an identifier cannot hold) become ``_``.
     """

@@ -82,7 +82,7 @@ def test_a_type_may_share_its_name_with_a_pydantic_import(tmp_path: Path) -> Non
         assert models.TOutput is models.BaseModel and issubclass(models.BaseModel, BaseModel)
         assert models.BaseModel is not BaseModel and models.Field.__name__ == "Field"
         with pytest.raises(ValueError):
-            models.BaseModel.model_validate({"n": -1})  # pydantic's Field still applies
+            models.BaseModel.model_validate({"n": "x"})  # pydantic's BaseModel still applies
         assert models.UOutput.model_validate({"f": {"label": "abc"}}).f.label == "abc"
 
 
@@ -113,3 +113,78 @@ def test_a_type_that_is_a_reference_loop_is_refused(loop: dict[str, Any], tmp_pa
     assert loaded.contract is None
     assert any(d.path == "types.T" and "loop" in d.message for d in loaded.errors), [
         str(d) for d in loaded.diagnostics]
+
+
+NAMES_SPEC = Path(__file__).resolve().parent / "fixtures" / "names" / "tools.yaml"
+
+NAMES_IMPL = '''
+from typing import Any
+
+from names_mcp.models import StrArgs, StrOutput
+from names_mcp.server import NamesServer
+
+
+class Impl(NamesServer):
+    def list_(self, args: Any) -> list[Any]:
+        return sorted(args)
+
+    def dict_(self, float_: int | float, f: Any, m: str) -> dict[str, Any]:
+        return {"float": float_, "f": f, "m": m}
+
+    def str_(self, args: StrArgs) -> StrOutput:
+        return StrOutput.model_validate({
+            "from": "x", "str": "s", "int": 1, "list": ["l"], "Config": "c", "copy": 2,
+            "fix": 3, "\\ufb01x": "ligature", "Day": "d", "StrOutput": "o", "max-results": 4,
+        })
+
+    def type(self, fix: Any) -> dict[str, Any]:
+        return dict(fix)
+
+    def cast_(self) -> str:
+        return "cast"
+
+    def Any_(self) -> str:
+        return "Any"
+
+    def float_(self, x: int | float) -> int | float:
+        return x
+
+    def int_(self, x: int) -> int:
+        return x
+'''
+
+
+def test_legal_names_build_type_check_and_serve(tmp_path: Path) -> None:
+    """Before: a tool ``str`` made later ``-> str`` annotations of the class mean the
+    method, a parameter ``UNSET`` broke its own ``is not UNSET`` test, output
+    properties ``ﬁx`` and ``fix`` (one name after NFKC) lost one, ``Config`` broke the
+    model: mypy --strict failed or the package did not import."""
+    import subprocess
+    import sys
+
+    from mcpgen.build import build_spec
+
+    gen = tmp_path / "gen"
+    result = build_spec(NAMES_SPEC, output=gen / "names_mcp")
+    assert result.ok, [str(d) for d in result.diagnostics]
+    (gen / "names_impl.py").write_text(NAMES_IMPL, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
+         "/dev/null", str(gen / "names_mcp"), str(gen / "names_impl.py")],
+        cwd=gen, capture_output=True, text=True, check=False,
+        env={"MYPYPATH": str(gen), "PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    with import_package(gen, "names_mcp") as package:
+        import names_impl
+
+        with package.NamesClient.in_memory(names_impl.Impl()) as client:
+            assert client.list_(["b", "a"], "s", UNSET_="u") == ["UNSET", "list", "str"]
+            out = client.str_(True)
+            assert out.model_dump(by_alias=True, exclude_unset=True) == {
+                "from": "x", "str": "s", "int": 1, "list": ["l"], "Config": "c", "copy": 2,
+                "fix": 3, "\ufb01x": "ligature", "Day": "d", "StrOutput": "o", "max-results": 4,
+            }
+            both = {"fix": 1, "\ufb01x": "two"}
+            assert client.type(both) == both
+            assert client.int_(2**70) == 2**70 and client.float_(3) == 3

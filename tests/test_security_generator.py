@@ -6,7 +6,7 @@
   ``--allow-outside-output`` (``-o DIR`` is the user's own choice and trusted).
 - A spec cannot make ``models.py`` import a module of its choosing: generator
   directives (``x-python-*``, ``customTypePath``…) are refused with their position,
-  and datamodel-code-generator runs in its untrusted mode.
+  and models.py is written by mcpgen's own type mapping, for which they mean nothing.
 - Files read on a spec's or an output tree's say-so are regular files of bounded
   size (a FIFO, ``/dev/zero`` or a symlinked manifest is a message, never a hang),
   files written for the user (``init``, ``import -o``) never follow a planted
@@ -264,8 +264,11 @@ def test_an_imported_server_cannot_choose_imports_either() -> None:
         spec_from_tools([tool], server_info={"name": "n"})
 
 
-def test_the_model_generator_runs_in_untrusted_mode(tmp_path: Path) -> None:
-    """Validation bypassed: the generator itself refuses to write such an import."""
+def test_models_py_imports_only_typing_and_pydantic_whatever_the_schema_says(
+    tmp_path: Path,
+) -> None:
+    """Validation bypassed: models.py is written by mcpgen's own type mapping, which
+    has no keyword that names code to import, so such keywords are inert data."""
     import dataclasses
 
     from mcpgen.render.models import render_models
@@ -277,23 +280,23 @@ def test_the_model_generator_runs_in_untrusted_mode(tmp_path: Path) -> None:
     for sneaky in (
         {"type": "string", "x-python-import": {"module": "this", "name": "s"}},
         {"type": "string", "x-python-type": "this.Foo"},
+        {"type": "object", "customTypePath": "this.Foo", "properties": {"a": {"type": "string"}}},
+        {"type": "object", "customBasePath": "this.Base", "properties": {"a": {"type": "string"}}},
     ):
         user = {"type": "object", "properties": {"p": {"$ref": "#/$defs/S"}}}
         hostile = dataclasses.replace(contract, types={"S": sneaky, "User": user})
-        try:
-            text = render_models(hostile)
-        except Exception as exc:  # noqa: BLE001 - before the fix nothing is raised at all
-            assert type(exc).__name__ == "ModelGenerationRefused", exc
-            assert "untrusted" in str(exc) and "this" in str(exc)
-        else:
-            imports = [line for line in text.splitlines() if "import" in line]
-            pytest.fail(f"models.py was written with {imports}")
+        text = render_models(hostile)
+        imports = [line for line in text.splitlines() if "import" in line]
+        assert imports and all(
+            line.startswith(("from __future__ ", "from typing ", "from pydantic ")) for line in imports
+        ), imports
+        assert "this" not in text
 
 
-def test_the_untrusted_modes_depth_bound_is_a_positioned_error(tmp_path: Path) -> None:
-    """Untrusted mode reads 100 levels of the combined schema document: the loader says
-    so at the type or output schema instead of a build failing in the generator."""
-    from mcpgen.render.models import MAX_MODEL_SCHEMA_DEPTH
+def test_the_type_mappings_depth_bound_is_a_positioned_error(tmp_path: Path) -> None:
+    """The type mapping recurses once per level: the loader bounds the depth and says so
+    at the type or output schema instead of a build failing on the recursion limit."""
+    from mcpgen.render.typemap import MAX_MODEL_SCHEMA_DEPTH
 
     def nested(levels: int) -> str:
         inner = "{type: string}"

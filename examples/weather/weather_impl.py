@@ -29,7 +29,11 @@ class Forecaster(WeatherServer):
         start = dt.date(2026, 12, 2)
         base = _base_temperature(args["city"])
         days = [
-            Day(date=start + dt.timedelta(days=i), high_c=base + i % 3, low_c=base - 6 + i % 2)
+            Day(
+                date=(start + dt.timedelta(days=i)).isoformat(),  # format: date travels as text
+                high_c=base + i % 3,
+                low_c=base - 6 + i % 2,
+            )
             for i in range(args.get("days", 3))
         ]
         return GetForecastOutput(city=args["city"], units=units, days=days)

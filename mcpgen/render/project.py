@@ -15,11 +15,12 @@ import jinja2
 
 from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
+from ..runtime._fingerprint import canonical_json as canonical
 from ..runtime._fingerprint import tool_fingerprint
 from ..schemas import descriptor
-from .annotations import RETURN_ANNOTATIONS, annotation
 from .escape import py_docstring, py_literal
 from .models import render_models
+from .typemap import RETURN_ANNOTATIONS, TypeMap, resolve_helpers
 
 __all__ = ["render_package", "runtime_sources"]
 
@@ -72,9 +73,13 @@ class _ToolView:
     converter: str  # module-level function turning a CallToolResult into the return value
 
 
-def _tool_view(tool: ir.Tool, types: dict[str, Any]) -> _ToolView:
-    defs = {**types, **(tool.input_schema.get("$defs") or {})}
-    kinds = {param.name: annotation(param.schema, defs) for param in tool.parameters}
+def _tool_view(tool: ir.Tool, typemap: TypeMap) -> _ToolView:
+    # signatures name the models.py types the argument schemas map to (imported by
+    # name), so helper markers resolve to their plain names here
+    kinds = {
+        param.name: resolve_helpers(typemap.parameter(tool, param), frozenset())[0]
+        for param in tool.parameters
+    }
     if tool.callback == "positional":
         handler_params = "".join(
             f", {p.py_name}: {_optional(kinds[p.name], p.required or p.has_default)}"
@@ -246,10 +251,13 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
     if contract.server.title is not None:
         server_info["title"] = contract.server.title
     prefix = contract.server.class_prefix
-    tools = _client_names([_tool_view(tool, contract.types) for tool in contract.tools])
+    typemap = TypeMap.for_contract(contract)
+    tools = _client_names([_tool_view(tool, typemap) for tool in contract.tools])
+    signature_types = typemap.names_in(" ".join(t.handler_params + t.client_params for t in tools))
     model_imports = sorted(
         {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
         | {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
+        | signature_types
     )
     context = {
         "docs": _docstrings(contract),
@@ -265,6 +273,8 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
         ),
         "tools": tools,
         "descriptors": descriptors,
+        "shared_defs": (shared := _shared_defs(descriptors)),
+        "tools_literal": _descriptors_literal(descriptors, shared),
         "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
         "server_info": server_info,
         "spec_sha256": contract.spec_sha256,
@@ -272,8 +282,9 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
         "output_models": sorted(
             f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"
         ),
+        "annotation_models": sorted(signature_types),
         "task_tools": [t for t in tools if t.task_support != "forbidden"],
-        "models_body": render_models(contract),
+        "models_body": render_models(contract, typemap),
     }
     files: dict[str, bytes] = {}
     for template in ("__init__.py", "__main__.py", "client.py", "contract.py", "models.py", "server.py"):
@@ -283,6 +294,50 @@ def render_package(contract: ir.Contract) -> dict[str, bytes]:
     for name, source in runtime_sources().items():
         files[f"_runtime/{name}"] = (header(contract) + "\n" + source).encode()
     return dict(sorted(files.items()))
+
+
+def _shared_defs(descriptors: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``$defs`` entries that two or more published schemas hold identically: each
+    schema must carry its own (the wire format has no sharing), but contract.py can
+    write such an entry once and put the same object in each."""
+    seen: dict[str, list[bytes]] = {}
+    values: dict[str, Any] = {}
+    for tool in descriptors:
+        for key in ("inputSchema", "outputSchema"):
+            for name, schema in (tool.get(key) or {}).get("$defs", {}).items():
+                seen.setdefault(name, []).append(canonical(schema))
+                values.setdefault(name, schema)
+    return {name: values[name] for name, forms in seen.items()
+            if len(forms) > 1 and len(set(forms)) == 1}
+
+
+def _descriptors_literal(descriptors: list[dict[str, Any]], shared: dict[str, Any]) -> str:
+    """``TOOLS`` as Python source, a shared ``$defs`` entry as ``_DEFS["Name"]``."""
+    parts = []
+    for tool in descriptors:
+        items = []
+        for key, value in tool.items():
+            if key in ("inputSchema", "outputSchema") and isinstance(value.get("$defs"), dict):
+                items.append(f"{py_literal(key)}: {_schema_literal(value, shared)}")
+            else:
+                items.append(f"{py_literal(key)}: {py_literal(value)}")
+        parts.append("{" + ", ".join(items) + "}")
+    return "[" + ", ".join(parts) + "]"
+
+
+def _schema_literal(schema: dict[str, Any], shared: dict[str, Any]) -> str:
+    items = []
+    for key, value in schema.items():
+        if key == "$defs":
+            defs = ", ".join(
+                f"{py_literal(name)}: "
+                + (f"_DEFS[{py_literal(name)}]" if name in shared else py_literal(body))
+                for name, body in value.items()
+            )
+            items.append(f'"$defs": {{{defs}}}')
+        else:
+            items.append(f"{py_literal(key)}: {py_literal(value)}")
+    return "{" + ", ".join(items) + "}"
 
 
 def runtime_sources() -> dict[str, str]:

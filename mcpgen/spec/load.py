@@ -8,6 +8,7 @@ back together as one ``SpecError`` whose diagnostics carry file:line:col.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import unicodedata
@@ -165,6 +166,7 @@ class _Checker:
             for index, tool in enumerate(tools_raw)
             if isinstance(tool, dict)
         ]
+        built = _unhide_type_names(built, types)
         tools = [tool for _, tool in built]
         for problem in bundler.problems:
             self.error(problem.path, problem.message)
@@ -218,10 +220,10 @@ class _Checker:
     def check_model_depth(
         self, bundler: Bundler, built: list[tuple[int, ir.Tool | None]]
     ) -> None:
-        """Types and output schemas become pydantic models through datamodel-code-generator
-        in its untrusted mode, which reads a bounded depth: deeper is an error here, with
-        its position, not a refused build."""
-        from ..render.models import MAX_MODEL_SCHEMA_DEPTH, json_depth
+        """Types and output schemas get Python types from a mapping that recurses once per
+        level, so their depth is bounded: deeper is an error here, with its position, not
+        a failed build."""
+        from ..render.typemap import MAX_MODEL_SCHEMA_DEPTH, json_depth
 
         def check(schema: Any, path: YPath, what: str) -> None:
             depth = json_depth(schema)
@@ -616,6 +618,7 @@ class _Checker:
             if tool.py_name in CLIENT_MEMBERS or tool.py_name.startswith("start_"):
                 self.error(path, f"tool '{tool.name}' would become method '{tool.py_name}', which "
                            "the generated client already defines")
+
             # `…Output` exists only with an output schema; a method clash already said it all.
             for suffix in ("Args", "Output") if tool.output_schema is not None else ("Args",):
                 generated = tool.class_name + suffix
@@ -635,6 +638,41 @@ class _Checker:
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
+
+
+def _unhide_type_names(
+    built: list[tuple[int, ir.Tool | None]], types: Mapping[str, Any]
+) -> list[tuple[int, ir.Tool | None]]:
+    """Tools whose method or parameter names would hide a name the generated server
+    and client import from models.py (a parameter ``address`` beside a type
+    ``address``: the annotation ``address`` would mean the parameter) get a trailing
+    ``_``, as names that hide builtins do; wire names are unchanged."""
+    hidden = set(types) | {f"{name}Dict" for name in types}
+    for _, tool in built:
+        if tool is not None:
+            hidden |= {f"{tool.class_name}Args", f"{tool.class_name}Output"}
+
+    def free(name: str, taken: set[str]) -> str:
+        while name in hidden or name in taken:
+            name += "_"
+        return name
+
+    result: list[tuple[int, ir.Tool | None]] = []
+    for index, tool in built:
+        if tool is not None and (
+            tool.py_name in hidden or any(p.py_name in hidden for p in tool.parameters)
+        ):
+            own = {p.py_name for p in tool.parameters}
+            parameters = []
+            for param in tool.parameters:
+                if param.py_name in hidden:
+                    param = dataclasses.replace(param, py_name=free(param.py_name, own))
+                    own.add(param.py_name)
+                parameters.append(param)
+            tool = dataclasses.replace(tool, py_name=free(tool.py_name, set()),
+                                       parameters=tuple(parameters))
+        result.append((index, tool))
+    return result
 
 
 def _directive_message(key: str, where: str = "") -> str:

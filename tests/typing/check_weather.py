@@ -8,16 +8,20 @@ line that stops failing into an error, so these expectations cannot rot).
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 from weather_mcp import AsyncWeatherClient, WeatherClient, WeatherServer
 from weather_mcp.client import AsyncTaskHandle, TaskHandle, TaskStatus
-from weather_mcp.models import AlertsSearchArgs, Day, GetForecastArgs, GetForecastOutput
+from weather_mcp.models import AlertsSearchArgs, Day, GetForecastArgs, GetForecastOutput, Region
 
 
 class Good(WeatherServer):
     def get_forecast(self, args: GetForecastArgs) -> GetForecastOutput:
-        days = [Day(date="2026-12-02", high_c=1.0, low_c=0.0)]  # type: ignore[arg-type]
+        days = [Day(date="2026-12-02", high_c=1, low_c=0.5)]  # format: date is text; 1 stays 1
+        Day(date=dt.date(2026, 12, 2), high_c=1, low_c=0)  # type: ignore[arg-type]
+        Day(date="2026-12-02", high_c=1, low_c=0, summary=None)  # type: ignore[arg-type]
+        Region(country="FR", state="x").state.upper()  # type: ignore[union-attr]
         return GetForecastOutput(city=args["city"], units=args.get("units", "metric"), days=days)
 
     def current_temperature(self, city: str) -> float:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from . import contract
 from ._runtime import (
@@ -43,6 +43,9 @@ from ._runtime._client import (
 from ._runtime._transport import DEFAULT_MAX_MESSAGE_BYTES
 from .models import GetForecastOutput
 from .server import WeatherServer, build_app
+
+if TYPE_CHECKING:  # argument types: the client sends plain JSON values
+    from .models import AlertsSearchArgs, GetForecastArgs, RegionDict
 
 __all__ = [
     "AsyncProgressCallback",
@@ -190,15 +193,15 @@ class WeatherClient:
 
     def current_temperature(
         self, city: str, *, on_progress: ProgressCallback | None = None
-    ) -> float:
+    ) -> int | float:
         """Current temperature in degrees Celsius."""
         arguments: dict[str, Any] = {"city": city}
         result = self.session.call_tool("current_temperature", arguments, on_progress=on_progress)
-        return cast("float", convert_result(result, "number", "current_temperature"))
+        return cast("int | float", convert_result(result, "number", "current_temperature"))
 
     def alerts_search(
         self,
-        region: dict[str, Any],
+        region: RegionDict,
         max_results: int | Unset = UNSET,
         severity: list[Literal["minor", "moderate", "severe", "extreme"]] | Unset = UNSET,
         *,
@@ -219,7 +222,7 @@ class WeatherClient:
     def report_observation(
         self,
         station: str,
-        temperature_c: float,
+        temperature_c: int | float,
         at: str,
         *,
         on_progress: ProgressCallback | None = None,
@@ -351,17 +354,17 @@ class AsyncWeatherClient:
 
     async def current_temperature(
         self, city: str, *, on_progress: AsyncProgressCallback | None = None
-    ) -> float:
+    ) -> int | float:
         """Current temperature in degrees Celsius."""
         arguments: dict[str, Any] = {"city": city}
         result = await self.session.call_tool(
             "current_temperature", arguments, on_progress=on_progress
         )
-        return cast("float", convert_result(result, "number", "current_temperature"))
+        return cast("int | float", convert_result(result, "number", "current_temperature"))
 
     async def alerts_search(
         self,
-        region: dict[str, Any],
+        region: RegionDict,
         max_results: int | Unset = UNSET,
         severity: list[Literal["minor", "moderate", "severe", "extreme"]] | Unset = UNSET,
         *,
@@ -382,7 +385,7 @@ class AsyncWeatherClient:
     async def report_observation(
         self,
         station: str,
-        temperature_c: float,
+        temperature_c: int | float,
         at: str,
         *,
         on_progress: AsyncProgressCallback | None = None,

@@ -7,31 +7,31 @@ TypedDicts of validated JSON argument values, keyed by wire names.
 
 from __future__ import annotations
 
-from datetime import date as date_aliased
-from pydantic import BaseModel, ConfigDict, Field
-from typing import Any, Literal, Required, TypedDict
+from pydantic import BaseModel, ConfigDict, MISSING
+from typing import Literal, Required, TypedDict
 
 
 class Day(BaseModel):
-    date: date_aliased
-    high_c: float
-    low_c: float
-    summary: str | None = None
+    model_config = ConfigDict(extra="allow")
+
+    date: str
+    high_c: int | float
+    low_c: int | float
+    summary: str | MISSING = MISSING
 
 
 class Region(BaseModel):
-    """
-    A region by country code and optional state.
-    """
+    """A region by country code and optional state."""
 
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    country: str = Field(..., pattern="^[A-Z]{2}$")
-    state: str | None = None
+    model_config = ConfigDict(extra="forbid")
+
+    country: str
+    state: str | MISSING = MISSING
 
 
 class GetForecastOutput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
     city: str
     units: Literal["metric", "imperial"]
     days: list[Day]
@@ -51,21 +51,28 @@ class CurrentTemperatureArgs(TypedDict, total=False):
     city: Required[str]
 
 
-AlertsSearchArgs = TypedDict(
-    "AlertsSearchArgs",
-    {
-        "region": Required[dict[str, Any]],
-        "max-results": int,
-        "severity": list[Literal["minor", "moderate", "severe", "extreme"]],
-    },
-    total=False,
-)
-AlertsSearchArgs.__doc__ = """Arguments of tool 'alerts.search', keyed by wire name."""
+class RegionDict(TypedDict, total=False):
+    """A region by country code and optional state."""
+
+    country: Required[str]
+    state: str
 
 
 class ReportObservationArgs(TypedDict, total=False):
     """Arguments of tool 'report_observation', keyed by wire name."""
 
     station: Required[str]
-    temperature_c: Required[float]
+    temperature_c: Required[int | float]
     at: Required[str]
+
+
+AlertsSearchArgs = TypedDict(
+    "AlertsSearchArgs",
+    {
+        "region": Required[RegionDict],
+        "max-results": int,
+        "severity": list[Literal["minor", "moderate", "severe", "extreme"]],
+    },
+    total=False,
+)
+AlertsSearchArgs.__doc__ = """Arguments of tool 'alerts.search', keyed by wire name."""

@@ -17,7 +17,7 @@ from ._runtime._stdio_server import run_stdio
 from ._runtime._tools import App, Binding
 
 if TYPE_CHECKING:  # annotations only: the server validates with compiled JSON Schema, not models
-    from .models import AlertsSearchArgs, GetForecastArgs, GetForecastOutput
+    from .models import AlertsSearchArgs, GetForecastArgs, GetForecastOutput, RegionDict
 
 __all__ = ["BINDINGS", "WeatherServer", "build_app", "serve"]
 
@@ -30,7 +30,7 @@ class WeatherServer(abc.ABC):
         """Forecast for a city, one entry per day."""
 
     @abc.abstractmethod
-    def current_temperature(self, city: str) -> float:
+    def current_temperature(self, city: str) -> int | float:
         """Current temperature in degrees Celsius."""
 
     @abc.abstractmethod
@@ -38,7 +38,7 @@ class WeatherServer(abc.ABC):
         """Weather alerts matching a region, newest first."""
 
     @abc.abstractmethod
-    def report_observation(self, station: str, temperature_c: float, at: str) -> str:
+    def report_observation(self, station: str, temperature_c: int | float, at: str) -> str:
         """Record a temperature reading from a station; returns its id."""
 
 
