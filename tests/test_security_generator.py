@@ -480,7 +480,8 @@ def test_a_spec_that_is_not_a_regular_file_is_a_diagnostic(tmp_path: Path, kind:
         spec.symlink_to("/dev/zero")
     for command in (["validate"], ["build"], ["build", "--check"]):
         done = _run([*command, str(spec)], tmp_path)
-        assert done.returncode == 1, done.stdout + done.stderr
+        # an I/O problem, not a finding about a spec: exit 2 (README "Exit codes")
+        assert done.returncode == 2, done.stdout + done.stderr
         assert "not a regular file" in done.stderr and "Traceback" not in done.stderr
 
 

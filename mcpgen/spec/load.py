@@ -20,7 +20,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
-from .. import ir
+from .. import __version__, ir
 from ..names import MODELS_PY_NAMES, class_name, shadowed_module
 from ..names import py_identifier as _py_identifier
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
@@ -317,6 +317,10 @@ class _Checker:
             choices = cast(list[str], schema["enum"])
             hint = did_you_mean(str(instance), choices)
             self.error(path, f"{_describe(instance)} is not one of {', '.join(map(repr, choices))}{hint}")
+        elif validator == "const" and path == ("mcpgen",) and _newer_format(instance):
+            self.error(path, f"this spec is written in format version {instance}; this mcpgen "
+                       f"({__version__}) reads version {schema['const']}: upgrade mcpgen "
+                       "(pip install --upgrade mcpgen)")
         elif validator == "const":
             self.error(path, f"expected {schema['const']!r}, got {_describe(instance)}")
         elif validator == "pattern":
@@ -635,6 +639,10 @@ class _Checker:
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
+
+
+def _newer_format(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
 
 
 def _directive_message(key: str, where: str = "") -> str:
