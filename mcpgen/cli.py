@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -300,12 +301,21 @@ def validate(
 
 
 @main.command()
-@click.option("--path", "show_path", is_flag=True, help="Print the path of the schema file instead.")
-def schema(show_path: bool) -> None:
-    """Print the JSON Schema of the spec format (for editor completion)."""
+@click.option("--path", "show_path", is_flag=True,
+              help="Print the path of the schema file shipped with mcpgen instead.")
+@click.option("--write", "write_to", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the schema to this file (e.g. beside the spec, for its modeline).")
+def schema(show_path: bool, write_to: Path | None) -> None:
+    """Print the JSON Schema of the spec format (for editor completion).
+
+    A spec's modeline then points at the written file, relative to the spec:
+    `# yaml-language-server: $schema=.mcpgen/mcpgen-1.schema.json`."""
     from .spec.format import SPEC_FORMAT_SCHEMA, schema_file
 
-    if show_path:
+    if write_to is not None:
+        _write_user_file(write_to, json.dumps(SPEC_FORMAT_SCHEMA, indent=2) + "\n", force=True)
+        _echo(f"wrote {write_to}")
+    elif show_path:
         _echo(str(schema_file()))
     else:
         _echo(json.dumps(SPEC_FORMAT_SCHEMA, indent=2))
@@ -313,14 +323,52 @@ def schema(show_path: bool) -> None:
 
 @main.command()
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--force", is_flag=True, help="Overwrite an existing tools.yaml.")
-def init(directory: Path, force: bool) -> None:
-    """Write a commented starter tools.yaml into DIRECTORY."""
-    from .starter import STARTER_SPEC
+@click.option("--name", help="Server name (default: from the folder name); the package is NAME_mcp.")
+def init(directory: Path, name: str | None) -> None:
+    """Scaffold a project in DIRECTORY: tools.yaml, an implementation, a test,
+    [tool.mcpgen] in pyproject.toml, a pre-commit config, .gitignore lines.
 
-    target = directory / "tools.yaml"
-    _write_user_file(target, STARTER_SPEC, force=force)
-    _echo(f"wrote {target}; next: mcpgen build {target}")
+    Refuses (exit 1, nothing written) when any of those files exists, except that
+    [tool.mcpgen] is appended to a pyproject.toml without one and .gitignore lines
+    are added to an existing .gitignore."""
+    from .spec.format import SPEC_FORMAT_SCHEMA
+    from .starter import scaffold, server_name_for
+
+    directory = directory.absolute()
+    if name is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        raise click.BadParameter("lower-case letters, digits and _, starting with a letter",
+                                 param_hint="--name")
+    project = scaffold(name or server_name_for(directory.name),
+                       json.dumps(SPEC_FORMAT_SCHEMA, indent=2) + "\n")
+    pyproject = directory / "pyproject.toml"
+    for rel in [*project.files, "pyproject.toml", ".gitignore"]:
+        if (directory / rel).is_symlink():
+            _check_user_target(directory / rel, force=True)  # exits 2: never written through
+    taken = [rel for rel in project.files if (directory / rel).exists() or (directory / rel).is_symlink()]
+    if pyproject.is_file() and "[tool.mcpgen]" in pyproject.read_text(encoding="utf-8"):
+        taken.append("pyproject.toml ([tool.mcpgen])")
+    if taken:
+        _echo_error(f"mcpgen init: {directory} already has {', '.join(taken)}; nothing was "
+                    "written (init never overwrites: move them away or pick another folder)")
+        sys.exit(1)
+    for rel, text in project.files.items():
+        _write_user_file(directory / rel, text, force=False)
+    if pyproject.is_file():
+        existing = pyproject.read_text(encoding="utf-8")
+        _write_user_file(pyproject, existing.rstrip("\n") + "\n\n" + project.pyproject_table,
+                         force=True)
+    else:
+        _write_user_file(pyproject, project.pyproject_table, force=False)
+    gitignore = directory / ".gitignore"
+    present = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
+    added = [line for line in project.gitignore_lines if line not in present]
+    if added:
+        body = "\n".join(present) + ("\n" if present else "") + "\n".join(added) + "\n"
+        _write_user_file(gitignore, body, force=True)
+    where = "" if directory == Path.cwd() else f"cd {directory}\n  "
+    _echo(f"wrote {', '.join([*project.files, 'pyproject.toml', '.gitignore'])} in {directory}\n"
+          f"next:\n  {where}mcpgen build\n  python -m {project.package}"
+          f"        # serves over stdio\n  python -m pytest")
 
 
 @main.command()

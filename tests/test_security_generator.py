@@ -375,7 +375,7 @@ def test_init_refuses_a_planted_symlink(tmp_path: Path) -> None:
     folder = tmp_path / "proj"
     folder.mkdir()
     (folder / "tools.yaml").symlink_to(victim)  # dangling: exists() is False
-    for args in (["init", str(folder)], ["init", "--force", str(folder)]):
+    for args in (["init", str(folder)], ["init", "--name", "x", str(folder)]):
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 2, result.output
         assert "symbolic link" in result.output

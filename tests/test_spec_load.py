@@ -443,7 +443,9 @@ def test_schema_command_equals_committed_file() -> None:
 
 
 def test_schema_validates_example_and_starter() -> None:
-    from mcpgen.starter import STARTER_SPEC
+    from mcpgen.starter import scaffold
+
+    STARTER_SPEC = scaffold("hello", "{}").files["tools.yaml"]
 
     jsonschema.Draft202012Validator.check_schema(SPEC_FORMAT_SCHEMA)
     validator = jsonschema.Draft202012Validator(SPEC_FORMAT_SCHEMA)
@@ -466,17 +468,39 @@ def test_init_writes_a_spec_that_validates_and_builds(tmp_path: Path) -> None:
     assert result.diagnostics == []
     assert result.contract is not None
     assert [t.name for t in result.contract.tools] == ["greet", "add"]
+    # every starter tool names its handler shape: no silent args dict
+    assert [t.callback for t in result.contract.tools] == ["positional", "structured"]
     built = build_spec(spec)
     assert built.status == "written", (built.diagnostics, built.message)
-    out = tmp_path / "proj" / "build" / "hello_mcp"
+    out = tmp_path / "proj" / "proj_mcp"  # beside the spec: `python -m proj_mcp` finds it
     assert built.output is not None and built.output.resolve() == out.resolve()
     for source in out.rglob("*.py"):
         compile(source.read_bytes(), str(source), "exec")
     assert build_spec(spec, check=True).status == "fresh"
-    # a second init refuses to overwrite
+    # the modeline points at a schema file init wrote, relative to the spec
+    modeline = spec.read_text(encoding="utf-8").splitlines()[0]
+    assert modeline == "# yaml-language-server: $schema=.mcpgen/mcpgen-1.schema.json"
+    assert json.loads((tmp_path / "proj" / ".mcpgen" / "mcpgen-1.schema.json").read_text()) \
+        == SPEC_FORMAT_SCHEMA
+    # a second init refuses to overwrite anything, and writes nothing
+    before = spec.read_bytes()
     again = CliRunner().invoke(main, ["init", str(tmp_path / "proj")])
     assert again.exit_code == 1
-    assert "exists" in again.stderr
+    assert "already has tools.yaml" in again.stderr and "nothing was written" in again.stderr
+    assert spec.read_bytes() == before
+
+
+def test_init_adds_to_an_existing_pyproject_and_gitignore(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    (tmp_path / ".gitignore").write_text("dist/\n__pycache__/\n", encoding="utf-8")
+    run = CliRunner().invoke(main, ["init", "--name", "notes", str(tmp_path)])
+    assert run.exit_code == 0, run.output
+    pyproject = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    assert pyproject.startswith('[project]\nname = "x"\n\n[tool.mcpgen]\n')
+    gitignore = (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert gitignore[:2] == ["dist/", "__pycache__/"] and gitignore.count("__pycache__/") == 1
+    assert ".venv/" in gitignore
+    assert (tmp_path / "notes_impl.py").is_file()
 
 
 # -- Python names -------------------------------------------------------------------------
