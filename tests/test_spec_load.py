@@ -77,7 +77,7 @@ def test_weather_tools_and_callbacks(weather: Any) -> None:
         ("report_observation", "positional"),
     ]
     assert weather.package == "weather_mcp"
-    assert weather.output == "build/weather_mcp"
+    assert weather.output == "./weather_mcp"
     assert weather.server.name == "weather"
     assert weather.server.version == "1.4.0"
     assert weather.server.class_prefix == "Weather"
