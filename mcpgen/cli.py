@@ -467,6 +467,59 @@ def diff(
     sys.exit(1 if failed else 0)
 
 
+@main.command("config")
+@click.argument("host", type=click.Choice(["claude-desktop", "vscode", "cursor", "json"]))
+@click.argument("spec", required=False, type=click.Path(path_type=Path))
+@click.option("--name", help="Server name in the host (default: the spec's server.name).")
+@click.option("--write", is_flag=True,
+              help="Merge the entry into the host's file (other entries are kept).")
+@click.option("--path", "host_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="The host file to --write (default: the host's usual file).")
+def config_(host: str, spec: Path | None, name: str | None, write: bool,
+            host_file: Path | None) -> None:
+    """Print (or --write) the MCP host entry that starts SPEC's server: this
+    interpreter, `-m PACKAGE` and a PYTHONPATH with the package's folder.
+    SPEC defaults to the one [tool.mcpgen] spec, else ./tools.yaml."""
+    from .build import output_dir
+    from .hosts import HostError, default_path, merge_entry, server_entry, wrap
+    from .spec.load import load_contract
+
+    project = _project()
+    specs = (spec,) if spec is not None else _specs_or_config((), project)
+    if len(specs) != 1:
+        raise click.UsageError("several specs are configured: name the one to add")
+    (chosen,) = specs
+    if _unreadable(chosen):
+        _echo_error(f"{chosen}: cannot read spec")
+        sys.exit(2)
+    loaded = load_contract(chosen, allow_outside_refs=True, allow_outside_output=True)
+    if loaded.contract is None:
+        for diagnostic in loaded.diagnostics:
+            _echo_error(str(diagnostic))
+        _echo_error(f"mcpgen config: {chosen} is not valid (mcpgen validate {chosen})")
+        sys.exit(1)
+    contract = loaded.contract
+    configured = project.output_for(chosen) if project else None
+    package_dir = output_dir(chosen, contract.output, contract.package, configured)
+    if not (package_dir / "__init__.py").is_file():
+        _echo_warning(f"note: {package_dir} holds no built package yet; run mcpgen build {chosen}")
+    label = name or contract.server.name
+    entry = server_entry(host, contract.package, package_dir, chosen.parent)
+    if not write:
+        click.echo(json.dumps(wrap(host, label, entry), indent=2, ensure_ascii=False))
+        return
+    target = host_file or default_path(host)
+    if target is None:
+        raise click.UsageError("the json host has no usual file: give --path FILE")
+    try:
+        text, replaced = merge_entry(host, target, label, entry)
+    except HostError as exc:
+        _echo_error(f"mcpgen config: {exc}")
+        sys.exit(2)
+    _write_user_file(target, text, force=True)
+    _echo(f"{'replaced' if replaced else 'added'} server '{label}' in {target}")
+
+
 @main.command(
     "import",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
