@@ -143,7 +143,8 @@ def test_text_output_groups_per_tool_then_summarises(tmp_path: Path) -> None:
     assert "TIMEOUT_TIGHTENED" in lines[search + 1]
     assert "\nstock\n" in output and "TOOL_REMOVED" in output  # only OLD has it: no line
     assert lines[-1].startswith("FAIL ")
-    assert "3 breaking (1 source, 1 call, 1 behavior)" in lines[-1]
+    # TOOL_REMOVED is source (the client method is gone) as well as call
+    assert "3 breaking (2 source, 1 behavior)" in lines[-1]
     assert "\x1b" not in output  # not a terminal: no colour
 
 
@@ -156,7 +157,12 @@ def test_text_output_groups_per_tool_then_summarises(tmp_path: Path) -> None:
         ("read-only-dropped", "behavior", 1),
         ("read-only-dropped", "call", 0),
         ("tool-removed", "call", 1),
-        ("tool-removed", "source", 0),
+        ("tool-removed", "source", 1),  # the client method is gone: mypy fails
+        ("enum-value-removed", "source", 1),  # Literal["urgent"] no longer accepted
+        ("required-param-added", "source", 1),
+        ("type-narrowed-number-to-integer", "source", 1),
+        ("maximum-lowered", "call", 1),  # the annotation is unchanged: wire only
+        ("maximum-lowered", "source", 0),
         ("returns-changed", "source", 1),
         ("returns-changed", "behavior", 1),
     ],
@@ -176,18 +182,18 @@ def test_json_output(tmp_path: Path) -> None:
     assert code == 1
     document = json.loads(output)
     assert document["category"] == "source" and document["failed"] is True
-    assert document["summary"] == {"breaking": 2, "warning": 1, "compatible": 0, "failing": 1}
+    assert document["summary"] == {"breaking": 2, "warning": 1, "compatible": 0, "failing": 2}
     by_rule = {change["rule"]: change for change in document["changes"]}
     assert by_rule["CALLBACK_CHANGED"]["fails"] is True
     assert by_rule["PARAM_MADE_REQUIRED"] == {
         "tool": "search",
         "rule": "PARAM_MADE_REQUIRED",
         "severity": "breaking",
-        "category": "call",
+        "category": "source",  # a call leaving `limit` out no longer type-checks
         "path": "inputSchema.properties.limit",
         "message": "parameter 'limit' became required",
         "line": by_rule["PARAM_MADE_REQUIRED"]["line"],
-        "fails": False,
+        "fails": True,
     }
     spec_lines = new.read_text().splitlines()
     assert "limit" in spec_lines[by_rule["PARAM_MADE_REQUIRED"]["line"] - 1]
