@@ -310,15 +310,15 @@ def schema(show_path: bool, write_to: Path | None) -> None:
 
     A spec's modeline then points at the written file, relative to the spec:
     `# yaml-language-server: $schema=.mcpgen/mcpgen-1.schema.json`."""
-    from .spec.format import SPEC_FORMAT_SCHEMA, schema_file
+    from .spec.format import EDITOR_SCHEMA, schema_file
 
     if write_to is not None:
-        _write_user_file(write_to, json.dumps(SPEC_FORMAT_SCHEMA, indent=2) + "\n", force=True)
+        _write_user_file(write_to, json.dumps(EDITOR_SCHEMA, indent=2) + "\n", force=True)
         _echo(f"wrote {write_to}")
     elif show_path:
         _echo(str(schema_file()))
     else:
-        _echo(json.dumps(SPEC_FORMAT_SCHEMA, indent=2))
+        _echo(json.dumps(EDITOR_SCHEMA, indent=2))
 
 
 @main.command()
@@ -331,7 +331,7 @@ def init(directory: Path, name: str | None) -> None:
     Refuses (exit 1, nothing written) when any of those files exists, except that
     [tool.mcpgen] is appended to a pyproject.toml without one and .gitignore lines
     are added to an existing .gitignore."""
-    from .spec.format import SPEC_FORMAT_SCHEMA
+    from .spec.format import EDITOR_SCHEMA
     from .starter import scaffold, server_name_for
 
     directory = directory.absolute()
@@ -339,7 +339,7 @@ def init(directory: Path, name: str | None) -> None:
         raise click.BadParameter("lower-case letters, digits and _, starting with a letter",
                                  param_hint="--name")
     project = scaffold(name or server_name_for(directory.name),
-                       json.dumps(SPEC_FORMAT_SCHEMA, indent=2) + "\n")
+                       json.dumps(EDITOR_SCHEMA, indent=2) + "\n")
     pyproject = directory / "pyproject.toml"
     for rel in [*project.files, "pyproject.toml", ".gitignore"]:
         if (directory / rel).is_symlink():

@@ -17,7 +17,7 @@ from mcpgen.build import build_spec
 from mcpgen.cli import main
 from mcpgen.names import py_identifier
 from mcpgen.schemas import descriptor
-from mcpgen.spec.format import SPEC_FORMAT_SCHEMA, schema_file
+from mcpgen.spec.format import EDITOR_SCHEMA, SPEC_FORMAT_SCHEMA, schema_file
 from mcpgen.spec.load import load_contract
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -436,10 +436,46 @@ def test_schema_command_equals_committed_file() -> None:
     assert run.exit_code == 0
     committed = schema_file().read_text(encoding="utf-8")
     assert run.stdout == committed
-    assert json.loads(committed) == SPEC_FORMAT_SCHEMA
+    assert json.loads(committed) == EDITOR_SCHEMA
     assert schema_file() == ROOT / "mcpgen" / "spec" / "mcpgen-1.schema.json"
     path_run = CliRunner().invoke(main, ["schema", "--path"])
     assert path_run.stdout == f"{schema_file()}\n"
+
+
+def test_editor_schema_checks_embedded_json_schemas(tmp_path: Path) -> None:
+    """What an editor (yaml-language-server) sees: every valid spec passes, a misspelt
+    keyword or type inside a parameter, type or output schema, at any depth, is flagged."""
+    jsonschema.Draft202012Validator.check_schema(EDITOR_SCHEMA)
+    editor = jsonschema.Draft202012Validator(EDITOR_SCHEMA)
+    good = [WEATHER, *sorted((ROOT / "tests" / "fixtures").rglob("tools.yaml"))]
+    for spec in good:
+        if load_contract(spec).contract is None:
+            continue
+        errors = [e.message for e in editor.iter_errors(yaml.safe_load(spec.read_text()))]
+        assert errors == [], (spec, errors)
+    base = yaml.safe_load(WEATHER.read_text(encoding="utf-8"))
+    wrong = [
+        (("tools", 0, "parameters", 0), "typ", "string"),
+        (("tools", 0, "parameters", 0), "type", "strin"),
+        (("types", "Day"), "propertys", {}),
+        (("types", "Day", "properties", "date"), "type", "strng"),
+        (("tools", 0, "output_schema"), "requird", ["days"]),
+    ]
+    for path, key, value in wrong:
+        spec = yaml.safe_load(WEATHER.read_text(encoding="utf-8"))
+        node = spec
+        for part in path:
+            node = node[part]
+        node[key] = value
+        assert not editor.is_valid(spec), (path, key, value)
+        # the loader says the same in one diagnostic, with a suggestion
+        written = tmp_path / "tools.yaml"
+        written.write_text(yaml.safe_dump(spec), encoding="utf-8")
+        (tmp_path / "schemas").mkdir(exist_ok=True)
+        for schema in (WEATHER.parent / "schemas").iterdir():
+            (tmp_path / "schemas" / schema.name).write_bytes(schema.read_bytes())
+        assert load_contract(written).errors, (path, key, value)
+    assert editor.is_valid(base)
 
 
 def test_schema_validates_example_and_starter() -> None:
@@ -481,7 +517,7 @@ def test_init_writes_a_spec_that_validates_and_builds(tmp_path: Path) -> None:
     modeline = spec.read_text(encoding="utf-8").splitlines()[0]
     assert modeline == "# yaml-language-server: $schema=.mcpgen/mcpgen-1.schema.json"
     assert json.loads((tmp_path / "proj" / ".mcpgen" / "mcpgen-1.schema.json").read_text()) \
-        == SPEC_FORMAT_SCHEMA
+        == EDITOR_SCHEMA
     # a second init refuses to overwrite anything, and writes nothing
     before = spec.read_bytes()
     again = CliRunner().invoke(main, ["init", str(tmp_path / "proj")])
