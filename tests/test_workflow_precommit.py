@@ -11,7 +11,6 @@ passes, stale fails).  A temporary git repository holds a spec and its schema fi
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys

@@ -167,7 +167,7 @@ def _editor_schema() -> dict[str, Any]:
             keywords[keyword] = {"type": "array", "items": {"type": "string"}}
         else:
             keywords[keyword] = {}
-    extensions = {"^x-": {}}  # vendor keywords stay allowed (the loader refuses directives)
+    extensions: dict[str, Any] = {"^x-": {}}  # vendor keywords stay allowed (the loader refuses directives)
     schema_def = {
         "type": ["object", "boolean"],
         "description": "A JSON Schema 2020-12; $ref may point to #/types/Name or a file.",
