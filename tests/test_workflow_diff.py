@@ -18,6 +18,7 @@ from mcpgen.cli import main
 from mcpgen.diff import ALL_RULES, SPEC_RULES, diff_files
 from mcpgen.runtime._compat import RULES, Category, Severity
 
+ROOT = Path(__file__).resolve().parent.parent
 CORPUS_PATH = Path(__file__).parent / "fixtures" / "workflow" / "diff" / "corpus.yaml"
 CORPUS: list[dict[str, Any]] = yaml.safe_load(CORPUS_PATH.read_text(encoding="utf-8"))["entries"]
 
@@ -360,3 +361,17 @@ def test_github_data_escaping() -> None:
 
     assert _gh_data("100%\r\nnext") == "100%25%0D%0Anext"
     assert _gh_property("a:b,c%") == "a%3Ab%2Cc%25"
+
+
+def test_readme_lists_every_rule_with_its_categories() -> None:
+    """The README's rule table is the reference users read: every rule, its severity and
+    its category, exactly as the code classifies them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pattern = r"^\| `([A-Z_]+)`(?: \(spec\))? \| (\w+) \| ([\w—]+) \|"
+    rows = {name: (severity, category)
+            for name, severity, category in re.findall(pattern, readme, re.MULTILINE)}
+    expected = {
+        name: (rule.severity.value, rule.category.name.lower() if rule.category else "—")
+        for name, rule in ALL_RULES.items()
+    }
+    assert rows == expected
