@@ -475,8 +475,11 @@ def diff(
               help="Merge the entry into the host's file (other entries are kept).")
 @click.option("--path", "host_file", type=click.Path(dir_okay=False, path_type=Path),
               help="The host file to --write (default: the host's usual file).")
+@click.option("--python", "python", type=click.Path(dir_okay=False, path_type=Path),
+              help="The interpreter the host runs (default: the one running mcpgen); "
+              "it needs pydantic and the implementation's dependencies.")
 def config_(host: str, spec: Path | None, name: str | None, write: bool,
-            host_file: Path | None) -> None:
+            host_file: Path | None, python: Path | None) -> None:
     """Print (or --write) the MCP host entry that starts SPEC's server: this
     interpreter, `-m PACKAGE` and a PYTHONPATH with the package's folder.
     SPEC defaults to the one [tool.mcpgen] spec, else ./tools.yaml."""
@@ -504,7 +507,8 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
     if not (package_dir / "__init__.py").is_file():
         _echo_warning(f"note: {package_dir} holds no built package yet; run mcpgen build {chosen}")
     label = name or contract.server.name
-    entry = server_entry(host, contract.package, package_dir, chosen.parent)
+    interpreter = str(python.absolute()) if python is not None else None
+    entry = server_entry(host, contract.package, package_dir, chosen.parent, interpreter)
     if not write:
         click.echo(json.dumps(wrap(host, label, entry), indent=2, ensure_ascii=False))
         return

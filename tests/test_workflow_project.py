@@ -200,3 +200,25 @@ def test_config_prints_and_merges_host_entries(project: Path) -> None:
     code, _, err = _cli("config", "cursor", str(project / "b.tools.yaml"), "--write",
                         "--path", str(host))
     assert code == 2 and "not plain JSON" in err and host.read_text() == "{not json"
+
+
+def test_one_misspelt_required_key_is_one_diagnostic(tmp_path: Path) -> None:
+    spec = tmp_path / "tools.yaml"
+    spec.write_text('mcpgen: 1\npackage: x_mcp\nserver: {name: x, versoin: "1"}\ntools: []\n')
+    code, _, err = _cli("validate", str(spec))
+    assert code == 1
+    assert err.splitlines() == [
+        f"{spec}:3:19: server.versoin: unknown key 'versoin' (did you mean 'version'?); "
+        "expected one of: name, version, title, instructions, implementation",
+        "1 error, 0 warnings in 1 spec",
+    ]
+    # a key that is simply missing is still reported
+    spec.write_text('mcpgen: 1\npackage: x_mcp\nserver: {name: x, title: "1"}\ntools: []\n')
+    assert "missing required key 'version'" in _cli("validate", str(spec))[2]
+
+
+def test_config_python_names_another_interpreter(project: Path) -> None:
+    code, out, _ = _cli("config", "json", str(project / "b.tools.yaml"),
+                        "--python", "/opt/app/.venv/bin/python")
+    assert code == 0
+    assert json.loads(out)["mcpServers"]["b"]["command"] == "/opt/app/.venv/bin/python"

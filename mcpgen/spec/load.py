@@ -308,6 +308,8 @@ class _Checker:
         elif validator == "required":
             missing = re.findall(r"^'([^']+)' is a required property", error.message)
             key = missing[0] if missing else error.message
+            if isinstance(instance, dict) and _misspelt_as(key, instance, schema):
+                return  # the unknown key's own diagnostic says "did you mean '<key>'?"
             self.error(path, f"missing required key '{key}'")
         elif validator == "type":
             hint = " (quote it)" if schema["type"] == "string" and isinstance(
@@ -639,6 +641,14 @@ class _Checker:
                                f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
                                f"Python name '{param.py_name}'")
                 seen[param.py_name] = param.name
+
+
+def _misspelt_as(key: str, instance: Mapping[str, Any], schema: Any) -> bool:
+    """Is a key of ``instance`` that the schema does not allow a misspelling of the missing
+    ``key``? Then one typo is one diagnostic (the unknown key, with its suggestion)."""
+    allowed = set(cast(Mapping[str, Any], schema).get("properties", {}))
+    unknown = [name for name in instance if isinstance(name, str) and name not in allowed]
+    return any(did_you_mean(name, allowed) == f" (did you mean '{key}'?)" for name in unknown)
 
 
 def _newer_format(value: Any) -> bool:
