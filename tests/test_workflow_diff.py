@@ -375,3 +375,77 @@ def test_readme_lists_every_rule_with_its_categories() -> None:
         for name, rule in ALL_RULES.items()
     }
     assert rows == expected
+
+
+_TYPED_OLD = """\
+mcpgen: 1
+package: pri_mcp
+server: {name: pri, version: "1"}
+tools:
+  - name: file_ticket
+    parameters:
+      - {name: title, type: string}
+      - {name: priority, enum: [low, urgent], required: false}
+      - {name: size, type: number, required: false}
+      - {name: owner, type: string, required: false}
+      - {name: note, type: string, required: false}
+    callback: named
+"""
+
+# each change alone, and what the diff must call it
+_TYPED_CHANGES = {
+    "PARAM_ENUM_VALUE_REMOVED": ("enum: [low, urgent]", "enum: [low]"),
+    "PARAM_MADE_REQUIRED": ("{name: owner, type: string, required: false}",
+                            "{name: owner, type: string}"),
+    "PARAM_TYPE_NARROWED": ("{name: size, type: number,", "{name: size, type: integer,"),
+    "PARAM_REMOVED": ("      - {name: note, type: string, required: false}\n", ""),
+}
+
+_CALLER = """\
+from pri_mcp import PriClient
+
+
+def call(client: PriClient) -> None:
+    client.file_ticket("t", priority="urgent", size=1.5, note="n")
+"""
+
+
+def test_source_category_matches_what_mypy_rejects(tmp_path: Path) -> None:
+    """Client code that type-checks against OLD fails mypy against NEW for each change
+    the diff calls source (it used to call the first three call-breaking only)."""
+    import sys
+
+    from helpers import build_package
+
+    old_spec = tmp_path / "old.yaml"
+    old_spec.write_text(_TYPED_OLD, encoding="utf-8")
+    targets = []
+    for index, (rule, (before, after)) in enumerate(_TYPED_CHANGES.items()):
+        assert before in _TYPED_OLD
+        new_text = _TYPED_OLD.replace(before, after)
+        new_spec = tmp_path / f"new_{index}.yaml"
+        new_spec.write_text(new_text, encoding="utf-8")
+        report = diff_files(old_spec, new_spec)
+        found = {c.change.rule: c.change.category for c in report.changes}
+        assert found.get(rule) is Category.SOURCE, (rule, found)
+        assert report.failing(Category.SOURCE) and report.failing(Category.CALL)
+        gen = build_package(new_text, tmp_path / f"case_{index}", "pri_mcp")
+        caller = gen / "caller.py"
+        caller.write_text(_CALLER, encoding="utf-8")
+        targets.append(caller)
+    old_gen = build_package(_TYPED_OLD, tmp_path / "old", "pri_mcp")
+    (old_gen / "caller.py").write_text(_CALLER, encoding="utf-8")
+    targets.insert(0, old_gen / "caller.py")
+
+    def mypy(target: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
+             "/dev/null", "caller.py"],
+            cwd=target.parent, capture_output=True, text=True, timeout=600, check=False,
+        )
+
+    first = mypy(targets[0])
+    assert first.returncode == 0, first.stdout  # type-correct against OLD
+    for rule, target in zip(_TYPED_CHANGES, targets[1:], strict=True):
+        checked = mypy(target)
+        assert checked.returncode == 1 and "caller.py:5" in checked.stdout, (rule, checked.stdout)
