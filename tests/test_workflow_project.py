@@ -208,8 +208,8 @@ def test_one_misspelt_required_key_is_one_diagnostic(tmp_path: Path) -> None:
     code, _, err = _cli("validate", str(spec))
     assert code == 1
     assert err.splitlines() == [
-        f"{spec}:3:19: server.versoin: unknown key 'versoin' (did you mean 'version'?); "
-        "expected one of: name, version, title, instructions, implementation",
+        (f"{spec}:3:19: server.versoin: unknown key 'versoin' (did you mean 'version'?); "
+         "expected one of: name, version, title, instructions, implementation"),
         "1 error, 0 warnings in 1 spec",
     ]
     # a key that is simply missing is still reported
