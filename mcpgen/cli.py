@@ -190,6 +190,8 @@ def build(
         if fmt == "github":
             for diagnostic in result.diagnostics:
                 _echo(diagnostic_github(diagnostic))
+            for diff in result.diffs:  # the job log shows what differs
+                _echo(diff, nl=not diff.endswith("\n"))
             if not result.ok and result.status != "invalid":
                 from .report import github_command
 
