@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.demo-installed
 
 .PHONY: demo test lint golden bench clean
 .PHONY: npm-tools fuzz
@@ -12,10 +13,17 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev,http]'
-	touch $(STAMP)
+	touch $(STAMP) $(DEMO_STAMP)
+
+# the demo needs mcpgen and its own dependencies only (no dev or http extras)
+$(DEMO_STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(DEMO_STAMP)
 
 ## demo: build the weather example, start its server, call every tool through the generated client
-demo: $(STAMP)
+demo: $(DEMO_STAMP)
 	$(BIN)/mcpgen build examples/weather/tools.yaml
 	$(BIN)/python examples/weather/demo.py
 
@@ -55,4 +63,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) examples/*/build
+	rm -rf $(VENV) examples/weather/weather_mcp

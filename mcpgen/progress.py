@@ -15,6 +15,7 @@ from typing import TextIO
 import click
 
 from .printable import escape_line
+from .report import color_choice
 
 __all__ = ["BuildProgress"]
 
@@ -66,7 +67,7 @@ class BuildProgress:
             click.echo(text, file=self.stream)
         else:
             self.failed += 1
-            click.secho(text, fg="red", err=True, color=None)  # colour only on a terminal
+            click.secho(text, fg="red", err=True, color=color_choice())  # NO_COLOR / FORCE_COLOR / tty
 
     def close(self) -> None:
         """On a terminal, a total after several specs."""

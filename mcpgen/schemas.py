@@ -359,7 +359,9 @@ class Bundler:
         target = (base / location).resolve()
         if not self.allow_outside and not target.is_relative_to(self.spec_dir.resolve()):
             self.problems.append(
-                RefProblem(path, f"'{ref}' points outside the spec's directory tree")
+                RefProblem(path, f"'{ref}' points outside the spec's directory tree "
+                           "(pass --allow-outside-refs, or set allow-outside-refs in "
+                           "[tool.mcpgen], to follow it)")
             )
             return None
         return self._define_file(target, pointer, path)

@@ -1,39 +1,148 @@
-"""The commented starter spec written by ``mcpgen init``."""
+"""The project ``mcpgen init`` scaffolds: spec, implementation, test, configuration.
 
-STARTER_SPEC = """\
-# A tool contract for mcpgen. Build it with:  mcpgen build tools.yaml
-# Editor completion: point yaml-language-server at the path `mcpgen schema --path` prints.
+Every file is a template over three names derived from the project: the server
+name (``notes``), the package (``notes_mcp``) and the class prefix (``Notes``).
+The generated package goes beside the spec (its default ``./<package>``), so
+``python -m notes_mcp`` works from the project folder without PYTHONPATH: ``-m``
+puts the working folder first on ``sys.path``, where both the package and the
+implementation module live.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .names import class_name, shadowed_module
+
+__all__ = ["SCHEMA_PATH", "Scaffold", "scaffold", "server_name_for"]
+
+# Where init writes the spec-format schema (committed, so a fresh clone's editor finds it).
+SCHEMA_PATH = ".mcpgen/mcpgen-1.schema.json"
+
+_SPEC = """\
+# yaml-language-server: $schema={schema_path}
+# The tool contract of {name}. After an edit: mcpgen build   (settings: [tool.mcpgen] in pyproject.toml)
 mcpgen: 1                      # format version
-package: hello_mcp             # import name of the generated package
-output: build/hello_mcp        # where the package is written, relative to this file
+package: {package}             # import name of the generated package, written to ./{package}
 server:
-  name: hello                  # serverInfo.name; also names the classes (HelloServer, HelloClient)
+  name: {name}                 # serverInfo.name; also names the classes ({prefix}Server, {prefix}Client)
   version: 0.1.0
   instructions: Greets people and adds numbers.
-  # implementation: hello_impl:Hello   # default class for `python -m hello_mcp`
-
-types: {}                      # shared JSON Schemas, referenced as {$ref: "#/types/Name"}
+  implementation: {module}:{prefix}   # the class `python -m {package}` serves
 
 tools:
   - name: greet                # wire name: 1-128 characters of A-Z a-z 0-9 _ - .
     description: Say hello to someone.
     parameters:                # declaration order is the positional order
-      - name: who
-        type: string
-        description: Who to greet
-      - name: excited
-        type: boolean
-        default: false         # a default makes a parameter optional
+      - {{name: who, type: string, description: Who to greet}}
+      - {{name: excited, type: boolean, default: false}}   # a default makes it optional
+    callback: positional       # greet(who, excited): an absent `excited` arrives as false
     returns: string            # string | integer | number | boolean | object | array | content
-    hints: {read_only: true}
+    hints: {{read_only: true}}
 
   - name: add
     description: Add two integers.
     parameters:
-      - {name: a, type: integer}
-      - {name: b, type: integer}
+      - {{name: a, type: integer}}
+      - {{name: b, type: integer}}
+    callback: structured       # add(args) gets the arguments as a dict, returns the output model
     output_schema:             # a structured result, validated before it is sent
       type: object
-      properties: {sum: {type: integer}}
+      properties: {{sum: {{type: integer}}}}
       required: [sum]
 """
+
+_IMPL = '''\
+"""The implementation of the {name} tools: fill in each method of {prefix}Server."""
+
+from __future__ import annotations
+
+from {package} import {prefix}Server
+from {package}.models import AddArgs, AddOutput
+
+
+class {prefix}({prefix}Server):
+    def greet(self, who: str, excited: bool) -> str:
+        return f"Hello, {{who}}{{'!' if excited else '.'}}"
+
+    def add(self, args: AddArgs) -> AddOutput:
+        return AddOutput(sum=args["a"] + args["b"])
+'''
+
+_TEST = '''\
+"""The tools through the generated client, in memory (no subprocess)."""
+
+from __future__ import annotations
+
+from {package} import {prefix}Client
+from {module} import {prefix}
+
+
+def test_greet_and_add() -> None:
+    with {prefix}Client.in_memory({prefix}()) as client:
+        assert client.greet("Ada") == "Hello, Ada."
+        assert client.greet("Ada", excited=True) == "Hello, Ada!"
+        assert client.add(2, 3).sum == 5
+'''
+
+_PYPROJECT_TABLE = """\
+[tool.mcpgen]
+# `mcpgen build`, `build --check`, `validate` and `diff` with no arguments use these specs.
+specs = ["tools.yaml"]
+"""
+
+_CONFTEST = '''\
+"""Lets pytest import the generated package and the implementation from this folder."""
+'''
+
+_PRE_COMMIT = """\
+# pre-commit (https://pre-commit.com): `pre-commit install`, then every commit checks that the
+# generated package matches tools.yaml (also after a hand edit of a generated file).
+repos:
+  - repo: local
+    hooks:
+      - id: mcpgen-check
+        name: mcpgen build --check
+        entry: mcpgen build --check
+        language: system
+        pass_filenames: false
+        always_run: true
+"""
+
+GITIGNORE_LINES = ("__pycache__/", ".venv/", ".pytest_cache/", ".mypy_cache/")
+
+
+@dataclass(frozen=True)
+class Scaffold:
+    files: dict[str, str]  # relative path -> text (written only where nothing exists)
+    pyproject_table: str  # appended to an existing pyproject.toml, else its whole content
+    gitignore_lines: tuple[str, ...]
+    package: str
+
+
+def server_name_for(folder_name: str) -> str:
+    """A server name from a folder name: lower case, runs of other characters as '_'."""
+    name = re.sub(r"[^a-z0-9]+", "_", folder_name.lower()).strip("_")
+    if not name or not name[0].isalpha():
+        name = f"tools_{name}".rstrip("_") if name else "hello"
+    return name
+
+
+def scaffold(name: str, schema_text: str) -> Scaffold:
+    package = f"{name}_mcp"
+    if shadowed_module(package):
+        package = f"{name}_tools_mcp"
+    prefix = class_name(name)
+    module = f"{name}_impl"
+    values = {"name": name, "package": package, "prefix": prefix, "module": module,
+              "schema_path": SCHEMA_PATH}
+    files = {
+        "tools.yaml": _SPEC.format(**values),
+        f"{module}.py": _IMPL.format(**values),
+        f"tests/test_{name}.py": _TEST.format(**values),
+        "conftest.py": _CONFTEST,
+        ".pre-commit-config.yaml": _PRE_COMMIT,
+        SCHEMA_PATH: schema_text,
+    }
+    return Scaffold(files, _PYPROJECT_TABLE, GITIGNORE_LINES, package)

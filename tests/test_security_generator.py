@@ -378,7 +378,7 @@ def test_init_refuses_a_planted_symlink(tmp_path: Path) -> None:
     folder = tmp_path / "proj"
     folder.mkdir()
     (folder / "tools.yaml").symlink_to(victim)  # dangling: exists() is False
-    for args in (["init", str(folder)], ["init", "--force", str(folder)]):
+    for args in (["init", str(folder)], ["init", "--name", "x", str(folder)]):
         result = CliRunner().invoke(main, args)
         assert result.exit_code == 2, result.output
         assert "symbolic link" in result.output
@@ -483,7 +483,8 @@ def test_a_spec_that_is_not_a_regular_file_is_a_diagnostic(tmp_path: Path, kind:
         spec.symlink_to("/dev/zero")
     for command in (["validate"], ["build"], ["build", "--check"]):
         done = _run([*command, str(spec)], tmp_path)
-        assert done.returncode == 1, done.stdout + done.stderr
+        # an I/O problem, not a finding about a spec: exit 2 (README "Exit codes")
+        assert done.returncode == 2, done.stdout + done.stderr
         assert "not a regular file" in done.stderr and "Traceback" not in done.stderr
 
 

@@ -17,7 +17,7 @@ from mcpgen.build import build_spec
 from mcpgen.cli import main
 from mcpgen.names import py_identifier
 from mcpgen.schemas import descriptor
-from mcpgen.spec.format import SPEC_FORMAT_SCHEMA, schema_file
+from mcpgen.spec.format import EDITOR_SCHEMA, SPEC_FORMAT_SCHEMA, schema_file
 from mcpgen.spec.load import load_contract
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +77,7 @@ def test_weather_tools_and_callbacks(weather: Any) -> None:
         ("report_observation", "positional"),
     ]
     assert weather.package == "weather_mcp"
-    assert weather.output == "build/weather_mcp"
+    assert weather.output == "./weather_mcp"
     assert weather.server.name == "weather"
     assert weather.server.version == "1.4.0"
     assert weather.server.class_prefix == "Weather"
@@ -436,14 +436,52 @@ def test_schema_command_equals_committed_file() -> None:
     assert run.exit_code == 0
     committed = schema_file().read_text(encoding="utf-8")
     assert run.stdout == committed
-    assert json.loads(committed) == SPEC_FORMAT_SCHEMA
+    assert json.loads(committed) == EDITOR_SCHEMA
     assert schema_file() == ROOT / "mcpgen" / "spec" / "mcpgen-1.schema.json"
     path_run = CliRunner().invoke(main, ["schema", "--path"])
     assert path_run.stdout == f"{schema_file()}\n"
 
 
+def test_editor_schema_checks_embedded_json_schemas(tmp_path: Path) -> None:
+    """What an editor (yaml-language-server) sees: every valid spec passes, a misspelt
+    keyword or type inside a parameter, type or output schema, at any depth, is flagged."""
+    jsonschema.Draft202012Validator.check_schema(EDITOR_SCHEMA)
+    editor = jsonschema.Draft202012Validator(EDITOR_SCHEMA)
+    good = [WEATHER, *sorted((ROOT / "tests" / "fixtures").rglob("tools.yaml"))]
+    for spec in good:
+        if load_contract(spec).contract is None:
+            continue
+        errors = [e.message for e in editor.iter_errors(yaml.safe_load(spec.read_text()))]
+        assert errors == [], (spec, errors)
+    base = yaml.safe_load(WEATHER.read_text(encoding="utf-8"))
+    wrong = [
+        (("tools", 0, "parameters", 0), "typ", "string"),
+        (("tools", 0, "parameters", 0), "type", "strin"),
+        (("types", "Day"), "propertys", {}),
+        (("types", "Day", "properties", "date"), "type", "strng"),
+        (("tools", 0, "output_schema"), "requird", ["days"]),
+    ]
+    for path, key, value in wrong:
+        spec = yaml.safe_load(WEATHER.read_text(encoding="utf-8"))
+        node = spec
+        for part in path:
+            node = node[part]
+        node[key] = value
+        assert not editor.is_valid(spec), (path, key, value)
+        # the loader says the same in one diagnostic, with a suggestion
+        written = tmp_path / "tools.yaml"
+        written.write_text(yaml.safe_dump(spec), encoding="utf-8")
+        (tmp_path / "schemas").mkdir(exist_ok=True)
+        for schema in (WEATHER.parent / "schemas").iterdir():
+            (tmp_path / "schemas" / schema.name).write_bytes(schema.read_bytes())
+        assert load_contract(written).errors, (path, key, value)
+    assert editor.is_valid(base)
+
+
 def test_schema_validates_example_and_starter() -> None:
-    from mcpgen.starter import STARTER_SPEC
+    from mcpgen.starter import scaffold
+
+    STARTER_SPEC = scaffold("hello", "{}").files["tools.yaml"]
 
     jsonschema.Draft202012Validator.check_schema(SPEC_FORMAT_SCHEMA)
     validator = jsonschema.Draft202012Validator(SPEC_FORMAT_SCHEMA)
@@ -466,17 +504,39 @@ def test_init_writes_a_spec_that_validates_and_builds(tmp_path: Path) -> None:
     assert result.diagnostics == []
     assert result.contract is not None
     assert [t.name for t in result.contract.tools] == ["greet", "add"]
+    # every starter tool names its handler shape: no silent args dict
+    assert [t.callback for t in result.contract.tools] == ["positional", "structured"]
     built = build_spec(spec)
     assert built.status == "written", (built.diagnostics, built.message)
-    out = tmp_path / "proj" / "build" / "hello_mcp"
+    out = tmp_path / "proj" / "proj_mcp"  # beside the spec: `python -m proj_mcp` finds it
     assert built.output is not None and built.output.resolve() == out.resolve()
     for source in out.rglob("*.py"):
         compile(source.read_bytes(), str(source), "exec")
     assert build_spec(spec, check=True).status == "fresh"
-    # a second init refuses to overwrite
+    # the modeline points at a schema file init wrote, relative to the spec
+    modeline = spec.read_text(encoding="utf-8").splitlines()[0]
+    assert modeline == "# yaml-language-server: $schema=.mcpgen/mcpgen-1.schema.json"
+    assert json.loads((tmp_path / "proj" / ".mcpgen" / "mcpgen-1.schema.json").read_text()) \
+        == EDITOR_SCHEMA
+    # a second init refuses to overwrite anything, and writes nothing
+    before = spec.read_bytes()
     again = CliRunner().invoke(main, ["init", str(tmp_path / "proj")])
     assert again.exit_code == 1
-    assert "exists" in again.stderr
+    assert "already has tools.yaml" in again.stderr and "nothing was written" in again.stderr
+    assert spec.read_bytes() == before
+
+
+def test_init_adds_to_an_existing_pyproject_and_gitignore(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    (tmp_path / ".gitignore").write_text("dist/\n__pycache__/\n", encoding="utf-8")
+    run = CliRunner().invoke(main, ["init", "--name", "notes", str(tmp_path)])
+    assert run.exit_code == 0, run.output
+    pyproject = (tmp_path / "pyproject.toml").read_text(encoding="utf-8")
+    assert pyproject.startswith('[project]\nname = "x"\n\n[tool.mcpgen]\n')
+    gitignore = (tmp_path / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert gitignore[:2] == ["dist/", "__pycache__/"] and gitignore.count("__pycache__/") == 1
+    assert ".venv/" in gitignore
+    assert (tmp_path / "notes_impl.py").is_file()
 
 
 # -- Python names -------------------------------------------------------------------------

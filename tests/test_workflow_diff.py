@@ -18,6 +18,7 @@ from mcpgen.cli import main
 from mcpgen.diff import ALL_RULES, SPEC_RULES, diff_files
 from mcpgen.runtime._compat import RULES, Category, Severity
 
+ROOT = Path(__file__).resolve().parent.parent
 CORPUS_PATH = Path(__file__).parent / "fixtures" / "workflow" / "diff" / "corpus.yaml"
 CORPUS: list[dict[str, Any]] = yaml.safe_load(CORPUS_PATH.read_text(encoding="utf-8"))["entries"]
 
@@ -143,7 +144,8 @@ def test_text_output_groups_per_tool_then_summarises(tmp_path: Path) -> None:
     assert "TIMEOUT_TIGHTENED" in lines[search + 1]
     assert "\nstock\n" in output and "TOOL_REMOVED" in output  # only OLD has it: no line
     assert lines[-1].startswith("FAIL ")
-    assert "3 breaking (1 source, 1 call, 1 behavior)" in lines[-1]
+    # TOOL_REMOVED is source (the client method is gone) as well as call
+    assert "3 breaking (2 source, 1 behavior)" in lines[-1]
     assert "\x1b" not in output  # not a terminal: no colour
 
 
@@ -156,7 +158,12 @@ def test_text_output_groups_per_tool_then_summarises(tmp_path: Path) -> None:
         ("read-only-dropped", "behavior", 1),
         ("read-only-dropped", "call", 0),
         ("tool-removed", "call", 1),
-        ("tool-removed", "source", 0),
+        ("tool-removed", "source", 1),  # the client method is gone: mypy fails
+        ("enum-value-removed", "source", 1),  # Literal["urgent"] no longer accepted
+        ("required-param-added", "source", 1),
+        ("type-narrowed-number-to-integer", "source", 1),
+        ("maximum-lowered", "call", 1),  # the annotation is unchanged: wire only
+        ("maximum-lowered", "source", 0),
         ("returns-changed", "source", 1),
         ("returns-changed", "behavior", 1),
     ],
@@ -176,18 +183,18 @@ def test_json_output(tmp_path: Path) -> None:
     assert code == 1
     document = json.loads(output)
     assert document["category"] == "source" and document["failed"] is True
-    assert document["summary"] == {"breaking": 2, "warning": 1, "compatible": 0, "failing": 1}
+    assert document["summary"] == {"breaking": 2, "warning": 1, "compatible": 0, "failing": 2}
     by_rule = {change["rule"]: change for change in document["changes"]}
     assert by_rule["CALLBACK_CHANGED"]["fails"] is True
     assert by_rule["PARAM_MADE_REQUIRED"] == {
         "tool": "search",
         "rule": "PARAM_MADE_REQUIRED",
         "severity": "breaking",
-        "category": "call",
+        "category": "source",  # a call leaving `limit` out no longer type-checks
         "path": "inputSchema.properties.limit",
         "message": "parameter 'limit' became required",
         "line": by_rule["PARAM_MADE_REQUIRED"]["line"],
-        "fails": False,
+        "fails": True,
     }
     spec_lines = new.read_text().splitlines()
     assert "limit" in spec_lines[by_rule["PARAM_MADE_REQUIRED"]["line"] - 1]
@@ -354,3 +361,91 @@ def test_github_data_escaping() -> None:
 
     assert _gh_data("100%\r\nnext") == "100%25%0D%0Anext"
     assert _gh_property("a:b,c%") == "a%3Ab%2Cc%25"
+
+
+def test_readme_lists_every_rule_with_its_categories() -> None:
+    """The README's rule table is the reference users read: every rule, its severity and
+    its category, exactly as the code classifies them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    pattern = r"^\| `([A-Z_]+)`(?: \(spec\))? \| (\w+) \| ([\w—]+) \|"
+    rows = {name: (severity, category)
+            for name, severity, category in re.findall(pattern, readme, re.MULTILINE)}
+    expected = {
+        name: (rule.severity.value, rule.category.name.lower() if rule.category else "—")
+        for name, rule in ALL_RULES.items()
+    }
+    assert rows == expected
+
+
+_TYPED_OLD = """\
+mcpgen: 1
+package: pri_mcp
+server: {name: pri, version: "1"}
+tools:
+  - name: file_ticket
+    parameters:
+      - {name: title, type: string}
+      - {name: priority, enum: [low, urgent], required: false}
+      - {name: size, type: number, required: false}
+      - {name: owner, type: string, required: false}
+      - {name: note, type: string, required: false}
+    callback: named
+"""
+
+# each change alone, and what the diff must call it
+_TYPED_CHANGES = {
+    "PARAM_ENUM_VALUE_REMOVED": ("enum: [low, urgent]", "enum: [low]"),
+    "PARAM_MADE_REQUIRED": ("{name: owner, type: string, required: false}",
+                            "{name: owner, type: string}"),
+    "PARAM_TYPE_NARROWED": ("{name: size, type: number,", "{name: size, type: integer,"),
+    "PARAM_REMOVED": ("      - {name: note, type: string, required: false}\n", ""),
+}
+
+_CALLER = """\
+from pri_mcp import PriClient
+
+
+def call(client: PriClient) -> None:
+    client.file_ticket("t", priority="urgent", size=1.5, note="n")
+"""
+
+
+def test_source_category_matches_what_mypy_rejects(tmp_path: Path) -> None:
+    """Client code that type-checks against OLD fails mypy against NEW for each change
+    the diff calls source (it used to call the first three call-breaking only)."""
+    import sys
+
+    from helpers import build_package
+
+    old_spec = tmp_path / "old.yaml"
+    old_spec.write_text(_TYPED_OLD, encoding="utf-8")
+    targets = []
+    for index, (rule, (before, after)) in enumerate(_TYPED_CHANGES.items()):
+        assert before in _TYPED_OLD
+        new_text = _TYPED_OLD.replace(before, after)
+        new_spec = tmp_path / f"new_{index}.yaml"
+        new_spec.write_text(new_text, encoding="utf-8")
+        report = diff_files(old_spec, new_spec)
+        found = {c.change.rule: c.change.category for c in report.changes}
+        assert found.get(rule) is Category.SOURCE, (rule, found)
+        assert report.failing(Category.SOURCE) and report.failing(Category.CALL)
+        gen = build_package(new_text, tmp_path / f"case_{index}", "pri_mcp")
+        caller = gen / "caller.py"
+        caller.write_text(_CALLER, encoding="utf-8")
+        targets.append(caller)
+    old_gen = build_package(_TYPED_OLD, tmp_path / "old", "pri_mcp")
+    (old_gen / "caller.py").write_text(_CALLER, encoding="utf-8")
+    targets.insert(0, old_gen / "caller.py")
+
+    def mypy(target: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
+             "/dev/null", "caller.py"],
+            cwd=target.parent, capture_output=True, text=True, timeout=600, check=False,
+        )
+
+    first = mypy(targets[0])
+    assert first.returncode == 0, first.stdout  # type-correct against OLD
+    for rule, target in zip(_TYPED_CHANGES, targets[1:], strict=True):
+        checked = mypy(target)
+        assert checked.returncode == 1 and "caller.py:5" in checked.stdout, (rule, checked.stdout)

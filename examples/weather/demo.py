@@ -1,26 +1,24 @@
 """Call the generated weather server through the generated client.
 
-Run from the repository root after `mcpgen build examples/weather/tools.yaml`
-(`make demo` does both). The server is started as a child process with
-`python -m weather_mcp`, which uses the implementation the spec names
-(`weather_impl:Forecaster`).
+Run after `mcpgen build examples/weather/tools.yaml` (`make demo` does both).
+The package is written beside the spec (examples/weather/weather_mcp), so the
+server starts as `python -m weather_mcp` from that folder with no PYTHONPATH,
+serving the implementation the spec names (`weather_impl:Forecaster`).
 """
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "build"))
+sys.path.insert(0, str(HERE))  # this script may be started from anywhere
 
-from weather_mcp import ToolError, WeatherClient  # noqa: E402
+from weather_mcp import ToolError, WeatherClient
 
 
 def main() -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE / "build"), str(HERE)])}
-    with WeatherClient.stdio([sys.executable, "-m", "weather_mcp"], env=env, cwd=HERE) as client:
+    with WeatherClient.stdio([sys.executable, "-m", "weather_mcp"], cwd=HERE) as client:
         print("tools:", ", ".join(tool.display_name for tool in client.list_tools()))
         forecast = client.get_forecast("Paris", days=2)
         print(f"get_forecast('Paris', days=2) -> {forecast.city}, {forecast.units}:")

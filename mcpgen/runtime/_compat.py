@@ -6,18 +6,18 @@ contract, NEW = what the live server lists) both call :func:`compare_tools`, so 
 Rules, in result order (results sort by tool name, then this order, then path, then message):
 
     Rule                        Severity    Category  Meaning
-    TOOL_REMOVED                breaking    CALL      a tool is gone: every call to it fails
+    TOOL_REMOVED                breaking    SOURCE    a tool is gone: every call to it fails
     TOOL_RENAMED                breaking    SOURCE    one tool removed + one added, equal but for the name
     TOOL_ADDED                  compatible  -         a new tool
     PARAM_REMOVED               breaking    SOURCE    a parameter is gone (always breaking, see below)
     PARAM_RENAMED               breaking    SOURCE    one parameter removed + one added, same schema/place
     PARAM_ORDER_CHANGED         breaking    SOURCE    positional order moved (reordered, or inserted
                                                       before an existing parameter); top level only
-    PARAM_REQUIRED_ADDED        breaking    CALL      a new required parameter
-    PARAM_MADE_REQUIRED         breaking    CALL      an optional parameter became required
-    PARAM_TYPE_NARROWED         breaking    CALL      the accepted type set shrank
-    PARAM_TYPE_CHANGED          breaking    CALL      the accepted type set changed (neither shrank nor grew)
-    PARAM_ENUM_VALUE_REMOVED    breaking    CALL      an enum value removed, or an enum added where none was
+    PARAM_REQUIRED_ADDED        breaking    SOURCE    a new required parameter
+    PARAM_MADE_REQUIRED         breaking    SOURCE    an optional parameter became required
+    PARAM_TYPE_NARROWED         breaking    SOURCE    the accepted type set shrank
+    PARAM_TYPE_CHANGED          breaking    SOURCE    the accepted type set changed (neither shrank nor grew)
+    PARAM_ENUM_VALUE_REMOVED    breaking    SOURCE    an enum value removed, or an enum added where none was
     PARAM_CONSTRAINT_TIGHTENED  breaking    CALL      minimum up, maximum down, exclusive*, min*/max*
                                                       Length/Items/Properties, pattern/format added or
                                                       changed, multipleOf, const, uniqueItems,
@@ -32,11 +32,11 @@ Rules, in result order (results sort by tool name, then this order, then path, t
     PARAM_TYPE_WIDENED          compatible  -         more types accepted (integer -> number, + "null")
     PARAM_ENUM_VALUE_ADDED      compatible  -         an enum value added, or the enum dropped
     PARAM_CONSTRAINT_LOOSENED   compatible  -         the opposite of PARAM_CONSTRAINT_TIGHTENED
-    OUTPUT_SCHEMA_REMOVED       breaking    CALL      no outputSchema any more (no structuredContent)
+    OUTPUT_SCHEMA_REMOVED       breaking    SOURCE    no outputSchema any more (no structuredContent)
     OUTPUT_FIELD_REMOVED        breaking    SOURCE    an output field is gone
     OUTPUT_FIELD_TYPE_CHANGED   breaking    SOURCE    an output type widened or changed
-    OUTPUT_FIELD_MADE_OPTIONAL  breaking    CALL      a required output field became optional
-    OUTPUT_ENUM_VALUE_ADDED     breaking    CALL      an output enum value added, or the enum dropped
+    OUTPUT_FIELD_MADE_OPTIONAL  breaking    SOURCE    a required output field became optional
+    OUTPUT_ENUM_VALUE_ADDED     breaking    SOURCE    an output enum value added, or the enum dropped
     OUTPUT_CONSTRAINT_LOOSENED  breaking    CALL      an output constraint loosened or changed, or a field
                                                       added to an object that forbade extra properties
     OUTPUT_KEYWORD_CHANGED      breaking    CALL      like PARAM_KEYWORD_CHANGED, in outputSchema
@@ -72,14 +72,18 @@ Rules, in result order (results sort by tool name, then this order, then path, t
 
 Categories (a breaking change has exactly one; ``breaking(category=C)`` returns C and stricter):
 
-- SOURCE: for a tool that still exists, the Python surface generated from the contract shifts
-  under code written against it: a tool or parameter is renamed, a parameter removed or moved
-  (positional order), an output model loses a field or a field changes type.  Most of these also
-  break the wire; PARAM_ORDER_CHANGED does not (arguments travel by name).
-- CALL: an old client breaks on the wire against the new server: a request that used to be valid
-  is rejected (tool removed, new required parameter, narrower type/enum/constraint), or a result
-  no longer validates against the old output schema, which the generated client checks
-  (output schema removed, field made optional, output enum value added, output constraint loosened).
+- SOURCE: code written against the generated package stops type-checking (mypy): a tool or
+  parameter is removed or renamed, a parameter moved (positional order), made required or added
+  as required (a call without it no longer fits the signature), a parameter's type or enum
+  narrowed or changed (its annotation or ``Literal`` shrinks), an output model loses a field, a
+  field changes type or becomes optional, an output enum gains a value (exhaustive matches over
+  the ``Literal`` fail), the output schema is gone (the method's return type changes).  All of
+  these but PARAM_ORDER_CHANGED also break the wire (arguments travel by name), so SOURCE is
+  also CALL: ``--category call`` fails on them too.
+- CALL: an old client breaks on the wire against the new server but its code still type-checks:
+  a value the annotations allow is rejected (a tightened constraint: minimum, pattern, length),
+  or a result no longer validates against the old output schema, which the generated client
+  checks (an output constraint loosened), or an unanalysed keyword changed.
 - BEHAVIOR: calls still work, but a promise changed (hints in the unsafe direction, task support).
 
 Decisions:
@@ -181,17 +185,17 @@ _B, _W, _C = Severity.BREAKING, Severity.WARNING, Severity.COMPATIBLE
 _SRC, _CALL, _BEH = Category.SOURCE, Category.CALL, Category.BEHAVIOR
 
 _RULE_LIST: Final[tuple[Rule, ...]] = (
-    Rule("TOOL_REMOVED", _B, _CALL, "a tool is gone: every call to it fails"),
+    Rule("TOOL_REMOVED", _B, _SRC, "a tool is gone: every call to it fails"),
     Rule("TOOL_RENAMED", _B, _SRC, "a tool was renamed"),
     Rule("TOOL_ADDED", _C, None, "a new tool"),
     Rule("PARAM_REMOVED", _B, _SRC, "a parameter is gone"),
     Rule("PARAM_RENAMED", _B, _SRC, "a parameter was renamed"),
     Rule("PARAM_ORDER_CHANGED", _B, _SRC, "the positional order of parameters changed"),
-    Rule("PARAM_REQUIRED_ADDED", _B, _CALL, "a new required parameter"),
-    Rule("PARAM_MADE_REQUIRED", _B, _CALL, "an optional parameter became required"),
-    Rule("PARAM_TYPE_NARROWED", _B, _CALL, "a parameter accepts fewer types"),
-    Rule("PARAM_TYPE_CHANGED", _B, _CALL, "a parameter accepts different types"),
-    Rule("PARAM_ENUM_VALUE_REMOVED", _B, _CALL, "a parameter accepts fewer enum values"),
+    Rule("PARAM_REQUIRED_ADDED", _B, _SRC, "a new required parameter"),
+    Rule("PARAM_MADE_REQUIRED", _B, _SRC, "an optional parameter became required"),
+    Rule("PARAM_TYPE_NARROWED", _B, _SRC, "a parameter accepts fewer types"),
+    Rule("PARAM_TYPE_CHANGED", _B, _SRC, "a parameter accepts different types"),
+    Rule("PARAM_ENUM_VALUE_REMOVED", _B, _SRC, "a parameter accepts fewer enum values"),
     Rule("PARAM_CONSTRAINT_TIGHTENED", _B, _CALL, "a parameter constraint tightened"),
     Rule("PARAM_KEYWORD_CHANGED", _B, _CALL, "an unanalysed input validation keyword changed"),
     Rule("PARAM_DEFAULT_CHANGED", _W, None, "a parameter default changed"),
@@ -201,11 +205,11 @@ _RULE_LIST: Final[tuple[Rule, ...]] = (
     Rule("PARAM_TYPE_WIDENED", _C, None, "a parameter accepts more types"),
     Rule("PARAM_ENUM_VALUE_ADDED", _C, None, "a parameter accepts more enum values"),
     Rule("PARAM_CONSTRAINT_LOOSENED", _C, None, "a parameter constraint loosened"),
-    Rule("OUTPUT_SCHEMA_REMOVED", _B, _CALL, "the output schema is gone"),
+    Rule("OUTPUT_SCHEMA_REMOVED", _B, _SRC, "the output schema is gone"),
     Rule("OUTPUT_FIELD_REMOVED", _B, _SRC, "an output field is gone"),
     Rule("OUTPUT_FIELD_TYPE_CHANGED", _B, _SRC, "an output type widened or changed"),
-    Rule("OUTPUT_FIELD_MADE_OPTIONAL", _B, _CALL, "a required output field became optional"),
-    Rule("OUTPUT_ENUM_VALUE_ADDED", _B, _CALL, "an output may carry a new enum value"),
+    Rule("OUTPUT_FIELD_MADE_OPTIONAL", _B, _SRC, "a required output field became optional"),
+    Rule("OUTPUT_ENUM_VALUE_ADDED", _B, _SRC, "an output may carry a new enum value"),
     Rule("OUTPUT_CONSTRAINT_LOOSENED", _B, _CALL, "an output constraint loosened or changed"),
     Rule("OUTPUT_KEYWORD_CHANGED", _B, _CALL, "an unanalysed output validation keyword changed"),
     Rule("OUTPUT_SCHEMA_ADDED", _C, None, "a new output schema"),

@@ -7,10 +7,11 @@ JSON Schemas themselves; their keywords are checked by ``keywords.py``.
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SPEC_FORMAT_SCHEMA", "TOOL_NAME_PATTERN"]
+__all__ = ["EDITOR_SCHEMA", "SPEC_FORMAT_SCHEMA", "TOOL_NAME_PATTERN", "schema_file"]
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 
@@ -136,8 +137,65 @@ SPEC_FORMAT_SCHEMA: dict[str, Any] = {
 }
 
 
+def _editor_schema() -> dict[str, Any]:
+    """SPEC_FORMAT_SCHEMA with every embedded JSON Schema (parameters, types, input and
+    output schemas, at any depth) checked against the 2020-12 vocabulary: a misspelt
+    keyword (`typ:`) or type (`type: strin`) is flagged by the editor, and keywords
+    complete. The loader keeps the loose form and checks keywords itself (keywords.py),
+    with a did-you-mean, so one typo gives one diagnostic there."""
+    from .keywords import (
+        JSON_TYPES,
+        KNOWN_KEYWORDS,
+        SCHEMA_LIST_KEYWORDS,
+        SCHEMA_MAP_KEYWORDS,
+        SCHEMA_VALUE_KEYWORDS,
+    )
+
+    ref = {"$ref": "#/$defs/schema"}
+    type_name = {"enum": list(JSON_TYPES)}
+    keywords: dict[str, Any] = {}
+    for keyword in sorted(KNOWN_KEYWORDS):
+        if keyword in SCHEMA_VALUE_KEYWORDS:
+            keywords[keyword] = ref
+        elif keyword in SCHEMA_LIST_KEYWORDS:
+            keywords[keyword] = {"type": "array", "items": ref}
+        elif keyword in SCHEMA_MAP_KEYWORDS:
+            keywords[keyword] = {"type": "object", "additionalProperties": ref}
+        elif keyword == "type":
+            keywords[keyword] = {"anyOf": [type_name, {"type": "array", "items": type_name}]}
+        elif keyword == "required":
+            keywords[keyword] = {"type": "array", "items": {"type": "string"}}
+        else:
+            keywords[keyword] = {}
+    extensions: dict[str, Any] = {"^x-": {}}  # vendor keywords stay allowed (the loader refuses directives)
+    schema_def = {
+        "type": ["object", "boolean"],
+        "description": "A JSON Schema 2020-12; $ref may point to #/types/Name or a file.",
+        "properties": keywords,
+        "patternProperties": extensions,
+        "additionalProperties": False,
+    }
+    parameter_def = {
+        **_PARAMETER,
+        "properties": {**keywords, **_PARAMETER["properties"]},
+        "patternProperties": extensions,
+        "additionalProperties": False,
+    }
+    editor = copy.deepcopy(SPEC_FORMAT_SCHEMA)
+    editor["$defs"] = {"schema": schema_def, "parameter": parameter_def}
+    editor["properties"]["types"]["additionalProperties"] = ref
+    tool = editor["properties"]["tools"]["items"]["properties"]
+    tool["parameters"]["items"] = {"$ref": "#/$defs/parameter"}
+    tool["input_schema"] = {**ref, "type": "object"}
+    tool["output_schema"] = ref
+    return editor
+
+
+EDITOR_SCHEMA: dict[str, Any] = _editor_schema()
+
+
 def schema_file() -> Path:
-    """The shipped copy of ``SPEC_FORMAT_SCHEMA`` (for ``# yaml-language-server: $schema=``).
+    """The shipped copy of ``EDITOR_SCHEMA`` (for ``# yaml-language-server: $schema=``).
 
     A test keeps the file equal to the dict above.
     """

@@ -21,7 +21,7 @@ import jsonschema
 from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
-from .. import ir
+from .. import __version__, ir
 from ..names import MODELS_PY_NAMES, class_name, shadowed_module
 from ..names import py_identifier as _py_identifier
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
@@ -310,6 +310,8 @@ class _Checker:
         elif validator == "required":
             missing = re.findall(r"^'([^']+)' is a required property", error.message)
             key = missing[0] if missing else error.message
+            if isinstance(instance, dict) and _misspelt_as(key, instance, schema):
+                return  # the unknown key's own diagnostic says "did you mean '<key>'?"
             self.error(path, f"missing required key '{key}'")
         elif validator == "type":
             hint = " (quote it)" if schema["type"] == "string" and isinstance(
@@ -319,6 +321,10 @@ class _Checker:
             choices = cast(list[str], schema["enum"])
             hint = did_you_mean(str(instance), choices)
             self.error(path, f"{_describe(instance)} is not one of {', '.join(map(repr, choices))}{hint}")
+        elif validator == "const" and path == ("mcpgen",) and _newer_format(instance):
+            self.error(path, f"this spec is written in format version {instance}; this mcpgen "
+                       f"({__version__}) reads version {schema['const']}: upgrade mcpgen "
+                       "(pip install --upgrade mcpgen)")
         elif validator == "const":
             self.error(path, f"expected {schema['const']!r}, got {_describe(instance)}")
         elif validator == "pattern":
@@ -673,6 +679,18 @@ def _unhide_type_names(
                                        parameters=tuple(parameters))
         result.append((index, tool))
     return result
+
+
+def _misspelt_as(key: str, instance: Mapping[str, Any], schema: Any) -> bool:
+    """Is a key of ``instance`` that the schema does not allow a misspelling of the missing
+    ``key``? Then one typo is one diagnostic (the unknown key, with its suggestion)."""
+    allowed = set(cast(Mapping[str, Any], schema).get("properties", {}))
+    unknown = [name for name in instance if isinstance(name, str) and name not in allowed]
+    return any(did_you_mean(name, allowed) == f" (did you mean '{key}'?)" for name in unknown)
+
+
+def _newer_format(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 1
 
 
 def _directive_message(key: str, where: str = "") -> str:

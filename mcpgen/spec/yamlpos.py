@@ -141,6 +141,36 @@ def _dotted(path: Path) -> str:
     return format_path(path)
 
 
+# PyYAML's parser messages name its grammar ("mapping values are not allowed here");
+# these say what is usually wrong in a hand-written spec. Unlisted ones pass through.
+_PLAIN_WORDS: tuple[tuple[str, str], ...] = (
+    ("mapping values are not allowed",
+     ("a 'key: value' where none can start: check this line's indentation against the line "
+      "above, or quote a value that contains ': '")),
+    ("did not find expected key",
+     "this line is indented differently from the keys around it (or a quoted value ends early)"),
+    ("did not find expected '-' indicator",
+     "a list item ('- ...') is indented differently from the items before it"),
+    ("did not find expected ',' or ']'", "a '[' list is not closed: expected ',' or ']'"),
+    ("did not find expected ',' or '}'", "a '{' mapping is not closed: expected ',' or '}'"),
+    ("could not find expected ':'", "a key without ':' (or an unquoted value broken over lines)"),
+    ("that cannot start any token",
+     ("a character that cannot start a value here (a tab? YAML indents with spaces only; "
+      "quote values starting with @ or `)")),
+    ("found unexpected end of stream", "the file ends inside a quoted string"),
+    ("found undefined alias", "an alias (*name) with no matching anchor (&name)"),
+    ("expected <block end>, but found",
+     "this line is indented differently from the lines above it"),
+)
+
+
+def _in_our_words(problem: str) -> str:
+    for needle, words in _PLAIN_WORDS:
+        if needle in problem:
+            return words
+    return problem
+
+
 def load_yaml(text: str, filename: str) -> tuple[PositionedDocument, list[Diagnostic]]:
     """Parse one YAML document; syntax errors come back as diagnostics."""
     builder = _Builder(filename)
@@ -149,11 +179,11 @@ def load_yaml(text: str, filename: str) -> tuple[PositionedDocument, list[Diagno
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problem = exc.problem or str(exc)
+        problem = _in_our_words(exc.problem or str(exc))
         context = exc.context_mark
         if exc.context and context is not None and mark is not None and context.line != mark.line:
             # the parser notices late (an unclosed bracket shows on a later line): say where it began
-            problem += f" ({exc.context} at line {context.line + 1}, column {context.column + 1})"
+            problem += f" (it began at line {context.line + 1}, column {context.column + 1})"
         return builder.doc, [Diagnostic(filename, line, column, "", f"YAML syntax error: {problem}")]
     except yaml.YAMLError as exc:
         return builder.doc, [Diagnostic(filename, 1, 1, "", f"YAML error: {exc}")]

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 __all__ = ["FINGERPRINTS", "INSTRUCTIONS", "SERVER_INFO", "SPEC_SHA256", "TOOLS"]
 
-SPEC_SHA256: Final = "4d2d7f6f5069502fac695f467384fb0ee5a42080ba27413479449faaca8eb1cb"
+SPEC_SHA256: Final = "025d85420d627dc51a93b2c002459adbe96f974852356096ef486428b83d61b7"
 
 SERVER_INFO: Final[dict[str, Any]] = {"name": "weather", "version": "1.4.0", "title": "Weather"}
 
