@@ -13,7 +13,7 @@ from . import __version__
 from .printable import escape_lines
 
 if TYPE_CHECKING:
-    from .build import BuildResult
+    from .build import BuildResult, RuntimeMode
 
 __all__ = ["main"]
 
@@ -82,6 +82,12 @@ def main() -> None:
     "--allow-outside-output", is_flag=True,
     help="Accept a spec's output: that is absolute or leaves the spec's tree (refused by default).",
 )
+@click.option(
+    "--runtime", type=click.Choice(["installed", "vendored"]), default="installed",
+    show_default=True,
+    help="installed: the package imports mcpgen-runtime (the build prints the requirement); "
+    "vendored: a copy of the runtime goes into the package as _runtime.",
+)
 def build(
     specs: tuple[Path, ...],
     output: Path | None,
@@ -89,6 +95,7 @@ def build(
     force: bool,
     allow_outside_refs: bool,
     allow_outside_output: bool,
+    runtime: RuntimeMode,
 ) -> None:
     """Generate the package for each SPEC."""
     from .build import build_spec
@@ -101,7 +108,7 @@ def build(
         progress.begin(spec)
         result = build_spec(
             spec, output=output, check=check, force=force, allow_outside_refs=allow_outside_refs,
-            allow_outside_output=allow_outside_output,
+            allow_outside_output=allow_outside_output, runtime=runtime,
         )
         if result.diagnostics or result.diffs:
             progress.interrupt()
@@ -129,9 +136,11 @@ def _build_summary(spec: Path, result: BuildResult) -> str:
     if result.status == "unchanged":
         return f"{spec}: unchanged ({result.output}) {timing}"
     assert result.report is not None
+    # Each write says what the package needs installed (nothing, when vendored).
+    needs = f"; needs {result.requirement}" if result.requirement else ""
     return (
         f"{spec}: wrote {len(result.report.written)} file(s), removed "
-        f"{len(result.report.removed)} → {result.output} {timing}"
+        f"{len(result.report.removed)} → {result.output}{needs} {timing}"
     )
 
 
@@ -216,6 +225,8 @@ def diff(
     2 when a spec cannot be read."""
     import tempfile
 
+    from mcpgen_runtime._compat import Category
+
     from .diff import (
         ALL_RULES,
         DiffFailed,
@@ -225,7 +236,6 @@ def diff(
         render_json,
         render_text,
     )
-    from .runtime._compat import Category
 
     expected = 1 if against is not None else 2
     if len(specs) != expected:

@@ -48,9 +48,10 @@ from typing import Any, Final
 import click
 import yaml
 
+from mcpgen_runtime._compat import RULES, Category, Change, Rule, Severity, compare_tools
+
 from . import ir
 from .printable import escape_json, escape_line
-from .runtime._compat import RULES, Category, Change, Rule, Severity, compare_tools
 from .safeio import MAX_SPEC_BYTES, read_regular
 from .schemas import descriptor
 from .spec.errors import Diagnostic

@@ -23,8 +23,9 @@ from urllib.parse import unquote
 
 import yaml
 
+from mcpgen_runtime._pointer import MISSING, resolve_pointer
+
 from . import ir
-from .runtime._pointer import MISSING, resolve_pointer
 from .safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .spec.keywords import SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, SCHEMA_VALUE_KEYWORDS
 

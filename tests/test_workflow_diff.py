@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from mcpgen.cli import main
 from mcpgen.diff import ALL_RULES, SPEC_RULES, diff_files
-from mcpgen.runtime._compat import RULES, Category, Severity
+from mcpgen_runtime._compat import RULES, Category, Severity
 
 CORPUS_PATH = Path(__file__).parent / "fixtures" / "workflow" / "diff" / "corpus.yaml"
 CORPUS: list[dict[str, Any]] = yaml.safe_load(CORPUS_PATH.read_text(encoding="utf-8"))["entries"]

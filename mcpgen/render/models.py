@@ -16,8 +16,9 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
+from mcpgen_runtime._regex import translate
+
 from .. import ir
-from ..runtime._regex import translate
 from .annotations import annotation
 from .escape import py_docstring, py_str
 

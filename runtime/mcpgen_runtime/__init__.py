@@ -1,7 +1,10 @@
 """The mcpgen runtime: a sans-I/O MCP core with stdio server and client shells.
 
-This package is copied verbatim into every generated package as ``_runtime``;
-it needs only the standard library (and pydantic, through generated models).
+Every package mcpgen generates imports this distribution (``mcpgen-runtime``); with
+``mcpgen build --runtime vendored`` a copy goes into the package as ``_runtime``.
+It needs only the standard library (and pydantic, through generated models); the
+HTTP transport needs the ``http`` extra (the official MCP SDK).
+``__all__`` is the public surface, and what generated code imports.
 Names are imported on first use (PEP 562), so a server process never pays for
 the client side (asyncio, subprocess) and starts fast.
 """
@@ -12,7 +15,19 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._client import AsyncSession, ListedTool, ResultConverter, Session, convert_result
+    from ._client import (
+        AsyncProgressCallback,
+        AsyncSession,
+        AsyncTaskHandle,
+        ListedTool,
+        ProgressCallback,
+        ProtocolChoice,
+        ResultConverter,
+        Session,
+        TaskHandle,
+        TaskStatus,
+        convert_result,
+    )
     from ._context import Cancelled, Context
     from ._errors import (
         ContractMismatch,
@@ -26,22 +41,32 @@ if TYPE_CHECKING:
     from ._main import main
     from ._stdio_server import run_stdio, serve_streams
     from ._tools import App, Binding
+    from ._transport import DEFAULT_MAX_MESSAGE_BYTES
     from ._unset import UNSET, Unset
+
+from ._version import __version__, requirement, validate_runtime_version
 
 _WHERE = {
     "App": "._tools",
+    "AsyncProgressCallback": "._client",
     "AsyncSession": "._client",
+    "AsyncTaskHandle": "._client",
     "Binding": "._tools",
     "Cancelled": "._context",
     "ContractMismatch": "._errors",
     "Context": "._context",
     "ListedTool": "._client",
+    "DEFAULT_MAX_MESSAGE_BYTES": "._transport",
     "McpError": "._errors",
+    "ProgressCallback": "._client",
+    "ProtocolChoice": "._client",
     "ProtocolError": "._errors",
     "ResultConverter": "._client",
     "ResultMismatch": "._errors",
     "ServerExited": "._errors",
     "Session": "._client",
+    "TaskHandle": "._client",
+    "TaskStatus": "._client",
     "Timeout": "._errors",
     "ToolError": "._errors",
     "UNSET": "._unset",
@@ -53,27 +78,37 @@ _WHERE = {
 }
 
 __all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
     "UNSET",
     "App",
+    "AsyncProgressCallback",
     "AsyncSession",
+    "AsyncTaskHandle",
     "Binding",
     "Cancelled",
     "Context",
     "ContractMismatch",
     "ListedTool",
     "McpError",
+    "ProgressCallback",
+    "ProtocolChoice",
     "ProtocolError",
     "ResultConverter",
     "ResultMismatch",
     "ServerExited",
     "Session",
+    "TaskHandle",
+    "TaskStatus",
     "Timeout",
     "ToolError",
     "Unset",
+    "__version__",
     "convert_result",
     "main",
+    "requirement",
     "run_stdio",
     "serve_streams",
+    "validate_runtime_version",
 ]
 
 

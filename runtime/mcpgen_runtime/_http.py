@@ -10,7 +10,7 @@ machinery only: Streamable HTTP in *stateless* mode (no ``Mcp-Session-Id``, a
 fresh connection per POST, both the handshake revisions and 2026-07-28), so any
 number of worker processes behind a load balancer serve one contract.
 
-The SDK is an optional extra (``pip install 'mcpgen[http]'``). This module
+The SDK is an optional extra (``pip install 'mcpgen-runtime[http]'``). This module
 imports only the standard library at import time; the SDK, anyio and uvicorn
 are imported when HTTP is actually served, and a missing SDK is reported as
 ``HttpUnavailable`` with the install command.
@@ -113,7 +113,7 @@ WORKER_ENV = "MCPGEN_HTTP_WORKER"
 _T = TypeVar("_T")
 
 INSTALL_HINT = (
-    "the HTTP transport needs the official MCP SDK: pip install 'mcpgen[http]' "
+    "the HTTP transport needs the official MCP SDK: pip install 'mcpgen-runtime[http]' "
     "(or: pip install 'mcp>=2.3,<3')"
 )
 

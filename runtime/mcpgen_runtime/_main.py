@@ -49,7 +49,7 @@ def main(
         choices=["stdio", "http"],
         default="stdio",
         help="stdio (newline-delimited JSON-RPC on stdin/stdout, the default) or http "
-        "(stateless Streamable HTTP through the official mcp SDK: pip install 'mcpgen[http]')",
+        "(stateless Streamable HTTP through the official mcp SDK: pip install 'mcpgen-runtime[http]')",
     )
     parser.add_argument(
         "--max-message-bytes",
