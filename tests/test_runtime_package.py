@@ -210,3 +210,55 @@ def test_vendored_package_runs_where_the_runtime_is_not_importable(tmp_path: Pat
 def test_golden_records_hold_generated_code_only() -> None:
     golden = ROOT / "tests" / "golden"
     assert not list(golden.rglob("_runtime"))
+
+
+def _env_without_the_sdk(root: Path) -> Path:
+    """A Python environment with pydantic and mcpgen_runtime but not the http extra
+    (no mcp, starlette, uvicorn): its interpreter, for mypy's --python-executable."""
+    import annotated_types
+    import pydantic
+    import pydantic_core
+    import typing_extensions
+    import typing_inspection
+
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "env")], check=True)
+    deps = root / "deps"
+    deps.mkdir()
+    for module in (annotated_types, pydantic, pydantic_core, typing_inspection):
+        assert module.__file__ is not None
+        (deps / module.__name__).symlink_to(Path(module.__file__).parent)
+    assert typing_extensions.__file__ is not None
+    (deps / "typing_extensions.py").symlink_to(typing_extensions.__file__)
+    runtime_home = Path(mcpgen_runtime.__file__).parent.parent
+    (site,) = (root / "env" / "lib").glob("python3*/site-packages")
+    (site / "deps.pth").write_text(f"{deps}\n{runtime_home}\n")
+    python = root / "env" / "bin" / "python"
+    probe = "import pydantic, mcpgen_runtime, importlib.util as u; print(u.find_spec('mcp'))"
+    assert subprocess.run([python, "-c", probe], capture_output=True, text=True,
+                          check=True).stdout.strip() == "None"
+    return python
+
+
+def test_mypy_strict_passes_on_a_user_module_without_the_http_extra(tmp_path: Path) -> None:
+    """Type checking a module that imports a generated package (installed or vendored
+    runtime) must not follow the runtime into the optional SDK."""
+    python = _env_without_the_sdk(tmp_path)
+    project = tmp_path / "project"
+    weather = ROOT / "examples" / "weather" / "tools.yaml"
+    for package, mode in (("weather_mcp", "installed"), ("vendored_mcp", "vendored")):
+        result = build_spec(weather, output=project / package, runtime=mode)
+        assert result.ok, result.message
+        (project / f"use_{package}.py").write_text(textwrap.dedent(f"""\
+            import {package}
+            import {package}.__main__
+            from {package}.client import WeatherClient
+
+            ERROR: type[Exception] = {package}.ToolError
+            CLIENT: type[WeatherClient] = WeatherClient
+            """))
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
+         "--python-executable", str(python), "use_weather_mcp.py", "use_vendored_mcp.py"],
+        cwd=project, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr

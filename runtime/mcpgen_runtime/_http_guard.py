@@ -33,7 +33,7 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 # The defaults live with the options, in the stdlib-only module.
-from ._http import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, MAX_CONNECTIONS
+from ._http_config import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, MAX_CONNECTIONS
 
 if TYPE_CHECKING:
     from mcp.server.transport_security import TransportSecuritySettings

@@ -19,10 +19,16 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from . import _http_config as http_config
+from ._impl import load_implementation
 from ._stdio_server import run_stdio
 from ._tools import App
 
-__all__ = ["main"]
+__all__ = ["load_implementation", "main"]
+
+# Imported by name, only when HTTP is served: a static import would make every type
+# check of a generated package follow _http into the optional mcp SDK.
+_HTTP_MODULE = "._http"
 
 
 def main(
@@ -150,23 +156,23 @@ def _serve_http(
     base_class: type,
     build_app: Callable[[Any], App],
 ) -> int:
-    from . import _http  # stdlib-only at import time; the SDK is imported inside
-
-    options = _http.HttpOptions(
-        host=args.host or _http.DEFAULT_HOST,
-        port=_http.DEFAULT_PORT if args.port is None else args.port,
-        path=args.path or _http.DEFAULT_PATH,
+    options = http_config.HttpOptions(
+        host=args.host or http_config.DEFAULT_HOST,
+        port=http_config.DEFAULT_PORT if args.port is None else args.port,
+        path=args.path or http_config.DEFAULT_PATH,
         workers=args.workers or 1,
         json_response=args.json_response,
-        max_body_bytes=args.max_message_bytes or _http.DEFAULT_MAX_BODY_BYTES,
-        header_timeout=args.header_timeout or _http.HEADER_TIMEOUT_SECONDS,
-        body_timeout=args.body_timeout or _http.BODY_TIMEOUT_SECONDS,
-        max_connections=args.max_connections or _http.MAX_CONNECTIONS,
-        max_sync_threads=args.max_concurrent_calls or _http.MAX_SYNC_THREADS,
+        max_body_bytes=args.max_message_bytes or http_config.DEFAULT_MAX_BODY_BYTES,
+        header_timeout=args.header_timeout or http_config.HEADER_TIMEOUT_SECONDS,
+        body_timeout=args.body_timeout or http_config.BODY_TIMEOUT_SECONDS,
+        max_connections=args.max_connections or http_config.MAX_CONNECTIONS,
+        max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
     )
+    # stdlib-only at import time; the SDK is imported inside serve_http
+    serve_http: Callable[..., None] = importlib.import_module(_HTTP_MODULE, __package__).serve_http
     try:
-        _http.serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
-    except _http.HttpUnavailable as exc:
+        serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
+    except http_config.HttpUnavailable as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     except ValueError as exc:
@@ -212,21 +218,3 @@ def _port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text}")
     return value
-
-
-def load_implementation(reference: str, base_class: type) -> Any:
-    """Import ``module:Class`` and instantiate it; it must subclass ``base_class``."""
-    module_name, _, class_name = reference.partition(":")
-    if not module_name or not class_name:
-        raise ValueError(f"--impl must look like module:Class, got {reference!r}")
-    if "" not in sys.path:
-        sys.path.insert(0, "")  # `python -m pkg --impl my_module:Impl` finds modules in the cwd
-    module = importlib.import_module(module_name)
-    cls = getattr(module, class_name)
-    if not (isinstance(cls, type) and issubclass(cls, base_class)):
-        raise TypeError(f"{reference} is not a subclass of {base_class.__name__}")
-    abstract: frozenset[str] = getattr(cls, "__abstractmethods__", frozenset())
-    if abstract:
-        missing = ", ".join(sorted(abstract))
-        raise TypeError(f"{cls.__name__} does not implement {missing} (required by the contract)")
-    return cls()
