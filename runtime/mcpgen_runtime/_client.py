@@ -48,6 +48,7 @@ from ._errors import (
     ToolError,
 )
 from ._fingerprint import tool_fingerprint
+from ._protocol import INVALID_PARAMS, MISSING_CAPABILITY
 from ._transport import (
     DEFAULT_MAX_MESSAGE_BYTES,
     AsyncInMemoryTransport,
@@ -545,7 +546,7 @@ def _requires_tasks(error: Mapping[str, Any]) -> bool:
     required = data.get("requiredCapabilities") if isinstance(data, dict) else None
     extensions = required.get("extensions") if isinstance(required, dict) else None
     return (
-        error.get("code") == -32021
+        error.get("code") == MISSING_CAPABILITY
         and isinstance(extensions, dict)
         and (TASKS_EXTENSION in extensions)
     )
@@ -1244,7 +1245,7 @@ class Session(_SessionState):
                 "tasks/cancel", {"taskId": state.task_id}, None, _TASK_GET_RESULT_TYPES
             )
         except ProtocolError as exc:
-            if exc.code != -32602:
+            if exc.code != INVALID_PARAMS:
                 raise
             return self._task_status(state)  # 2025-11-25: the task already ended
         if "taskId" in body and "status" in body:
@@ -1774,7 +1775,7 @@ class AsyncSession(_SessionState):
                 "tasks/cancel", {"taskId": state.task_id}, None, _TASK_GET_RESULT_TYPES
             )
         except ProtocolError as exc:
-            if exc.code != -32602:
+            if exc.code != INVALID_PARAMS:
                 raise
             return await self._task_status(state)
         if "taskId" in body and "status" in body:

@@ -18,6 +18,15 @@ from itertools import count
 from typing import Any, Generic, Literal, TypeVar
 
 from ._errors import ProtocolError
+from ._protocol import (
+    META_CAPABILITIES,
+    META_CLIENT_INFO,
+    META_SERVER_INFO,
+    META_VERSION,
+    METHOD_NOT_FOUND,
+    TASKS_EXTENSION,
+    UNSUPPORTED_VERSION,
+)
 from ._versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, MODERN_VERSIONS
 
 __all__ = [
@@ -48,15 +57,7 @@ W = TypeVar("W")
 
 DEFAULT_CLIENT_INFO: Mapping[str, str] = {"name": "mcpgen-client", "version": "0.1.0"}
 
-METHOD_NOT_FOUND = -32601
-UNSUPPORTED_VERSION = -32022
-
 LATEST_MODERN = MODERN_VERSIONS[-1]
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
 #: The era a connection speaks once negotiated.
 Era = Literal["legacy", "modern"]

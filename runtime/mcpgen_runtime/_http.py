@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._context import LOG_LEVELS, Context
 from ._errors import ToolError
-from ._server_core import META_LOG_LEVEL
+from ._protocol import META_LOG_LEVEL
 from ._tools import App, CallOutcome, ToolRuntime, for_revision
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, TOOL_FIELDS
 

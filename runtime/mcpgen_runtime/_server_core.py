@@ -28,16 +28,22 @@ from typing import Any
 
 from ._context import LOG_LEVELS, Context
 from ._errors import ToolError
-from ._jsonrpc import (
+from ._jsonrpc import encode, error_response, result_response, result_response_raw
+from ._protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
+    META_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_RELATED_TASK,
+    META_SERVER_INFO,
+    META_VERSION,
     METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
     PARSE_ERROR,
-    encode,
-    error_response,
-    result_response,
-    result_response_raw,
+    SERVER_BUSY,
+    TASKS_EXTENSION,
+    UNSUPPORTED_VERSION,
 )
 from ._tasks import Task, TaskTable
 from ._tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
@@ -45,17 +51,6 @@ from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
 
 __all__ = ["SERVER_BUSY", "Cancel", "Invoke", "Send", "ServerConnection"]
 
-META_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
-META_RELATED_TASK = "io.modelcontextprotocol/related-task"
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-MISSING_CAPABILITY = -32021
-UNSUPPORTED_VERSION = -32022
-# mcpgen's own code for "too many tool calls running": outside -32768..-32000, the
-# range JSON-RPC and MCP reserve for themselves. The caller may retry later.
-SERVER_BUSY = -31000
 _decode = json.JSONDecoder().decode
 _BATCH_VERSION = "2025-03-26"  # the one revision whose clients may send JSON-RPC batches
 _TASKS_VERSION = "2025-11-25"  # the one handshake revision with core tasks

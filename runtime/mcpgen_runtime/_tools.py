@@ -40,6 +40,7 @@ from ._context import Cancelled, Context
 from ._errors import ToolError
 from ._jsonrpc import dumps
 from ._jsonschema import ValidationFailed, compile_schema
+from ._protocol import META_SERVER_INFO
 from ._versions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 __all__ = ["App", "Binding", "CallOutcome", "InternalError", "InvalidResult", "Returned", "ToolRuntime"]
@@ -346,7 +347,7 @@ class App:
             "tools": [_filter_descriptor(t.descriptor, TOOL_FIELDS[modern]) for t in tools.values()],
             "ttlMs": LIST_TTL_MS,
             "cacheScope": LIST_CACHE_SCOPE,
-            "_meta": {"io.modelcontextprotocol/serverInfo": dict(self.server_info)},
+            "_meta": {META_SERVER_INFO: dict(self.server_info)},
         })
 
     @classmethod

@@ -1,0 +1,74 @@
+"""The runtime's layout rules: protocol constants in one module, no import cycles."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import mcpgen_runtime
+
+RUNTIME = Path(mcpgen_runtime.__file__).parent
+MODULES = {path.stem: ast.parse(path.read_text()) for path in sorted(RUNTIME.glob("*.py"))}
+
+
+def _docstrings(tree: ast.Module) -> set[int]:
+    ids = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            ids.add(id(body[0].value))
+    return ids
+
+
+def test_protocol_constants_live_in_one_module() -> None:
+    """`_meta` keys, extension names and reserved error codes are written only in
+    _protocol; everywhere else uses its names."""
+    found = []
+    for name, tree in MODULES.items():
+        if name == "_protocol":
+            continue
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value.startswith("io.modelcontextprotocol/")
+            ):
+                found.append(f"{name}:{node.lineno}: {node.value!r}")
+            if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
+                    and isinstance(node.operand, ast.Constant)
+                    and isinstance(node.operand.value, int)
+                    and 31000 <= node.operand.value <= 32768):
+                found.append(f"{name}:{node.lineno}: -{node.operand.value}")
+    assert found == []
+
+
+def _imports(tree: ast.Module) -> set[str]:
+    """Runtime modules this one imports, at any depth (a function-level import counts)."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                out.add(node.module)
+            else:
+                out.update(alias.name for alias in node.names)
+    return out & set(MODULES)
+
+
+def test_no_import_cycles() -> None:
+    graph = {name: _imports(tree) for name, tree in MODULES.items()}
+    cycles = []
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph[node]):
+            if nxt in path:
+                cycles.append(path[path.index(nxt):] + [nxt])
+            elif nxt not in done:
+                visit(nxt, [*path, nxt])
+        done.add(node)
+
+    done: set[str] = set()
+    for name in sorted(graph):
+        if name not in done and name != "__init__":
+            visit(name, [name])
+    assert cycles == []
