@@ -24,10 +24,11 @@ from .. import ir
 from ..names import MODELS_PY_NAMES, class_name, shadowed_module
 from ..names import py_identifier as _py_identifier
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, outside_reason, read_regular
-from ..schemas import Bundler, derive_input_schema, walk_schemas
+from ..schemas import derive_input_schema
+from .bundle import Bundler
 from .errors import Diagnostic, did_you_mean, format_path
 from .format import SPEC_FORMAT_SCHEMA, TOOL_NAME_PATTERN
-from .keywords import JSON_TYPES, KNOWN_KEYWORDS, is_generator_directive
+from .keywords import JSON_TYPES, KNOWN_KEYWORDS, is_generator_directive, walk_schemas
 from .yamlpos import Path as YPath
 from .yamlpos import PositionedDocument, load_yaml
 
