@@ -24,7 +24,7 @@ def derive_input_schema(properties: Mapping[str, Any], required: list[str]) -> d
 
 
 def descriptor(tool: ir.Tool) -> dict[str, Any]:
-    """The ``tools/list`` entry for ``tool`` in the 2025-11-25 shape (DESIGN §2)."""
+    """The ``tools/list`` entry for ``tool`` in the 2025-11-25 shape."""
     result: dict[str, Any] = {"name": tool.name}
     if tool.title is not None:
         result["title"] = tool.title

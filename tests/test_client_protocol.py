@@ -1,5 +1,5 @@
-"""The client side of the protocol issue: era probe and fallback (PROTOCOL.md §4.5),
-tasks as handles in both eras (§6), progress callbacks and cancellation (§7.1, §7.2).
+"""The client side of the protocol: era probe and fallback (docs/architecture.md),
+tasks as handles in both eras, progress callbacks and cancellation.
 
 Peers: a generated fixture server (tools with every task mode, progress through
 ``ctx``), the generated weather example, stub servers answering the probe in one

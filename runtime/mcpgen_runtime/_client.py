@@ -828,7 +828,8 @@ class Session(_SessionState):
 
     ``protocol="auto"`` (default) probes with ``server/discover`` and speaks the
     2026-07-28 stateless revision to a server that answers it, else falls back to
-    the ``initialize`` handshake (PROTOCOL.md §4.5); a probe waits at most
+    the ``initialize`` handshake on any other answer or none (see ``ClientCore.negotiate``);
+    a probe waits at most
     ``min(timeout, probe_timeout)`` seconds. ``"legacy"`` and ``"modern"`` skip
     the probe and speak that era only.
     """

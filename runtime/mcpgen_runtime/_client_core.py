@@ -1,7 +1,7 @@
 """The sans-I/O client side of MCP: encodes requests, matches responses to pending ids
 and decides the protocol era, without threads, pipes or event loops.
 
-Era negotiation (PROTOCOL.md §4.5) is the generator ``ClientCore.negotiate``: it
+Era negotiation (probe with ``server/discover``, fall back to ``initialize``) is the generator ``ClientCore.negotiate``: it
 yields steps (send ``server/discover`` at a version, send ``initialize``, send a
 line) and is fed each step's ``Outcome``; the sync and async sessions (``_client``)
 only run the steps. Once the era is modern, ``request`` stamps every request with
@@ -170,7 +170,8 @@ class ClientCore(Generic[W]):
     # -- outgoing ---------------------------------------------------------------
 
     def envelope(self, version: str, *, tasks: bool = True) -> dict[str, Any]:
-        """The 2026-07-28 per-request ``_meta`` keys (PROTOCOL.md §4.1). The client
+        """The 2026-07-28 per-request ``_meta`` keys: protocol version and client
+        capabilities (both required by servers), client info. The client
         supports the tasks extension; ``tasks=False`` leaves it undeclared so that
         the server answers a ``tools/call`` directly instead of with a task."""
         capabilities: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}} if tasks else {}
@@ -337,7 +338,7 @@ class ClientCore(Generic[W]):
             }
         return Reply((_encode(body) + "\n").encode())
 
-    # -- era negotiation (PROTOCOL.md §4.5) --------------------------------------------
+    # -- era negotiation --------------------------------------------
 
     def negotiate(self, choice: ProtocolChoice) -> Generator[Step, Outcome | None, None]:
         """Open the connection in the era ``choice`` allows; the shell runs each
@@ -493,7 +494,8 @@ class ClientCore(Generic[W]):
     def accept_initialize(self, result: Mapping[str, Any]) -> bytes:
         """Check the server's ``initialize`` result and return the
         ``notifications/initialized`` line; a revision we cannot speak is an error
-        (the caller must then disconnect, PROTOCOL.md §3.3)."""
+        (a handshake-era counter-offer is not an error, but a client that cannot use
+        it must disconnect)."""
         version = result.get("protocolVersion")
         # Membership, never ordering: revisions are an enumerated set.
         if not isinstance(version, str) or version not in HANDSHAKE_VERSIONS:

@@ -5,7 +5,7 @@
 ``App``: the published descriptors come from ``App`` (per revision, exactly as
 the stdio server sends them) and every call runs the runtime's own path
 (``ToolRuntime.check_arguments`` → the handler → ``CallOutcome``), so the error
-mapping of DESIGN §3 holds on both transports. The SDK contributes the HTTP
+mapping of ``_tools`` holds on both transports. The SDK contributes the HTTP
 machinery only: Streamable HTTP in *stateless* mode (no ``Mcp-Session-Id``, a
 fresh connection per POST, both the handshake revisions and 2026-07-28), so any
 number of worker processes behind a load balancer serve one contract.

@@ -14,7 +14,7 @@ still runs past its timeout). With ``max_concurrent_calls`` slots taken, one
 more is refused with ``SERVER_BUSY`` (-31000) before anything runs or any task
 is created; inline calls, which the shell runs one at a time, need no slot.
 
-Both protocol eras are served (PROTOCOL.md §4.5): the first request decides.
+Both protocol eras are served, and the first request decides, once per connection.
 A non-``initialize`` request carrying ``_meta["io.modelcontextprotocol/
 protocolVersion"]`` opens a stateless 2026-07-28 connection; anything else
 opens a handshake-era one (2024-11-05 … 2025-11-25).

@@ -6,7 +6,7 @@ published descriptors and an implementation, compiles every validator and
 pre-serialises every ``tools/list`` payload, so a call does no reflection and no
 schema work beyond running the compiled validators.
 
-Error mapping (DESIGN §3), decided here and nowhere else:
+Error mapping, decided here and nowhere else (HTTP and stdio alike):
 
 ==========================================  =========================================
 what happened                               what the caller gets

@@ -14,7 +14,8 @@ HANDSHAKE_VERSIONS: tuple[str, ...] = ("2025-11-25", "2025-06-18", "2025-03-26",
 LATEST_HANDSHAKE = HANDSHAKE_VERSIONS[0]
 MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 
-# Tool fields each revision defines (PROTOCOL.md §5.1); anything else is stripped
+# Tool fields each revision defines (annotations from 2025-03-26; title, outputSchema and
+# _meta from 2025-06-18; icons and execution in 2025-11-25, execution gone in 2026-07-28); anything else is stripped
 # from the descriptor before it is sent on a connection at that revision.
 TOOL_FIELDS: dict[str, frozenset[str]] = {
     "2024-11-05": frozenset({"name", "description", "inputSchema"}),

@@ -72,3 +72,14 @@ def test_no_import_cycles() -> None:
         if name not in done and name != "__init__":
             visit(name, [name])
     assert cycles == []
+
+
+def test_the_runtime_explains_itself() -> None:
+    """Comments and messages state facts, not sections of documents outside the
+    repository, and point users of the runtime at the runtime's own extra."""
+    root = RUNTIME.parent.parent
+    sources = [*RUNTIME.glob("*.py"), *(root / "mcpgen").rglob("*.py"), *(root / "templates").glob("*")]
+    cited = [f"{p.name}: {word}" for p in sources for word in ("DESIGN §", "PROTOCOL.md")
+             if word in p.read_text()]
+    assert cited == []
+    assert not [p.name for p in RUNTIME.glob("*.py") if "mcpgen[http]" in p.read_text()]
