@@ -12,20 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
-import math
 import os
 import shlex
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Mapping, Sequence
-from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar, overload
 
+from . import _client_flows as flows
 from ._client_core import (
-    TASKS_EXTENSION,
     ClientCore,
     Discover,
     Era,
@@ -38,17 +35,20 @@ from ._client_core import (
     Step,
     error_from_response,
 )
+from ._client_listing import ListedTool
+from ._client_results import ResultConverter, _checked_tool_result, convert_result
+from ._client_tasks import (
+    _NO_LIMIT,
+    TaskStatus,
+    _requires_tasks,
+    _TaskState,
+)
 from ._errors import (
     ContractMismatch,
     McpError,
-    ProtocolError,
-    ResultMismatch,
     ServerExited,
     Timeout,
-    ToolError,
 )
-from ._fingerprint import tool_fingerprint
-from ._protocol import INVALID_PARAMS, MISSING_CAPABILITY
 from ._transport import (
     DEFAULT_MAX_MESSAGE_BYTES,
     AsyncInMemoryTransport,
@@ -94,233 +94,15 @@ AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[No
 T = TypeVar("T")
 
 _MAX_WAIT = threading.TIMEOUT_MAX
-_NO_LIMIT = float("inf")
 DEFAULT_PROBE_TIMEOUT = 5.0  # seconds a server/discover probe waits before falling back
 DEFAULT_TASK_TTL_MS = 10 * 60 * 1000  # the ttl a 2025-11-25 task-augmented call asks for
-_DEFAULT_POLL_MS = 1000  # a modern task that names no pollIntervalMs is polled this often
-_POLL_BOUNDS = (0.01, 30.0)  # seconds: a hint outside these is clamped
-_CANCEL_TIMEOUT = 5.0  # seconds a best-effort tasks/cancel waits for its ack
 _CALL_RESULT_TYPES = frozenset({"complete", "task"})
-_TASK_GET_RESULT_TYPES = frozenset({"complete", "task"})  # the SEP's examples show "task"
 
 
 # --------------------------------------------------------------------------- listed tools
 
 
-@dataclass(frozen=True, slots=True)
-class ListedTool:
-    """A tool as a server listed it, with the fields a client reads pulled out.
-
-    ``annotations`` are hints from the server (read-only, destructive, …): they
-    are untrusted unless the server is, and must never drive a policy decision
-    (auto-approval, sandboxing) by themselves. ``server_id`` is the name the
-    *caller* gave this server, never the server's self-reported ``serverInfo``
-    name, so two servers cannot pass for one another.
-    """
-
-    raw: dict[str, Any]
-    name: str
-    title: str | None
-    description: str | None
-    input_schema: dict[str, Any]
-    output_schema: dict[str, Any] | None
-    annotations: dict[str, Any]
-    execution: dict[str, Any] | None
-    meta: dict[str, Any] | None
-    server_id: str
-    fingerprint: str
-    display_name: str
-
-    @classmethod
-    def from_raw(cls, raw: Mapping[str, Any], server_id: str) -> ListedTool:
-        """Read one listed definition; optional fields of the wrong type are dropped,
-        a definition without a string ``name`` or an object ``inputSchema`` is refused."""
-        if not isinstance(raw, Mapping):
-            raise ProtocolError("a listed tool is not an object", reason="invalid_tool", data=raw)
-        name = raw.get("name")
-        if not isinstance(name, str):
-            raise ProtocolError(
-                f"a listed tool has no string name: {name!r}", reason="invalid_tool", data=raw
-            )
-        input_schema = raw.get("inputSchema")
-        if not isinstance(input_schema, dict):
-            raise ProtocolError(
-                f"tool {name!r} has no object inputSchema", reason="invalid_tool", data=raw
-            )
-        raw = dict(raw) if not isinstance(raw, dict) else raw
-        title = _str_or_none(raw.get("title"))
-        annotations = _dict_or_none(raw.get("annotations")) or {}
-        hint_title = _str_or_none(annotations.get("title"))
-        return cls(
-            raw=raw,
-            name=name,
-            title=title,
-            description=_str_or_none(raw.get("description")),
-            input_schema=input_schema,
-            output_schema=_dict_or_none(raw.get("outputSchema")),
-            annotations=annotations,
-            execution=_dict_or_none(raw.get("execution")),
-            meta=_dict_or_none(raw.get("_meta")),
-            server_id=server_id,
-            fingerprint=tool_fingerprint(raw),
-            display_name=title or hint_title or name,
-        )
-
-    def __hash__(self) -> int:
-        # The dict fields are unhashable; these three identify a listed tool.
-        return hash((self.server_id, self.name, self.fingerprint))
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _dict_or_none(value: Any) -> dict[str, Any] | None:
-    return value if isinstance(value, dict) else None
-
-
 # --------------------------------------------------------------------------- results
-
-
-def _text_of(content: Any) -> str:
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") == "text"
-        and isinstance(block.get("text"), str)
-    ]
-    return texts[0] if len(texts) == 1 else "\n".join(texts)
-
-
-def _checked_tool_result(result: dict[str, Any]) -> dict[str, Any]:
-    """Raise ``ToolError`` for an ``isError`` result, else return it unchanged."""
-    if result.get("isError") is True:
-        content = result.get("content")
-        blocks = (
-            [block for block in content if isinstance(block, dict)]
-            if isinstance(content, list)
-            else []
-        )
-        raise ToolError(_text_of(blocks) or "the tool reported an error", content=blocks)
-    return result
-
-
-_JSON_CHECKS: dict[str, Callable[[Any], bool]] = {
-    "integer": lambda value: type(value) is int,
-    # What the JSON held (3 stays int 3); NaN and infinities, which Python's decoder
-    # reads from the non-JSON NaN/Infinity or an overflowing 1e400, are no numbers.
-    "number": lambda value: type(value) is int or (type(value) is float and math.isfinite(value)),
-    "boolean": lambda value: type(value) is bool,
-    "object": lambda value: type(value) is dict,
-    "array": lambda value: type(value) is list,
-}
-
-
-def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> Any:
-    """The value a generated method returns for a ``CallToolResult``.
-
-    ``returns`` is the tool's declared type: ``string`` (the text blocks joined),
-    ``integer``/``number``/``boolean``/``object``/``array`` (the text parsed as
-    JSON and type-checked) or ``content`` (the content blocks as they came).
-    A value that is not of that type raises ``ResultMismatch`` naming ``tool``.
-    """
-    content = result.get("content")
-    if returns == "content":
-        return list(content) if isinstance(content, list) else []
-    text = _text_of(content)
-    if returns == "string":
-        return text
-    check = _JSON_CHECKS.get(returns)
-    if check is None:
-        raise ValueError(f"unknown return type {returns!r}")
-    if not text and "structuredContent" in result:
-        value = result["structuredContent"]  # a server that sent no text twin
-    else:
-        try:
-            value = json.loads(text)
-        except ValueError:
-            value = _NOT_JSON
-    if value is _NOT_JSON or not check(value):
-        raise ResultMismatch(
-            f"the result of tool '{tool}' is not a JSON {returns}: {text[:200]!r}", tool=tool
-        )
-    return value
-
-
-_NOT_JSON = object()
-
-
-class ResultConverter:
-    """Turns ``CallToolResult``s into what the typed client methods return, checking
-    each against the contract the client was generated from.
-
-    A structured result is first checked against the tool's output schema in the
-    contract with the runtime's validator (so client and server apply the same
-    rules), then built into its ``…Output`` model; whatever does not fit raises
-    ``ResultMismatch`` naming the tool and the field, never pydantic's own error.
-    Validators are compiled on a tool's first result.
-    """
-
-    def __init__(self, contract: Sequence[Mapping[str, Any]]) -> None:
-        self._schemas = {
-            tool["name"]: tool["outputSchema"] for tool in contract if "outputSchema" in tool
-        }
-        self._validators: dict[str, Callable[[Any], Any]] = {}
-
-    def structured(self, tool: str, result: Mapping[str, Any], build: Callable[[Any], T]) -> T:
-        """The model ``build`` makes of the result's ``structuredContent`` (before
-        2025-06-18 a result carries only its JSON text, which is used instead)."""
-        from ._jsonschema import ValidationFailed
-
-        if "structuredContent" in result:
-            value = result["structuredContent"]
-        else:
-            value = convert_result(result, "object", tool)
-        try:
-            self._validator(tool)(value)
-        except ValidationFailed as exc:
-            first = exc.problems[0]
-            raise ResultMismatch(
-                f"the result of tool '{tool}' does not fit its output schema: {exc.describe(3)}",
-                tool=tool, path=first.path,
-            ) from None
-        try:
-            return build(value)
-        except ValueError as exc:  # pydantic's ValidationError is a ValueError
-            listed = getattr(exc, "errors", None)
-            errors: list[dict[str, Any]] = listed() if callable(listed) else []
-            path = tuple(errors[0].get("loc", ())) if errors else ()
-            problem = errors[0].get("msg", str(exc)) if errors else str(exc)
-            where = _render_path(path)
-            raise ResultMismatch(
-                f"the result of tool '{tool}' does not fit its model: "
-                f"{where + ': ' if where else ''}{problem}",
-                tool=tool, path=path,
-            ) from None
-
-    def _validator(self, tool: str) -> Callable[[Any], Any]:
-        validator = self._validators.get(tool)
-        if validator is None:
-            from ._jsonschema import compile_schema
-
-            schema = self._schemas.get(tool)
-            validator = compile_schema(schema) if schema is not None else _accept
-            self._validators[tool] = validator
-        return validator
-
-
-def _accept(value: Any) -> Any:
-    return value
-
-
-def _render_path(path: Sequence[Any]) -> str:
-    """``("rows", 1, "day")`` → ``rows[1].day``, as the validator writes paths."""
-    from ._jsonschema import Problem
-
-    return Problem(tuple(path), "").render().removesuffix(": ") if path else ""
 
 
 # --------------------------------------------------------------------------- contract
@@ -377,179 +159,11 @@ def _check_contract(
     return changes
 
 
-def _tools_page(
-    result: Mapping[str, Any], server_id: str, seen: set[str]
-) -> tuple[list[ListedTool], str | None]:
-    tools = result.get("tools")
-    if not isinstance(tools, list):
-        raise ProtocolError("tools/list result has no tools array", reason="invalid_result")
-    listed = [ListedTool.from_raw(raw, server_id) for raw in tools]
-    cursor = result.get("nextCursor")
-    if cursor is None:
-        return listed, None
-    if not isinstance(cursor, str) or cursor in seen:
-        raise ProtocolError(
-            f"tools/list returned a bad or repeated cursor {cursor!r}", reason="invalid_cursor"
-        )
-    seen.add(cursor)
-    return listed, cursor
-
-
 def _argv(command: str | Sequence[str]) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else [os.fspath(c) for c in command]
 
 
 # --------------------------------------------------------------------------- tasks
-
-
-@dataclass(frozen=True, slots=True)
-class TaskStatus:
-    """A task as the server last described it (``Task`` in both eras' field names).
-
-    ``task_id`` is None for a handle whose call the server answered directly
-    instead of creating a task (a server without task support runs it plainly).
-    ``status`` is ``working``, ``input_required``, ``completed``, ``failed`` or
-    ``cancelled``; ``raw`` holds the object as it came.
-    """
-
-    task_id: str | None
-    status: str
-    status_message: str | None = None
-    created_at: str | None = None
-    last_updated_at: str | None = None
-    ttl_ms: int | None = None
-    poll_interval_ms: int | None = None
-    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
-
-    @property
-    def terminal(self) -> bool:
-        """True once the task is completed, failed or cancelled."""
-        return self.status in ("completed", "failed", "cancelled")
-
-    @classmethod
-    def from_wire(cls, task: Mapping[str, Any]) -> TaskStatus:
-        """Read a ``Task`` (2025-11-25 ``ttl``/``pollInterval`` or 2026 ``ttlMs``/
-        ``pollIntervalMs``); one without a string ``taskId`` and ``status`` is refused."""
-        task_id, status = task.get("taskId"), task.get("status")
-        if not isinstance(task_id, str) or not isinstance(status, str):
-            raise ProtocolError(
-                "a task has no string taskId and status", reason="invalid_task", data=dict(task)
-            )
-        return cls(
-            task_id=task_id,
-            status=status,
-            status_message=_str_or_none(task.get("statusMessage")),
-            created_at=_str_or_none(task.get("createdAt")),
-            last_updated_at=_str_or_none(task.get("lastUpdatedAt")),
-            ttl_ms=_int_or_none(task.get("ttlMs", task.get("ttl"))),
-            poll_interval_ms=_int_or_none(task.get("pollIntervalMs", task.get("pollInterval"))),
-            raw=dict(task),
-        )
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
-class _TaskState:
-    """What a handle knows of its task; the sessions update it, the handles read it.
-
-    ``final`` is the ``CallToolResult`` once known, ``failure`` the error the
-    outcome raises instead (a JSON-RPC error, a cancelled task).
-    """
-
-    __slots__ = ("era", "failure", "final", "last", "task_id", "token", "tool")
-
-    def __init__(
-        self,
-        tool: str,
-        era: Era,
-        *,
-        created: TaskStatus | None = None,
-        final: dict[str, Any] | None = None,
-        token: int | None = None,
-    ) -> None:
-        self.tool = tool
-        self.era: Era = era
-        self.task_id = created.task_id if created is not None else None
-        self.last = created
-        self.final = final
-        self.failure: McpError | None = None
-        self.token = token  # our progress token, registered while the task runs
-
-    @property
-    def label(self) -> str:
-        return f"tools/call {self.tool!r}" + (f" (task {self.task_id})" if self.task_id else "")
-
-    @property
-    def settled(self) -> bool:
-        return self.final is not None or self.failure is not None
-
-    def local_status(self) -> TaskStatus:
-        """The status of a call the server answered directly (no task)."""
-        failed = self.failure is not None or (self.final or {}).get("isError") is True
-        return TaskStatus(task_id=None, status="failed" if failed else "completed")
-
-    def absorb(self, body: Mapping[str, Any]) -> TaskStatus:
-        """Take in a ``tasks/get``/``tasks/cancel`` answer; in the 2026 era a terminal
-        one carries the outcome too (``result`` or ``error``)."""
-        status = TaskStatus.from_wire(body)
-        self.last = status
-        if status.status == "cancelled":
-            self.failure = ProtocolError(
-                f"{self.label}: the task was cancelled", reason="task_cancelled", data=status.raw
-            )
-        elif self.era == "modern" and status.status == "completed":
-            result = body.get("result")
-            if isinstance(result, dict):
-                self.final = result
-            else:
-                self.failure = ProtocolError(
-                    f"{self.label}: the completed task carries no result object",
-                    reason="invalid_task",
-                    data=status.raw,
-                )
-        elif self.era == "modern" and status.status == "failed":
-            error = body.get("error")
-            self.failure = (
-                error_from_response(error, self.label)
-                if isinstance(error, dict)
-                else ProtocolError(
-                    f"{self.label}: the task failed: {status.status_message or 'no reason given'}",
-                    reason="task_failed",
-                    data=status.raw,
-                )
-            )
-        return status
-
-    def outcome(self) -> dict[str, Any]:
-        """The settled outcome: the checked result, or its error raised."""
-        if self.failure is not None:
-            raise self.failure
-        assert self.final is not None
-        return _checked_tool_result(self.final)
-
-
-def _poll_seconds(status: TaskStatus) -> float:
-    milliseconds = status.poll_interval_ms
-    seconds = (milliseconds if milliseconds is not None else _DEFAULT_POLL_MS) / 1000
-    return min(max(seconds, _POLL_BOUNDS[0]), _POLL_BOUNDS[1])
-
-
-def _remaining(deadline: float | None) -> float:
-    return _NO_LIMIT if deadline is None else deadline - time.monotonic()
-
-
-def _requires_tasks(error: Mapping[str, Any]) -> bool:
-    """A 2026 ``-32021`` naming the tasks extension: the tool runs only as a task."""
-    data = error.get("data")
-    required = data.get("requiredCapabilities") if isinstance(data, dict) else None
-    extensions = required.get("extensions") if isinstance(required, dict) else None
-    return (
-        error.get("code") == MISSING_CAPABILITY
-        and isinstance(extensions, dict)
-        and (TASKS_EXTENSION in extensions)
-    )
 
 
 def _progress_args(params: Mapping[str, Any]) -> tuple[float, float | None, str | None] | None:
@@ -1035,14 +649,7 @@ class Session(_SessionState):
 
     def list_tools(self) -> list[ListedTool]:
         """Every tool the server lists, following ``nextCursor`` pages."""
-        seen: set[str] = set()
-        tools, cursor = _tools_page(self.request("tools/list"), self.server_id, seen)
-        while cursor is not None:
-            page, cursor = _tools_page(
-                self.request("tools/list", {"cursor": cursor}), self.server_id, seen
-            )
-            tools.extend(page)
-        return tools
+        return self._drive(flows.list_tools(self.server_id))
 
     def call_tool(
         self,
@@ -1156,13 +763,7 @@ class Session(_SessionState):
     # -- tasks ------------------------------------------------------------------------
 
     def _task_status(self, state: _TaskState) -> TaskStatus:
-        if state.task_id is None:
-            return state.local_status()
-        body = self._request("tasks/get", {"taskId": state.task_id}, None, _TASK_GET_RESULT_TYPES)
-        status = state.absorb(body)
-        if status.terminal and state.era == "modern":
-            self._progress.pop(state.token, None)
-        return status
+        return self._drive(flows.task_status(state))
 
     def _task_outcome(
         self,
@@ -1171,102 +772,50 @@ class Session(_SessionState):
         cancel_on_timeout: bool,
         limit: float | None,
     ) -> dict[str, Any]:
-        """Wait for the task to end: the checked result, or its error raised; after
-        ``limit`` seconds (the deadline), cancel it unless told not to and raise
-        ``Timeout``. A settled task answers from memory, even on a closed session."""
-        if not state.settled:
-            self._check_usable()
-            try:
-                if state.era == "legacy":
-                    self._legacy_outcome(state, deadline)
-                else:
-                    self._poll_outcome(state, deadline)
-            except Timeout:
-                if cancel_on_timeout:
-                    self._cancel_quietly(state)
-                if limit is None:
-                    raise  # a tasks/* request went unanswered
-                raise Timeout(f"{state.label}: no result within {limit:g}s") from None
-        self._progress.pop(state.token, None)
-        return state.outcome()
-
-    def _legacy_outcome(self, state: _TaskState, deadline: float | None) -> None:
-        # 2025-11-25: tasks/result blocks until the task ends. It is abandoned, not
-        # cancelled, on timeout: tasks are stopped with tasks/cancel only.
-        assert state.task_id is not None
-        waiter = _Waiter()
-        request_id, line = self._core.request("tasks/result", {"taskId": state.task_id}, waiter)
-        outcome = self._exchange(
-            request_id, line, waiter, state.label, _remaining(deadline), cancellable=False
+        """See ``flows.task_outcome``."""
+        return self._drive(
+            flows.task_outcome(state, deadline, cancel_on_timeout, limit, self.timeout)
         )
-        if outcome.result is not None:
-            state.final = outcome.result
-            return
-        assert outcome.error is not None
-        try:
-            self._task_status(state)  # a cancelled task reads as cancelled, in both eras
-        except McpError:
-            pass
-        if state.failure is None:
-            state.failure = error_from_response(outcome.error, state.label)
-
-    def _poll_outcome(self, state: _TaskState, deadline: float | None) -> None:
-        # 2026-07-28: no tasks/result; poll tasks/get at the server's pollIntervalMs.
-        while True:
-            remaining = _remaining(deadline)
-            if remaining <= 0:
-                raise Timeout(f"{state.label}: the task did not end in time")
-            status = self._task_status_within(state, remaining)
-            if status.terminal:
-                return
-            if status.status == "input_required":
-                state.failure = ProtocolError(
-                    f"{state.label}: the task asks for input, which this client cannot give",
-                    reason="input_required",
-                    data=status.raw,
-                )
-                return
-            time.sleep(min(_poll_seconds(status), max(_remaining(deadline), 0.0)))
-
-    def _task_status_within(self, state: _TaskState, remaining: float) -> TaskStatus:
-        assert state.task_id is not None
-        body = self._request(
-            "tasks/get",
-            {"taskId": state.task_id},
-            min(self.timeout, remaining),
-            _TASK_GET_RESULT_TYPES,
-        )
-        return state.absorb(body)
 
     def _task_cancel(self, state: _TaskState) -> TaskStatus:
-        if state.task_id is None:
-            return state.local_status()
-        try:
-            body = self._request(
-                "tasks/cancel", {"taskId": state.task_id}, None, _TASK_GET_RESULT_TYPES
-            )
-        except ProtocolError as exc:
-            if exc.code != INVALID_PARAMS:
-                raise
-            return self._task_status(state)  # 2025-11-25: the task already ended
-        if "taskId" in body and "status" in body:
-            status = state.absorb(body)  # 2025-11-25 answers with the task
-        else:
-            status = self._task_status(state)  # 2026 answers with an ack
-        if status.terminal:
-            self._progress.pop(state.token, None)
-        return status
+        return self._drive(flows.task_cancel(state))
 
-    def _cancel_quietly(self, state: _TaskState) -> None:
-        if state.task_id is None or self._gone or self._closed:
-            return
-        try:
-            self._request(
-                "tasks/cancel", {"taskId": state.task_id}, _CANCEL_TIMEOUT, _TASK_GET_RESULT_TYPES
+    # -- the flows' driver ------------------------------------------------------------
+
+    def _drive(self, flow: flows.Flow[T]) -> T:
+        """Run a protocol flow (``_client_flows``) with this session's threads."""
+        value: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                effect = flow.send(value) if error is None else flow.throw(error)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            value, error = None, None
+            try:
+                value = self._effect(effect)
+            except McpError as exc:  # handed to the flow, which may catch it
+                error = exc
+
+    def _effect(self, effect: flows.Effect) -> Any:
+        if isinstance(effect, flows.Request):
+            return self._request(effect.method, effect.params, effect.timeout, effect.allowed)
+        if isinstance(effect, flows.Exchange):
+            waiter = _Waiter()
+            request_id, line = self._core.request(effect.method, effect.params, waiter)
+            return self._exchange(
+                request_id, line, waiter, effect.label, effect.timeout, cancellable=False
             )
-        except McpError as exc:
-            logger.info("%s: tasks/cancel failed: %s", state.label, exc)
-        self._progress.pop(state.token, None)
+        if isinstance(effect, flows.Sleep):
+            time.sleep(effect.seconds)
+        elif isinstance(effect, flows.ProgressDone):
+            self._progress.pop(effect.token, None)
+        elif isinstance(effect, flows.Usable):
+            self._check_usable()
+        elif isinstance(effect, flows.Connected):
+            return not (self._gone or self._closed)
+        return None
 
     # -- waiting ----------------------------------------------------------------------
 
@@ -1543,14 +1092,7 @@ class AsyncSession(_SessionState):
 
     async def list_tools(self) -> list[ListedTool]:
         """See ``Session.list_tools``."""
-        seen: set[str] = set()
-        tools, cursor = _tools_page(await self.request("tools/list"), self.server_id, seen)
-        while cursor is not None:
-            page, cursor = _tools_page(
-                await self.request("tools/list", {"cursor": cursor}), self.server_id, seen
-            )
-            tools.extend(page)
-        return tools
+        return await self._drive(flows.list_tools(self.server_id))
 
     async def call_tool(
         self,
@@ -1687,15 +1229,7 @@ class AsyncSession(_SessionState):
     # -- tasks ------------------------------------------------------------------------
 
     async def _task_status(self, state: _TaskState) -> TaskStatus:
-        if state.task_id is None:
-            return state.local_status()
-        body = await self._request(
-            "tasks/get", {"taskId": state.task_id}, None, _TASK_GET_RESULT_TYPES
-        )
-        status = state.absorb(body)
-        if status.terminal and state.era == "modern":
-            await self._progress_done(state.token)
-        return status
+        return await self._drive(flows.task_status(state))
 
     async def _task_outcome(
         self,
@@ -1704,99 +1238,58 @@ class AsyncSession(_SessionState):
         cancel_on_timeout: bool,
         limit: float | None,
     ) -> dict[str, Any]:
-        """See ``Session._task_outcome``; a waiter cancelled by its caller cancels
+        """See ``flows.task_outcome``; a waiter cancelled by its caller cancels
         the task too (unless told not to), without waiting for the ack."""
-        if not state.settled:
-            self._check_usable()
-            try:
-                if state.era == "legacy":
-                    await self._legacy_outcome(state, deadline)
-                else:
-                    await self._poll_outcome(state, deadline)
-            except Timeout:
-                if cancel_on_timeout:
-                    await self._cancel_quietly(state)
-                if limit is None:
-                    raise
-                raise Timeout(f"{state.label}: no result within {limit:g}s") from None
-            except asyncio.CancelledError:
-                if cancel_on_timeout:
-                    self._cancel_nowait(state)
-                raise
-        await self._progress_done(state.token)
-        return state.outcome()
-
-    async def _legacy_outcome(self, state: _TaskState, deadline: float | None) -> None:
-        assert state.task_id is not None
-        future = self._new_future()
-        request_id, line = self._core.request("tasks/result", {"taskId": state.task_id}, future)
-        outcome = await self._exchange(
-            request_id, line, future, state.label, _remaining(deadline), cancellable=False
-        )
-        if outcome.result is not None:
-            state.final = outcome.result
-            return
-        assert outcome.error is not None
         try:
-            await self._task_status(state)
-        except McpError:
-            pass
-        if state.failure is None:
-            state.failure = error_from_response(outcome.error, state.label)
-
-    async def _poll_outcome(self, state: _TaskState, deadline: float | None) -> None:
-        assert state.task_id is not None
-        while True:
-            remaining = _remaining(deadline)
-            if remaining <= 0:
-                raise Timeout(f"{state.label}: the task did not end in time")
-            body = await self._request(
-                "tasks/get",
-                {"taskId": state.task_id},
-                min(self.timeout, remaining),
-                _TASK_GET_RESULT_TYPES,
+            return await self._drive(
+                flows.task_outcome(state, deadline, cancel_on_timeout, limit, self.timeout)
             )
-            status = state.absorb(body)
-            if status.terminal:
-                return
-            if status.status == "input_required":
-                state.failure = ProtocolError(
-                    f"{state.label}: the task asks for input, which this client cannot give",
-                    reason="input_required",
-                    data=status.raw,
-                )
-                return
-            await asyncio.sleep(min(_poll_seconds(status), max(_remaining(deadline), 0.0)))
+        except asyncio.CancelledError:
+            if cancel_on_timeout and not state.settled:
+                self._cancel_nowait(state)
+            raise
 
     async def _task_cancel(self, state: _TaskState) -> TaskStatus:
-        if state.task_id is None:
-            return state.local_status()
-        try:
-            body = await self._request(
-                "tasks/cancel", {"taskId": state.task_id}, None, _TASK_GET_RESULT_TYPES
-            )
-        except ProtocolError as exc:
-            if exc.code != INVALID_PARAMS:
-                raise
-            return await self._task_status(state)
-        if "taskId" in body and "status" in body:
-            status = state.absorb(body)
-        else:
-            status = await self._task_status(state)
-        if status.terminal:
-            await self._progress_done(state.token)
-        return status
+        return await self._drive(flows.task_cancel(state))
 
-    async def _cancel_quietly(self, state: _TaskState) -> None:
-        if state.task_id is None or self._gone or self._closed:
-            return
-        try:
-            await self._request(
-                "tasks/cancel", {"taskId": state.task_id}, _CANCEL_TIMEOUT, _TASK_GET_RESULT_TYPES
+    # -- the flows' driver ------------------------------------------------------------
+
+    async def _drive(self, flow: flows.Flow[T]) -> T:
+        """Run a protocol flow (``_client_flows``) on this session's event loop."""
+        value: Any = None
+        error: Exception | None = None
+        while True:
+            try:
+                effect = flow.send(value) if error is None else flow.throw(error)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            value, error = None, None
+            try:
+                value = await self._effect(effect)
+            except McpError as exc:  # handed to the flow, which may catch it
+                error = exc
+
+    async def _effect(self, effect: flows.Effect) -> Any:
+        if isinstance(effect, flows.Request):
+            return await self._request(
+                effect.method, effect.params, effect.timeout, effect.allowed
             )
-        except McpError as exc:
-            logger.info("%s: tasks/cancel failed: %s", state.label, exc)
-        await self._progress_done(state.token)
+        if isinstance(effect, flows.Exchange):
+            future = self._new_future()
+            request_id, line = self._core.request(effect.method, effect.params, future)
+            return await self._exchange(
+                request_id, line, future, effect.label, effect.timeout, cancellable=False
+            )
+        if isinstance(effect, flows.Sleep):
+            await asyncio.sleep(effect.seconds)
+        elif isinstance(effect, flows.ProgressDone):
+            await self._progress_done(effect.token)
+        elif isinstance(effect, flows.Usable):
+            self._check_usable()
+        elif isinstance(effect, flows.Connected):
+            return not (self._gone or self._closed)
+        return None
 
     def _cancel_nowait(self, state: _TaskState) -> None:
         """Send ``tasks/cancel`` and forget it (from a cancelled coroutine)."""
