@@ -43,10 +43,23 @@ def test_protocol_constants_live_in_one_module() -> None:
     assert found == []
 
 
-def _imports(tree: ast.Module) -> set[str]:
-    """Runtime modules this one imports, at any depth (a function-level import counts)."""
-    out = set()
+def _type_only(tree: ast.Module) -> set[int]:
+    """Ids of the import statements under ``if TYPE_CHECKING:`` (never run)."""
+    ids = set()
     for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            ids.update(id(sub) for sub in ast.walk(node))
+    return ids
+
+
+def _imports(tree: ast.Module) -> set[str]:
+    """Runtime modules this one imports when it runs, at any depth (a function-level
+    import counts; one under ``if TYPE_CHECKING:`` does not)."""
+    out = set()
+    skip = _type_only(tree)
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
         if isinstance(node, ast.ImportFrom) and node.level == 1:
             if node.module:
                 out.add(node.module)
