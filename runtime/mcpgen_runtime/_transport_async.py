@@ -30,7 +30,7 @@ from ._transport_lines import (
     _StderrTail,
     _too_long_error,
 )
-from ._transport_sync import _ServerThread
+from ._transport_sync import _InMemoryStatus, _ServerThread
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -315,7 +315,7 @@ class AsyncStdioTransport(_AsyncLines):
             pass
 
 
-class AsyncInMemoryTransport(_AsyncLines):
+class AsyncInMemoryTransport(_InMemoryStatus, _AsyncLines):
     """``InMemoryTransport`` for asyncio: the server still runs ``serve`` in a
     daemon thread; this side reads and writes the pipes through the event loop."""
 
@@ -344,21 +344,8 @@ class AsyncInMemoryTransport(_AsyncLines):
         if server is not None:
             await server.join_async(_EXIT_SETTLE)
 
-    @property
-    def is_running(self) -> bool:
-        return self._server is not None and self._server.returncode is None
-
-    @property
-    def returncode(self) -> int | None:
-        return None if self._server is None else self._server.returncode
-
-    def stderr_tail(self) -> str:
-        return "" if self._server is None else self._server.failure.strip()
-
     def _exit_error(self) -> ServerExited:
-        returncode = self.returncode
-        message = "the in-memory server stopped" if returncode == 0 else _describe_exit(returncode)
-        return ServerExited(message, returncode=returncode, stderr_tail=self.stderr_tail())
+        return self._server_exited()
 
     async def _stop(self) -> None:
         """Close the client→server pipe and wait for the server thread and reader."""

@@ -322,7 +322,31 @@ class _ServerThread:
         return not self._thread.is_alive()
 
 
-class InMemoryTransport:
+class _InMemoryStatus:
+    """What both in-memory transports (sync and asyncio) report of their server
+    thread: whether it runs, its exit code (0, or 1 after a crash) and the crash's
+    traceback in place of a process's stderr."""
+
+    _server: _ServerThread | None
+
+    @property
+    def is_running(self) -> bool:
+        return self._server is not None and self._server.returncode is None
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self._server is None else self._server.returncode
+
+    def stderr_tail(self) -> str:
+        return "" if self._server is None else self._server.failure.strip()
+
+    def _server_exited(self) -> ServerExited:
+        returncode = self.returncode
+        message = "the in-memory server stopped" if returncode == 0 else _describe_exit(returncode)
+        return ServerExited(message, returncode=returncode, stderr_tail=self.stderr_tail())
+
+
+class InMemoryTransport(_InMemoryStatus):
     """The analogue of httpx's ``MockTransport``: connects a session to a server
     running in this process (``serve``) over two OS pipes, with no subprocess, so
     users test their tools end to end at the speed of a function call."""
@@ -371,21 +395,8 @@ class InMemoryTransport:
             self._closed.wait(_EXIT_SETTLE)
             raise self.exit_error() from None
 
-    @property
-    def is_running(self) -> bool:
-        return self._server is not None and self._server.returncode is None
-
-    @property
-    def returncode(self) -> int | None:
-        return None if self._server is None else self._server.returncode
-
-    def stderr_tail(self) -> str:
-        return "" if self._server is None else self._server.failure.strip()
-
     def exit_error(self) -> ServerExited:
-        returncode = self.returncode
-        message = "the in-memory server stopped" if returncode == 0 else _describe_exit(returncode)
-        return ServerExited(message, returncode=returncode, stderr_tail=self.stderr_tail())
+        return self._server_exited()
 
     def stop(self) -> None:
         """Close the client→server pipe (EOF for the server) and join both threads."""
