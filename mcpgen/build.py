@@ -25,9 +25,22 @@ from .write import (
     write_package,
 )
 
-__all__ = ["BuildResult", "build_spec", "output_dir"]
+__all__ = ["BuildResult", "RuntimeMode", "build_spec", "output_dir", "runtime_requirement"]
 
 Status = Literal["written", "unchanged", "fresh", "stale", "invalid", "refused"]
+RuntimeMode = Literal["installed", "vendored"]  # see render.project.RuntimeMode
+
+
+def runtime_requirement(mode: RuntimeMode) -> str | None:
+    """What a package built in ``mode`` needs installed: the mcpgen-runtime range
+    that can run code this mcpgen writes (None when the runtime is vendored)."""
+    if mode == "vendored":
+        return None
+    from mcpgen_runtime import requirement
+
+    from . import __version__
+
+    return requirement(__version__)
 
 
 @dataclass
@@ -40,6 +53,7 @@ class BuildResult:
     report: WriteReport | None = None
     message: str = ""
     seconds: float = 0.0
+    requirement: str | None = None  # the runtime the package needs (runtime_requirement)
 
     @property
     def ok(self) -> bool:
@@ -114,13 +128,17 @@ def build_spec(
     force: bool = False,
     allow_outside_refs: bool = False,
     allow_outside_output: bool = False,
+    runtime: RuntimeMode = "installed",
 ) -> BuildResult:
     """Build (or ``check``) one spec. ``output`` is the user's own choice of directory
     (``-o``) and is used as given; the spec's ``output`` must stay inside the spec's
-    directory tree unless ``allow_outside_output``."""
+    directory tree unless ``allow_outside_output``. ``runtime``: import the installed
+    mcpgen-runtime, or vendor a copy into the package."""
     started = time.perf_counter()
-    result = _build(spec, output, check, force, allow_outside_refs, allow_outside_output)
+    result = _build(spec, output, check, force, allow_outside_refs, allow_outside_output, runtime)
     result.seconds = time.perf_counter() - started
+    if result.ok:
+        result.requirement = runtime_requirement(runtime)
     return result
 
 
@@ -131,9 +149,10 @@ def _build(
     force: bool,
     allow_outside_refs: bool,
     allow_outside_output: bool,
+    runtime: RuntimeMode,
 ) -> BuildResult:
     peeked = _peek_output(spec, override, allow_outside_output=allow_outside_output)
-    if peeked is not None and is_up_to_date(peeked, spec.parent):
+    if peeked is not None and is_up_to_date(peeked, spec.parent, runtime):
         return BuildResult(spec, "fresh" if check else "unchanged", peeked)
 
     from .render.project import render_package  # heavy: only when something changed
@@ -149,11 +168,11 @@ def _build(
         return BuildResult(spec, "invalid", diagnostics=loaded.diagnostics)
     contract = loaded.contract
     out = output_dir(spec, contract.output, contract.package, override)
-    files = render_package(contract)
+    files = render_package(contract, runtime)
     if check:
         diffs = check_package(out, files)
         return BuildResult(spec, "stale" if diffs else "fresh", out, loaded.diagnostics, diffs)
-    inputs = inputs_record([spec, *contract.inputs], spec.parent)
+    inputs = inputs_record([spec, *contract.inputs], spec.parent, runtime)
     try:
         report = write_package(out, files, inputs, force=force)
     except OutputRefused as exc:

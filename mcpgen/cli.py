@@ -14,7 +14,7 @@ from . import __version__
 from .printable import escape_lines
 
 if TYPE_CHECKING:
-    from .build import BuildResult
+    from .build import BuildResult, RuntimeMode
     from .project import ProjectConfig
 
 __all__ = ["main"]
@@ -128,6 +128,12 @@ def _unreadable(spec: Path) -> bool:
     help="Accept a spec's output: that is absolute or leaves the spec's tree (refused by default).",
 )
 @_FORMAT
+@click.option(
+    "--runtime", type=click.Choice(["installed", "vendored"]), default="installed",
+    show_default=True,
+    help="installed: the package imports mcpgen-runtime (the build prints the requirement); "
+    "vendored: a copy of the runtime goes into the package as _runtime.",
+)
 def build(
     specs: tuple[Path, ...],
     output: Path | None,
@@ -136,6 +142,7 @@ def build(
     allow_outside_refs: bool | None,
     allow_outside_output: bool | None,
     output_format: str | None,
+    runtime: RuntimeMode,
 ) -> None:
     """Generate the package for each SPEC (default: [tool.mcpgen] specs, else ./tools.yaml).
 
@@ -173,7 +180,7 @@ def build(
         target = output if output is not None else (config.output_for(spec) if config else None)
         result = build_spec(
             spec, output=target, check=check, force=force, allow_outside_refs=refs,
-            allow_outside_output=outside,
+            allow_outside_output=outside, runtime=runtime,
         )
         errors, _ = count_levels(result.diagnostics)
         problems += errors + len(result.diffs)
@@ -243,9 +250,11 @@ def _build_summary(spec: Path, result: BuildResult) -> str:
     if result.status == "unchanged":
         return f"{spec}: unchanged ({result.output}) {timing}"
     assert result.report is not None
+    # Each write says what the package needs installed (nothing, when vendored).
+    needs = f"; needs {result.requirement}" if result.requirement else ""
     return (
         f"{spec}: wrote {len(result.report.written)} file(s), removed "
-        f"{len(result.report.removed)} → {result.output} {timing}"
+        f"{len(result.report.removed)} → {result.output}{needs} {timing}"
     )
 
 
@@ -406,6 +415,8 @@ def diff(
     --category, 1 on a breaking change, 2 when a spec cannot be read or git fails."""
     import tempfile
 
+    from mcpgen_runtime._compat import Category
+
     from .diff import (
         ALL_RULES,
         DiffFailed,
@@ -417,7 +428,6 @@ def diff(
         render_text,
     )
     from .report import color_choice
-    from .runtime._compat import Category
 
     config = _project()
     category = category or (config.diff_category if config and config.diff_category else "behavior")

@@ -23,9 +23,10 @@ from typing import Any
 
 import yaml
 
+from mcpgen_runtime._compat import Change, Severity, compare_tools
+
 from .names import MODELS_PY_NAMES, class_name, shadowed_module
 from .printable import escape_line, needs_escape
-from .runtime._compat import Change, Severity, compare_tools
 from .schemas import descriptor
 from .spec.load import load_spec_text
 
@@ -65,8 +66,8 @@ def import_server(
     spec_dir: Path = Path("."),
 ) -> ImportedSpec:
     """Run ``command`` as a stdio MCP server and return a spec for its tools."""
-    from .runtime._client import Session
-    from .runtime._errors import McpError
+    from mcpgen_runtime._client import Session
+    from mcpgen_runtime._errors import McpError
 
     try:
         # The handshake era at 2025-11-25 lists the most: `execution.taskSupport`

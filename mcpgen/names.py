@@ -1,4 +1,5 @@
-"""Python names for wire names (DESIGN §3): identifiers, classes, collisions."""
+"""Python names for wire names: identifiers, classes, collisions (names are part of the
+generated package's API)."""
 
 from __future__ import annotations
 

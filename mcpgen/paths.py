@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import mcpgen_runtime
+
 __all__ = ["PACKAGE_DIR", "RUNTIME_DIR", "templates_dir"]
 
 PACKAGE_DIR = Path(__file__).resolve().parent
-RUNTIME_DIR = PACKAGE_DIR / "runtime"
+# The installed mcpgen-runtime (in a checkout: runtime/mcpgen_runtime), the source of a
+# vendored copy (``mcpgen build --runtime vendored``).
+RUNTIME_DIR = Path(mcpgen_runtime.__file__).resolve().parent
 
 
 def templates_dir() -> Path:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .paths import PACKAGE_DIR, templates_dir
+from .paths import PACKAGE_DIR, RUNTIME_DIR, templates_dir
 from .safeio import MAX_MANIFEST_BYTES, MAX_SPEC_BYTES, UnsafeFile, read_regular, replace_file
 
 __all__ = [
@@ -56,7 +56,9 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def inputs_record(paths: Iterable[str | Path], base: Path) -> dict[str, Any]:
+def inputs_record(
+    paths: Iterable[str | Path], base: Path, runtime: str = "installed"
+) -> dict[str, Any]:
     """What the output was built from: mcpgen's version and each input's hash.
 
     Paths are stored relative to ``base`` so the record is the same on any machine.
@@ -65,7 +67,12 @@ def inputs_record(paths: Iterable[str | Path], base: Path) -> dict[str, Any]:
     for path in paths:
         p = Path(path)
         files[_relative(p, base)] = _sha(read_regular(p, limit=MAX_SPEC_BYTES))
-    return {"mcpgen": __version__, "generator": generator_fingerprint(), "files": files}
+    return {
+        "mcpgen": __version__,
+        "generator": generator_fingerprint(),
+        "runtime": runtime,  # installed or vendored: another choice is another output
+        "files": files,
+    }
 
 
 def generator_fingerprint() -> str:
@@ -74,7 +81,7 @@ def generator_fingerprint() -> str:
     package = PACKAGE_DIR
 
     sources = sorted(
-        [*templates_dir().glob("*.jinja"), *package.glob("runtime/*.py"), *package.glob("render/*.py"),
+        [*templates_dir().glob("*.jinja"), *RUNTIME_DIR.glob("*.py"), *package.glob("render/*.py"),
          package / "schemas.py", *package.glob("spec/*.py")]
     )
     digest = hashlib.sha256()
@@ -125,7 +132,7 @@ def read_manifest(out: Path) -> dict[str, Any] | None:
     return data
 
 
-def is_up_to_date(out: Path, base: Path) -> bool:
+def is_up_to_date(out: Path, base: Path, runtime: str = "installed") -> bool:
     """True when the recorded inputs and every recorded output are unchanged."""
     try:
         manifest = read_manifest(out)
@@ -134,6 +141,8 @@ def is_up_to_date(out: Path, base: Path) -> bool:
     if manifest is None or manifest.get("inputs", {}).get("mcpgen") != __version__:
         return False
     if manifest["inputs"].get("generator") != generator_fingerprint():
+        return False
+    if manifest["inputs"].get("runtime", "installed") != runtime:
         return False
     recorded = manifest["inputs"].get("files", {})
     # Only regular files are hashed: a manifest naming /dev/zero or a FIFO (as an input

@@ -769,7 +769,7 @@ def _internal(name: str, how: str, request_id: int) -> Callable[[RawServer], str
 
 def _invalid_result(name: str, how: str, request_id: int, reason: str) -> Callable[[RawServer], str]:
     """A structured result that breaks its schema or JSON: an ``isError`` result naming
-    the tool (DESIGN §3), nothing of the value in it."""
+    the tool (the error mapping of ``_tools``), nothing of the value in it."""
 
     def run(server: RawServer) -> str:
         server.send(call(name, {"how": how}, request_id))

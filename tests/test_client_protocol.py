@@ -1,5 +1,5 @@
-"""The client side of the protocol issue: era probe and fallback (PROTOCOL.md §4.5),
-tasks as handles in both eras (§6), progress callbacks and cancellation (§7.1, §7.2).
+"""The client side of the protocol: era probe and fallback (docs/architecture.md),
+tasks as handles in both eras, progress callbacks and cancellation.
 
 Peers: a generated fixture server (tools with every task mode, progress through
 ``ctx``), the generated weather example, stub servers answering the probe in one
@@ -24,15 +24,15 @@ from typing import Any
 import pytest
 from helpers import build_package, import_package
 
-from mcpgen.runtime._client import AsyncSession, Session, convert_result
-from mcpgen.runtime._client_core import (
+from mcpgen_runtime._client import AsyncSession, Session, convert_result
+from mcpgen_runtime._client_core import (
     ClientCore,
     Discover,
     Initialize,
     Outcome,
     SendLine,
 )
-from mcpgen.runtime._errors import ContractMismatch, ProtocolError, Timeout, ToolError
+from mcpgen_runtime._errors import ContractMismatch, ProtocolError, Timeout, ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -588,8 +588,8 @@ def test_mcp_server_time_probe() -> None:
 
 
 def errors(cproto: tuple[ModuleType, list[str], dict[str, str]]) -> Any:
-    """The generated package's own error classes (its runtime is a copy, not mcpgen's)."""
-    return importlib.import_module(f"{cproto[0].__name__}._runtime._errors")
+    """The error classes the generated package raises: the installed runtime's."""
+    return importlib.import_module("mcpgen_runtime._errors")
 
 
 def cproto_client(

@@ -22,8 +22,8 @@ import anyio
 import pytest
 from helpers import build_package, import_package
 
-from mcpgen.runtime._client import ResultConverter
-from mcpgen.runtime._errors import ProtocolError, ResultMismatch
+from mcpgen_runtime._client import ResultConverter
+from mcpgen_runtime._errors import ProtocolError, ResultMismatch
 
 STUB = Path(__file__).resolve().parent / "fixtures" / "client_result_stub.py"
 
@@ -99,13 +99,10 @@ def _check(err: Any, tool: str, path: tuple[str | int, ...], words: str,
 
 
 def test_result_mismatch_is_exported(package: ModuleType) -> None:
-    """From the generated package (its own copy of the runtime) and from the runtime."""
+    """From the generated package: the runtime's own class (one tree for all packages)."""
     assert "ResultMismatch" in package.__all__
-    assert package.ResultMismatch is package._runtime.ResultMismatch
+    assert package.ResultMismatch is ResultMismatch
     assert issubclass(package.ResultMismatch, package.ProtocolError)
-    import mcpgen.runtime
-
-    assert mcpgen.runtime.ResultMismatch is ResultMismatch
 
 
 @pytest.mark.parametrize(("tool", "result", "path", "words"), BAD,

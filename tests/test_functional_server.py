@@ -1,7 +1,7 @@
 """Functional tests of a generated server, driven through its sans-I/O core.
 
 One small inline spec covers every callback shape, every ``returns`` type and
-every error path of DESIGN §3; the package is built once per module, imported,
+every error path of the runtime's error mapping (``_tools``); the package is built once per module, imported,
 bound to a test implementation and driven with ``ServerConnection``.
 """
 
@@ -261,7 +261,7 @@ class Driver:
     def __init__(self, pkg: ModuleType, impl: Any) -> None:
         import importlib
 
-        core = importlib.import_module(f"{pkg.__name__}._runtime._server_core")
+        core = importlib.import_module("mcpgen_runtime._server_core")
         server = importlib.import_module(f"{pkg.__name__}.server")
         self.core = core
         self.impl = impl
@@ -453,7 +453,7 @@ def test_wrong_return_type_is_internal_error(
 def test_structured_output_failing_schema_is_a_tool_error(
     drv: Driver, mode: str, reason: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """DESIGN §3: an ``isError`` result naming the tool, not JSON-RPC -32603 (which made
+    """An ``isError`` result naming the tool, not JSON-RPC -32603 (which made
     the official SDK client raise instead of returning the tool's failure)."""
     reply = drv.call("struct", {"x": 1, "mode": mode})
     assert "error" not in reply
@@ -593,7 +593,7 @@ def test_unknown_version_gets_counter_offer(
     assert driver.initialize(version)["protocolVersion"] == "2025-11-25"
 
 
-# Fields each revision defines for a Tool (PROTOCOL.md §5.1), written out independently.
+# Fields each revision defines for a Tool (docs/architecture.md), written out independently.
 _FIELDS = {
     "2024-11-05": {"name", "description", "inputSchema"},
     "2025-03-26": {"name", "description", "inputSchema", "annotations"},

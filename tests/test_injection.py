@@ -1,5 +1,5 @@
 """Generator safety: strings from a spec reach generated code only as escaped
-literals (DESIGN §1, render). Hostile text in every string slot of a spec must
+literals (``render/escape.py``). Hostile text in every string slot of a spec must
 build, compile, and round-trip byte for byte into ``contract.TOOLS``.
 
 Each build goes into ``tmp_path`` under a package name used once, so the

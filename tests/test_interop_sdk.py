@@ -34,7 +34,7 @@ from mcp.client.stdio import StdioServerParameters
 REPO = Path(__file__).resolve().parent.parent
 WEATHER_DIR = REPO / "examples" / "weather"
 
-# Tool fields each handshake revision defines (PROTOCOL.md §5.1).
+# Tool fields each handshake revision defines (docs/architecture.md).
 FIELDS = {
     "2024-11-05": {"name", "description", "inputSchema"},
     "2025-11-25": {

@@ -84,8 +84,8 @@ def test_the_client_reads_patterns_like_the_server(package: Any) -> None:
     own) before building the model, so it reads the pattern as ECMA-262 too. (The
     models carry types only: pydantic's Rust regex crate is not ECMA-262.)"""
     module, _ = package
-    from codes_mcp._runtime import ResultConverter
-    from codes_mcp._runtime._errors import ResultMismatch
+    from mcpgen_runtime import ResultConverter
+    from mcpgen_runtime._errors import ResultMismatch
 
     converter = ResultConverter(module.contract.TOOLS)
     build = module.models.LookupOutput.model_validate

@@ -1,5 +1,5 @@
 """Unit tests of the spec front end: the weather example's IR, bundling, the exact
-published descriptors (DESIGN §2), warnings, the spec-format schema, `mcpgen init`
+published descriptors (2025-11-25 shape), warnings, the spec-format schema, `mcpgen init`
 and Python names."""
 
 from __future__ import annotations

@@ -225,9 +225,9 @@ def test_server_and_client_accept_the_same_results(package: Any) -> None:
     """The server's check of a structured result and the typed client's (the same
     validator, then the model) agree value by value; what both accept the model
     gives back as it came."""
-    from fidelity_mcp._runtime import ResultConverter
-    from fidelity_mcp._runtime._errors import ResultMismatch
-    from fidelity_mcp._runtime._jsonschema import ValidationFailed, compile_schema
+    from mcpgen_runtime import ResultConverter
+    from mcpgen_runtime._errors import ResultMismatch
+    from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
 
     published = {tool["name"]: tool for tool in package.contract.TOOLS}
     converter = ResultConverter(package.contract.TOOLS)

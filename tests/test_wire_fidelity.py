@@ -246,7 +246,7 @@ def test_coercion_refuses_what_is_not_plainly_the_value(client: Any, package: An
 def test_the_client_refuses_a_non_finite_number_result(package: Any, text: str) -> None:
     # A foreign server's answer for a `returns: number` tool (a generated server cannot
     # send one): before, the client returned nan or inf.
-    from wire_mcp._runtime import ProtocolError, convert_result
+    from mcpgen_runtime import ProtocolError, convert_result
 
     result = {"content": [{"type": "text", "text": text}], "isError": False}
     with pytest.raises(ProtocolError, match="not a JSON number"):

@@ -82,7 +82,7 @@ def test_two_builds_in_different_directories_give_identical_bytes(tmp_path: Path
     _build_in_subprocess(str(first), ROOT, "1")
     _build_in_subprocess("deeper/b/tools.yaml", tmp_path / "elsewhere", "2")
     one, two = _bytes(first.parent / OUT), _bytes(second.parent / OUT)
-    assert MANIFEST in one and "_runtime/_client.py" in one
+    assert MANIFEST in one and "client.py" in one
     assert sorted(one) == sorted(two)
     for name in one:
         assert one[name] == two[name], f"{name} differs between the two builds"
@@ -166,8 +166,8 @@ def test_a_changed_spec_rewrites_only_the_files_that_change(tmp_path: Path) -> N
     after = _tree(spec.parent / OUT)
     changed = sorted(name for name in after if after[name] != before.get(name))
     assert set(result.report.written) <= set(changed) and result.report.written
-    assert "_runtime/_client.py" in result.report.unchanged
-    assert after["_runtime/_client.py"] == before["_runtime/_client.py"]  # mtime kept too
+    assert "py.typed" in result.report.unchanged
+    assert after["py.typed"] == before["py.typed"]  # mtime kept too
 
 
 def test_stale_owned_files_are_removed_and_unowned_files_kept(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from mcpgen.cli import main
 from mcpgen.diff import ALL_RULES, SPEC_RULES, diff_files
-from mcpgen.runtime._compat import RULES, Category, Severity
+from mcpgen_runtime._compat import RULES, Category, Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_PATH = Path(__file__).parent / "fixtures" / "workflow" / "diff" / "corpus.yaml"
@@ -357,7 +357,7 @@ def test_against_outside_a_repository_exits_2(tmp_path: Path) -> None:
 
 
 def test_github_data_escaping() -> None:
-    from mcpgen.diff import _gh_data, _gh_property
+    from mcpgen.diff_formats import _gh_data, _gh_property
 
     assert _gh_data("100%\r\nnext") == "100%25%0D%0Anext"
     assert _gh_property("a:b,c%") == "a%3Ab%2Cc%25"

@@ -25,11 +25,11 @@ from helpers import import_package
 from mcpgen.build import build_spec
 from mcpgen.cli import main
 from mcpgen.importer import ImportFailed, spec_from_tools
-from mcpgen.runtime._client import Session
-from mcpgen.runtime._compat import Severity, compare_tools
-from mcpgen.runtime._fingerprint import tool_fingerprint
 from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_spec_text
+from mcpgen_runtime._client import Session
+from mcpgen_runtime._compat import Severity, compare_tools
+from mcpgen_runtime._fingerprint import tool_fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

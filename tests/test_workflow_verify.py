@@ -12,8 +12,8 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from mcpgen.runtime import ContractMismatch
-from mcpgen.runtime._client import Session
+from mcpgen_runtime import ContractMismatch
+from mcpgen_runtime._client import Session
 
 
 def _tool(order: list[str], required: list[str]) -> dict[str, Any]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 __all__ = [
     "GENERATOR_DIRECTIVES",
     "GENERATOR_DIRECTIVE_PREFIXES",
@@ -10,7 +13,9 @@ __all__ = [
     "SCHEMA_LIST_KEYWORDS",
     "SCHEMA_MAP_KEYWORDS",
     "SCHEMA_VALUE_KEYWORDS",
+    "JsonPath",
     "is_generator_directive",
+    "walk_schemas",
 ]
 
 JSON_TYPES = ("array", "boolean", "integer", "null", "number", "object", "string")
@@ -66,3 +71,22 @@ GENERATOR_DIRECTIVE_PREFIXES = ("x-python-", "x-datamodel-code-generator-")
 def is_generator_directive(key: str) -> bool:
     """Is ``key`` a code-generator directive a spec may not use (see above)?"""
     return key in GENERATOR_DIRECTIVES or key.startswith(GENERATOR_DIRECTIVE_PREFIXES)
+
+
+JsonPath = tuple[str | int, ...]
+
+
+def walk_schemas(schema: Any, path: JsonPath) -> Iterator[tuple[Any, JsonPath]]:
+    """Every subschema of ``schema`` (itself included) with its path."""
+    yield schema, path
+    if not isinstance(schema, dict):
+        return
+    for key, value in schema.items():
+        if key in SCHEMA_VALUE_KEYWORDS:
+            yield from walk_schemas(value, path + (key,))
+        elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from walk_schemas(item, path + (key, index))
+        elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
+            for name, item in value.items():
+                yield from walk_schemas(item, path + (key, name))

@@ -22,9 +22,9 @@ from fuzz_settings import fuzz_settings
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from mcpgen.runtime._context import Context
-from mcpgen.runtime._server_core import Cancel, Invoke, Send, ServerConnection
-from mcpgen.runtime._tools import App, Binding, CallOutcome
+from mcpgen_runtime._context import Context
+from mcpgen_runtime._server_core import Cancel, Invoke, Send, ServerConnection
+from mcpgen_runtime._tools import App, Binding, CallOutcome
 
 # --------------------------------------------------------------------------- the app
 
@@ -48,7 +48,7 @@ class Impl:
 
     def crash(self, how: Any) -> str:
         if how == "tool":
-            from mcpgen.runtime._errors import ToolError
+            from mcpgen_runtime._errors import ToolError
 
             raise ToolError("tool said no")
         raise RuntimeError("boom")

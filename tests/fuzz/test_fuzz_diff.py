@@ -52,9 +52,9 @@ from mcpgen.diff import (
     render_json,
     render_text,
 )
-from mcpgen.runtime._compat import Category, Severity
 from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_contract
+from mcpgen_runtime._compat import Category, Severity
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather"

@@ -20,10 +20,11 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from mcpgen.runtime._client import AsyncSession, ListedTool, Session, convert_result
-from mcpgen.runtime._client_core import Notification
-from mcpgen.runtime._errors import ContractMismatch, ProtocolError, ServerExited, Timeout, ToolError
-from mcpgen.runtime._fingerprint import tool_fingerprint
+import mcpgen_runtime
+from mcpgen_runtime._client import AsyncSession, ListedTool, Session, convert_result
+from mcpgen_runtime._client_core import Notification
+from mcpgen_runtime._errors import ContractMismatch, ProtocolError, ServerExited, Timeout, ToolError
+from mcpgen_runtime._fingerprint import tool_fingerprint
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PY = sys.executable
@@ -441,7 +442,7 @@ def test_mcpgen_server_in_memory(weather: tuple[Path, ModuleType, Any]) -> None:
     app = package.server.build_app(impl.Forecaster())
 
     def serve(reader: BinaryIO, writer: BinaryIO) -> None:
-        package._runtime.serve_streams(app, reader, writer)
+        mcpgen_runtime.serve_streams(app, reader, writer)
 
     with Session.in_memory(serve, contract=package.contract.TOOLS) as session:
         assert session.contract_warnings == []

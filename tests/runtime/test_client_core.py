@@ -7,15 +7,15 @@ import logging
 
 import pytest
 
-from mcpgen.runtime._client_core import (
+from mcpgen_runtime._client_core import (
     ClientCore,
     Notification,
     Reply,
     Response,
     error_from_response,
 )
-from mcpgen.runtime._errors import ProtocolError
-from mcpgen.runtime._versions import HANDSHAKE_VERSIONS
+from mcpgen_runtime._errors import ProtocolError
+from mcpgen_runtime._versions import HANDSHAKE_VERSIONS
 
 
 def line(message: object) -> bytes:

@@ -13,8 +13,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen.runtime import _compat
-from mcpgen.runtime._compat import (
+from mcpgen_runtime import _compat
+from mcpgen_runtime._compat import (
     RULES,
     Category,
     Change,

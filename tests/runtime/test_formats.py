@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen.runtime import _formats
-from mcpgen.runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+from mcpgen_runtime import _formats
+from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,8 +17,8 @@ from typing import BinaryIO
 
 import pytest
 
-from mcpgen.runtime._errors import ServerExited
-from mcpgen.runtime._transport import (
+from mcpgen_runtime._errors import ServerExited
+from mcpgen_runtime._transport import (
     AsyncInMemoryTransport,
     AsyncStdioTransport,
     InMemoryTransport,

@@ -6,8 +6,19 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+# What this package needs installed. Importing it fails at once, naming both versions
+# and the fix, when the installed runtime cannot run code this mcpgen version wrote.
+RUNTIME_REQUIREMENT = "mcpgen-runtime>=0.1.0,<0.2"
+try:
+    from mcpgen_runtime import validate_runtime_version as _validate_runtime_version
+except ImportError as exc:
+    raise ImportError(
+        f"{__name__} needs {RUNTIME_REQUIREMENT}: pip install '{RUNTIME_REQUIREMENT}'"
+    ) from exc
+_validate_runtime_version("0.1.0", __name__)
+
 if TYPE_CHECKING:
-    from ._runtime import (
+    from mcpgen_runtime import (
         UNSET,
         Context,
         ContractMismatch,
@@ -24,15 +35,15 @@ if TYPE_CHECKING:
 # Imported on first use: a server process never loads the client side.
 _WHERE = {
     "AsyncWeatherClient": ".client",
-    "Context": "._runtime",
-    "ContractMismatch": "._runtime",
-    "ProtocolError": "._runtime",
-    "ResultMismatch": "._runtime",
-    "ServerExited": "._runtime",
-    "Timeout": "._runtime",
-    "ToolError": "._runtime",
-    "UNSET": "._runtime",
-    "Unset": "._runtime",
+    "Context": "mcpgen_runtime",
+    "ContractMismatch": "mcpgen_runtime",
+    "ProtocolError": "mcpgen_runtime",
+    "ResultMismatch": "mcpgen_runtime",
+    "ServerExited": "mcpgen_runtime",
+    "Timeout": "mcpgen_runtime",
+    "ToolError": "mcpgen_runtime",
+    "UNSET": "mcpgen_runtime",
+    "Unset": "mcpgen_runtime",
     "WeatherClient": ".client",
     "WeatherServer": ".server",
     "serve": ".server",

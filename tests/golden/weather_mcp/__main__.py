@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from . import contract
-from ._runtime._main import main
+from mcpgen_runtime import main
 from .server import WeatherServer, build_app
 
 if __name__ == "__main__":

@@ -22,25 +22,23 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from . import contract
-from ._runtime import (
+from mcpgen_runtime import (
+    DEFAULT_MAX_MESSAGE_BYTES,
     UNSET,
+    AsyncProgressCallback,
     AsyncSession,
+    AsyncTaskHandle,
     ListedTool,
+    ProgressCallback,
+    ProtocolChoice,
     ResultConverter,
     Session,
+    TaskHandle,
+    TaskStatus,
     Unset,
     convert_result,
     serve_streams,
 )
-from ._runtime._client import (
-    AsyncProgressCallback,
-    AsyncTaskHandle,
-    ProgressCallback,
-    ProtocolChoice,
-    TaskHandle,
-    TaskStatus,
-)
-from ._runtime._transport import DEFAULT_MAX_MESSAGE_BYTES
 from .models import GetForecastOutput
 from .server import WeatherServer, build_app
 

@@ -13,8 +13,7 @@ import abc
 from typing import TYPE_CHECKING, Any
 
 from . import contract
-from ._runtime._stdio_server import run_stdio
-from ._runtime._tools import App, Binding
+from mcpgen_runtime import App, Binding, run_stdio
 
 if TYPE_CHECKING:  # annotations only: the server validates with compiled JSON Schema, not models
     from .models import AlertsSearchArgs, GetForecastArgs, GetForecastOutput, RegionDict

@@ -1,0 +1,612 @@
+"""Streamable HTTP: the same tool table served through the official ``mcp`` SDK.
+
+``python -m <package> --transport http`` builds an SDK low-level ``Server`` whose
+``tools/list`` and ``tools/call`` handlers are thin adapters over this runtime's
+``App``: the published descriptors come from ``App`` (per revision, exactly as
+the stdio server sends them) and every call runs the runtime's own path
+(``ToolRuntime.check_arguments`` → the handler → ``CallOutcome``), so the error
+mapping of ``_tools`` holds on both transports. The SDK contributes the HTTP
+machinery only: Streamable HTTP in *stateless* mode (no ``Mcp-Session-Id``, a
+fresh connection per POST, both the handshake revisions and 2026-07-28), so any
+number of worker processes behind a load balancer serve one contract.
+
+The SDK is an optional extra (``pip install 'mcpgen-runtime[http]'``). This module
+imports only the standard library at import time; the SDK, anyio and uvicorn
+are imported when HTTP is actually served, and a missing SDK is reported as
+``HttpUnavailable`` with the install command.
+
+Calls: nothing that can be slow runs on the event loop. Argument checking and
+the conversion of an async handler's result (an output schema check) run on
+daemon threads (at most ``MAX_CHECK_THREADS`` at once), so one request with a
+huge or pathological argument never delays pings or other requests; async
+handlers themselves run on the loop; sync handlers run on a daemon thread each
+(at most ``MAX_SYNC_THREADS`` at once, ``--max-concurrent-calls``). A thread
+holds its slot until it really ends, also past a timeout or a disconnect, so
+the number of threads stays bounded. A tool ``timeout`` bounds the call on
+either path, the wait for a slot included. Daemon threads, not a pool that is
+joined at exit: a hung handler never keeps a stopped server alive.
+
+Handlers that declare ``ctx`` get a ``Context`` as over stdio. Its progress and
+log notifications go out through the SDK on the call's own response stream
+(SSE), in the order the handler sent them and all before the result; with
+``--json-response`` the SDK has no room for them and drops them. Progress
+follows the request's ``_meta.progressToken``. Log level: at 2026-07-28 the
+request's ``io.modelcontextprotocol/logLevel`` ``_meta`` key (absent: no logs),
+as over stdio. At the handshake revisions a stateless server has no session to
+remember a ``logging/setLevel`` in (each POST is its own connection, possibly
+on another worker), so ``logging/setLevel`` is accepted (it is what announces
+the ``logging`` capability) but cannot filter later calls: every level is sent,
+as the SDK does at those revisions, unless the call itself carries the
+``_meta`` log-level key. Cancellation (the client closing the response stream,
+or a ``notifications/cancelled`` the SDK can match) cancels an async handler and
+sets ``ctx.cancelled`` for a sync one, as does a timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ._context import LOG_LEVELS, Context
+from ._errors import ToolError
+from ._protocol import META_LOG_LEVEL
+from ._tools import App, CallOutcome, ToolRuntime, for_revision
+from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, TOOL_FIELDS
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.server.session import ServerSession
+    from mcp_types import CallToolRequestParams, PaginatedRequestParams, SetLevelRequestParams
+    from starlette.applications import Starlette
+
+__all__ = [
+    "BODY_TIMEOUT_SECONDS",
+    "DEFAULT_HOST",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_PATH",
+    "DEFAULT_PORT",
+    "HEADER_TIMEOUT_SECONDS",
+    "MAX_CHECK_THREADS",
+    "MAX_CONNECTIONS",
+    "MAX_SYNC_THREADS",
+    "HttpOptions",
+    "HttpUnavailable",
+    "build_asgi_app",
+    "build_sdk_server",
+    "serve_http",
+    "worker_app",
+]
+
+from ._http_config import (  # re-exported: the names callers know from here
+    BODY_TIMEOUT_SECONDS,
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PATH,
+    DEFAULT_PORT,
+    HEADER_TIMEOUT_SECONDS,
+    INSTALL_HINT,
+    MAX_CHECK_THREADS,
+    MAX_CONNECTIONS,
+    MAX_SYNC_THREADS,
+    SHUTDOWN_GRACE_SECONDS,
+    WORKER_ENV,
+    HttpOptions,
+    HttpUnavailable,
+)
+
+_T = TypeVar("_T")
+
+
+def _require_sdk() -> None:
+    try:
+        importlib.import_module("mcp.server.lowlevel")
+        importlib.import_module("uvicorn")
+    except ImportError as exc:
+        raise HttpUnavailable(f"{INSTALL_HINT} ({exc})") from None
+
+
+# -- the SDK server ----------------------------------------------------------------
+
+
+def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> Server[Any]:
+    """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path."""
+    _require_sdk()
+    from mcp.server.caching import CacheHint
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+    from mcp_types import (
+        INTERNAL_ERROR,
+        INVALID_PARAMS,
+        CallToolRequestParams,
+        PaginatedRequestParams,
+        SetLevelRequestParams,
+    )
+
+    info = app.server_info
+    logger_name = str(info.get("name", ""))
+    # tools/list bodies per revision, parsed once from the payloads the stdio server sends
+    listings: dict[str, list[dict[str, Any]]] = {
+        version: json.loads(payload)["tools"] for version, payload in app.list_payloads.items()
+    }
+    _check_sdk_keeps_listings(listings)
+    threads = _Threads(checks=_ThreadSlots(MAX_CHECK_THREADS), handlers=_ThreadSlots(max_sync_threads))
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any], params: PaginatedRequestParams
+    ) -> dict[str, Any]:
+        if params.cursor is not None:
+            # one page holds every tool, so no cursor this server issued can exist
+            raise MCPError(code=INVALID_PARAMS, message="Invalid params: unknown cursor")
+        version = ctx.protocol_version if ctx.protocol_version in TOOL_FIELDS else LATEST_HANDSHAKE
+        # a fresh list each time: the SDK's serialiser must never alias the cache
+        return _complete({"tools": list(listings[version])}, ctx.protocol_version)
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any], params: CallToolRequestParams
+    ) -> dict[str, Any]:
+        tool = app.tools.get(params.name)
+        if tool is None:
+            raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {params.name}")
+        arguments = params.arguments or {}
+        if tool.wants_context:
+            outcome = await _call_with_context(tool, arguments, threads, ctx, logger_name)
+        else:
+            outcome = await run_call(tool, arguments, threads)
+        if outcome.result is None:
+            raise MCPError(code=INTERNAL_ERROR, message=outcome.internal_error or "Internal error")
+        return _complete(for_revision(outcome.result, ctx.protocol_version), ctx.protocol_version)
+
+    def input_schema(name: str) -> Mapping[str, Any] | None:
+        tool = app.tools.get(name)
+        return None if tool is None else tool.descriptor["inputSchema"]
+
+    server: Server[Any] = Server(
+        str(info.get("name", "")),
+        version=str(info.get("version", "")),
+        title=info.get("title"),
+        description=info.get("description"),
+        website_url=info.get("websiteUrl"),
+        instructions=app.instructions,
+        get_tool_input_schema=input_schema,
+        # 2026-07-28 list results need ttlMs/cacheScope: the SDK's defaults, stated
+        cache_hints={"tools/list": CacheHint(ttl_ms=0, scope="private")},
+    )
+    # add_request_handler takes plain-dict results, so the descriptors go out as
+    # published rather than rebuilt through the SDK's Tool model.
+    server.add_request_handler("tools/list", PaginatedRequestParams, list_tools)
+    server.add_request_handler("tools/call", CallToolRequestParams, call_tool)
+    # Handshake revisions only (the SDK refuses the method at 2026-07-28). Registering
+    # it announces the `logging` capability, as the stdio server does; stateless, the
+    # level cannot outlive this POST (see the module docstring).
+    server.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+    return server
+
+
+async def set_level(
+    ctx: ServerRequestContext[Any], params: SetLevelRequestParams
+) -> dict[str, Any]:
+    """``logging/setLevel``: the SDK has validated the level; there is nowhere to keep it."""
+    return {}
+
+
+def _check_sdk_keeps_listings(listings: Mapping[str, list[dict[str, Any]]]) -> None:
+    """Refuse to serve a contract whose descriptors the SDK would change.
+
+    The SDK re-validates every ``tools/list`` result against its model of the
+    negotiated revision and sends the re-serialised form. For a contract's
+    descriptors that is the same JSON (keys may be reordered), except in corner
+    cases such as a ``null``-valued keyword at the root of a schema, which its
+    serialiser drops. Then HTTP would publish another contract than stdio (and
+    than ``contract.FINGERPRINTS``): better a clear error at start-up.
+    """
+    from mcp_types import methods
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    for version, tools in listings.items():
+        if version not in (*HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS):
+            continue  # this SDK never serves that revision
+        result: dict[str, Any] = _complete({"tools": tools}, version)
+        if version in MODERN_VERSIONS:
+            result.update(ttlMs=0, cacheScope="private")
+        try:
+            sent = methods.serialize_server_result("tools/list", version, result)["tools"]
+        except (KeyError, ValueError) as exc:  # includes pydantic's ValidationError
+            raise HttpUnavailable(
+                f"the mcp SDK cannot publish this contract's tools at {version}: {exc}"
+            ) from None
+        for ours, theirs in zip(tools, sent, strict=True):
+            if ours != theirs:
+                raise HttpUnavailable(
+                    f"tool {ours.get('name')!r}: the mcp SDK would publish a different descriptor "
+                    f"at {version} than the contract's; ours: {json.dumps(ours, sort_keys=True)}; "
+                    f"the SDK's: {json.dumps(theirs, sort_keys=True)}"
+                )
+
+
+def _complete(result: dict[str, Any], version: str) -> dict[str, Any]:
+    """2026-07-28 results carry ``resultType`` (the SDK adds it only to typed results)."""
+    if version in MODERN_VERSIONS:
+        return {**result, "resultType": "complete"}
+    return result
+
+
+async def run_call(
+    tool: ToolRuntime,
+    arguments: Mapping[str, Any],
+    threads: _Threads | None = None,
+    context: Context | None = None,
+) -> CallOutcome:
+    """One ``tools/call`` through the runtime: validate, run (bounded by the tool's
+    timeout), convert. Bad arguments and ``ToolError`` become ``isError`` results.
+    ``context`` reaches handlers that declare ``ctx``; a timeout cancels it.
+
+    Only the async handler itself runs on the event loop: checking the arguments,
+    a sync handler and converting the result run on bounded daemon threads."""
+    threads = threads or _Threads(checks=_ThreadSlots(1), handlers=_ThreadSlots(1))
+    try:
+        args = await threads.checks.run(lambda: tool.check_arguments(arguments))
+    except ToolError as exc:
+        return CallOutcome({"content": list(exc.content), "isError": True})
+    try:
+        return await asyncio.wait_for(_run_handler(tool, args, threads, context), tool.binding.timeout)
+    except TimeoutError:
+        if context is not None:
+            context.cancel()
+        return CallOutcome(tool.timed_out())
+
+
+async def _run_handler(
+    tool: ToolRuntime,
+    args: tuple[Any, ...] | dict[str, Any],
+    threads: _Threads,
+    context: Context | None,
+) -> CallOutcome:
+    if not tool.binding.is_async:
+        # on timeout or disconnect the thread cannot be stopped: it finishes on its
+        # own (ctx.cancelled tells it to hurry), keeps its slot till then, and its
+        # result is dropped
+        return await threads.handlers.run(lambda: tool.call_sync(args, context))
+    step = await tool.await_handler(args, context)
+    if isinstance(step, CallOutcome):
+        return step
+    return await threads.checks.run(lambda: tool.finish(step.value))
+
+
+async def _call_with_context(
+    tool: ToolRuntime,
+    arguments: Mapping[str, Any],
+    threads: _Threads,
+    request: ServerRequestContext[Any],
+    logger: str,
+) -> CallOutcome:
+    """``run_call`` for a handler that declares ``ctx``: its notifications go out on
+    this request's stream before the result, and an SDK cancellation reaches it."""
+    notifier = _Notifier(request.session, request.request_id)
+    version = request.protocol_version
+    context = Context(
+        request_id=request.request_id,
+        progress_token=_progress_token(request.params),
+        emit=notifier.emit,
+        log_level=_log_level(version, request.meta),
+        logger=logger,
+        progress_messages=version != "2024-11-05",
+    )
+    try:
+        outcome = await run_call(tool, arguments, threads, context)
+        await notifier.flush()
+    except BaseException:
+        # The SDK cancelled the call (client gone, notifications/cancelled, shutdown):
+        # a sync handler still running sees ctx.cancelled; nothing more is sent.
+        context.cancel()
+        notifier.abandon()
+        raise
+    return outcome
+
+
+def _progress_token(params: Mapping[str, Any] | None) -> str | int | None:
+    """``params._meta.progressToken`` as the SDK reads it (a string or an integer)."""
+    meta = (params or {}).get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+    if isinstance(token, str | int) and not isinstance(token, bool):
+        return token
+    return None
+
+
+def _log_level(version: str, meta: Mapping[str, Any] | None) -> str | None:
+    """The least severe level this call's logs may have; ``None``: send no logs.
+
+    The request's ``io.modelcontextprotocol/logLevel`` ``_meta`` key when it names
+    a level. Without one: nothing at 2026-07-28 (log delivery is a per-request
+    opt-in), every level at the handshake revisions (the SDK's rule there; a
+    stateless server cannot remember a ``logging/setLevel``).
+    """
+    level = (meta or {}).get(META_LOG_LEVEL)
+    if level in LOG_LEVELS:
+        return str(level)
+    return None if version in MODERN_VERSIONS else LOG_LEVELS[0]
+
+
+class _Notifier:
+    """A ``Context``'s ``emit`` for one call: hands its notifications to the SDK, in
+    order, on the request's response stream.
+
+    ``emit`` may be called from the event loop (async handlers) or from a handler's
+    daemon thread; either way the notification is queued on the loop and one sender
+    task passes the queue to the SDK. A sync handler's last ``emit`` is queued
+    before its result reaches the loop (both travel by ``call_soon_threadsafe``), so
+    ``flush`` after the call sends everything the handler emitted, before the SDK
+    writes the result. Whatever is emitted after ``flush`` or ``abandon`` (a handler
+    thread still running past its timeout) is dropped.
+    """
+
+    def __init__(self, session: ServerSession, request_id: Any) -> None:
+        self._session = session
+        self._request_id = request_id
+        self._loop = asyncio.get_running_loop()
+        self._loop_thread = threading.get_ident()
+        self._queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._sender: asyncio.Task[None] | None = None
+        self._open = True
+
+    def emit(self, frame: bytes) -> None:
+        """``Context``'s emit: one encoded JSON-RPC notification, from any thread."""
+        if not self._open:
+            return
+        if threading.get_ident() == self._loop_thread:
+            self._put(frame)
+            return
+        try:
+            self._loop.call_soon_threadsafe(self._put, frame)
+        except RuntimeError:
+            pass  # the loop closed while the handler ran: nobody is listening
+
+    def _put(self, frame: bytes) -> None:
+        if not self._open:
+            return
+        self._queue.put_nowait(json.loads(frame))
+        if self._sender is None:
+            self._sender = self._loop.create_task(self._send_all())
+
+    async def _send_all(self) -> None:
+        while (message := await self._queue.get()) is not None:
+            try:
+                await self._forward(message)
+            except Exception as exc:  # noqa: BLE001 - a lost notification never fails the call
+                print(
+                    f"mcpgen: dropped {message.get('method')} for request "
+                    f"{self._request_id!r}: {exc}",
+                    file=sys.stderr,
+                    flush=True,
+                )
+
+    async def _forward(self, message: Mapping[str, Any]) -> None:
+        from mcp_types import LoggingMessageNotification, LoggingMessageNotificationParams
+
+        params: Mapping[str, Any] = message.get("params") or {}
+        method = message.get("method")
+        if method == "notifications/progress":
+            # the SDK's request-scoped progress: this request's token, its stream
+            await self._session.report_progress(
+                params["progress"], params.get("total"), params.get("message")
+            )
+        elif method == "notifications/message":
+            notification = LoggingMessageNotification(
+                params=LoggingMessageNotificationParams(
+                    level=params["level"], data=params.get("data"), logger=params.get("logger")
+                )
+            )
+            # related_request_id: on this request's response stream, not a standalone one
+            await self._session.send_notification(notification, related_request_id=self._request_id)
+
+    async def flush(self) -> None:
+        """Send everything emitted so far; later emits are dropped."""
+        self._open = False
+        if self._sender is not None:
+            self._queue.put_nowait(None)
+            await self._sender
+
+    def abandon(self) -> None:
+        """Drop whatever is still queued (the call was cancelled)."""
+        self._open = False
+        if self._sender is not None:
+            self._sender.cancel()
+
+
+class _ThreadSlots:
+    """At most ``size`` daemon threads at once running blocking work for the event
+    loop. A slot is taken before the thread starts and given back when the thread
+    ends, not when its waiter stops waiting (a timeout, a client gone): the
+    thread count stays bounded whatever the callers do. The semaphore is created
+    lazily, for the event loop that first uses it."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._semaphore: asyncio.Semaphore | None = None
+
+    @property
+    def semaphore(self) -> asyncio.Semaphore:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.size)
+        return self._semaphore
+
+    async def run(self, fn: Callable[[], _T]) -> _T:
+        """``fn()`` on a daemon thread of its own, once a slot is free."""
+        semaphore = self.semaphore
+        await semaphore.acquire()
+        try:
+            future = _in_daemon_thread(fn, semaphore.release)
+        except BaseException:
+            semaphore.release()
+            raise
+        return await future
+
+
+@dataclass(frozen=True)
+class _Threads:
+    """The two bounds of one server: argument checks and result conversions
+    (short CPU work), and sync handlers (which may block for long)."""
+
+    checks: _ThreadSlots
+    handlers: _ThreadSlots
+
+
+def _in_daemon_thread(fn: Callable[[], _T], on_exit: Callable[[], None]) -> asyncio.Future[_T]:
+    """Run ``fn()`` on a new daemon thread; a future on the running loop.
+    ``on_exit`` runs on the loop once the thread is done, whether or not anyone
+    still waits for the future.
+
+    Not ``asyncio.to_thread``/anyio: their pools are joined at interpreter exit,
+    so one hung handler would keep a stopped server from exiting."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[_T] = loop.create_future()
+
+    def settle(box: list[_T], error: BaseException | None) -> None:
+        on_exit()
+        if future.done():
+            return  # the waiter gave up (timeout, cancellation)
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(box[0])
+
+    def work() -> None:
+        box: list[_T] = []
+        error: BaseException | None = None
+        try:
+            box.append(fn())
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiter
+            error = exc
+        try:
+            loop.call_soon_threadsafe(settle, box, error)
+        except RuntimeError:
+            pass  # the loop closed while the thread ran: nobody is waiting
+
+    threading.Thread(target=work, name="mcpgen-http-worker", daemon=True).start()
+    return future
+
+
+# -- ASGI and serving ----------------------------------------------------------------
+
+
+_DEFAULT_OPTIONS = HttpOptions()
+
+
+def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> Starlette:
+    """The Starlette app serving ``app`` statelessly at ``options.path``."""
+    server = build_sdk_server(app, max_sync_threads=options.max_sync_threads)
+    from ._http_guard import rebinding_protection
+
+    return server.streamable_http_app(
+        streamable_http_path=options.path,
+        stateless_http=True,
+        json_response=options.json_response,
+        max_request_body_size=options.max_body_bytes,
+        # DNS-rebinding protection (Host/Origin checks) on any loopback address; the
+        # SDK alone would check only 127.0.0.1, localhost and ::1
+        transport_security=rebinding_protection(options.host, options.port),
+        host=options.host,
+    )
+
+
+def _guard_connections(options: HttpOptions) -> str:
+    """Set this process's connection limits; the uvicorn ``http`` protocol that applies them."""
+    from ._http_guard import ConnectionLimits, GuardedH11Protocol
+
+    GuardedH11Protocol.limits = ConnectionLimits(
+        header_timeout=options.header_timeout,
+        body_timeout=options.body_timeout,
+        max_connections=options.max_connections,
+    )
+    return f"{GuardedH11Protocol.__module__}:{GuardedH11Protocol.__qualname__}"
+
+
+@dataclass(frozen=True)
+class _WorkerConfig:
+    """What a worker process needs to rebuild the app (JSON in ``WORKER_ENV``)."""
+
+    base_class: str  # module:qualname
+    build_app: str  # module:qualname
+    impl: str  # module:Class
+    options: dict[str, Any]
+
+
+def serve_http(
+    app: App,
+    options: HttpOptions,
+    *,
+    impl: str | None = None,
+    base_class: type | None = None,
+    build_app: Callable[[Any], App] | None = None,
+) -> None:
+    """Serve ``app`` over Streamable HTTP until interrupted.
+
+    With ``options.workers > 1`` uvicorn starts that many processes sharing one
+    socket; each rebuilds the app from ``impl``, ``base_class`` and ``build_app``
+    (which must therefore be importable by name).
+    """
+    _require_sdk()
+    import uvicorn
+
+    common: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_level": options.log_level,
+        "access_log": False,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+        # by name, so that --workers processes (spawned, not forked) import it too
+        "http": _guard_connections(options),
+    }
+    asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
+    if options.workers <= 1:
+        uvicorn.run(asgi_app, **common)
+        return
+    if impl is None or base_class is None or build_app is None:
+        raise ValueError("--workers needs the implementation, base class and build_app by name")
+    config = _WorkerConfig(
+        base_class=_reference(base_class),
+        build_app=_reference(build_app),
+        impl=impl,
+        options=asdict(options),
+    )
+    os.environ[WORKER_ENV] = json.dumps(asdict(config))
+    uvicorn.run(f"{__name__}:worker_app", factory=True, workers=options.workers, **common)
+
+
+def worker_app() -> Starlette:
+    """uvicorn factory run in each worker process (configuration from ``WORKER_ENV``)."""
+    from ._impl import load_implementation
+
+    raw = os.environ.get(WORKER_ENV)
+    if not raw:
+        raise RuntimeError(f"{WORKER_ENV} is not set: worker_app is started by serve_http")
+    config = _WorkerConfig(**json.loads(raw))
+    base_class = _resolve(config.base_class)
+    build_app: Callable[[Any], App] = _resolve(config.build_app)
+    impl = load_implementation(config.impl, base_class)
+    options = HttpOptions(**config.options)
+    _guard_connections(options)
+    return build_asgi_app(build_app(impl), options)
+
+
+def _reference(obj: Any) -> str:
+    ref = f"{obj.__module__}:{obj.__qualname__}"
+    if _resolve(ref) is not obj:
+        raise ValueError(f"{ref} cannot be imported by name, so --workers cannot use it")
+    return ref
+
+
+def _resolve(ref: str) -> Any:
+    module_name, _, qualname = ref.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target

@@ -1,0 +1,220 @@
+"""The command line of a generated package.
+
+``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
+[--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
+[--body-timeout S] [--max-connections N] [--max-message-bytes N]
+[--max-concurrent-calls N]``
+
+stdio is served by this runtime alone; http by the optional ``mcp`` SDK
+(``_http``, imported only when asked for).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from . import _http_config as http_config
+from ._impl import load_implementation
+from ._stdio_server import run_stdio
+from ._tools import App
+
+__all__ = ["load_implementation", "main"]
+
+# Imported by name, only when HTTP is served: a static import would make every type
+# check of a generated package follow _http into the optional mcp SDK.
+_HTTP_MODULE = "._http"
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    prog: str,
+    base_class: type,
+    build_app: Callable[[Any], App],
+    default_impl: str | None,
+    server_info: Mapping[str, Any],
+) -> int:
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description=f"Serve the {server_info.get('name')} MCP tools over stdio or Streamable HTTP.",
+    )
+    parser.add_argument(
+        "--impl",
+        default=default_impl,
+        metavar="MODULE:CLASS",
+        help="the implementation class (default: server.implementation from the spec)",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="stdio (newline-delimited JSON-RPC on stdin/stdout, the default) or http "
+        "(stateless Streamable HTTP through the official mcp SDK: pip install 'mcpgen-runtime[http]')",
+    )
+    parser.add_argument(
+        "--max-message-bytes",
+        type=_positive_int,
+        default=None,
+        help="largest frame (stdio) or request body (http) accepted (default 16 MiB)",
+    )
+    parser.add_argument(
+        "--max-concurrent-calls",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="tool calls running at once in the background (default 64): over stdio, task, "
+        "async, ctx and timeout calls, and more are refused with error -31000 'Server busy'; "
+        "over http, sync handlers, and more wait for a slot",
+    )
+    http = parser.add_argument_group("http transport")
+    http.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    http.add_argument("--port", type=_port, default=None, help="TCP port (default 8000)")
+    http.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=None,
+        help="worker processes sharing the port (default 1); the server is stateless, "
+        "so any worker answers any request",
+    )
+    http.add_argument("--path", default=None, help="endpoint path (default /mcp)")
+    http.add_argument(
+        "--json-response",
+        action="store_true",
+        help="answer each POST with application/json instead of an SSE stream",
+    )
+    http.add_argument(
+        "--header-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client has to send a complete request head (default 10); "
+        "a late one gets 408 and the connection is closed",
+    )
+    http.add_argument(
+        "--body-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client has, once the head is in, to send the complete body (default 60)",
+    )
+    http.add_argument(
+        "--max-connections",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="connections open at once per process (default 256); more get 503 at once",
+    )
+    args = parser.parse_args(argv)
+    if not args.impl:
+        parser.error("no implementation: pass --impl module:Class (or set server.implementation)")
+    http_flags = [
+        flag
+        for flag, value in (
+            ("--host", args.host),
+            ("--port", args.port),
+            ("--workers", args.workers),
+            ("--path", args.path),
+            ("--json-response", args.json_response or None),
+            ("--header-timeout", args.header_timeout),
+            ("--body-timeout", args.body_timeout),
+            ("--max-connections", args.max_connections),
+        )
+        if value is not None
+    ]
+    if args.transport != "http" and http_flags:
+        parser.error(f"{', '.join(http_flags)} need --transport http")
+    if args.path is not None and not args.path.startswith("/"):
+        parser.error("--path must start with '/'")
+    try:
+        # On stdio, stdout is the protocol stream: what the implementation prints or
+        # logs while it is imported and constructed goes to stderr, as in handlers.
+        with _stdout_to_stderr() if args.transport == "stdio" else contextlib.nullcontext():
+            impl = load_implementation(args.impl, base_class)
+            app = build_app(impl)
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if args.transport == "http":
+        return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
+    run_stdio(
+        app, max_message_bytes=args.max_message_bytes, max_concurrent_calls=args.max_concurrent_calls
+    )
+    return 0
+
+
+def _serve_http(
+    prog: str,
+    app: App,
+    args: argparse.Namespace,
+    *,
+    base_class: type,
+    build_app: Callable[[Any], App],
+) -> int:
+    options = http_config.HttpOptions(
+        host=args.host or http_config.DEFAULT_HOST,
+        port=http_config.DEFAULT_PORT if args.port is None else args.port,
+        path=args.path or http_config.DEFAULT_PATH,
+        workers=args.workers or 1,
+        json_response=args.json_response,
+        max_body_bytes=args.max_message_bytes or http_config.DEFAULT_MAX_BODY_BYTES,
+        header_timeout=args.header_timeout or http_config.HEADER_TIMEOUT_SECONDS,
+        body_timeout=args.body_timeout or http_config.BODY_TIMEOUT_SECONDS,
+        max_connections=args.max_connections or http_config.MAX_CONNECTIONS,
+        max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
+    )
+    # stdlib-only at import time; the SDK is imported inside serve_http
+    serve_http: Callable[..., None] = importlib.import_module(_HTTP_MODULE, __package__).serve_http
+    try:
+        serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
+    except http_config.HttpUnavailable as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr() -> Iterator[None]:
+    """Point fd 1 and ``sys.stdout`` at stderr for a while, then restore both."""
+    sys.stdout.flush()
+    saved_fd, saved_stream = os.dup(1), sys.stdout
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved_fd, 1)
+        os.close(saved_fd)
+        sys.stdout = saved_stream
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):  # also refuses nan
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 0-65535, got {text}")
+    return value
