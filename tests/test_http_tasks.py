@@ -10,13 +10,17 @@ tests/test_taskstore_redis.py runs them across workers on Redis.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.http_server import HttpServer, http_server
+from fixtures.http_server import HttpServer, free_port, http_server
 from helpers import ALL_VERSIONS, RawServer, build_package
 
 pytest.importorskip("mcp", reason="the http extra (mcp SDK) is not installed")
@@ -102,6 +106,17 @@ def server(package: tuple[Path, Path]) -> Iterator[HttpServer]:
         yield srv
 
 
+_clients = threading.local()
+
+
+def _client() -> httpx2.Client:
+    """One HTTP client per thread: a fresh one per request would cost more than the request."""
+    client = getattr(_clients, "client", None)
+    if client is None:
+        client = _clients.client = httpx2.Client(timeout=30)
+    return client
+
+
 def rpc(url: str, request_id: Any, method: str, params: dict[str, Any] | None = None,
         version: str = "2025-11-25") -> dict[str, Any]:
     """One JSON-RPC request as one POST; its JSON-RPC answer (SSE or JSON)."""
@@ -113,7 +128,7 @@ def rpc(url: str, request_id: Any, method: str, params: dict[str, Any] | None = 
         headers["mcp-method"] = method
         if method == "tools/call" and params:
             headers["mcp-name"] = params["name"]
-    response = httpx2.post(url, json=body, headers=headers, timeout=30)
+    response = _client().post(url, json=body, headers=headers)
     text = response.text
     if response.headers.get("content-type", "").startswith("text/event-stream"):
         text = [line[5:] for line in text.splitlines() if line.startswith("data:")][-1]
@@ -290,3 +305,31 @@ def test_several_workers_on_the_memory_store_publish_no_tasks(package: tuple[Pat
         found = modern_rpc(srv.url, 3, "server/discover")["result"]
         assert "extensions" not in found["capabilities"]
         assert rpc(srv.url, 4, "tasks/list")["error"]["code"] == -32601
+
+
+# -- the command line ------------------------------------------------------------------------
+
+
+def _run(package: tuple[Path, Path], *args: str, extra_path: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
+    gen, impl = package
+    return subprocess.run(
+        [sys.executable, "-m", "httptask_mcp", *args],
+        cwd=impl,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (*extra_path, gen, impl))},
+        capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+    )
+
+
+def test_task_store_flags(package: tuple[Path, Path], tmp_path: Path) -> None:
+    stdio = _run(package, "--task-store", "memory")
+    assert stdio.returncode == 2 and "--task-store need --transport http" in stdio.stderr
+    bad = _run(package, "--transport", "http", "--port", str(free_port()), "--task-store", "mongo://x")
+    assert bad.returncode == 2 and "--task-store must be 'memory' or a redis://" in bad.stderr
+    # without redis-py: a clear message, no traceback (the runtime itself never needs it)
+    fake = tmp_path / "no_redis" / "redis"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('No module named redis (simulated)')\n")
+    missing = _run(package, "--transport", "http", "--port", str(free_port()),
+                   "--task-store", "redis://127.0.0.1:1/0", extra_path=[fake.parent])
+    assert missing.returncode == 2, missing.stderr
+    assert "pip install 'mcpgen[redis]'" in missing.stderr and "Traceback" not in missing.stderr
