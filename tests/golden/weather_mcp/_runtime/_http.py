@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._context import LOG_LEVELS, Context
 from ._errors import ToolError
 from ._server_core import META_LOG_LEVEL
+from ._taskstore import DEFAULT_LEASE_SECONDS, TaskStore, open_task_store
 from ._tools import App, CallOutcome, ToolRuntime, for_revision
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, TOOL_FIELDS
 
@@ -139,6 +140,10 @@ class HttpOptions:
     header_timeout: float = HEADER_TIMEOUT_SECONDS
     body_timeout: float = BODY_TIMEOUT_SECONDS
     max_connections: int = MAX_CONNECTIONS
+    # where tasks live ("memory" or a redis:// URL, see _taskstore) and the lease
+    # of a worker on the tasks it runs
+    task_store: str = "memory"
+    task_lease: float = DEFAULT_LEASE_SECONDS
 
 
 def _require_sdk() -> None:
@@ -152,8 +157,17 @@ def _require_sdk() -> None:
 # -- the SDK server ----------------------------------------------------------------
 
 
-def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> Server[Any]:
-    """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path."""
+def build_sdk_server(
+    app: App,
+    *,
+    max_sync_threads: int = MAX_SYNC_THREADS,
+    task_store: TaskStore | None = None,
+    tasks_served: bool = True,
+) -> Server[Any]:
+    """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path;
+    ``initialize``, ``server/discover``, task calls and ``tasks/*`` are answered by the
+    runtime's core (``_http_tasks.TaskLayer``) against ``task_store`` (default: in
+    this process). ``tasks_served=False``: no tasks are published or run."""
     _require_sdk()
     from mcp.server.caching import CacheHint
     from mcp.server.lowlevel import Server
@@ -172,6 +186,9 @@ def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> S
     listings: dict[str, list[dict[str, Any]]] = {
         version: json.loads(payload)["tools"] for version, payload in app.list_payloads.items()
     }
+    if not tasks_served:  # `execution` promises tasks: published only when they are served
+        listings = {v: [{k: x for k, x in t.items() if k != "execution"} for t in tools]
+                    for v, tools in listings.items()}
     _check_sdk_keeps_listings(listings)
     threads = _Threads(checks=_ThreadSlots(MAX_CHECK_THREADS), handlers=_ThreadSlots(max_sync_threads))
 
@@ -223,6 +240,12 @@ def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> S
     # it announces the `logging` capability, as the stdio server does; stateless, the
     # level cannot outlive this POST (see the module docstring).
     server.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+    from ._http_tasks import TaskLayer
+
+    server.middleware.append(TaskLayer(
+        app, task_store if task_store is not None else open_task_store("memory"), threads,
+        served=tasks_served, max_running=max_sync_threads,
+    ))
     return server
 
 
@@ -534,7 +557,15 @@ def _in_daemon_thread(fn: Callable[[], _T], on_exit: Callable[[], None]) -> asyn
 
 def build_asgi_app(app: App, options: HttpOptions = HttpOptions()) -> Starlette:
     """The Starlette app serving ``app`` statelessly at ``options.path``."""
-    server = build_sdk_server(app, max_sync_threads=options.max_sync_threads)
+    store = open_task_store(
+        options.task_store, namespace=str(app.server_info.get("name", "")) or "default",
+        lease_seconds=options.task_lease,
+    )
+    # an in-process store serves tasks only when this one process answers everything
+    served = store.shared or options.workers <= 1
+    server = build_sdk_server(
+        app, max_sync_threads=options.max_sync_threads, task_store=store, tasks_served=served
+    )
     from ._http_guard import rebinding_protection
 
     return server.streamable_http_app(
