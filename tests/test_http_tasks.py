@@ -333,3 +333,11 @@ def test_task_store_flags(package: tuple[Path, Path], tmp_path: Path) -> None:
                    "--task-store", "redis://127.0.0.1:1/0", extra_path=[fake.parent])
     assert missing.returncode == 2, missing.stderr
     assert "pip install 'mcpgen[redis]'" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_malformed_call_is_left_to_the_sdk(server: HttpServer) -> None:
+    """The task layer looks at every tools/call first: a name that is not a string
+    (unhashable) must reach the SDK's own validation, not crash the layer."""
+    for name in (["batch_job"], {"x": 1}, None):
+        reply = rpc(server.url, 1, "tools/call", {"name": name, "arguments": {}, "task": {}})
+        assert reply["error"]["code"] == -32602, reply
