@@ -133,7 +133,8 @@ class TaskLayer:
         self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
     ) -> HandlerResult:
         params: Mapping[str, Any] = ctx.params or {}
-        tool = self.app.tools.get(params.get("name"))  # type: ignore[arg-type]
+        name = params.get("name")
+        tool = self.app.tools.get(name) if isinstance(name, str) else None
         if tool is None or not isinstance(params.get("arguments", {}) or {}, dict):
             return await call_next(ctx)  # the SDK path answers these as it always has
         conn = self._core(ctx)
