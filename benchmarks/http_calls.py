@@ -36,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 SERVERS = HERE / "servers"
 sys.path.insert(0, str(HERE.parent))
 
-from mcpgen.build import build_spec  # noqa: E402
+from mcpgen.build import build_spec
 
 HEADERS = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
 
