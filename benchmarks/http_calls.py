@@ -1,6 +1,6 @@
 """HTTP per-call cost: the mcpgen-generated server against the SDK's own HTTP server.
 
-    .venv/bin/python benchmarks/http_calls.py [--calls N] [--redis-url URL]
+    .venv/bin/python benchmarks/http_calls.py [--calls N] [--redis-url URL] [--baseline-runtime DIR]
 
 Both serve ``add(a, b) -> {sum}`` over stateless Streamable HTTP on uvicorn:
 (a) ``python -m bench_mcp --transport http`` (built from benchmarks/specs/bench.yaml
@@ -8,7 +8,9 @@ into a temporary directory; the SDK's transport with mcpgen's core and task laye
 in front), (b) the SDK's low-level ``Server`` (servers/sdk_lowlevel_http.py).
 With ``--redis-url``, (c) the generated server again on a Redis task store, whose
 plain calls must cost the same (they never touch the store), and the round trip
-of a task call (create, then ``tasks/result``) there.
+of a task call (create, then ``tasks/result``) there. With ``--baseline-runtime``
+(another checkout's ``mcpgen/runtime``), (d) the same package with that runtime
+copied in instead, e.g. the one before a change.
 
 One keep-alive client, one call at a time, 2025-11-25, JSON answers and SSE
 answers as each server gives them. Servers take turns in blocks of 100 calls so
@@ -76,6 +78,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--redis-url", default=None)
+    parser.add_argument("--baseline-runtime", type=Path, default=None)
     options = parser.parse_args()
     procs: list[subprocess.Popen[bytes]] = []
     urls: dict[str, str] = {}
@@ -89,17 +92,30 @@ def main() -> None:
         result = build_spec(spec, output=gen / "bench_mcp")
         assert result.ok, result.diagnostics
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(gen), str(SERVERS)])}
+        envs: dict[str, dict[str, str]] = {}
+        if options.baseline_runtime:
+            import shutil
+
+            base = Path(tmp) / "base"
+            shutil.copytree(gen, base)
+            for source in options.baseline_runtime.glob("*.py"):
+                shutil.copy(source, base / "bench_mcp" / "_runtime" / source.name)
+            envs["mcpgen, baseline runtime"] = {
+                **env, "PYTHONPATH": os.pathsep.join([str(base), str(SERVERS)])}
         servers = {
             "mcpgen": ["-m", "bench_mcp", "--transport", "http"],
             "sdk lowlevel": [str(SERVERS / "sdk_lowlevel_http.py")],
         }
         if options.redis_url:
             servers["mcpgen, redis store"] = [*servers["mcpgen"], "--task-store", options.redis_url]
+        if options.baseline_runtime:
+            servers["mcpgen, baseline runtime"] = servers["mcpgen"]
         try:
             for name, args in servers.items():
                 port = free_port()
                 extra = [str(port)] if name == "sdk lowlevel" else ["--port", str(port)]
-                proc = subprocess.Popen([sys.executable, *args, *extra], cwd=SERVERS, env=env,
+                proc = subprocess.Popen([sys.executable, *args, *extra], cwd=SERVERS,
+                                        env=envs.get(name, env),
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                 procs.append(proc)
                 wait_ready(port, proc)
