@@ -11,6 +11,11 @@ machinery only: Streamable HTTP in *stateless* mode (no ``Mcp-Session-Id``, a
 fresh connection per POST, both the handshake revisions and 2026-07-28), so any
 number of worker processes behind a load balancer serve one contract.
 
+What the SDK would answer differently from stdio, ``_http_tasks.TaskLayer`` (an
+SDK middleware) hands to the runtime's sans-I/O core: ``initialize``,
+``server/discover``, task-augmented calls and ``tasks/*``, the tasks kept in a
+``_taskstore.TaskStore`` (this process's, or a Redis shared by every worker).
+
 The SDK is an optional extra (``pip install 'mcpgen[http]'``). This module
 imports only the standard library at import time; the SDK, anyio and uvicorn
 are imported when HTTP is actually served, and a missing SDK is reported as
