@@ -341,3 +341,16 @@ def test_a_malformed_call_is_left_to_the_sdk(server: HttpServer) -> None:
     for name in (["batch_job"], {"x": 1}, None):
         reply = rpc(server.url, 1, "tools/call", {"name": name, "arguments": {}, "task": {}})
         assert reply["error"]["code"] == -32602, reply
+
+
+def test_notifications_pass_the_task_layer(server: HttpServer) -> None:
+    """The SDK runs its middleware for notifications too: an id-less ``initialize``
+    or ``tasks/get`` is a notification, accepted (202) and ignored, never an error
+    in the server's log (found by tests/fuzz/test_fuzz_http.py)."""
+    for method in ("initialize", "tasks/get", "tools/call"):
+        response = httpx2.post(server.url, json={"jsonrpc": "2.0", "method": method, "params": {}},
+                               headers={"accept": "application/json, text/event-stream",
+                                        "mcp-protocol-version": "2025-11-25"}, timeout=30)
+        assert response.status_code == 202
+    assert rpc(server.url, 1, "ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    assert "raised" not in server.output and "Traceback" not in server.output, server.output[-3000:]
