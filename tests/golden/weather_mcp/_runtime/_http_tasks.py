@@ -78,6 +78,8 @@ class TaskLayer:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         method = ctx.method
+        if ctx.request_id is None:
+            return await call_next(ctx)  # a notification (the SDK runs its middleware for those too)
         if method == "initialize":
             return self._initialize(ctx)
         if method == "server/discover":
