@@ -9,6 +9,7 @@ tests/test_taskstore_redis.py runs them across workers on Redis.
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import subprocess
@@ -114,6 +115,7 @@ def _client() -> httpx2.Client:
     client = getattr(_clients, "client", None)
     if client is None:
         client = _clients.client = httpx2.Client(timeout=30)
+        atexit.register(client.close)
     return client
 
 

@@ -283,3 +283,22 @@ def test_load_500_tasks_50_in_flight_across_4_workers(package: tuple[Path, Path]
     assert per_worker == [125] * 4
     print(f"load: {total} tasks, {in_flight} in flight, accepted per worker {per_worker}, "
           f"{len(outcomes)} results fetched once each from another worker")
+
+
+def test_a_worker_shutting_down_fails_its_tasks_at_once(
+    package: tuple[Path, Path], redis: RedisServer, pair: list[HttpServer]
+) -> None:
+    """SIGTERM (a restart, a deploy): the worker's running tasks cannot finish any
+    more; it says so before it exits instead of leaving them to its lease (15 s here)."""
+    a, _ = pair
+    (leaving,) = start(package, redis.url, 1, lease=15)
+    try:
+        task_id = create(leaving.url, "sleep", {"seconds": 60})
+        assert rpc(a.url, 1, "tasks/get", {"taskId": task_id})["result"]["status"] == "working"
+    finally:
+        stop([leaving])
+    got = rpc(a.url, 2, "tasks/get", {"taskId": task_id})["result"]
+    assert got["status"] == "failed", got
+    reply = rpc(a.url, 3, "tasks/result", {"taskId": task_id})
+    assert reply["error"] == {"code": -32603, "message": "the worker running this task shut down "
+                                                          "before it finished"}
