@@ -51,12 +51,13 @@ sets ``ctx.cancelled`` for a sync one, as does a timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -573,7 +574,7 @@ def build_asgi_app(app: App, options: HttpOptions = HttpOptions()) -> Starlette:
     )
     from ._http_guard import rebinding_protection
 
-    return server.streamable_http_app(
+    asgi = server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
         json_response=options.json_response,
@@ -583,6 +584,28 @@ def build_asgi_app(app: App, options: HttpOptions = HttpOptions()) -> Starlette:
         transport_security=rebinding_protection(options.host, options.port),
         host=options.host,
     )
+    _shut_down_tasks_with(asgi, server)
+    return asgi
+
+
+def _shut_down_tasks_with(asgi: Starlette, server: Server[Any]) -> None:
+    """Wrap the app's lifespan so that its shutdown first fails this process's
+    running tasks (``TaskLayer.shutdown``), while the store can still record it."""
+    from ._http_tasks import TaskLayer
+
+    layers = [m for m in server.middleware if isinstance(m, TaskLayer)]
+    inner = asgi.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        async with inner(app) as state:
+            try:
+                yield state
+            finally:
+                for layer in layers:
+                    await layer.shutdown()
+
+    asgi.router.lifespan_context = lifespan
 
 
 def _guard_connections(options: HttpOptions) -> str:

@@ -29,6 +29,7 @@ with -32603 and a message naming the store; plain calls never touch it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from collections.abc import Mapping
@@ -50,6 +51,9 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskLayer"]
 
+SHUTDOWN_MESSAGE = "the worker running this task shut down before it finished"
+# How long a worker that shuts down spends recording that its running tasks failed (2 s).
+SHUTDOWN_RECORD_SECONDS = 2.0
 _TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"})
 
 
@@ -208,7 +212,14 @@ class TaskLayer:
                 outcome = CallOutcome(tool.timed_out())
             except asyncio.CancelledError:
                 if not cancelled:
-                    raise  # shutdown: the lease fails the task
+                    # this process is shutting down and the handler dies with it: say
+                    # so now rather than when the lease lapses
+                    with contextlib.suppress(Exception, asyncio.CancelledError):
+                        await asyncio.wait_for(self.store.finish(
+                            task.task_id, result=None,
+                            error={"code": INTERNAL_ERROR, "message": SHUTDOWN_MESSAGE}),
+                            SHUTDOWN_RECORD_SECONDS)
+                    raise
                 return
             if cancelled or outcome.cancelled:
                 return
@@ -267,9 +278,15 @@ class TaskLayer:
             table._tasks[task.task_id] = task
         return self._answer(self._core(ctx, table), ctx, method, params)
 
-    async def close(self) -> None:
-        for runner in list(self._tasks):
+    async def shutdown(self) -> None:
+        """This process stops: its running tasks are recorded as failed (the handlers
+        die with it), then the store is closed. Run by the app's lifespan: uvicorn
+        ends the process on SIGTERM without cancelling leftover asyncio tasks."""
+        runners = list(self._tasks)
+        for runner in runners:
             runner.cancel()
+        if runners:
+            await asyncio.wait(runners, timeout=SHUTDOWN_RECORD_SECONDS + 1)
         await self.store.close()
 
 
