@@ -68,8 +68,9 @@ def test_versions_agree() -> None:
     runtime = tomllib.loads((ROOT / "runtime" / "pyproject.toml").read_text())
     assert mcpgen.__version__ == mcpgen_runtime.__version__ == root["project"]["version"]
     assert runtime["project"]["name"] == "mcpgen-runtime"
-    assert runtime["project"]["dependencies"] == ["pydantic>=2.6"]
+    assert runtime["project"]["dependencies"] == ["pydantic>=2.14"]
     assert runtime["project"]["optional-dependencies"]["http"] == ["mcp>=2.3,<3"]
+    assert runtime["project"]["optional-dependencies"]["redis"] == ["redis>=5"]
     assert root["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]
 
 

@@ -10,6 +10,11 @@ machinery only: Streamable HTTP in *stateless* mode (no ``Mcp-Session-Id``, a
 fresh connection per POST, both the handshake revisions and 2026-07-28), so any
 number of worker processes behind a load balancer serve one contract.
 
+What the SDK would answer differently from stdio, ``_http_tasks.TaskLayer`` (an
+SDK middleware) hands to the runtime's sans-I/O core: ``initialize``,
+``server/discover``, task-augmented calls and ``tasks/*``, the tasks kept in a
+``_taskstore.TaskStore`` (this process's, or a Redis shared by every worker).
+
 The SDK is an optional extra (``pip install 'mcpgen-runtime[http]'``). This module
 imports only the standard library at import time; the SDK, anyio and uvicorn
 are imported when HTTP is actually served, and a missing SDK is reported as
@@ -45,18 +50,20 @@ sets ``ctx.cancelled`` for a sync one, as does a timeout.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import os
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._context import LOG_LEVELS, Context
 from ._errors import ToolError
 from ._protocol import META_LOG_LEVEL
+from ._taskstore import TaskStore, open_task_store
 from ._tools import App, CallOutcome, ToolRuntime, for_revision
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, TOOL_FIELDS
 
@@ -116,8 +123,17 @@ def _require_sdk() -> None:
 # -- the SDK server ----------------------------------------------------------------
 
 
-def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> Server[Any]:
-    """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path."""
+def build_sdk_server(
+    app: App,
+    *,
+    max_sync_threads: int = MAX_SYNC_THREADS,
+    task_store: TaskStore | None = None,
+    tasks_served: bool = True,
+) -> Server[Any]:
+    """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path;
+    ``initialize``, ``server/discover``, task calls and ``tasks/*`` are answered by the
+    runtime's core (``_http_tasks.TaskLayer``) against ``task_store`` (default: in
+    this process). ``tasks_served=False``: no tasks are published or run."""
     _require_sdk()
     from mcp.server.caching import CacheHint
     from mcp.server.lowlevel import Server
@@ -136,6 +152,9 @@ def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> S
     listings: dict[str, list[dict[str, Any]]] = {
         version: json.loads(payload)["tools"] for version, payload in app.list_payloads.items()
     }
+    if not tasks_served:  # `execution` promises tasks: published only when they are served
+        listings = {v: [{k: x for k, x in t.items() if k != "execution"} for t in tools]
+                    for v, tools in listings.items()}
     _check_sdk_keeps_listings(listings)
     threads = _Threads(checks=_ThreadSlots(MAX_CHECK_THREADS), handlers=_ThreadSlots(max_sync_threads))
 
@@ -187,6 +206,12 @@ def build_sdk_server(app: App, *, max_sync_threads: int = MAX_SYNC_THREADS) -> S
     # it announces the `logging` capability, as the stdio server does; stateless, the
     # level cannot outlive this POST (see the module docstring).
     server.add_request_handler("logging/setLevel", SetLevelRequestParams, set_level)
+    from ._http_tasks import TaskLayer
+
+    server.middleware.append(TaskLayer(
+        app, task_store if task_store is not None else open_task_store("memory"), threads,
+        served=tasks_served, max_running=max_sync_threads, run_handler=_run_handler,
+    ))
     return server
 
 
@@ -501,10 +526,18 @@ _DEFAULT_OPTIONS = HttpOptions()
 
 def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> Starlette:
     """The Starlette app serving ``app`` statelessly at ``options.path``."""
-    server = build_sdk_server(app, max_sync_threads=options.max_sync_threads)
+    store = open_task_store(
+        options.task_store, namespace=str(app.server_info.get("name", "")) or "default",
+        lease_seconds=options.task_lease,
+    )
+    # an in-process store serves tasks only when this one process answers everything
+    served = store.shared or options.workers <= 1
+    server = build_sdk_server(
+        app, max_sync_threads=options.max_sync_threads, task_store=store, tasks_served=served
+    )
     from ._http_guard import rebinding_protection
 
-    return server.streamable_http_app(
+    asgi = server.streamable_http_app(
         streamable_http_path=options.path,
         stateless_http=True,
         json_response=options.json_response,
@@ -514,6 +547,28 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> Starlet
         transport_security=rebinding_protection(options.host, options.port),
         host=options.host,
     )
+    _shut_down_tasks_with(asgi, server)
+    return asgi
+
+
+def _shut_down_tasks_with(asgi: Starlette, server: Server[Any]) -> None:
+    """Wrap the app's lifespan so that its shutdown first fails this process's
+    running tasks (``TaskLayer.shutdown``), while the store can still record it."""
+    from ._http_tasks import TaskLayer
+
+    layers = [m for m in server.middleware if isinstance(m, TaskLayer)]
+    inner = asgi.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[Any]:
+        async with inner(app) as state:
+            try:
+                yield state
+            finally:
+                for layer in layers:
+                    await layer.shutdown()
+
+    asgi.router.lifespan_context = lifespan
 
 
 def _guard_connections(options: HttpOptions) -> str:

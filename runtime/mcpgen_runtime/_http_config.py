@@ -63,6 +63,10 @@ class HttpUnavailable(RuntimeError):
     publish this contract differently than the contract says."""
 
 
+DEFAULT_LEASE_SECONDS = 15.0
+"""How long a worker's lease on its running tasks lasts without renewal (seconds)."""
+
+
 @dataclass(frozen=True)
 class HttpOptions:
     host: str = DEFAULT_HOST
@@ -78,3 +82,7 @@ class HttpOptions:
     header_timeout: float = HEADER_TIMEOUT_SECONDS
     body_timeout: float = BODY_TIMEOUT_SECONDS
     max_connections: int = MAX_CONNECTIONS
+    # where tasks live ("memory" or a redis:// URL, see _taskstore) and the lease
+    # of a worker on the tasks it runs (seconds; _taskstore.DEFAULT_LEASE_SECONDS)
+    task_store: str = "memory"
+    task_lease: float = DEFAULT_LEASE_SECONDS

@@ -3,7 +3,7 @@
 ``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
 [--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
 [--body-timeout S] [--max-connections N] [--max-message-bytes N]
-[--max-concurrent-calls N]``
+[--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]``
 
 stdio is served by this runtime alone; http by the optional ``mcp`` SDK
 (``_http``, imported only when asked for).
@@ -110,6 +110,21 @@ def main(
         metavar="N",
         help="connections open at once per process (default 256); more get 503 at once",
     )
+    http.add_argument(
+        "--task-store",
+        default=None,
+        metavar="URL",
+        help="where tasks live: 'memory' (this process; the default) or redis://HOST:PORT/DB, "
+        "shared by every worker that names it (default: $MCPGEN_TASK_STORE, else memory)",
+    )
+    http.add_argument(
+        "--task-lease",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="with a Redis task store: a worker that has not renewed its lease for this long "
+        "is taken for dead and its running tasks fail (default: $MCPGEN_TASK_LEASE, else 15)",
+    )
     args = parser.parse_args(argv)
     if not args.impl:
         parser.error("no implementation: pass --impl module:Class (or set server.implementation)")
@@ -124,6 +139,8 @@ def main(
             ("--header-timeout", args.header_timeout),
             ("--body-timeout", args.body_timeout),
             ("--max-connections", args.max_connections),
+            ("--task-store", args.task_store),
+            ("--task-lease", args.task_lease),
         )
         if value is not None
     ]
@@ -156,21 +173,24 @@ def _serve_http(
     base_class: type,
     build_app: Callable[[Any], App],
 ) -> int:
-    options = http_config.HttpOptions(
-        host=args.host or http_config.DEFAULT_HOST,
-        port=http_config.DEFAULT_PORT if args.port is None else args.port,
-        path=args.path or http_config.DEFAULT_PATH,
-        workers=args.workers or 1,
-        json_response=args.json_response,
-        max_body_bytes=args.max_message_bytes or http_config.DEFAULT_MAX_BODY_BYTES,
-        header_timeout=args.header_timeout or http_config.HEADER_TIMEOUT_SECONDS,
-        body_timeout=args.body_timeout or http_config.BODY_TIMEOUT_SECONDS,
-        max_connections=args.max_connections or http_config.MAX_CONNECTIONS,
-        max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
-    )
-    # stdlib-only at import time; the SDK is imported inside serve_http
-    serve_http: Callable[..., None] = importlib.import_module(_HTTP_MODULE, __package__).serve_http
     try:
+        options = http_config.HttpOptions(
+            host=args.host or http_config.DEFAULT_HOST,
+            port=http_config.DEFAULT_PORT if args.port is None else args.port,
+            path=args.path or http_config.DEFAULT_PATH,
+            workers=args.workers or 1,
+            json_response=args.json_response,
+            max_body_bytes=args.max_message_bytes or http_config.DEFAULT_MAX_BODY_BYTES,
+            header_timeout=args.header_timeout or http_config.HEADER_TIMEOUT_SECONDS,
+            body_timeout=args.body_timeout or http_config.BODY_TIMEOUT_SECONDS,
+            max_connections=args.max_connections or http_config.MAX_CONNECTIONS,
+            max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
+            task_store=args.task_store or os.environ.get("MCPGEN_TASK_STORE") or "memory",
+            task_lease=args.task_lease or _lease_from_environment(),
+        )
+        # stdlib-only at import time; the SDK is imported inside serve_http
+        serve_http: Callable[..., None] = importlib.import_module(
+            _HTTP_MODULE, __package__).serve_http
         serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
     except http_config.HttpUnavailable as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
@@ -181,6 +201,18 @@ def _serve_http(
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _lease_from_environment() -> float:
+    from ._taskstore import DEFAULT_LEASE_SECONDS
+
+    text = os.environ.get("MCPGEN_TASK_LEASE")
+    if not text:
+        return DEFAULT_LEASE_SECONDS
+    try:
+        return _positive_float(text)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise ValueError(f"MCPGEN_TASK_LEASE={text!r} is not a positive number of seconds") from None
 
 
 @contextlib.contextmanager

@@ -1,0 +1,18 @@
+"""``sdk_lowlevel.py``'s server over the SDK's own stateless Streamable HTTP (uvicorn).
+
+    python sdk_lowlevel_http.py PORT
+
+The reference for benchmarks/http_calls.py: the SDK's HTTP stack with nothing of
+mcpgen in it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import uvicorn
+from sdk_lowlevel import server
+
+if __name__ == "__main__":
+    app = server.streamable_http_app(stateless_http=True, host="127.0.0.1")
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
