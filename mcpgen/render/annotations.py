@@ -32,6 +32,7 @@ RETURN_ANNOTATIONS = {
     "object": "dict[str, Any]",
     "array": "list[Any]",
     "content": "list[dict[str, Any]]",
+    "result": "dict[str, Any]",  # a CallToolResult: content, structuredContent, _meta
 }
 
 

@@ -223,10 +223,15 @@ def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> A
 
     ``returns`` is the tool's declared type: ``string`` (the text blocks joined),
     ``integer``/``number``/``boolean``/``object``/``array`` (the text parsed as
-    JSON and type-checked) or ``content`` (the content blocks as they came).
+    JSON and type-checked), ``content`` (the content blocks as they came) or
+    ``result`` (the whole result as it came, without ``isError``).
     A value that is not of that type raises ``ResultMismatch`` naming ``tool``.
     """
     content = result.get("content")
+    if returns == "result":
+        # the whole result, as the server sent it: nothing (other blocks, structured
+        # content, _meta) is dropped; `isError` is always false here
+        return {key: value for key, value in result.items() if key != "isError"}
     if returns == "content":
         return list(content) if isinstance(content, list) else []
     text = _text_of(content)

@@ -515,6 +515,8 @@ class _Checker:
             timeout=float(timeout) if isinstance(timeout, (int, float)) else None,
             meta=raw.get("meta"),
             line=self.doc.position(path).line,
+            annotations_title=_annotations_title(raw),
+            execution_explicit="task_support" in raw,
         )
 
     def publish_tool_schema(
@@ -575,6 +577,11 @@ class _Checker:
         spec says can make this check fetch a URL or read a file."""
         from ..runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
 
+        if param.default is None:
+            # `default: null` is what FastMCP publishes for `x: str = None`: an annotation
+            # saying "optional, nothing applied". The generated server never fills it in
+            # (an absent argument stays absent), so it need not pass the schema.
+            return
         schema = dict(param.schema)
         schema.pop("default", None)
         if "$defs" in input_schema:
@@ -659,6 +666,16 @@ def _local_def_names(tools: list[Any]) -> frozenset[str]:
         if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
             names.update(str(name) for name in schema["$defs"])
     return frozenset(names)
+
+
+def _annotations_title(raw: Mapping[str, Any]) -> str | None:
+    """What ``annotations.title`` publishes: ``annotation_title`` when given (false:
+    nothing), else the tool's ``title`` (DESIGN: a title is published in both)."""
+    if "annotation_title" in raw:
+        value = raw["annotation_title"]
+        return value if isinstance(value, str) else None
+    title = raw.get("title")
+    return title if isinstance(title, str) else None
 
 
 def _python_name(name: str) -> str:
