@@ -229,9 +229,7 @@ def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> A
     """
     content = result.get("content")
     if returns == "result":
-        # the whole result, as the server sent it: nothing (other blocks, structured
-        # content, _meta) is dropped; `isError` is always false here
-        return {key: value for key, value in result.items() if key != "isError"}
+        return _whole_result(result)
     if returns == "content":
         return list(content) if isinstance(content, list) else []
     text = _text_of(content)
@@ -255,6 +253,22 @@ def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> A
 
 
 _NOT_JSON = object()
+
+
+def _whole_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """``returns: result``: the result as the tool sent it (other blocks, structured
+    content, its own ``_meta``), without what the protocol era adds around it
+    (``isError``, always false here; 2026-07-28's ``resultType`` and the reserved
+    ``io.modelcontextprotocol/`` ``_meta`` keys), so both eras give the same value."""
+    value = {k: v for k, v in result.items() if k not in ("isError", "resultType")}
+    meta = value.get("_meta")
+    if isinstance(meta, dict):
+        kept = {k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")}
+        if kept:
+            value["_meta"] = kept
+        else:
+            del value["_meta"]
+    return value
 
 
 class ResultConverter:
