@@ -179,7 +179,8 @@ def spec_from_tools(
         retry = [
             entry.name
             for entry in entries
-            if levels[entry.name] < 2 and not _same(published[entry.name], entry.raw)
+            if levels[entry.name] < _last_level(entry.raw)
+            and not _same(published[entry.name], entry.raw)
         ]
         if not retry:
             break
@@ -194,6 +195,17 @@ def spec_from_tools(
     text = _render(header, package, server, entries, levels, stems, classes, notes)
     _load(text, spec_dir, names)  # comments only: still the same spec
     return ImportedSpec(text, package, len(entries), {k: v for k, v in notes.items() if v})
+
+
+def _last_level(tool: Mapping[str, Any]) -> int:
+    """2 (schemas as listed), or 1 for a schema with draft-7 ``definitions``, a local
+    container a spec does not keep: such a tool keeps shared types, its refs renamed
+    (and said in a comment)."""
+    uses = any(
+        isinstance(tool.get(key), dict) and "definitions" in tool[key]
+        for key in ("inputSchema", "outputSchema")
+    )
+    return 1 if uses else 2
 
 
 def _same(published: Mapping[str, Any], listed: Mapping[str, Any]) -> bool:

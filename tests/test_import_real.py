@@ -13,6 +13,7 @@ with the TypeScript SDK (tests/fixtures/import/). One import and one build per s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -194,13 +195,14 @@ def test_strict_connect_gives_zero_contract_warnings(server: Any) -> None:
 
 
 def _eras(server: Server) -> list[str]:
+    from mcpgen.runtime._errors import McpError
+
     spoken = []
     for era in ("legacy", "modern"):
-        try:
-            with Session.stdio(server.command, env=server.env, verify="off", protocol=era):
-                spoken.append(era)
-        except Exception:  # noqa: BLE001 - this era is not spoken
-            pass
+        with contextlib.suppress(McpError), Session.stdio(  # McpError: this era is not spoken
+            server.command, env=server.env, verify="off", protocol=era
+        ):
+            spoken.append(era)
     return spoken
 
 
