@@ -172,8 +172,16 @@ def spec_from_tools(
     # `parameters` (shared types), `input_schema` (shared types), both schemas as listed.
     levels = {entry.name: 1 if exact else 0 for entry in entries}
     names = [entry.name for entry in entries]
-    for _attempt in range(4):
+    while True:  # each round raises a level, up to 2 per tool: it ends
         spec = _render(header, package, server, entries, levels, stems, classes, {})
+        # A tool kept as listed publishes its own $defs names: a shared type of one of
+        # those names would be published under it too, so its tools keep theirs as well.
+        local = {name for e in entries if levels[e.name] == 2 for name in _def_names(e.raw)}
+        clash = [e.name for e in entries
+                 if levels[e.name] < _last_level(e.raw) and local & _def_names(e.raw)]
+        if clash:
+            levels.update(dict.fromkeys(clash, 2))
+            continue
         contract = _load(spec, spec_dir, names)
         published = {tool.name: descriptor(tool) for tool in contract.tools}
         retry = [
@@ -195,6 +203,15 @@ def spec_from_tools(
     text = _render(header, package, server, entries, levels, stems, classes, notes)
     _load(text, spec_dir, names)  # comments only: still the same spec
     return ImportedSpec(text, package, len(entries), {k: v for k, v in notes.items() if v})
+
+
+def _def_names(tool: Mapping[str, Any]) -> set[str]:
+    return {
+        name
+        for key in ("inputSchema", "outputSchema")
+        if isinstance(tool.get(key), dict) and isinstance(tool[key].get("$defs"), dict)
+        for name in tool[key]["$defs"]
+    }
 
 
 def _last_level(tool: Mapping[str, Any]) -> int:
