@@ -59,7 +59,7 @@ from ._transport import (
     StdioTransport,
     Transport,
 )
-from ._versions import TOOL_FIELDS
+from ._versions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 if TYPE_CHECKING:
     from ._compat import Change
@@ -224,10 +224,13 @@ def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> A
 
     ``returns`` is the tool's declared type: ``string`` (the text blocks joined),
     ``integer``/``number``/``boolean``/``object``/``array`` (the text parsed as
-    JSON and type-checked) or ``content`` (the content blocks as they came).
+    JSON and type-checked), ``content`` (the content blocks as they came) or
+    ``result`` (the whole result as it came, without ``isError``).
     A value that is not of that type raises ``ResultMismatch`` naming ``tool``.
     """
     content = result.get("content")
+    if returns == "result":
+        return _whole_result(result)
     if returns == "content":
         return list(content) if isinstance(content, list) else []
     text = _text_of(content)
@@ -251,6 +254,22 @@ def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> A
 
 
 _NOT_JSON = object()
+
+
+def _whole_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """``returns: result``: the result as the tool sent it (other blocks, structured
+    content, its own ``_meta``), without what the protocol era adds around it
+    (``isError``, always false here; 2026-07-28's ``resultType`` and the reserved
+    ``io.modelcontextprotocol/`` ``_meta`` keys), so both eras give the same value."""
+    value = {k: v for k, v in result.items() if k not in ("isError", "resultType")}
+    meta = value.get("_meta")
+    if isinstance(meta, dict):
+        kept = {k: v for k, v in meta.items() if not k.startswith("io.modelcontextprotocol/")}
+        if kept:
+            value["_meta"] = kept
+        else:
+            del value["_meta"]
+    return value
 
 
 class ResultConverter:
@@ -372,9 +391,31 @@ def _check_contract(
         if verify == "strict":
             raise ContractMismatch(message, changes=breaking)
         logger.warning("%s", message)
+    _say_unchecked_results(contract, tools, protocol_version)
     # With verify="warn" the breaking changes stay in the list: they were logged
     # and the caller chose to go on, so they are warnings now.
     return changes
+
+
+def _say_unchecked_results(
+    contract: Sequence[Mapping[str, Any]], tools: Sequence[ListedTool], protocol_version: str
+) -> None:
+    """Before 2025-06-18 a server lists no output schemas and sends no structured
+    content: whether its results fit the contract's output schemas cannot be checked
+    on connect. Said here, so a later ``ResultMismatch`` is no surprise."""
+    if protocol_version in STRUCTURED_CONTENT_VERSIONS:
+        return
+    listed = {tool.name for tool in tools}
+    unchecked = [
+        str(tool["name"]) for tool in contract if "outputSchema" in tool and tool.get("name") in listed
+    ]
+    if unchecked:
+        logger.warning(
+            "the server speaks %s, which has no output schemas: the result shape of %s "
+            "cannot be checked on connect (a result that does not fit raises ResultMismatch)",
+            protocol_version,
+            ", ".join(f"tool {name!r}" for name in unchecked),
+        )
 
 
 def _tools_page(
