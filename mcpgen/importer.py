@@ -1,14 +1,17 @@
 """``mcpgen import``: start a live MCP server, list its tools, write a spec for them.
 
-The spec reproduces the server's contract: wire names, parameter order, every schema
-keyword, output schemas, hints, task support, icons and ``_meta``.  Parameters are
-written as ``parameters`` when the input schema is an object of properties (its
-annotations such as a root ``title`` or ``$schema`` dropped, and
-``additionalProperties: false`` added: the spec's derived form); otherwise, or with
-``exact=True``, as ``input_schema``.  Root ``$defs`` become shared ``types``.
+The spec reproduces the server's contract wire-faithfully: a server generated from it
+lists the same definitions (name, title, description, schemas, annotations, icons,
+execution, ``_meta``), so a client generated from it connects to the original with no
+contract warnings. Each tool takes the first form that publishes its listed
+definition: ``parameters`` (when the derived input schema is the listed one), then
+``input_schema`` with shared ``types``, then both schemas as listed with their own
+``$defs``. Root ``$defs`` equal across tools (same name, same content up to what their
+references point to) become one shared type. A tool without an output schema gets
+``returns: result`` (the whole result: every content block, ``structuredContent``).
 The result is checked before it is returned: the spec loads, and the descriptors it
 publishes are compatible with what the server listed (``runtime/_compat``); what
-still differs is said in a comment above the tool.
+still differs (a member the spec format has no key for) is said above the tool.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from .spec.load import load_spec_text
 
 __all__ = ["ImportFailed", "ImportedSpec", "import_server", "spec_from_tools"]
 
-# Root keywords of an input schema that only annotate it: dropped in `parameters` form.
+# Root keywords of an input schema that only annotate it (a `parameters` form that
+# would drop one is not taken: the listed schema is kept instead).
 _ROOT_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples"})
 _PARAMETER_ROOT = frozenset({"type", "properties", "required", "additionalProperties"})
 _TYPE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
