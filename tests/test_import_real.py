@@ -132,6 +132,7 @@ class Imported:
     gen: Path
     package: str
     output: str
+    eras: list[str]  # the eras the server speaks: "legacy", "modern"
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +160,8 @@ def imported(workdir: Path) -> Callable[[str], Imported]:
             assert result.exit_code == 0, result.output
             built = build_spec(spec, output=folder / "gen" / package)
             assert built.ok, [str(d) for d in built.diagnostics]
-            done[name] = Imported(server, spec, folder / "gen", package, result.output)
+            done[name] = Imported(server, spec, folder / "gen", package, result.output,
+                                  _eras(server))
         return done[name]
 
     return get
@@ -188,7 +190,7 @@ def test_strict_connect_gives_zero_contract_warnings(server: Any) -> None:
     with _client_class(module).stdio(item.server.command, env=item.server.env,
                                      verify="strict") as client:
         assert client.session.contract_warnings == []
-    for era in _eras(item.server):  # each era the server speaks
+    for era in item.eras:  # each era the server speaks
         with _client_class(module).stdio(item.server.command, env=item.server.env,
                                          verify="strict", protocol=era) as client:
             assert client.session.contract_warnings == [], era
@@ -249,9 +251,8 @@ def test_a_server_generated_from_the_import_relists_the_original(server: Any) ->
     srv = item.server
     generated = [sys.executable, "-c", textwrap.dedent(_IMPL.format(package=item.package))]
     env = {**(srv.env or os.environ), "PYTHONPATH": str(item.gen)}
-    eras = _eras(srv)
-    assert eras
-    for era in eras:
+    assert item.eras
+    for era in item.eras:
         with Session.stdio(srv.command, env=srv.env, verify="off", protocol=era) as session:
             original = [tool.raw for tool in session.list_tools()]
         with Session.stdio(generated, env=env, verify="off", protocol=era) as session:
