@@ -548,6 +548,10 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
 @click.option("--package", help="Import name of the generated package (default: from the server name).")
 @click.option("--name", help="server.name in the spec (names the classes; default: serverInfo.name).")
 @click.option(
+    "--version", "server_version",
+    help="server.version in the spec (default: serverInfo.version, or \"0\" when it is empty).",
+)
+@click.option(
     "--exact", is_flag=True,
     help="Keep every inputSchema as listed (input_schema:) instead of writing parameters.",
 )
@@ -558,6 +562,7 @@ def import_(
     output: Path,
     package: str | None,
     name: str | None,
+    server_version: str | None,
     exact: bool,
     force: bool,
     timeout: float,
@@ -572,7 +577,8 @@ def import_(
     spec_dir = Path.cwd() if to_stdout else (output.parent if str(output.parent) else Path("."))
     try:
         spec = import_server(
-            command, package=package, name=name, exact=exact, timeout=timeout, spec_dir=spec_dir
+            command, package=package, name=name, version=server_version, exact=exact,
+            timeout=timeout, spec_dir=spec_dir,
         )
     except ImportFailed as exc:
         _echo_error(f"mcpgen import: {exc}")

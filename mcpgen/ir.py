@@ -26,11 +26,15 @@ __all__ = [
 ]
 
 Callback = Literal["positional", "named", "structured"]
-Returns = Literal["string", "integer", "number", "boolean", "object", "array", "content"]
+Returns = Literal[
+    "string", "integer", "number", "boolean", "object", "array", "content", "result"
+]
 TaskSupport = Literal["forbidden", "optional", "required"]
 
 CALLBACKS: tuple[Callback, ...] = ("positional", "named", "structured")
-RETURNS: tuple[Returns, ...] = ("string", "integer", "number", "boolean", "object", "array", "content")
+RETURNS: tuple[Returns, ...] = (
+    "string", "integer", "number", "boolean", "object", "array", "content", "result"
+)
 TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 
 JSON = Any  # a value json.loads could have produced
@@ -84,6 +88,12 @@ class Tool:
     timeout: float | None
     meta: dict[str, JSON] | None
     line: int = 0
+    # What `annotations.title` publishes: `title` unless the spec's `annotation_title`
+    # says otherwise (a string, or false for none): a server may send one without the other.
+    annotations_title: str | None = None
+    # `task_support: forbidden` written out: published as `execution` (a server that
+    # lists it explicitly is reproduced); left out, nothing is published.
+    execution_explicit: bool = False
 
 
 @dataclass(frozen=True)

@@ -34,8 +34,8 @@ def descriptor(tool: ir.Tool) -> dict[str, Any]:
     if tool.output_schema is not None:
         result["outputSchema"] = tool.output_schema
     annotations: dict[str, Any] = {}
-    if tool.title is not None:
-        annotations["title"] = tool.title
+    if tool.annotations_title is not None:
+        annotations["title"] = tool.annotations_title
     for key, value in (
         ("readOnlyHint", tool.hints.read_only),
         ("destructiveHint", tool.hints.destructive),
@@ -48,7 +48,7 @@ def descriptor(tool: ir.Tool) -> dict[str, Any]:
         result["annotations"] = annotations
     if tool.icons:
         result["icons"] = [_icon(icon) for icon in tool.icons]
-    if tool.task_support != "forbidden":
+    if tool.task_support != "forbidden" or tool.execution_explicit:
         result["execution"] = {"taskSupport": tool.task_support}
     if tool.meta is not None:
         result["_meta"] = tool.meta

@@ -12,6 +12,7 @@ against its declared JSON type.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +139,27 @@ def test_async_client_raises_result_mismatch(
             return caught.value
 
     _check(anyio.run(go), tool, path, words, package.ProtocolError)
+
+
+def test_an_older_server_is_said_unchecked_on_connect_and_misfits_raise_result_mismatch(
+    package: ModuleType, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A 2024-11-05 server lists no output schemas: strict connect passed silently and
+    the first result that did not fit was the first news (issue 12, memory 2025.8.4)."""
+    plan = tmp_path / "plan.json"
+    bad = {"content": [{"type": "text", "text": '{"number": 1}'}]}
+    plan.write_text(json.dumps({"tools": package.contract.TOOLS, "versions": ["2024-11-05"],
+                                "results": {**GOOD, "get_issue": bad}}), encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="mcpgen.client"), package.ResultsClient.stdio(
+        [sys.executable, str(STUB), str(plan)], verify="strict"
+    ) as client:
+        assert client.session.protocol_version == "2024-11-05"
+        said = [r.getMessage() for r in caplog.records if "cannot be checked" in r.getMessage()]
+        assert len(said) == 1 and "tool 'get_issue', tool 'stats'" in said[0], said
+        with pytest.raises(package.ResultMismatch) as caught:
+            client.get_issue(1)
+        _check(caught.value, "get_issue", (), "missing required property 'title'",
+               package.ProtocolError)
 
 
 def test_good_results_still_convert(package: ModuleType, tmp_path: Path) -> None:

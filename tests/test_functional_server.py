@@ -84,6 +84,7 @@ tools:
   - {name: ret_object, description: r, returns: object}
   - {name: ret_array, description: r, returns: array}
   - {name: ret_content, description: r, returns: content}
+  - {name: ret_result, description: r, returns: result}
 
   - name: fail
     description: raises
@@ -186,6 +187,9 @@ class Impl(FunctionalServer):
 
     def ret_content(self):
         return self.values["ret_content"]
+
+    def ret_result(self):
+        return self.values["ret_result"]
 
     def fail(self, how):
         if how == "tool_error":
@@ -417,9 +421,26 @@ def test_returns_content_is_sent_as_is(drv: Driver) -> None:
     assert result == {"content": blocks, "isError": False}
 
 
+def test_returns_result_is_sent_as_is(drv: Driver) -> None:
+    """`returns: result` (what import writes for a tool without output schema): every
+    block, structuredContent with no output schema to check it, and _meta, passed on."""
+    value = {
+        "content": [{"type": "text", "text": "one"}, {"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+        "structuredContent": {"n": 1},
+        "_meta": {"k": "v"},
+    }
+    drv.impl.values["ret_result"] = value
+    assert drv.result("ret_result") == {**value, "isError": False}
+
+
 @pytest.mark.parametrize(
     ("tool", "value"),
     [
+        ("ret_result", "text"),
+        ("ret_result", {"content": "text"}),
+        ("ret_result", {"content": [], "structuredContent": [1]}),
+        ("ret_result", {"content": [], "isError": True}),
+        ("ret_result", {"content": [], "other": 1}),
         ("ret_string", 5),
         ("ret_integer", "5"),
         ("ret_integer", True),

@@ -14,6 +14,7 @@ import yaml
 from helpers import build_package, import_package
 from pydantic import BaseModel
 
+from mcpgen.build import build_spec
 from mcpgen.importer import spec_from_tools
 from mcpgen.spec.load import load_spec_text
 
@@ -99,8 +100,14 @@ def test_import_renames_a_definition_named_like_what_models_py_uses(tmp_path: Pa
     schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/Any"}},
               "$defs": {"Any": {"type": "string"}}}
     spec = spec_from_tools([{"name": "t", "inputSchema": schema}],
-                           server_info={"name": "x", "version": "1"})
-    assert list(yaml.safe_load(spec.text)["types"]) == ["AnyType"]
+                           server_info={"name": "x", "version": "1"}, package="anyname_mcp")
+    # A shared type would be renamed `AnyType`, and so would the published ref: the
+    # tool keeps its own $defs, as listed, and the build names the model apart.
+    data = yaml.safe_load(spec.text)
+    assert "types" not in data and data["tools"][0]["input_schema"] == schema
+    (tmp_path / "tools.yaml").write_text(spec.text)
+    result = build_spec(tmp_path / "tools.yaml", output=tmp_path / "gen" / "anyname_mcp")
+    assert result.ok, [str(d) for d in result.diagnostics]
 
 
 @pytest.mark.parametrize("loop", [{"$ref": "#/types/T"}, {"allOf": [{"$ref": "#/types/T"}]}],

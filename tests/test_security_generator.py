@@ -540,7 +540,8 @@ def test_an_imported_spec_on_stdout_holds_no_raw_control_characters(tmp_path: Pa
     data = yaml.safe_load(result.output)
     assert data["server"]["title"] == HOSTILE
     assert data["tools"][0]["description"] == f"line one\n{HOSTILE}"
-    assert data["tools"][0]["parameters"][0]["title"] == HOSTILE
+    # an open object schema is kept as listed (input_schema): `parameters` would close it
+    assert data["tools"][0]["input_schema"]["properties"]["p"]["title"] == HOSTILE
 
 
 def test_diff_output_escapes_control_characters(tmp_path: Path) -> None:

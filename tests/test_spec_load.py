@@ -315,7 +315,10 @@ def test_execution_icons_meta(tmp_path: Path) -> None:
         {"name": "c", "meta": {}},
     ]).tools
     a, b, c = (descriptor(t) for t in tools)
-    assert list(a) == ["name", "inputSchema"]
+    # `forbidden` written out is published (an imported server that lists it is
+    # reproduced); left out (tool c), nothing is
+    assert list(a) == ["name", "inputSchema", "execution"]
+    assert a["execution"] == {"taskSupport": "forbidden"} and "execution" not in c
     assert b["execution"] == {"taskSupport": "required"}
     assert b["_meta"] == {"k": [1, {"x": None}]}
     assert b["icons"] == [

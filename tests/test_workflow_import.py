@@ -139,11 +139,13 @@ def test_a_typed_method_calls_the_live_server(
             assert converted.target.timezone == "Asia/Tokyo"
             assert type(converted.source).__name__ == "TimeResult"  # a hoisted shared type
         elif name == "git":
-            assert "first commit" in client.git_log(str(git_repo), max_count=1)
-            assert "On branch main" in client.git_status(str(git_repo))
+            # no output schema: `returns: result`, the whole result
+            assert "first commit" in client.git_log(str(git_repo), max_count=1)["content"][0]["text"]
+            assert "On branch main" in client.git_status(str(git_repo))["content"][0]["text"]
         else:
-            assert client.get_sum(2, 3) == "The sum of 2 and 3 is 5."
-            assert client.echo("héllo") == "Echo: héllo"
+            text = {"type": "text", "text": "The sum of 2 and 3 is 5."}
+            assert client.get_sum(2, 3) == {"content": [text]}
+            assert client.echo("héllo") == {"content": [{"type": "text", "text": "Echo: héllo"}]}
 
 
 def test_the_imported_spec_names_its_source_and_is_date_free(
@@ -231,13 +233,13 @@ def _published(text: str, tmp_path: Path) -> dict[str, dict[str, Any]]:
 def test_parameters_keep_order_flags_defaults_and_every_keyword(tmp_path: Path) -> None:
     schema = {
         "type": "object",
-        "title": "searchArguments",
         "properties": {
             "query": {"type": "string", "minLength": 1, "description": "What to find"},
             "limit": {"type": "integer", "default": 10, "maximum": 50, "x-ui": "slider"},
             "tags": {"type": "array", "items": {"enum": ["a", "b"]}, "uniqueItems": True},
         },
         "required": ["query"],
+        "additionalProperties": False,
     }
     spec = spec_from_tools([_tool("search", schema)], server_info=INFO, source="demo")
     data = yaml.safe_load(spec.text)
@@ -259,7 +261,25 @@ def test_parameters_keep_order_flags_defaults_and_every_keyword(tmp_path: Path) 
     published = _published(spec.text, tmp_path)["search"]["inputSchema"]
     assert list(published["properties"]) == ["query", "limit", "tags"]
     assert published["properties"] == schema["properties"]
-    assert spec.notes["search"]  # the dropped root title and the closed object are said
+    assert published == schema and not spec.notes  # the derived schema is the listed one
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"title": "searchArguments"}, {"$schema": "https://json-schema.org/draft/2020-12/schema"}],
+    ids=["open-object", "root-title", "dollar-schema"],
+)
+def test_a_schema_parameters_would_change_is_kept_as_listed(
+    extra: dict[str, Any], tmp_path: Path
+) -> None:
+    """`parameters` publish additionalProperties: false and no root annotations: the
+    generated server rejected arguments the original accepted, and dropped `$schema`
+    and the root `title`. Such a tool is written as `input_schema`, as listed."""
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, **extra}
+    spec = spec_from_tools([_tool("t", schema)], server_info=INFO)
+    entry = yaml.safe_load(spec.text)["tools"][0]
+    assert "parameters" not in entry and entry["input_schema"] == schema
+    assert _published(spec.text, tmp_path)["t"]["inputSchema"] == schema and not spec.notes
 
 
 @pytest.mark.parametrize(
@@ -333,14 +353,15 @@ def test_defs_become_types_shared_when_identical_and_renamed_when_not(tmp_path: 
     ]
     spec = spec_from_tools(tools, server_info=INFO)
     data = yaml.safe_load(spec.text)
-    assert data["types"] == {
-        "Point": point,
-        "Point2": {"type": "string"},
-        "DArgsType": {"type": "integer"},
-    }
+    # c's draft-7 `definitions` cannot stay local: a type, renamed as its name is
+    # taken; d's `DArgs` would be renamed (a class of that name exists), so d keeps
+    # its own $defs and publishes its refs as listed
+    assert data["types"] == {"Point": point, "Point2": {"type": "string"}}
+    assert data["tools"][3]["input_schema"] == tools[3]["inputSchema"]
     published = _published(spec.text, tmp_path)
     assert published["a"]["inputSchema"]["$defs"] == {"Point": point}
     assert published["c"]["inputSchema"]["properties"]["r"] == {"$ref": "#/$defs/Point2"}
+    assert published["d"] == tools[3]
     for tool in tools:  # renamed definitions still mean the same
         changes = compare_tools([published[tool["name"]]], [tool])
         assert not [c for c in changes if c.severity is not Severity.COMPATIBLE]

@@ -91,7 +91,9 @@ def _tool_view(tool: ir.Tool, typemap: TypeMap) -> _ToolView:
     }
     if tool.callback == "positional":
         handler_params = "".join(
-            f", {p.py_name}: {_optional(kinds[p.name], p.required or p.has_default)}"
+            # a null default reaches the handler as None
+            f", {p.py_name}: "
+            f"{_optional(kinds[p.name], p.required or (p.has_default and p.default is not None))}"
             for p in tool.parameters
         )
         handler_returns = RETURN_ANNOTATIONS[tool.returns]

@@ -435,6 +435,7 @@ RETURN_ANNOTATIONS = {
     "object": "dict[str, Any]",
     "array": "list[Any]",
     "content": "list[dict[str, Any]]",
+    "result": "dict[str, Any]",  # a CallToolResult: content, structuredContent, _meta
 }
 
 _SCALARS = {
@@ -613,7 +614,7 @@ def _model_source(name: str, schema: Mapping[str, Any], fields: list[_Field]) ->
             options.append(f"description={py_str(f.description)}")
         if f.required:
             kind, default = f.annotation, "..." if options else None
-        elif f.has_default:
+        elif f.has_default and (f.default is not None or "None" in _split_union(f.annotation)):
             kind, default = f.annotation, py_literal(f.default)
         else:
             kind, default = f"{f.annotation} | {_h('MISSING')}", _h("MISSING")

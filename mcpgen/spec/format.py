@@ -69,13 +69,25 @@ _TOOL: dict[str, Any] = {
     "properties": {
         "name": {"type": "string", "pattern": TOOL_NAME_PATTERN, "description": "Wire name."},
         "title": {"type": "string"},
+        "annotation_title": {
+            "anyOf": [{"type": "string"}, {"const": False}],
+            "description": (
+                "annotations.title when it differs from title: a string, or false for none "
+                "(default: title)."
+            ),
+        },
         "description": {"type": "string"},
         "parameters": {"type": "array", "items": _PARAMETER},
         "input_schema": {**_JSON_SCHEMA, "type": "object"},
         "output_schema": _JSON_SCHEMA,
         "returns": {
-            "enum": ["string", "integer", "number", "boolean", "object", "array", "content"],
-            "description": "Type of a positional or named handler's value (default string).",
+            "enum": [
+                "string", "integer", "number", "boolean", "object", "array", "content", "result"
+            ],
+            "description": (
+                "Type of a positional or named handler's value (default string); result: the "
+                "whole CallToolResult (content blocks, structuredContent, _meta)."
+            ),
         },
         "callback": {"enum": ["positional", "named", "structured"]},
         "hints": _HINTS,

@@ -81,6 +81,8 @@ class Lowering(SpecChecks):
             timeout=float(timeout) if isinstance(timeout, (int, float)) else None,
             meta=raw.get("meta"),
             line=self.doc.position(path).line,
+            annotations_title=_annotations_title(raw),
+            execution_explicit="task_support" in raw,
         )
 
     def declared_parameters(
@@ -305,3 +307,13 @@ def _unhide_type_names(
                                        parameters=tuple(parameters))
         result.append((index, tool))
     return result
+
+
+def _annotations_title(raw: Mapping[str, Any]) -> str | None:
+    """What ``annotations.title`` publishes: ``annotation_title`` when given (false:
+    nothing), else the tool's ``title`` (a title is published in both by default)."""
+    if "annotation_title" in raw:
+        value = raw["annotation_title"]
+        return value if isinstance(value, str) else None
+    title = raw.get("title")
+    return title if isinstance(title, str) else None

@@ -288,6 +288,11 @@ class SpecChecks(Reporter):
         spec says can make this check fetch a URL or read a file."""
         from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
 
+        if param.default is None:
+            # `default: null` is what FastMCP publishes for `x: str = None`: an annotation
+            # saying "optional, nothing applied". The generated server never fills it in
+            # (an absent argument stays absent), so it need not pass the schema.
+            return
         schema = dict(param.schema)
         schema.pop("default", None)
         if "$defs" in input_schema:

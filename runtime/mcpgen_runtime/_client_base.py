@@ -28,7 +28,7 @@ from ._client_tasks import (
 from ._errors import (
     ContractMismatch,
 )
-from ._versions import TOOL_FIELDS
+from ._versions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 if TYPE_CHECKING:
     from ._client_async import AsyncSession
@@ -117,7 +117,29 @@ def _check_contract(
         logger.warning("%s", message)
     # With verify="warn" the breaking changes stay in the list: they were logged
     # and the caller chose to go on, so they are warnings now.
+    _say_unchecked_results(contract, tools, protocol_version)
     return changes
+
+
+def _say_unchecked_results(
+    contract: Sequence[Mapping[str, Any]], tools: Sequence[ListedTool], protocol_version: str
+) -> None:
+    """Before 2025-06-18 a server lists no output schemas and sends no structured
+    content: whether its results fit the contract's output schemas cannot be checked
+    on connect. Said here, so a later ``ResultMismatch`` is no surprise."""
+    if protocol_version in STRUCTURED_CONTENT_VERSIONS:
+        return
+    listed = {tool.name for tool in tools}
+    unchecked = [
+        str(tool["name"]) for tool in contract if "outputSchema" in tool and tool.get("name") in listed
+    ]
+    if unchecked:
+        logger.warning(
+            "the server speaks %s, which has no output schemas: the result shape of %s "
+            "cannot be checked on connect (a result that does not fit raises ResultMismatch)",
+            protocol_version,
+            ", ".join(f"tool {name!r}" for name in unchecked),
+        )
 
 
 def _argv(command: str | Sequence[str]) -> list[str]:

@@ -14,6 +14,7 @@ from ._errors import (
     ResultMismatch,
     ToolError,
 )
+from ._protocol import META_RESERVED_PREFIX
 
 T = TypeVar("T")
 
@@ -60,10 +61,13 @@ def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> A
 
     ``returns`` is the tool's declared type: ``string`` (the text blocks joined),
     ``integer``/``number``/``boolean``/``object``/``array`` (the text parsed as
-    JSON and type-checked) or ``content`` (the content blocks as they came).
+    JSON and type-checked), ``content`` (the content blocks as they came) or
+    ``result`` (the whole result as it came, without ``isError``).
     A value that is not of that type raises ``ResultMismatch`` naming ``tool``.
     """
     content = result.get("content")
+    if returns == "result":
+        return _whole_result(result)
     if returns == "content":
         return list(content) if isinstance(content, list) else []
     text = _text_of(content)
@@ -87,6 +91,22 @@ def convert_result(result: Mapping[str, Any], returns: str, tool: str = "") -> A
 
 
 _NOT_JSON = object()
+
+
+def _whole_result(result: Mapping[str, Any]) -> dict[str, Any]:
+    """``returns: result``: the result as the tool sent it (other blocks, structured
+    content, its own ``_meta``), without what the protocol era adds around it
+    (``isError``, always false here; 2026-07-28's ``resultType`` and the reserved
+    ``io.modelcontextprotocol/`` ``_meta`` keys), so both eras give the same value."""
+    value = {k: v for k, v in result.items() if k not in ("isError", "resultType")}
+    meta = value.get("_meta")
+    if isinstance(meta, dict):
+        kept = {k: v for k, v in meta.items() if not k.startswith(META_RESERVED_PREFIX)}
+        if kept:
+            value["_meta"] = kept
+        else:
+            del value["_meta"]
+    return value
 
 
 class ResultConverter:

@@ -26,6 +26,7 @@ __all__ = [
     "META_CLIENT_INFO",
     "META_LOG_LEVEL",
     "META_RELATED_TASK",
+    "META_RESERVED_PREFIX",
     "META_SERVER_INFO",
     "META_VERSION",
     "METHOD_NOT_FOUND",
@@ -51,6 +52,8 @@ UNSUPPORTED_VERSION = -32022
 # range JSON-RPC and MCP reserve for themselves. The caller may retry later.
 SERVER_BUSY = -31000
 
+# The prefix of the _meta keys the protocol reserves for itself.
+META_RESERVED_PREFIX = "io.modelcontextprotocol/"
 META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
 META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"

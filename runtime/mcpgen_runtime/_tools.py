@@ -291,6 +291,32 @@ def _returns_content(value: Any) -> dict[str, Any]:
     return {"content": value, "isError": False}
 
 
+_RESULT_MEMBERS = frozenset({"content", "structuredContent", "_meta"})
+
+
+def _returns_result(value: Any) -> dict[str, Any]:
+    """``returns: result``: the handler's ``CallToolResult`` is sent as it is (content
+    blocks, ``structuredContent`` with no output schema to check it, ``_meta``)."""
+    if not isinstance(value, dict) or not set(value) <= _RESULT_MEMBERS | {"isError"}:
+        raise InternalError(
+            "declared returns: result, but the value is not a dict of content, "
+            "structuredContent and _meta"
+        )
+    if value.get("isError", False) is not False:
+        raise InternalError("declared returns: result; raise ToolError to report an error")
+    content = value.get("content", [])
+    if not isinstance(content, list) or not all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
+    ):
+        raise InternalError("declared returns: result, but its content is not a list of content blocks")
+    if "structuredContent" in value and not isinstance(value["structuredContent"], dict):
+        raise InternalError("declared returns: result, but its structuredContent is not an object")
+    if "_meta" in value and not isinstance(value["_meta"], dict):
+        raise InternalError("declared returns: result, but its _meta is not an object")
+    _to_json(value)
+    return {**value, "content": content, "isError": False}
+
+
 _RETURNS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "string": _returns_string,
     "integer": _returns((int,), "integer"),
@@ -299,6 +325,7 @@ _RETURNS: dict[str, Callable[[Any], dict[str, Any]]] = {
     "object": _returns((dict,), "object"),
     "array": _returns((list, tuple), "array"),
     "content": _returns_content,
+    "result": _returns_result,
 }
 
 
