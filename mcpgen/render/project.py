@@ -212,8 +212,10 @@ def _docstrings(contract: ir.Contract) -> dict[str, str]:
         ),
         "models_module": (
             f"Types of the {name!r} contract.\n\n"
-            "Output models and shared ``types`` are pydantic v2 models; ``…Args`` are\n"
-            "TypedDicts of validated JSON argument values, keyed by wire names.\n"
+            "Output models and shared ``types`` are pydantic v2 models (an optional field\n"
+            "left out is ``MISSING``, never ``None``); ``…Args`` and ``…Dict`` are TypedDicts\n"
+            "of validated JSON argument values, keyed by wire names. Types only: bounds,\n"
+            "patterns and formats are checked by the runtime's validator, on both sides.\n"
         ),
         "package_module": f"Generated MCP server and client package for the {name!r} contract.",
         "main_module": (
