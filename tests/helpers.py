@@ -32,9 +32,23 @@ __all__ = [
     "build_package",
     "import_package",
     "initialize_request",
+    "mypy_strict",
 ]
 
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
+
+
+def mypy_strict(*targets: str | Path, cwd: Path,
+                mypypath: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict`` (no config file, no cache) on ``targets``, with ``mypypath``
+    (default: ``cwd``) as the only place generated packages are found."""
+    path = os.pathsep.join(str(p) for p in (mypypath or [cwd]))
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
+         "/dev/null", "--python-version", "3.11", *map(str, targets)],
+        cwd=cwd, capture_output=True, text=True, check=False,
+        env={"MYPYPATH": path, "PATH": "/usr/bin:/bin"},
+    )
 
 
 def build_package(spec_text: str, tmp_path: Path, package: str) -> Path:

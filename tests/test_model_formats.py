@@ -26,13 +26,11 @@ datamodel-code-generator wrote models.py; pinned for mcpgen's own type mapping):
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from helpers import build_package, import_package
+from helpers import build_package, import_package, mypy_strict
 
 FORMATS = ["email", "idn-email", "ulid"]
 
@@ -149,12 +147,7 @@ def test_pattern_properties_never_narrow_a_model(tmp_path: Path) -> None:
 
 
 def _mypy_strict(gen: Path, package: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
-         "/dev/null", "-p", package],
-        cwd=gen, capture_output=True, text=True, check=False,
-        env={"MYPYPATH": str(gen), "PATH": "/usr/bin:/bin"},
-    )
+    done = mypy_strict(gen / package, cwd=gen)
     assert done.returncode == 0, done.stdout + done.stderr
 
 

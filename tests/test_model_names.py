@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from helpers import build_package, import_package
+from helpers import build_package, import_package, mypy_strict
 from pydantic import BaseModel
 
 from mcpgen.build import build_spec
@@ -166,21 +166,13 @@ def test_legal_names_build_type_check_and_serve(tmp_path: Path) -> None:
     method, a parameter ``UNSET`` broke its own ``is not UNSET`` test, output
     properties ``ﬁx`` and ``fix`` (one name after NFKC) lost one, ``Config`` broke the
     model: mypy --strict failed or the package did not import."""
-    import subprocess
-    import sys
-
     from mcpgen.build import build_spec
 
     gen = tmp_path / "gen"
     result = build_spec(NAMES_SPEC, output=gen / "names_mcp")
     assert result.ok, [str(d) for d in result.diagnostics]
     (gen / "names_impl.py").write_text(NAMES_IMPL, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
-         "/dev/null", str(gen / "names_mcp"), str(gen / "names_impl.py")],
-        cwd=gen, capture_output=True, text=True, check=False,
-        env={"MYPYPATH": str(gen), "PATH": "/usr/bin:/bin"},
-    )
+    done = mypy_strict(gen / "names_mcp", gen / "names_impl.py", cwd=gen)
     assert done.returncode == 0, done.stdout + done.stderr
     with import_package(gen, "names_mcp") as package:
         import names_impl

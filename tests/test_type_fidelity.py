@@ -27,9 +27,10 @@ from typing import Any
 import anyio
 import pytest
 from fixtures.http_npm_tools import npm_tools
-from helpers import import_package
+from helpers import import_package, mypy_strict
 
 from mcpgen.build import build_spec
+from mcpgen.names import class_name
 
 ROOT = Path(__file__).resolve().parent
 FIDELITY = ROOT / "fixtures" / "fidelity"
@@ -239,7 +240,7 @@ def test_server_and_client_accept_the_same_results(package: Any) -> None:
             server_accepts = True
         except ValidationFailed:
             server_accepts = False
-        model = getattr(package.models, f"{_cls(tool)}Output")
+        model = getattr(package.models, f"{class_name(tool)}Output")
         try:
             built = converter.structured(tool, {"structuredContent": value}, model.model_validate)
             client_accepts = True
@@ -252,10 +253,6 @@ def test_server_and_client_accept_the_same_results(package: Any) -> None:
             if not same(canonical(dumped), canonical(value)):
                 disagreements.append((tool, value, "dumped as", dumped))
     assert disagreements == []
-
-
-def _cls(tool: str) -> str:
-    return "".join(part.title() for part in tool.split("_"))
 
 
 # ----------------------------------------------------------------------- peers
@@ -346,11 +343,6 @@ def test_the_typescript_sdk_client(gen: Path, package: Any) -> None:
 
 
 def test_mypy_strict_on_package_implementation_and_expectations(gen: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
-         "/dev/null", "--python-version", "3.11", str(gen / "fidelity_mcp"),
-         str(FIDELITY / "fidelity_impl.py"), str(ROOT / "typing" / "check_fidelity.py")],
-        cwd=gen, capture_output=True, text=True, check=False,
-        env={"MYPYPATH": os.pathsep.join([str(gen), str(FIDELITY)]), "PATH": "/usr/bin:/bin"},
-    )
+    done = mypy_strict(gen / "fidelity_mcp", FIDELITY / "fidelity_impl.py",
+                       ROOT / "typing" / "check_fidelity.py", cwd=gen, mypypath=[gen, FIDELITY])
     assert done.returncode == 0, done.stdout + done.stderr

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
+
+from helpers import mypy_strict
 
 from mcpgen.build import build_spec
 
@@ -13,11 +14,7 @@ GOLDEN = ROOT / "tests" / "golden"
 
 
 def _mypy(*targets: str, where: Path = GOLDEN) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file", "/dev/null",
-         "--python-version", "3.11", *targets],
-        cwd=where, capture_output=True, text=True, check=False, env={"MYPYPATH": str(where), "PATH": "/usr/bin:/bin"},
-    )
+    return mypy_strict(*targets, cwd=where)
 
 
 def test_generated_package_is_mypy_strict_clean() -> None:

@@ -12,7 +12,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["py_docstring", "py_literal", "py_str"]
+__all__ = ["PySource", "py_docstring", "py_literal", "py_str"]
+
+
+class PySource(str):
+    """Python source that ``py_literal`` writes as it is, not quoted: a name mcpgen
+    itself defines (never text from a spec)."""
 
 # Characters that may stay raw inside a triple-quoted docstring.
 _DOCSTRING_SAFE = frozenset("\n")
@@ -48,6 +53,8 @@ def py_docstring(text: str) -> str:
 
 def py_literal(value: Any) -> str:
     """A Python expression equal to the JSON value ``value``."""
+    if isinstance(value, PySource):
+        return str(value)
     if isinstance(value, str):
         return py_str(value)
     if value is None or isinstance(value, bool):

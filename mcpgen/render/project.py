@@ -21,7 +21,7 @@ from mcpgen_runtime._version import requirement
 from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
 from ..schemas import descriptor
-from .escape import py_docstring, py_literal
+from .escape import PySource, py_docstring, py_literal
 from .models import render_models
 from .typemap import RETURN_ANNOTATIONS, TypeMap, resolve_helpers
 
@@ -290,7 +290,7 @@ def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") ->
         "tools": tools,
         "descriptors": descriptors,
         "shared_defs": (shared := _shared_defs(descriptors)),
-        "tools_literal": _descriptors_literal(descriptors, shared),
+        "tools_literal": py_literal(_with_shared_defs(descriptors, shared)),
         "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
         "server_info": server_info,
         "spec_sha256": contract.spec_sha256,
@@ -328,33 +328,26 @@ def _shared_defs(descriptors: list[dict[str, Any]]) -> dict[str, Any]:
             if len(forms) > 1 and len(set(forms)) == 1}
 
 
-def _descriptors_literal(descriptors: list[dict[str, Any]], shared: dict[str, Any]) -> str:
-    """``TOOLS`` as Python source, a shared ``$defs`` entry as ``_DEFS["Name"]``."""
-    parts = []
-    for tool in descriptors:
-        items = []
-        for key, value in tool.items():
-            if key in ("inputSchema", "outputSchema") and isinstance(value.get("$defs"), dict):
-                items.append(f"{py_literal(key)}: {_schema_literal(value, shared)}")
-            else:
-                items.append(f"{py_literal(key)}: {py_literal(value)}")
-        parts.append("{" + ", ".join(items) + "}")
-    return "[" + ", ".join(parts) + "]"
+def _with_shared_defs(
+    descriptors: list[dict[str, Any]], shared: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """``descriptors`` with each shared ``$defs`` entry written as ``_DEFS["Name"]``."""
 
+    def schema(value: Any) -> Any:
+        defs = value.get("$defs") if isinstance(value, dict) else None
+        if not isinstance(defs, dict):
+            return value
+        named = {
+            name: PySource(f"_DEFS[{py_literal(name)}]") if name in shared else body
+            for name, body in defs.items()
+        }
+        return {**value, "$defs": named}
 
-def _schema_literal(schema: dict[str, Any], shared: dict[str, Any]) -> str:
-    items = []
-    for key, value in schema.items():
-        if key == "$defs":
-            defs = ", ".join(
-                f"{py_literal(name)}: "
-                + (f"_DEFS[{py_literal(name)}]" if name in shared else py_literal(body))
-                for name, body in value.items()
-            )
-            items.append(f'"$defs": {{{defs}}}')
-        else:
-            items.append(f"{py_literal(key)}: {py_literal(value)}")
-    return "{" + ", ".join(items) + "}"
+    return [
+        {key: schema(value) if key in ("inputSchema", "outputSchema") else value
+         for key, value in tool.items()}
+        for tool in descriptors
+    ]
 
 
 def runtime_sources(import_name: str = RUNTIME_IMPORT) -> dict[str, str]:

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ir
-from ..names import class_name
+from ..names import class_name, py_identifier
 from .escape import py_docstring, py_literal, py_str
 
 __all__ = [
@@ -578,8 +578,6 @@ def _field_name(wire: str, taken: set[str], hidden: set[str]) -> str:
     """A model attribute for ``wire``: an identifier that shadows nothing of BaseModel,
     and no name of models.py (``hidden``: a field ``Day`` would make a later
     ``list[Day]`` in the class body mean the field)."""
-    from ..names import py_identifier
-
     name = py_identifier(unicodedata.normalize("NFKC", wire)).lstrip("_") or "field"
     if name[0].isdigit():
         name = "f_" + name

@@ -31,8 +31,8 @@ from ._errors import (
 from ._versions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 if TYPE_CHECKING:
-    from ._client_async import AsyncSession
-    from ._client_sync import Session
+    from ._client_async import AsyncSession  # noqa: F401  (named in a base class, as text)
+    from ._client_sync import Session  # noqa: F401
     from ._compat import Change
 
 logger = logging.getLogger("mcpgen.client")
@@ -55,6 +55,7 @@ AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[No
 
 
 T = TypeVar("T")
+S = TypeVar("S")  # the session a task handle belongs to
 
 
 _MAX_WAIT = threading.TIMEOUT_MAX
@@ -155,22 +156,13 @@ def _progress_args(params: Mapping[str, Any]) -> tuple[float, float | None, str 
     return progress, total, message if isinstance(message, str) else None
 
 
-class TaskHandle(Generic[T]):
-    """A tool call running as a task on the server (sync).
-
-    ``status()`` asks the server for the task's state, ``result()`` waits until
-    it ends and returns what the plain method would have returned (``ToolError``
-    for an ``isError`` result, ``ProtocolError`` for a JSON-RPC error or a
-    cancelled task), ``cancel()`` asks the server to stop it. When the server ran
-    the call directly instead (no task support), ``task_id`` is None and the
-    handle is already done.
-    """
+class _TaskHandleBase(Generic[S, T]):
+    """What the sync and async task handles share: the task's identity and the last
+    state seen, read without asking the server."""
 
     __slots__ = ("_convert", "_session", "_state")
 
-    def __init__(
-        self, session: Session, state: _TaskState, convert: Callable[[dict[str, Any]], T]
-    ) -> None:
+    def __init__(self, session: S, state: _TaskState, convert: Callable[[dict[str, Any]], T]) -> None:
         self._session = session
         self._state = state
         self._convert = convert
@@ -191,6 +183,30 @@ class TaskHandle(Generic[T]):
         state = self._state
         return state.local_status() if state.task_id is None else state.last
 
+    def _deadline(self, timeout: float | None) -> float | None:
+        return None if timeout is None else time.monotonic() + timeout
+
+    def __repr__(self) -> str:
+        last = self.last_status
+        return (
+            f"<{type(self).__name__} {self.tool!r} task_id={self.task_id!r} "
+            f"status={last and last.status!r}>"
+        )
+
+
+class TaskHandle(_TaskHandleBase["Session", T]):
+    """A tool call running as a task on the server (sync).
+
+    ``status()`` asks the server for the task's state, ``result()`` waits until
+    it ends and returns what the plain method would have returned (``ToolError``
+    for an ``isError`` result, ``ProtocolError`` for a JSON-RPC error or a
+    cancelled task), ``cancel()`` asks the server to stop it. When the server ran
+    the call directly instead (no task support), ``task_id`` is None and the
+    handle is already done.
+    """
+
+    __slots__ = ()
+
     def status(self) -> TaskStatus:
         """The task's current state, fetched with ``tasks/get``."""
         return self._session._task_status(self._state)
@@ -199,8 +215,9 @@ class TaskHandle(Generic[T]):
         """Wait until the task ends and return its converted result; ``timeout``
         seconds (None: no limit) then ``Timeout``, after cancelling the task
         unless ``cancel_on_timeout=False``."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        outcome = self._session._task_outcome(self._state, deadline, cancel_on_timeout, timeout)
+        outcome = self._session._task_outcome(
+            self._state, self._deadline(timeout), cancel_on_timeout, timeout
+        )
         return self._convert(outcome)
 
     def cancel(self) -> TaskStatus:
@@ -208,40 +225,11 @@ class TaskHandle(Generic[T]):
         after the request (a task that already ended keeps its final state)."""
         return self._session._task_cancel(self._state)
 
-    def __repr__(self) -> str:
-        last = self.last_status
-        return (
-            f"<TaskHandle {self.tool!r} task_id={self.task_id!r} status={last and last.status!r}>"
-        )
 
-
-class AsyncTaskHandle(Generic[T]):
+class AsyncTaskHandle(_TaskHandleBase["AsyncSession", T]):
     """The asyncio twin of ``TaskHandle``."""
 
-    __slots__ = ("_convert", "_session", "_state")
-
-    def __init__(
-        self, session: AsyncSession, state: _TaskState, convert: Callable[[dict[str, Any]], T]
-    ) -> None:
-        self._session = session
-        self._state = state
-        self._convert = convert
-
-    @property
-    def task_id(self) -> str | None:
-        """See ``TaskHandle.task_id``."""
-        return self._state.task_id
-
-    @property
-    def tool(self) -> str:
-        """See ``TaskHandle.tool``."""
-        return self._state.tool
-
-    @property
-    def last_status(self) -> TaskStatus | None:
-        """See ``TaskHandle.last_status``."""
-        state = self._state
-        return state.local_status() if state.task_id is None else state.last
+    __slots__ = ()
 
     async def status(self) -> TaskStatus:
         """See ``TaskHandle.status``."""
@@ -249,22 +237,14 @@ class AsyncTaskHandle(Generic[T]):
 
     async def result(self, timeout: float | None = None, *, cancel_on_timeout: bool = True) -> T:
         """See ``TaskHandle.result``."""
-        deadline = None if timeout is None else time.monotonic() + timeout
         outcome = await self._session._task_outcome(
-            self._state, deadline, cancel_on_timeout, timeout
+            self._state, self._deadline(timeout), cancel_on_timeout, timeout
         )
         return self._convert(outcome)
 
     async def cancel(self) -> TaskStatus:
         """See ``TaskHandle.cancel``."""
         return await self._session._task_cancel(self._state)
-
-    def __repr__(self) -> str:
-        last = self.last_status
-        return (
-            f"<AsyncTaskHandle {self.tool!r} task_id={self.task_id!r} "
-            f"status={last and last.status!r}>"
-        )
 
 
 def _identity(result: dict[str, Any]) -> dict[str, Any]:

@@ -83,6 +83,6 @@ class HttpOptions:
     body_timeout: float = BODY_TIMEOUT_SECONDS
     max_connections: int = MAX_CONNECTIONS
     # where tasks live ("memory" or a redis:// URL, see _taskstore) and the lease
-    # of a worker on the tasks it runs (seconds; _taskstore.DEFAULT_LEASE_SECONDS)
+    # of a worker on the tasks it runs (seconds)
     task_store: str = "memory"
     task_lease: float = DEFAULT_LEASE_SECONDS

@@ -204,11 +204,9 @@ def _serve_http(
 
 
 def _lease_from_environment() -> float:
-    from ._taskstore import DEFAULT_LEASE_SECONDS
-
     text = os.environ.get("MCPGEN_TASK_LEASE")
     if not text:
-        return DEFAULT_LEASE_SECONDS
+        return http_config.DEFAULT_LEASE_SECONDS
     try:
         return _positive_float(text)
     except (ValueError, argparse.ArgumentTypeError):
