@@ -6,6 +6,7 @@ type's name). Found by the import fuzzer (tests/fuzz/test_fuzz_import.py)."""
 
 from __future__ import annotations
 
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,53 @@ def test_legal_names_build_type_check_and_serve(tmp_path: Path) -> None:
             both = {"fix": 1, "\ufb01x": "two"}
             assert client.type(both) == both
             assert client.int_(2**70) == 2**70 and client.float_(3) == 3
+
+
+def test_a_tools_own_defs_get_python_names_of_their_own(tmp_path: Path) -> None:
+    """A tool schema's ``$defs`` keys are JSON Schema names, not Python ones, and are
+    local to that schema. Found by the import fuzzer: ``a-b`` was written as the alias
+    ``a-b: TypeAlias`` (a syntax error), ``str`` shadowed the builtin for every later
+    annotation, ``OneArgs`` collided with the tool's own TypedDict, and a second tool's
+    ``Item`` (an integer) was typed as the first tool's (a string); an alias ``Ünï``
+    was declared after the functional TypedDict that evaluates it."""
+    defs = {"Item": {"type": "string"}, "a-b": {"type": "integer"},
+            "class": _obj(q={"type": "string"}), "str": {"type": "integer"},
+            "OneArgs": {"type": "boolean"}, "__x": {"type": "number"},
+            "Same": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+            "Ünï": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}
+    one = {"type": "object", "$defs": defs,
+           "properties": {name: {"$ref": f"#/$defs/{name}"} for name in defs}}
+    two = {"type": "object",
+           "$defs": {"Item": {"type": "integer"},
+                     "Same": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+                     "a-b": {"type": "integer"}},
+           "properties": {"x": {"$ref": "#/$defs/Item"}, "s": {"$ref": "#/$defs/Same"},
+                          "y": {"$ref": "#/$defs/a-b"}}}
+    tools = [{"name": "one", "input_schema": one}, {"name": "two", "input_schema": two}]
+    gen = build_package(_spec({}, tools, "localdefs_mcp"), tmp_path, "localdefs_mcp")
+    with import_package(gen, "localdefs_mcp") as package:
+        models = package.models
+        one_hints = typing.get_type_hints(models.OneArgs)
+        two_hints = typing.get_type_hints(models.TwoArgs)
+    assert one_hints["Item"] is str and one_hints["a-b"] is int and one_hints["str"] is int
+    assert one_hints["OneArgs"] is bool and one_hints["__x"] == int | float
+    assert typing.get_type_hints(one_hints["class"]) == {"q": str}
+    assert one_hints["Same"] == list[str] and one_hints["Ünï"] == int | str
+    # same name, different meaning: a type of its own; same name and content: shared
+    assert two_hints["x"] is int and two_hints["s"] == list[int] and two_hints["y"] is int
+    text = (gen / "localdefs_mcp" / "models.py").read_text(encoding="utf-8")
+    assert "\nAB: TypeAlias = int\n" in text and "\nTwoItem: TypeAlias = int\n" in text
+    checked = mypy_strict("localdefs_mcp", cwd=gen)
+    assert checked.returncode == 0, checked.stdout
+
+
+def test_an_enum_with_a_float_member_keeps_the_other_members(tmp_path: Path) -> None:
+    """``enum: ["", 2.5, "1"]`` was typed ``Any``: a Literal cannot hold the float, but
+    the strings still can, beside ``int | float`` (found by the import fuzzer)."""
+    tools = [{"name": "pick", "parameters": [
+        {"name": "v", "enum": ["", 2.5, "1", 3]}, {"name": "w", "const": 0.5}]}]
+    gen = build_package(_spec({}, tools, "floatenum_mcp"), tmp_path, "floatenum_mcp")
+    with import_package(gen, "floatenum_mcp") as package:
+        hints = typing.get_type_hints(package.models.PickArgs)
+    assert hints["v"] == typing.Literal["", "1", 3] | int | float
+    assert hints["w"] == int | float

@@ -31,15 +31,23 @@ arguments and results, the client on results): formats, patterns, bounds, length
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, unquote
 
 from .. import ir
-from ..names import class_name, py_identifier
+from ..names import MODELS_PY_NAMES, class_name, py_identifier
+from ..spec.keywords import (
+    SCHEMA_LIST_KEYWORDS,
+    SCHEMA_MAP_KEYWORDS,
+    SCHEMA_VALUE_KEYWORDS,
+    walk_schemas,
+)
 from .escape import py_docstring, py_literal, py_str
 
 __all__ = [
@@ -147,22 +155,27 @@ class TypeMap:
     _params: dict[tuple[str, str], str] = field(default_factory=dict)
     _field_names: set[str] = field(default_factory=set)  # model attributes, never class names
     _avoid: set[str] = field(default_factory=set)  # method and parameter names: no class names
+    _def_names: dict[str, str] = field(default_factory=dict)  # definition key → Python name
+    # (tool, "input" | "output") → that schema's local $defs names → definition keys
+    _scopes: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
 
     @classmethod
     def for_contract(cls, contract: ir.Contract) -> TypeMap:
-        defs: dict[str, Any] = dict(contract.types)
-        for tool in contract.tools:
-            for schema in (tool.input_schema, tool.output_schema or {}):
-                for name, value in (schema.get("$defs") or {}).items():
-                    defs.setdefault(name, value)
-        typemap = cls(defs)
+        scoped = _ScopedDefs.of(contract)
+        typemap = cls(scoped.defs)
+        typemap._scopes = scoped.renames
         reserved = {f"{t.class_name}{s}" for t in contract.tools for s in ("Args", "Output")}
         # Python names of methods and parameters: a model of that name would be
         # hidden by them in the generated signatures
         python = {t.py_name for t in contract.tools}
         python |= {p.py_name for t in contract.tools for p in t.parameters}
-        typemap._taken |= reserved | set(defs) | set(HELPERS)
+        typemap._taken |= reserved | set(contract.types) | set(HELPERS)
         typemap._avoid |= python
+        # every definition's Python name, fixed before anything is mapped (stable names)
+        typemap._def_names = {name: name for name in contract.types}
+        for key, (wanted, owner) in scoped.local.items():
+            wanted_name = _def_class_name(wanted) if key == wanted else owner + class_name(wanted)
+            typemap._def_names[key] = typemap.fresh(wanted_name)
         for name in contract.types:
             typemap.named(name, "model")
         for tool in contract.tools:
@@ -180,7 +193,8 @@ class TypeMap:
         key = (tool.name, param.name)
         if key not in self._params:
             hint = f"{tool.class_name}{class_name(param.name)}"
-            self._params[key] = self.annotation(param.schema, hint, "json")
+            schema = _rename_refs(param.schema, self._scopes.get((tool.name, "input"), {}))
+            self._params[key] = self.annotation(schema, hint, "json")
         return self._params[key]
 
     def declare_args(self, tool: ir.Tool) -> None:
@@ -201,7 +215,8 @@ class TypeMap:
             target = self.named(tool.output_type_ref, "model")
             self.declare(name, f"{name} = {target}", eager=frozenset({target}))
             return
-        schema = {k: v for k, v in tool.output_schema.items() if k != "$defs"}
+        schema = _rename_refs({k: v for k, v in tool.output_schema.items() if k != "$defs"},
+                              self._scopes.get((tool.name, "output"), {}))
         if not _is_object(schema):
             merged = self.merge_all_of(schema) if isinstance(schema.get("allOf"), list) else None
             schema = merged if merged is not None and _is_object(merged) else {
@@ -227,8 +242,9 @@ class TypeMap:
         schema = self.defs.get(ref)
         if schema is None:
             return ANY
+        python = self._def_names.get(ref, ref)
         if _is_object(schema):
-            name = ref if face == "model" else self.fresh(f"{ref}Dict")
+            name = python if face == "model" else self.fresh(f"{python}Dict")
             self._named[key] = name
             self.object_type(schema, name, face)
             return name
@@ -244,9 +260,9 @@ class TypeMap:
             if self._alias_text(ref, "model") == text:  # the same on both faces: one alias
                 self._named[key] = shared
                 return shared
-            name = self.fresh(f"{ref}Dict")
+            name = self.fresh(f"{python}Dict")
         else:
-            name = ref
+            name = python
         self._named[key] = name
         self.declare(name, f"{name}: {_h('TypeAlias')} = {text}", eager=_names_in(text))
         return name
@@ -270,7 +286,7 @@ class TypeMap:
             return ANY
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            target = self.named(ref.removeprefix("#/$defs/").replace("~1", "/").replace("~0", "~"), face)
+            target = self.named(_ref_name(ref), face)
             return _nullable(target, _admits_null_besides_ref(schema))
         if "const" in schema:
             return _literal([schema["const"]])
@@ -354,7 +370,7 @@ class TypeMap:
     def resolve(self, schema: Any) -> Any:
         ref = schema.get("$ref") if isinstance(schema, dict) else None
         if isinstance(ref, str) and ref.startswith("#/$defs/") and len(schema) == 1:
-            return self.defs.get(ref.removeprefix("#/$defs/"), schema)
+            return self.defs.get(_ref_name(ref), schema)
         return schema
 
     # -- objects -----------------------------------------------------------------
@@ -423,6 +439,116 @@ class TypeMap:
         return ordered
 
 
+# --------------------------------------------------------------------------- definitions
+
+
+@dataclass
+class _ScopedDefs:
+    """Every definition of a contract under one key each.
+
+    ``types`` entries (and the files they reference) are global: their names are
+    their keys. A tool schema's own ``$defs`` are local to that schema: the same name
+    may mean different things in two tools (``Item`` a string in one, an integer in
+    another), or the same thing. Definitions with the same name and the same content,
+    down to everything they reference, share one key (one Python type); any other
+    gets a fresh key, and the schemas that use it have their references renamed.
+    """
+
+    defs: dict[str, Any]
+    renames: dict[tuple[str, str], dict[str, str]]  # (tool, input|output) → local → key
+    local: dict[str, tuple[str, str]]  # key of a local definition → (its name, its tool)
+
+    @classmethod
+    def of(cls, contract: ir.Contract) -> _ScopedDefs:
+        scoped = cls(dict(contract.types), {}, {})
+        keys: dict[tuple[str, str], str] = {}  # (name, closure) → key
+        for tool in contract.tools:
+            for kind, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
+                own = schema.get("$defs") if isinstance(schema, dict) else None
+                if not isinstance(own, dict) or not own:
+                    continue
+                local = {name: value for name, value in own.items() if name not in contract.types}
+                rename: dict[str, str] = {}
+                for name in local:
+                    identity = (name, _closure_id(local, name))
+                    if identity not in keys:
+                        key, counter = name, 2
+                        while key in scoped.defs:
+                            key, counter = f"{name}#{counter}", counter + 1
+                        keys[identity] = key
+                        scoped.defs[key] = None  # filled below, once renames are known
+                        scoped.local[key] = (name, tool.class_name)
+                    rename[name] = keys[identity]
+                for name, value in local.items():
+                    if scoped.defs[rename[name]] is None:
+                        scoped.defs[rename[name]] = _rename_refs(value, rename)
+                scoped.renames[(tool.name, kind)] = rename
+        return scoped
+
+
+def _local_refs(schema: Any) -> set[str]:
+    """The names ``#/$defs/<name>`` references in ``schema`` point to."""
+    names = set()
+    for node, _ in walk_schemas(schema, ()):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            names.add(_ref_name(ref))
+    return names
+
+
+def _closure_id(local: Mapping[str, Any], name: str) -> str:
+    """A definition's identity: its content and that of every local definition it
+    reaches, as canonical JSON."""
+    seen: dict[str, Any] = {}
+    stack = [name]
+    while stack:
+        current = stack.pop()
+        if current in seen or current not in local:
+            continue
+        seen[current] = local[current]
+        stack.extend(_local_refs(local[current]))
+    return json.dumps(seen, sort_keys=True, default=repr)
+
+
+def _ref_name(ref: str) -> str:
+    """The definition a ``#/$defs/…`` reference names (a deeper pointer names none)."""
+    return unquote(ref.removeprefix("#/$defs/")).replace("~1", "/").replace("~0", "~")
+
+
+def _rename_refs(schema: Any, rename: Mapping[str, str]) -> Any:
+    """``schema`` with ``#/$defs/<name>`` references renamed (schema positions only:
+    a ``const`` or ``default`` that happens to hold a ``$ref`` key is data)."""
+    if not rename or not isinstance(schema, dict):
+        return schema
+    result: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/") \
+                and _ref_name(value) in rename:
+            target = rename[_ref_name(value)]
+            value = "#/$defs/" + quote(target.replace("~", "~0").replace("/", "~1"), safe="")
+        elif key in SCHEMA_VALUE_KEYWORDS:
+            value = _rename_refs(value, rename)
+        elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
+            value = [_rename_refs(item, rename) for item in value]
+        elif key in SCHEMA_MAP_KEYWORDS and key != "$defs" and isinstance(value, dict):
+            value = {name: _rename_refs(item, rename) for name, item in value.items()}
+        result[key] = value
+    return result
+
+
+def _def_class_name(name: str) -> str:
+    """The Python name wanted for a tool's own definition ``name``: the name itself
+    when it can be one (an identifier Python reads as written, not a keyword, not a
+    name models.py uses, not class-private), else its PascalCase form. (A second,
+    different definition of the same name is prefixed with its tool's class name.)"""
+    if (
+        name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("__")
+        and unicodedata.normalize("NFKC", name) == name and name not in MODELS_PY_NAMES
+    ):
+        return name
+    return class_name(name)
+
+
 # --------------------------------------------------------------------------- helpers
 
 # A positional or named handler's value by its ``returns:`` kind (the JSON face:
@@ -478,17 +604,21 @@ def _nullable(text: str, nullable: bool) -> str:
 
 
 def _literal(values: list[Any]) -> str:
-    if not values or not all(v is None or isinstance(v, (str, int, bool)) for v in values):
+    if not values or not all(v is None or isinstance(v, (str, int, bool, float)) for v in values):
         return ANY
     # mypy refuses an integer beyond 64 bits in a Literal (and pydantic cannot check one
-    # there): such values are typed int, the validator holds them to the enum
+    # there): such values are typed int, the validator holds them to the enum. A Literal
+    # cannot hold a float either: a number member (2.5, or 5.0, which JSON may send as
+    # 5) makes the type ``int | float`` beside the Literal of the rest.
     big = [v for v in values if _too_big(v)]
+    floats = any(isinstance(v, float) for v in values)
     members: list[str] = []
     for value in values:
-        if value is not None and value not in big and py_literal(value) not in members:
+        if value is not None and not isinstance(value, float) and value not in big \
+                and py_literal(value) not in members:
             members.append(py_literal(value))
     parts = [f"{_h('Literal')}[{', '.join(members)}]"] if members else []
-    parts += ["int"] if big else []
+    parts += ["int | float"] if floats else ["int"] if big else []
     parts += ["None"] if None in values else []
     return " | ".join(parts) if parts else "None"
 
@@ -533,7 +663,7 @@ def _discriminator(branches: list[Any], defs: Mapping[str, Any]) -> tuple[str, l
     for branch in branches:
         ref = branch.get("$ref") if isinstance(branch, dict) else None
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            branch = defs.get(ref.removeprefix("#/$defs/"))
+            branch = defs.get(_ref_name(ref))
         if isinstance(branch, dict) and branch.get("type") == "null":
             objects.append(None)
         elif _is_object(branch):
@@ -567,7 +697,8 @@ def _pascal(text: str) -> str:
     return class_name(text) if re.search(r"[0-9A-Za-z]", text) else "Option"
 
 
-_NAME = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\b")
+# Identifiers, non-ASCII ones too (a definition may be called ``Ünï``).
+_NAME = re.compile(r"\b([^\W\d]\w*)\b")
 
 
 def _names_in(text: str) -> frozenset[str]:
