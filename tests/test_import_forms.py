@@ -180,3 +180,30 @@ def test_the_header_names_the_era_listed(tmp_path: Path) -> None:
     run = CliRunner().invoke(main, ["import", "-o", "-", "--", *command])
     assert run.exit_code == 0, run.output
     assert "# Era: tools listed over " in run.output
+
+
+def test_a_server_that_speaks_only_2026_07_28_imports_builds_and_connects(tmp_path: Path) -> None:
+    """A stateless-only server refuses ``initialize``: the import takes its listing over
+    2026-07-28 alone and says so, and the built client connects to it strictly."""
+    path = tmp_path / "listing.json"
+    tools = [GREET, {"name": "nodes", "inputSchema": {
+        "type": "object", "properties": {"root": {"$ref": "#/$defs/node"}}, "$defs": NODE_DEFS}}]
+    path.write_text(json.dumps({"serverInfo": INFO, "tools": tools, "era": "modern",
+                                "instructions": "modern only", "page_size": 1}))
+    command = [sys.executable, str(FAKE_SERVER), str(path)]
+    spec_file = tmp_path / "tools.yaml"
+    run = CliRunner().invoke(main, ["import", "-o", str(spec_file), "--package", "modern_pkg",
+                                    "--", *command])
+    assert run.exit_code == 0, run.output
+    text = spec_file.read_text(encoding="utf-8")
+    assert "# Era: tools listed over 2026-07-28 (the server speaks no handshake era)" in text
+    loaded = load_spec_text(text, "tools.yaml", spec_dir=tmp_path)
+    assert loaded.contract is not None
+    assert [descriptor(t) for t in loaded.contract.tools] == tools
+    result = build_spec(spec_file, output=tmp_path / "gen" / "modern_pkg")
+    assert result.ok, [str(d) for d in result.diagnostics]
+    with import_package(tmp_path / "gen", "modern_pkg") as package, \
+            package.FormsClient.stdio(command, verify="strict") as client:
+        assert client.session.protocol_version == "2026-07-28"
+        assert client.session.contract_warnings == []
+        client.greet(name="x")
