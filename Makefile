@@ -27,10 +27,11 @@ demo: $(DEMO_STAMP)
 	$(BIN)/mcpgen build examples/weather/tools.yaml
 	$(BIN)/python examples/weather/demo.py
 
-## test: the whole suite (unit, golden, mypy on generated code, interop with the official SDK)
+## test: the whole suite (unit, golden, mypy on generated code, interop with the official SDK),
+## one pytest-xdist worker per CPU; a test file always runs whole in one worker
 test: $(STAMP) npm-tools
 	$(BIN)/mcpgen build examples/weather/tools.yaml
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n auto --dist loadfile
 
 ## npm-tools: the npm test tools (MCP conformance suite, MCP Inspector, a Node 22 binary), npm ci from package-lock.json
 npm-tools:
