@@ -482,14 +482,17 @@ class ClientCore(Generic[W]):
 
     # -- the handshake era ---------------------------------------------------------
 
-    def initialize_request(self, waiter: W) -> tuple[int, bytes]:
-        """The ``initialize`` request offering our latest handshake revision."""
-        params = {
+    def initialize_params(self) -> dict[str, Any]:
+        """The ``initialize`` params, offering our latest handshake revision."""
+        return {
             "protocolVersion": LATEST_HANDSHAKE,
             "capabilities": {},
             "clientInfo": self.client_info,
         }
-        return self.request("initialize", params, waiter)
+
+    def initialize_request(self, waiter: W) -> tuple[int, bytes]:
+        """The ``initialize`` request offering our latest handshake revision."""
+        return self.request("initialize", self.initialize_params(), waiter)
 
     def accept_initialize(self, result: Mapping[str, Any]) -> bytes:
         """Check the server's ``initialize`` result and return the
