@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-import os
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Self, overload
@@ -38,14 +37,8 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
     """The asyncio twin of ``Session``, method for method."""
 
     @classmethod
-    def _stdio_transport(
-        cls,
-        argv: list[str],
-        env: Mapping[str, str] | None,
-        cwd: str | os.PathLike[str] | None,
-        max_message_bytes: int,
-    ) -> AsyncTransport:
-        return AsyncStdioTransport(argv, env=env, cwd=cwd, max_message_bytes=max_message_bytes)
+    def _stdio_transport(cls, argv: list[str], **options: Any) -> AsyncTransport:
+        return AsyncStdioTransport(argv, **options)
 
     @classmethod
     def _in_memory_transport(cls, serve: ServeFunction) -> AsyncTransport:

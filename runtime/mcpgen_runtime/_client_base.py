@@ -301,13 +301,8 @@ class _SessionState(Generic[TR, W]):
         self._gone = False  # set once the server side ended; no new request may wait
 
     @classmethod
-    def _stdio_transport(
-        cls,
-        argv: list[str],
-        env: Mapping[str, str] | None,
-        cwd: str | os.PathLike[str] | None,
-        max_message_bytes: int,
-    ) -> TR:
+    def _stdio_transport(cls, argv: list[str], **options: Any) -> TR:
+        """The driver's stdio transport (options: ``env``, ``cwd``, ``max_message_bytes``)."""
         raise NotImplementedError
 
     @classmethod
@@ -343,7 +338,7 @@ class _SessionState(Generic[TR, W]):
         """
         argv = _argv(command)
         return cls(
-            cls._stdio_transport(argv, env, cwd, max_message_bytes),
+            cls._stdio_transport(argv, env=env, cwd=cwd, max_message_bytes=max_message_bytes),
             contract=contract,
             verify=verify,
             timeout=timeout,

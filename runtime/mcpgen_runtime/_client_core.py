@@ -341,15 +341,7 @@ class ClientCore(Generic[W]):
         chosen = version if version in mutual else mutual[-1]
         meta = result.get("_meta")
         server_info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
-        capabilities = result.get("capabilities")
-        instructions = result.get("instructions")
-        self.handshake = Handshake(
-            protocol_version=chosen,
-            server_info=dict(server_info) if isinstance(server_info, dict) else {},
-            capabilities=dict(capabilities) if isinstance(capabilities, dict) else {},
-            instructions=instructions if isinstance(instructions, str) else None,
-            era="modern",
-        )
+        self.handshake = _handshake(result, chosen, server_info, "modern")
         self.modern_version = chosen
         return True
 
@@ -408,13 +400,18 @@ class ClientCore(Generic[W]):
                 reason="unsupported_version",
                 data={"supported": list(HANDSHAKE_VERSIONS), "offered": version},
             )
-        server_info = result.get("serverInfo")
-        capabilities = result.get("capabilities")
-        instructions = result.get("instructions")
-        self.handshake = Handshake(
-            protocol_version=version,
-            server_info=dict(server_info) if isinstance(server_info, dict) else {},
-            capabilities=dict(capabilities) if isinstance(capabilities, dict) else {},
-            instructions=instructions if isinstance(instructions, str) else None,
-        )
+        self.handshake = _handshake(result, version, result.get("serverInfo"), "legacy")
         return self.notification("notifications/initialized")
+
+
+def _handshake(result: Mapping[str, Any], version: str, server_info: Any, era: Era) -> Handshake:
+    """What an ``initialize`` or ``server/discover`` result told us (bad fields: empty)."""
+    capabilities = result.get("capabilities")
+    instructions = result.get("instructions")
+    return Handshake(
+        protocol_version=version,
+        server_info=dict(server_info) if isinstance(server_info, dict) else {},
+        capabilities=dict(capabilities) if isinstance(capabilities, dict) else {},
+        instructions=instructions if isinstance(instructions, str) else None,
+        era=era,
+    )

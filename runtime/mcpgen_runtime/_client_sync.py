@@ -6,7 +6,6 @@ one session at once; the protocol flows come from ``_client_core`` and ``_client
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -65,14 +64,8 @@ class Session(_SessionState[Transport, _Waiter]):
     """
 
     @classmethod
-    def _stdio_transport(
-        cls,
-        argv: list[str],
-        env: Mapping[str, str] | None,
-        cwd: str | os.PathLike[str] | None,
-        max_message_bytes: int,
-    ) -> Transport:
-        return StdioTransport(argv, env=env, cwd=cwd, max_message_bytes=max_message_bytes)
+    def _stdio_transport(cls, argv: list[str], **options: Any) -> Transport:
+        return StdioTransport(argv, **options)
 
     @classmethod
     def _in_memory_transport(cls, serve: ServeFunction) -> Transport:
