@@ -126,28 +126,8 @@ class _Compiler(_ContainerKeywords):
             base = schema
 
         types = self.types(schema, where)
-        allowed: dict[str, list[Any]] = {}
-        for keyword in ("enum", "const"):
-            if keyword in schema:
-                values = [schema["const"]] if keyword == "const" else schema["enum"]
-                if keyword == "enum" and (
-                    isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence)
-                ):
-                    raise SchemaError(f"{where}/enum: must be an array")
-                allowed[keyword] = list(values)
-
-        # Coerce only where the schema wants a number or boolean and would refuse any
-        # string; without "type", enum/const say what the schema wants.
-        coercer = None
-        accepted = set(types) if types is not None else None
-        if accepted is None and allowed:
-            accepted = {_member_type(v) for values in allowed.values() for v in values}
-        if coerce and accepted is not None and "string" not in accepted:
-            integer = "integer" in accepted
-            number = "number" in accepted
-            boolean = "boolean" in accepted
-            if integer or number or boolean:
-                coercer = _make_coercer(integer, number, boolean)
+        allowed = _allowed_values(schema, where)
+        coercer = _coercer_for(types, allowed) if coerce else None
 
         checks: list[_Check] = []
         for keyword, values in allowed.items():
@@ -374,6 +354,38 @@ class _Compiler(_ContainerKeywords):
             return (then if _is_valid(cond, value) else else_)(value, errs)
 
         return if_
+
+
+def _allowed_values(schema: Mapping[str, Any], where: str) -> dict[str, list[Any]]:
+    """``enum`` and ``const`` as lists of the values they allow, by keyword."""
+    allowed: dict[str, list[Any]] = {}
+    for keyword in ("enum", "const"):
+        if keyword in schema:
+            values = [schema["const"]] if keyword == "const" else schema["enum"]
+            if keyword == "enum" and (
+                isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence)
+            ):
+                raise SchemaError(f"{where}/enum: must be an array")
+            allowed[keyword] = list(values)
+    return allowed
+
+
+def _coercer_for(
+    types: tuple[str, ...] | None, allowed: Mapping[str, list[Any]]
+) -> Callable[[str], Any] | None:
+    """Coerce only where the schema wants a number or boolean and would refuse any
+    string; without "type", enum/const say what the schema wants."""
+    accepted = set(types) if types is not None else None
+    if accepted is None and allowed:
+        accepted = {_member_type(v) for values in allowed.values() for v in values}
+    if accepted is None or "string" in accepted:
+        return None
+    integer = "integer" in accepted
+    number = "number" in accepted
+    boolean = "boolean" in accepted
+    if integer or number or boolean:
+        return _make_coercer(integer, number, boolean)
+    return None
 
 
 def _not(negated: _Check, shown: str) -> _Check:

@@ -268,16 +268,7 @@ class _ContainerKeywords(_CompilerBase):
         if not (props or patterns or forbid or additional is not None):
             return None
         props_get = props.get
-
-        def matching(name: str) -> list[_Check] | None:
-            """With ``patternProperties``: every check that applies to ``name``."""
-            found = [check for regex, check in patterns if regex.search(name)]
-            own = props_get(name)
-            if own is not None:
-                found.insert(0, own)
-            elif not found and additional is not None:
-                found.append(additional)
-            return found or None
+        matching = _matching(props, patterns, additional)
 
         def members(value: dict[str, Any], errs: list[_Err]) -> dict[str, Any]:
             out: dict[str, Any] | None = None
@@ -405,3 +396,24 @@ def _check_unique(final: list[Any], errs: list[_Err]) -> None:
                 ((), f"expected unique items, but items {earlier} and {index} are equal", None)
             )
             break
+
+
+def _matching(
+    props: Mapping[str, _Check],
+    patterns: list[tuple[EcmaRegex, _Check]],
+    additional: _Check | None,
+) -> Callable[[str], list[_Check] | None]:
+    """With ``patternProperties``: every check that applies to a member's name (its
+    own, then each matching pattern's; ``additionalProperties`` when none), or None."""
+    props_get = props.get
+
+    def matching(name: str) -> list[_Check] | None:
+        found = [check for regex, check in patterns if regex.search(name)]
+        own = props_get(name)
+        if own is not None:
+            found.insert(0, own)
+        elif not found and additional is not None:
+            found.append(additional)
+        return found or None
+
+    return matching
