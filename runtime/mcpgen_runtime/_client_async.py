@@ -19,7 +19,7 @@ from ._client_base import (
     _identity,
     _SessionState,
 )
-from ._client_core import Outcome, Reply, Response
+from ._client_core import Outcome, Response
 from ._client_listing import ListedTool
 from ._client_tasks import _NO_LIMIT, TaskStatus, _TaskState
 from ._errors import ServerExited, Timeout
@@ -265,22 +265,14 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         except ServerExited:
             pass
 
-    def _on_line(self, line: bytes) -> None:
-        for event in self._core.receive(line):
-            if isinstance(event, Response):
-                future = event.waiter
-                if not future.done():
-                    future.set_result(event)
-            elif isinstance(event, Reply):
-                self._send_quietly(event.line)
-            else:
-                self._notify(event)
+    def _deliver(self, response: Response[asyncio.Future[Response[Any]]]) -> None:
+        future = response.waiter
+        if not future.done():
+            future.set_result(response)
 
-    def _on_close(self) -> None:
-        self._gone = True
-        for future in self._core.fail_all():
-            if not future.done():
-                future.set_exception(self.transport.exit_error())
+    def _fail(self, waiter: asyncio.Future[Response[Any]]) -> None:
+        if not waiter.done():
+            waiter.set_exception(self.transport.exit_error())
 
 
 def _progress_task_done(task: asyncio.Task[Any]) -> None:

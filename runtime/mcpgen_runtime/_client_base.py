@@ -20,6 +20,8 @@ from ._client_core import (
     Era,
     Notification,
     ProtocolChoice,
+    Reply,
+    Response,
 )
 from ._client_listing import ListedTool
 from ._client_tasks import (
@@ -457,6 +459,34 @@ class _SessionState(Generic[TR, W]):
         """Stop routing ``token``'s progress (the call failed or was cancelled)."""
         if token is not None:
             self._progress.pop(token, None)
+
+    # -- the reader's callbacks (the transport calls them; the drivers wake waiters) ----
+
+    def _on_line(self, line: bytes) -> None:
+        for event in self._core.receive(line):
+            if isinstance(event, Response):
+                self._deliver(event)
+            elif isinstance(event, Reply):
+                self._send_quietly(event.line)
+            else:
+                self._notify(event)
+
+    def _on_close(self) -> None:
+        self._gone = True
+        for waiter in self._core.fail_all():
+            self._fail(waiter)
+
+    def _deliver(self, response: Response[W]) -> None:
+        """Wake the caller waiting for ``response``."""
+        raise NotImplementedError
+
+    def _fail(self, waiter: W) -> None:
+        """Wake a caller whose server is gone, with ``transport.exit_error()``."""
+        raise NotImplementedError
+
+    def _send_quietly(self, line: bytes) -> None:
+        """Write a line nobody waits for; a gone server is ignored."""
+        raise NotImplementedError
 
     def _check_usable(self) -> None:
         # Using a session outside its lifetime is a bug in the caller, not an MCP error.

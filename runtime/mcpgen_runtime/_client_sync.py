@@ -21,7 +21,7 @@ from ._client_base import (
     _identity,
     _SessionState,
 )
-from ._client_core import Outcome, Reply, Response
+from ._client_core import Outcome, Response
 from ._client_listing import ListedTool
 from ._client_tasks import TaskStatus, _TaskState
 from ._errors import ServerExited, Timeout
@@ -278,22 +278,14 @@ class Session(_SessionState[Transport, _Waiter]):
         except ServerExited:
             pass
 
-    # -- reader-thread callbacks ----------------------------------------------------------
+    # -- what the reader thread wakes callers with -----------------------------------------
 
-    def _on_line(self, line: bytes) -> None:
-        for event in self._core.receive(line):
-            if isinstance(event, Response):
-                waiter = event.waiter
-                waiter.result = event.result
-                waiter.error = event.error
-                waiter.lock.release()
-            elif isinstance(event, Reply):
-                self._send_quietly(event.line)
-            else:
-                self._notify(event)
+    def _deliver(self, response: Response[_Waiter]) -> None:
+        waiter = response.waiter
+        waiter.result = response.result
+        waiter.error = response.error
+        waiter.lock.release()
 
-    def _on_close(self) -> None:
-        self._gone = True
-        for waiter in self._core.fail_all():
-            waiter.failure = self.transport.exit_error()
-            waiter.lock.release()
+    def _fail(self, waiter: _Waiter) -> None:
+        waiter.failure = self.transport.exit_error()
+        waiter.lock.release()
