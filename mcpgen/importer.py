@@ -12,6 +12,8 @@ references point to) become one shared type. A tool without an output schema get
 The result is checked before it is returned: the spec loads, and the descriptors it
 publishes are compatible with what the server listed (``runtime/_compat``); what
 still differs (a member the spec format has no key for) is said above the tool.
+
+The forms and shared types are ``importer_types``; the YAML text ``importer_yaml``.
 """
 
 from __future__ import annotations
@@ -19,29 +21,23 @@ from __future__ import annotations
 import keyword
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from mcpgen_runtime._compat import Change, Severity, compare_tools
 
-from .names import MODELS_PY_NAMES, class_name, shadowed_module
-from .printable import escape_line, needs_escape
+from .importer_types import _canon, _DefClasses, _text, _ToolEntry
+from .importer_yaml import _render
+from .names import class_name, shadowed_module
+from .printable import escape_line
 from .schemas import descriptor
 from .spec.load import load_spec_text
 
 __all__ = ["ImportFailed", "ImportedSpec", "import_server", "spec_from_tools"]
 
-# Root keywords of an input schema that only annotate it (a `parameters` form that
-# would drop one is not taken: the listed schema is kept instead).
-_ROOT_ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "title", "description", "examples"})
-_PARAMETER_ROOT = frozenset({"type", "properties", "required", "additionalProperties"})
-_TYPE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PACKAGE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_DEF_REF = re.compile(r"^#/(\$defs|definitions)/([^/]+)$")
 
 
 class ImportFailed(Exception):
@@ -143,15 +139,7 @@ def spec_from_tools(
 ) -> ImportedSpec:
     """A spec for ``tools`` (raw ``tools/list`` definitions); see the module docstring."""
     server_name = name or _text(server_info.get("name")) or "server"
-    package = package or _package_name(server_name)
-    if not _PACKAGE_NAME.match(package) or keyword.iskeyword(package):
-        raise ImportFailed(f"{package!r} is not a Python package name; pass --package")
-    shadowed = shadowed_module(package)
-    if shadowed is not None:
-        raise ImportFailed(f"package {package!r} would shadow {shadowed} of that name; "
-                           "pass another --package")
-    if version is not None and not version:
-        raise ImportFailed("--version must not be empty")
+    package = _checked_package(package or _package_name(server_name), version)
     # Input schema of tool i at 2i, its output schema at 2i + 1: one set of types.
     classes = _DefClasses(
         [schema for tool in tools for schema in (tool.get("inputSchema"), tool.get("outputSchema"))]
@@ -173,12 +161,47 @@ def spec_from_tools(
         server["instructions"] = instructions
     header = _header(source, server_info, protocol_version, eras=eras, name=name,
                      version=version, placeholder=spec_version == "0" and listed_version != "0")
-    # Each tool takes the first form whose published descriptor is the listed one:
-    # `parameters` (shared types), `input_schema` (shared types), both schemas as listed.
+
+    def render(levels: Mapping[str, int], notes: Mapping[str, list[str]]) -> str:
+        return _render(header, package, server, entries, levels, stems, classes, notes)
+
+    levels, published = _choose_forms(entries, render, exact, spec_dir)
+    for entry in entries:
+        changes = _breaking(published[entry.name], entry.raw)
+        if changes:
+            reasons = ", ".join(escape_line(f"{c.rule} {c.path}") for c in changes)
+            raise ImportFailed(f"tool {entry.name!r} cannot be reproduced by a spec: {reasons}")
+    notes = {entry.name: _notes(entry.raw, published[entry.name]) for entry in entries}
+    text = render(levels, notes)
+    _load(text, spec_dir, [entry.name for entry in entries])  # comments only: the same spec
+    return ImportedSpec(text, package, len(entries), {k: v for k, v in notes.items() if v})
+
+
+def _checked_package(package: str, version: str | None) -> str:
+    if not _PACKAGE_NAME.match(package) or keyword.iskeyword(package):
+        raise ImportFailed(f"{package!r} is not a Python package name; pass --package")
+    shadowed = shadowed_module(package)
+    if shadowed is not None:
+        raise ImportFailed(f"package {package!r} would shadow {shadowed} of that name; "
+                           "pass another --package")
+    if version is not None and not version:
+        raise ImportFailed("--version must not be empty")
+    return package
+
+
+def _choose_forms(
+    entries: Sequence[_ToolEntry],
+    render: Callable[[Mapping[str, int], Mapping[str, list[str]]], str],
+    exact: bool,
+    spec_dir: Path,
+) -> tuple[dict[str, int], dict[str, dict[str, Any]]]:
+    """The form level of each tool (0 ``parameters``, 1 ``input_schema`` with shared
+    types, 2 both schemas as listed): the first whose published descriptor is the
+    listed one. Returns the levels and what the spec then publishes, per tool."""
     levels = {entry.name: 1 if exact else 0 for entry in entries}
     names = [entry.name for entry in entries]
     while True:  # each round raises a level, up to 2 per tool: it ends
-        spec = _render(header, package, server, entries, levels, stems, classes, {})
+        spec = render(levels, {})
         # A tool kept as listed publishes its own $defs names: a shared type of one of
         # those names would be published under it too, so its tools keep theirs as well.
         local = {name for e in entries if levels[e.name] == 2 for name in _def_names(e.raw)}
@@ -196,18 +219,9 @@ def spec_from_tools(
             and not _same(published[entry.name], entry.raw)
         ]
         if not retry:
-            break
+            return levels, published
         for tool_name in retry:
             levels[tool_name] += 1
-    for entry in entries:
-        changes = _breaking(published[entry.name], entry.raw)
-        if changes:
-            reasons = ", ".join(escape_line(f"{c.rule} {c.path}") for c in changes)
-            raise ImportFailed(f"tool {entry.name!r} cannot be reproduced by a spec: {reasons}")
-    notes = {entry.name: _notes(entry.raw, published[entry.name]) for entry in entries}
-    text = _render(header, package, server, entries, levels, stems, classes, notes)
-    _load(text, spec_dir, names)  # comments only: still the same spec
-    return ImportedSpec(text, package, len(entries), {k: v for k, v in notes.items() if v})
 
 
 def _def_names(tool: Mapping[str, Any]) -> set[str]:
@@ -280,14 +294,6 @@ def _where(path: str, names: Sequence[str]) -> str:
     return f"{path}: " if path else ""
 
 
-def _mapping(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def _package_name(server_name: str) -> str:
     """``mcp-servers/everything`` → ``mcp_servers_everything``; a name that would shadow
     the standard library or a run-time dependency gets ``_mcp``: ``json`` → ``json_mcp``."""
@@ -330,353 +336,3 @@ def _header(
     lines.append("Each tool publishes exactly the definition the server listed; `parameters` is")
     lines.append("used where it derives the listed input schema, else `input_schema`.")
     return lines
-
-
-# --------------------------------------------------------------------------- $defs → types
-
-
-_DefKey = tuple[int, str, str]  # (tool index, "$defs" | "definitions", name)
-
-
-class _DefClasses:
-    """The root ``$defs`` of every tool, grouped into classes of equal definitions.
-
-    Two definitions are equal when they have the same name and the same content once
-    each reference to another local definition is read as that definition's class: a
-    fixed point (partition refinement), so definitions that refer to each other and
-    are repeated in every tool collapse into one class each. The name is part of the
-    identity so that a shared type keeps the name the server published."""
-
-    def __init__(self, schemas: Sequence[Any]) -> None:
-        self.defs: dict[_DefKey, Any] = {}
-        for index, schema in enumerate(schemas):
-            if not isinstance(schema, dict):
-                continue
-            for container in ("$defs", "definitions"):
-                if isinstance(schema.get(container), dict):
-                    for name, value in schema[container].items():
-                        self.defs[(index, container, name)] = value
-        self.of: dict[_DefKey, int] = {}
-        classes = -1
-        while True:
-            signatures: dict[tuple[int, str], int] = {}
-            new_of: dict[_DefKey, int] = {}
-            for key, value in self.defs.items():
-                sig = (self.of.get(key, 0), key[2] + "\0" + _canon(self._marked(value, key[0])))
-                new_of[key] = signatures.setdefault(sig, len(signatures))
-            self.of = new_of
-            if len(signatures) == classes:
-                break
-            classes = len(signatures)
-
-    def target(self, tool: int, ref: str) -> _DefKey | None:
-        match = _DEF_REF.match(ref)
-        if not match:
-            return None
-        key = (tool, match.group(1), match.group(2).replace("~1", "/").replace("~0", "~"))
-        return key if key in self.defs else None
-
-    def _marked(self, node: Any, tool: int) -> Any:
-        """``node`` with each local reference replaced by its target's current class."""
-        if isinstance(node, list):
-            return [self._marked(item, tool) for item in node]
-        if not isinstance(node, dict):
-            return node
-        result: dict[str, Any] = {}
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                target = self.target(tool, value)
-                result[key] = value if target is None else f"\0class {self.of.get(target, 0)}"
-            elif key in _VALUE_KEYWORDS:
-                result[key] = value
-            else:
-                result[key] = self._marked(value, tool)
-        return result
-
-
-_VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})  # values, not schemas
-
-
-class _TypeHoister:
-    """Root ``$defs`` as shared ``types``: one type per class of equal definitions,
-    named as the server named it unless that name is taken (then renamed, which the
-    faithfulness check sees: such a tool keeps its own ``$defs``)."""
-
-    def __init__(self, classes: _DefClasses, tool_stems: set[str]) -> None:
-        self.classes = classes
-        self.types: dict[str, Any] = {}
-        self._class_names = {f"{stem}{suffix}" for stem in tool_stems for suffix in ("Args", "Output")}
-        self._names: dict[int, str] = {}  # class → type name
-
-    def hoist(self, tool: int, schema: Any, problems: list[str], where: str) -> Any:
-        """``schema`` without root ``$defs``, its ``#/$defs/X`` references renamed to types."""
-        if not isinstance(schema, dict):
-            return schema
-        for key, value in self.classes.defs.items():
-            if key[0] == tool:
-                name = self._name(self.classes.of[key], key[2])
-                if name not in self.types:
-                    self.types[name] = None  # claimed first: a definition may refer to itself
-                    self.types[name] = self._rewrite(value, tool, problems, where)
-        body = {k: v for k, v in schema.items() if k not in ("$defs", "definitions")}
-        return self._rewrite(body, tool, problems, where)
-
-    def _name(self, cls: int, wanted: str) -> str:
-        if cls in self._names:
-            return self._names[cls]
-        base = re.sub(r"[^0-9A-Za-z_]+", "_", wanted).strip("_") or "Type"
-        if base[0].isdigit():
-            base = "_" + base
-        if base in self._class_names or base in MODELS_PY_NAMES:  # a class that exists, or a
-            base += "Type"  # name models.py needs (a tool's …Args/…Output, Any, str, ...)
-        taken = set(self._names.values())
-        candidate, counter = base, 2
-        while candidate in taken:
-            candidate, counter = f"{base}{counter}", counter + 1
-        self._names[cls] = candidate
-        return candidate
-
-    def _rewrite(self, node: Any, tool: int, problems: list[str], where: str) -> Any:
-        if isinstance(node, list):
-            return [self._rewrite(item, tool, problems, where) for item in node]
-        if not isinstance(node, dict):
-            return node
-        result: dict[str, Any] = {}
-        for key, value in node.items():
-            if key == "$ref" and isinstance(value, str):
-                target = self.classes.target(tool, value)
-                if target is None:
-                    problems.append(
-                        f"{where}: $ref {value!r} is not a root $defs entry; a spec cannot hold it"
-                    )
-                    result[key] = value
-                else:
-                    result[key] = f"#/types/{self._name(self.classes.of[target], target[2])}"
-            elif key in _VALUE_KEYWORDS:
-                result[key] = value
-            else:
-                result[key] = self._rewrite(value, tool, problems, where)
-        return result
-
-
-def _canon(value: Any) -> str:
-    import json
-
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-# --------------------------------------------------------------------------- one tool
-
-
-class _ToolEntry:
-    """One listed tool, split into the parts of a spec entry."""
-
-    def __init__(self, index: int, raw: Mapping[str, Any], classes: _DefClasses) -> None:
-        self.index = index
-        self.raw = dict(raw)
-        self.name = _text(raw.get("name")) or ""
-        self.problems: list[str] = []
-        # Checked once with a hoister of its own: a reference a spec cannot hold is a
-        # problem whichever form the tool is written in.
-        probe = _TypeHoister(classes, set())
-        hoisted = probe.hoist(2 * index, raw.get("inputSchema"), self.problems, "inputSchema")
-        if isinstance(raw.get("outputSchema"), dict):
-            probe.hoist(2 * index + 1, raw["outputSchema"], self.problems, "outputSchema")
-        if not isinstance(hoisted, dict) or hoisted.get("type") != "object":
-            self.problems.append("inputSchema is not an object schema (type: object)")
-
-    def entry(self, level: int, hoist: _TypeHoister) -> dict[str, Any]:
-        """The spec entry; ``level`` 0: ``parameters`` with shared types, 1:
-        ``input_schema`` with shared types, 2: both schemas exactly as listed."""
-        raw = self.raw
-        result: dict[str, Any] = {"name": self.name}
-        annotations = _mapping(raw.get("annotations"))
-        title = _text(raw.get("title"))
-        annotation_title = _text(annotations.get("title"))
-        if title is not None:
-            result["title"] = title
-            if annotation_title != title:  # the spec mirrors a title unless told otherwise
-                result["annotation_title"] = annotation_title if annotation_title is not None else False
-        elif annotation_title is not None:
-            result["annotation_title"] = annotation_title
-        if isinstance(raw.get("description"), str):
-            result["description"] = raw["description"]
-        if level == 2:
-            input_schema = raw.get("inputSchema")
-            output_schema = raw.get("outputSchema")
-        else:
-            input_schema = hoist.hoist(2 * self.index, raw.get("inputSchema"), [], "inputSchema")
-            output_schema = (
-                hoist.hoist(2 * self.index + 1, raw["outputSchema"], [], "outputSchema")
-                if isinstance(raw.get("outputSchema"), dict)
-                else None
-            )
-        parameters = _as_parameters(input_schema) if level == 0 else None
-        if parameters is not None:
-            result["parameters"] = parameters
-        else:
-            result["input_schema"] = input_schema
-        if isinstance(output_schema, dict):
-            result["output_schema"] = output_schema
-        else:
-            # No output schema: the server may answer any content and structuredContent;
-            # `result` hands all of it to the caller (a `string` would keep the text only).
-            result["returns"] = "result"
-        hints = {
-            spec_key: annotations[wire_key]
-            for wire_key, spec_key in _HINTS
-            if isinstance(annotations.get(wire_key), bool)
-        }
-        if hints:
-            result["hints"] = hints
-        execution = _mapping(raw.get("execution"))
-        if execution.get("taskSupport") in ("forbidden", "optional", "required"):
-            result["task_support"] = execution["taskSupport"]  # `forbidden` written out is listed
-        icons = [_icon(icon) for icon in raw.get("icons") or [] if _is_icon(icon)]
-        if icons:
-            result["icons"] = icons
-        if isinstance(raw.get("_meta"), dict):
-            result["meta"] = raw["_meta"]
-        return result
-
-
-_HINTS = (
-    ("readOnlyHint", "read_only"),
-    ("destructiveHint", "destructive"),
-    ("idempotentHint", "idempotent"),
-    ("openWorldHint", "open_world"),
-)
-
-
-def _as_parameters(schema: Any) -> list[dict[str, Any]] | None:
-    """The ``parameters`` list for an input schema, or None when it has no such form."""
-    if not isinstance(schema, dict):
-        return None
-    extra = set(schema) - _PARAMETER_ROOT - _ROOT_ANNOTATIONS
-    if extra or schema.get("additionalProperties", True) not in (True, False):
-        return None
-    properties = schema.get("properties", {})
-    required = schema.get("required", [])
-    if not isinstance(properties, dict) or not isinstance(required, list):
-        return None
-    if any(not isinstance(name, str) or name not in properties for name in required):
-        return None
-    parameters: list[dict[str, Any]] = []
-    for name, prop in properties.items():
-        if not isinstance(prop, dict) or "name" in prop or "required" in prop:
-            return None  # `name`/`required` would mean the parameter's, not the schema's
-        if "description" in prop and not isinstance(prop["description"], str):
-            return None
-        is_required = name in required
-        if is_required and "default" in prop:
-            return None  # the spec reads a default as "optional"
-        parameter = {"name": name, **prop}
-        if not is_required and "default" not in prop:
-            parameter["required"] = False
-        parameters.append(parameter)
-    return parameters
-
-
-def _is_icon(icon: Any) -> bool:
-    return isinstance(icon, dict) and isinstance(icon.get("src"), str)
-
-
-def _icon(icon: Mapping[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = {"src": icon["src"]}
-    if isinstance(icon.get("mimeType"), str):
-        result["mime_type"] = icon["mimeType"]
-    sizes = icon.get("sizes")
-    if isinstance(sizes, list) and all(isinstance(size, str) for size in sizes):
-        result["sizes"] = sizes
-    if icon.get("theme") in ("light", "dark"):
-        result["theme"] = icon["theme"]
-    return result
-
-
-# --------------------------------------------------------------------------- YAML
-
-
-class _Dumper(yaml.SafeDumper):
-    """Block style, multi-line strings as literal blocks, keys in their given order.
-
-    A string holding a control, line-break (other than ``\\n``) or bidi character is
-    written double-quoted, every non-ASCII character of it escaped: PyYAML would
-    otherwise write bidi overrides (and U+2028 in some styles) raw, which an editor or
-    a terminal shows as something other than the value. The value is the same."""
-
-    def write_double_quoted(self, text: str, split: bool = True) -> None:
-        if not needs_escape(text.replace("\n", "")):
-            super().write_double_quoted(text, split)
-            return
-        saved, self.allow_unicode = self.allow_unicode, False
-        try:
-            super().write_double_quoted(text, split)
-        finally:
-            self.allow_unicode = saved
-
-    def ignore_aliases(self, data: Any) -> bool:
-        # A value met twice is written twice: no anchors, which would also collide
-        # between the parts of a spec that are dumped one by one.
-        return True
-
-
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
-    if needs_escape(value.replace("\n", "")):
-        style: str | None = '"'
-    else:
-        style = "|" if "\n" in value.strip("\n") else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-def _represent_list(dumper: yaml.SafeDumper, value: list[Any]) -> yaml.Node:
-    # Short lists of scalars (required, enum, type unions) read best on one line.
-    flow = len(value) <= 12 and all(
-        isinstance(item, (int, float, bool))
-        or (isinstance(item, str) and len(item) < 40 and "\n" not in item)
-        for item in value
-    )
-    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
-
-
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(list, _represent_list)
-
-
-def _dump(value: Any) -> str:
-    return yaml.dump(
-        value,
-        Dumper=_Dumper,
-        sort_keys=False,
-        allow_unicode=True,
-        width=100,
-        default_flow_style=False,
-    )
-
-
-def _render(
-    header: list[str],
-    package: str,
-    server: Mapping[str, Any],
-    entries: Sequence[_ToolEntry],
-    levels: Mapping[str, int],
-    stems: set[str],
-    classes: _DefClasses,
-    notes: Mapping[str, list[str]],
-) -> str:
-    # Types are named afresh for the tools that share them: one kept as listed does not
-    # claim a name.
-    hoist = _TypeHoister(classes, stems)
-    tool_parts = [entry.entry(levels[entry.name], hoist) for entry in entries]
-    types = hoist.types
-    # Every comment line is one escaped line: a line break YAML recognises in a server's
-    # name (\n, \r, NEL, U+2028, U+2029) would otherwise start a line of the spec.
-    parts = ["".join(f"# {escape_line(line)}\n" for line in header)]
-    parts.append(_dump({"mcpgen": 1, "package": package, "server": dict(server)}))
-    if types:
-        parts.append(_dump({"types": types}))
-    parts.append("tools:\n" if entries else "tools: []\n")
-    for entry, part in zip(entries, tool_parts, strict=True):
-        for note in notes.get(entry.name, []):
-            parts.append(f"# differs from the live listing: {escape_line(note)}\n")
-        parts.append(_dump([part]))
-    return "".join(parts)

@@ -5,13 +5,14 @@ the parts of a call that do not wait).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import shlex
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar
 
 from ._client_core import (
     ClientCore,
@@ -19,6 +20,8 @@ from ._client_core import (
     Era,
     Notification,
     ProtocolChoice,
+    Reply,
+    Response,
 )
 from ._client_listing import ListedTool
 from ._client_tasks import (
@@ -28,6 +31,7 @@ from ._client_tasks import (
 from ._errors import (
     ContractMismatch,
 )
+from ._transport import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
 from ._versions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 if TYPE_CHECKING:
@@ -251,24 +255,32 @@ def _identity(result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-class _SessionState:
-    """Fields and read-only views both sessions share."""
+TR = TypeVar("TR")  # the transport a session drives
+W = TypeVar("W")  # what a caller waits on: a lock (sync) or a future (async)
+
+
+class _SessionState(Generic[TR, W]):
+    """Fields, read-only views and constructors both sessions share; the protocol
+    flows (``_client_flows``) read and update this state, the drivers do the I/O."""
 
     def __init__(
         self,
+        transport: TR,
         *,
-        contract: Sequence[Mapping[str, Any]],
-        verify: Verify,
-        timeout: float,
+        contract: Sequence[Mapping[str, Any]] = (),
+        verify: Verify = "strict",
+        timeout: float = 30.0,
         server_id: str,
-        on_notification: NotificationHandler | None,
-        protocol: ProtocolChoice,
-        probe_timeout: float,
+        client_info: Mapping[str, Any] | None = None,
+        on_notification: NotificationHandler | None = None,
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
     ) -> None:
         if verify not in ("strict", "warn", "off"):
             raise ValueError(f"verify must be 'strict', 'warn' or 'off', not {verify!r}")
         if protocol not in ("auto", "legacy", "modern"):
             raise ValueError(f"protocol must be 'auto', 'legacy' or 'modern', not {protocol!r}")
+        self.transport = transport
         self.contract = list(contract)
         self.verify: Verify = verify
         self.timeout = timeout
@@ -282,21 +294,96 @@ class _SessionState:
         self.server_capabilities: dict[str, Any] = {}
         self.instructions: str | None = None
         self.contract_warnings: list[Change] = []
+        self._core: ClientCore[W] = ClientCore(client_info)
         self._progress: dict[Any, Callable[[float, float | None, str | None], object]] = {}
+        # the async session's coroutine progress callbacks still running, by token
+        self._progress_tasks: dict[Any, set[asyncio.Task[Any]]] = {}
         self._connected = False
         self._closed = False
+        self._gone = False  # set once the server side ended; no new request may wait
+
+    @classmethod
+    def _stdio_transport(cls, argv: list[str], **options: Any) -> TR:
+        """The driver's stdio transport (options: ``env``, ``cwd``, ``max_message_bytes``)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _in_memory_transport(cls, serve: ServeFunction) -> TR:
+        raise NotImplementedError
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        contract: Sequence[Mapping[str, Any]] = (),
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str | None = None,
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> Self:
+        """A session with a server run as a child process (a ``str`` command is
+        split with ``shlex``); ``server_id`` defaults to the command line.
+
+        ``env=None`` inherits this process's environment; a mapping *replaces* it,
+        as with ``subprocess`` (merge ``os.environ`` yourself to extend it). When
+        that mapping has no ``PATH``, the program is still looked up on ours.
+
+        ``max_message_bytes`` bounds one line from the server (16 MiB by default,
+        the server's own default): a longer one is never buffered whole; it fails
+        every pending and later call with ``ProtocolError`` (``reason``
+        ``"message_too_large"``) and the server is stopped.
+        """
+        argv = _argv(command)
+        return cls(
+            cls._stdio_transport(argv, env=env, cwd=cwd, max_message_bytes=max_message_bytes),
+            contract=contract,
+            verify=verify,
+            timeout=timeout,
+            server_id=server_id if server_id is not None else shlex.join(argv),
+            protocol=protocol,
+            probe_timeout=probe_timeout,
+        )
+
+    @classmethod
+    def in_memory(
+        cls,
+        serve: ServeFunction,
+        *,
+        contract: Sequence[Mapping[str, Any]] = (),
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str = "in-memory",
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+    ) -> Self:
+        """A session with a server running in this process (see ``InMemoryTransport``)."""
+        return cls(
+            cls._in_memory_transport(serve),
+            contract=contract,
+            verify=verify,
+            timeout=timeout,
+            server_id=server_id,
+            protocol=protocol,
+            probe_timeout=probe_timeout,
+        )
 
     @property
     def era(self) -> Era | None:
         """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (the initialize
         handshake) once connected; decided once per session, i.e. per server process."""
-        return self._era_core().era
+        return self._core.era
 
-    def _era_core(self) -> ClientCore[Any]:
-        raise NotImplementedError
+    def _alive(self) -> bool:
+        """Whether requests can still be sent: open, and the server still there."""
+        return not (self._gone or self._closed)
 
-    def _adopt_handshake(self, core: ClientCore[Any]) -> None:
-        handshake = core.handshake
+    def _adopt_handshake(self) -> None:
+        handshake = self._core.handshake
         assert handshake is not None
         self.protocol_version = handshake.protocol_version
         self.server_info = handshake.server_info
@@ -330,8 +417,7 @@ class _SessionState:
         self, name: str, result: dict[str, Any], legacy_task: bool, token: int | None
     ) -> _TaskState | None:
         """The task a ``tools/call`` result created, or None for a direct result."""
-        core = self._era_core()
-        kind = core.result_type(result, f"tools/call {name!r}", _CALL_RESULT_TYPES)
+        kind = self._core.result_type(result, f"tools/call {name!r}", _CALL_RESULT_TYPES)
         if kind == "task":
             state = _TaskState(name, "modern", created=TaskStatus.from_wire(result), token=token)
         elif legacy_task and isinstance(result.get("task"), dict) and "content" not in result:
@@ -369,9 +455,46 @@ class _SessionState:
         except Exception:
             logger.exception("the progress callback failed")
 
+    def _progress_drop(self, token: Any) -> None:
+        """Stop routing ``token``'s progress (the call failed or was cancelled)."""
+        if token is not None:
+            self._progress.pop(token, None)
+
+    # -- the reader's callbacks (the transport calls them; the drivers wake waiters) ----
+
+    def _on_line(self, line: bytes) -> None:
+        for event in self._core.receive(line):
+            if isinstance(event, Response):
+                self._deliver(event)
+            elif isinstance(event, Reply):
+                self._send_quietly(event.line)
+            else:
+                self._notify(event)
+
+    def _on_close(self) -> None:
+        self._gone = True
+        for waiter in self._core.fail_all():
+            self._fail(waiter)
+
+    def _deliver(self, response: Response[W]) -> None:
+        """Wake the caller waiting for ``response``."""
+        raise NotImplementedError
+
+    def _fail(self, waiter: W) -> None:
+        """Wake a caller whose server is gone, with ``transport.exit_error()``."""
+        raise NotImplementedError
+
+    def _send_quietly(self, line: bytes) -> None:
+        """Write a line nobody waits for; a gone server is ignored."""
+        raise NotImplementedError
+
     def _check_usable(self) -> None:
         # Using a session outside its lifetime is a bug in the caller, not an MCP error.
         if self._closed:
             raise RuntimeError("the session is closed")
         if not self._connected:
             raise RuntimeError("the session is not connected; call connect() or use `with`")
+
+
+#: A session of either kind, as the flows see it.
+AnySession = _SessionState[Any, Any]

@@ -1,10 +1,10 @@
 """The sans-I/O client side of MCP: encodes requests, matches responses to pending ids
 and decides the protocol era, without threads, pipes or event loops.
 
-Era negotiation (probe with ``server/discover``, fall back to ``initialize``) is the generator ``ClientCore.negotiate``: it
-yields steps (send ``server/discover`` at a version, send ``initialize``, send a
-line) and is fed each step's ``Outcome``; the sync and async sessions (``_client``)
-only run the steps. Once the era is modern, ``request`` stamps every request with
+Era negotiation (probe with ``server/discover``, fall back to ``initialize``) is the
+generator ``ClientCore.negotiate`` (written in ``_client_negotiate``): it yields steps
+(send ``server/discover`` at a version, send ``initialize``, send a line) and is fed
+each step's ``Outcome``; ``_client_flows.open_connection`` runs the steps. Once the era is modern, ``request`` stamps every request with
 the 2026-07-28 ``_meta`` envelope and ``result_type`` checks what comes back.
 """
 
@@ -17,7 +17,17 @@ from dataclasses import dataclass
 from itertools import count
 from typing import Any, Generic, Literal, TypeVar
 
-from ._errors import ProtocolError
+from ._client_negotiate import (
+    LATEST_MODERN,
+    Discover,
+    Initialize,
+    Outcome,
+    ProtocolChoice,
+    SendLine,
+    Step,
+    negotiate,
+)
+from ._errors import ProtocolError, error_from_response
 from ._protocol import (
     META_CAPABILITIES,
     META_CLIENT_INFO,
@@ -25,7 +35,6 @@ from ._protocol import (
     META_VERSION,
     METHOD_NOT_FOUND,
     TASKS_EXTENSION,
-    UNSUPPORTED_VERSION,
 )
 from ._versions import HANDSHAKE_VERSIONS, LATEST_HANDSHAKE, MODERN_VERSIONS
 
@@ -57,12 +66,8 @@ W = TypeVar("W")
 
 DEFAULT_CLIENT_INFO: Mapping[str, str] = {"name": "mcpgen-client", "version": "0.1.0"}
 
-LATEST_MODERN = MODERN_VERSIONS[-1]
-
 #: The era a connection speaks once negotiated.
 Era = Literal["legacy", "modern"]
-#: What a session is told to speak: probe and decide, or one era outright.
-ProtocolChoice = Literal["auto", "legacy", "modern"]
 
 # Compact separators and raw UTF-8: one dumps call per message, and json.dumps
 # escapes control characters, so the encoded line never holds a newline.
@@ -108,41 +113,6 @@ class Handshake:
     capabilities: dict[str, Any]
     instructions: str | None
     era: Era = "legacy"
-
-
-# -- negotiation steps: what ``ClientCore.negotiate`` asks the shell to do ----------
-
-
-@dataclass(frozen=True, slots=True)
-class Discover:
-    """Send ``server/discover`` at ``version``. A ``probe`` waits at most the probe
-    timeout, and no answer is an ``Outcome`` with neither field (not an error)."""
-
-    version: str
-    probe: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Initialize:
-    """Send the ``initialize`` request (normal timeout; no answer is ``Timeout``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SendLine:
-    """Write ``line`` (``notifications/initialized``); its outcome is ignored."""
-
-    line: bytes
-
-
-Step = Discover | Initialize | SendLine
-
-
-@dataclass(frozen=True, slots=True)
-class Outcome:
-    """How a step's request ended: a result, an error object, or neither (no answer)."""
-
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
 
 
 class ClientCore(Generic[W]):
@@ -341,79 +311,9 @@ class ClientCore(Generic[W]):
     # -- era negotiation --------------------------------------------
 
     def negotiate(self, choice: ProtocolChoice) -> Generator[Step, Outcome | None, None]:
-        """Open the connection in the era ``choice`` allows; the shell runs each
-        yielded step and sends back its ``Outcome`` (``None`` after ``SendLine``).
-
-        ``"auto"``: probe with ``server/discover`` at our modern revision. A
-        ``DiscoverResult`` listing it → modern. ``-32022`` naming a mutual modern
-        revision → probe once more at it. ``-32022`` listing only revisions we
-        cannot speak in either era → ``ProtocolError``. Any other error, a result
-        listing no modern revision we speak, or no answer within the probe timeout
-        → legacy ``initialize``; if that is refused with ``-32022`` (a slow server
-        answered the probe after all and locked the modern era), probe once more.
-        ``"modern"``: discover only (its failure is an error). ``"legacy"``:
-        ``initialize`` only. Raises ``ProtocolError`` when no era is agreed.
-        """
-        if choice not in ("auto", "legacy", "modern"):
-            raise ValueError(f"protocol must be 'auto', 'legacy' or 'modern', not {choice!r}")
-        if choice == "legacy":
-            yield from self._initialize_steps()
-            return
-        version = LATEST_MODERN
-        for attempt in range(2):
-            outcome = yield Discover(version, probe=choice == "auto")
-            assert outcome is not None
-            if outcome.result is not None:
-                if self.accept_discover(outcome.result, version):
-                    return
-                if choice == "modern":
-                    raise ProtocolError(
-                        "server/discover lists no protocol revision this client speaks "
-                        f"({', '.join(MODERN_VERSIONS)}): {outcome.result.get('supportedVersions')!r}",
-                        reason="unsupported_version",
-                        data=outcome.result.get("supportedVersions"),
-                    )
-            elif outcome.error is not None:
-                supported = _supported_versions(outcome.error)
-                mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
-                if mutual and attempt == 0:
-                    version = mutual[-1]
-                    continue
-                if choice == "modern":
-                    raise error_from_response(outcome.error, "server/discover")
-                if supported is not None and not any(v in HANDSHAKE_VERSIONS for v in supported):
-                    raise ProtocolError(
-                        "the server speaks only protocol revisions this client does not: "
-                        + ", ".join(map(str, supported)),
-                        code=UNSUPPORTED_VERSION,
-                        reason="unsupported_version",
-                        data=outcome.error.get("data"),
-                    )
-            elif choice == "modern":
-                raise ProtocolError("server/discover got no answer", reason="no_answer")
-            # any other error, a result with no modern revision, or silence: legacy
-            outcome = yield Initialize()
-            assert outcome is not None
-            if outcome.error is None:
-                assert outcome.result is not None
-                yield SendLine(self.accept_initialize(outcome.result))
-                return
-            supported = _supported_versions(outcome.error)
-            mutual = [v for v in MODERN_VERSIONS if v in (supported or ())]
-            if not mutual or attempt != 0:
-                raise error_from_response(outcome.error, "initialize")
-            version = mutual[-1]  # the server is modern after all: probe again
-        raise ProtocolError(
-            "could not agree on a protocol era with the server", reason="unsupported_version"
-        )
-
-    def _initialize_steps(self) -> Generator[Step, Outcome | None, None]:
-        outcome = yield Initialize()
-        assert outcome is not None
-        if outcome.error is not None:
-            raise error_from_response(outcome.error, "initialize")
-        assert outcome.result is not None
-        yield SendLine(self.accept_initialize(outcome.result))
+        """Open the connection in the era ``choice`` allows: see
+        ``_client_negotiate.negotiate``."""
+        return negotiate(self, choice)
 
     def discover_request(self, waiter: W, version: str = LATEST_MODERN) -> tuple[int, bytes]:
         """The ``server/discover`` request, enveloped at ``version`` whatever the era."""
@@ -441,15 +341,7 @@ class ClientCore(Generic[W]):
         chosen = version if version in mutual else mutual[-1]
         meta = result.get("_meta")
         server_info = meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None
-        capabilities = result.get("capabilities")
-        instructions = result.get("instructions")
-        self.handshake = Handshake(
-            protocol_version=chosen,
-            server_info=dict(server_info) if isinstance(server_info, dict) else {},
-            capabilities=dict(capabilities) if isinstance(capabilities, dict) else {},
-            instructions=instructions if isinstance(instructions, str) else None,
-            era="modern",
-        )
+        self.handshake = _handshake(result, chosen, server_info, "modern")
         self.modern_version = chosen
         return True
 
@@ -482,14 +374,17 @@ class ClientCore(Generic[W]):
 
     # -- the handshake era ---------------------------------------------------------
 
-    def initialize_request(self, waiter: W) -> tuple[int, bytes]:
-        """The ``initialize`` request offering our latest handshake revision."""
-        params = {
+    def initialize_params(self) -> dict[str, Any]:
+        """The ``initialize`` params, offering our latest handshake revision."""
+        return {
             "protocolVersion": LATEST_HANDSHAKE,
             "capabilities": {},
             "clientInfo": self.client_info,
         }
-        return self.request("initialize", params, waiter)
+
+    def initialize_request(self, waiter: W) -> tuple[int, bytes]:
+        """The ``initialize`` request offering our latest handshake revision."""
+        return self.request("initialize", self.initialize_params(), waiter)
 
     def accept_initialize(self, result: Mapping[str, Any]) -> bytes:
         """Check the server's ``initialize`` result and return the
@@ -505,33 +400,18 @@ class ClientCore(Generic[W]):
                 reason="unsupported_version",
                 data={"supported": list(HANDSHAKE_VERSIONS), "offered": version},
             )
-        server_info = result.get("serverInfo")
-        capabilities = result.get("capabilities")
-        instructions = result.get("instructions")
-        self.handshake = Handshake(
-            protocol_version=version,
-            server_info=dict(server_info) if isinstance(server_info, dict) else {},
-            capabilities=dict(capabilities) if isinstance(capabilities, dict) else {},
-            instructions=instructions if isinstance(instructions, str) else None,
-        )
+        self.handshake = _handshake(result, version, result.get("serverInfo"), "legacy")
         return self.notification("notifications/initialized")
 
 
-def _supported_versions(error: Mapping[str, Any]) -> list[Any] | None:
-    """``data.supported`` of a ``-32022`` error, or None for any other error."""
-    if error.get("code") != UNSUPPORTED_VERSION:
-        return None
-    data = error.get("data")
-    supported = data.get("supported") if isinstance(data, dict) else None
-    return supported if isinstance(supported, list) else None
-
-
-def error_from_response(error: Mapping[str, Any], method: str) -> ProtocolError:
-    """The ``ProtocolError`` for a JSON-RPC error object."""
-    code = error.get("code")
-    message = error.get("message")
-    return ProtocolError(
-        f"{method}: {message if isinstance(message, str) else 'error'}",
-        code=code if type(code) is int else 0,
-        data=error.get("data"),
+def _handshake(result: Mapping[str, Any], version: str, server_info: Any, era: Era) -> Handshake:
+    """What an ``initialize`` or ``server/discover`` result told us (bad fields: empty)."""
+    capabilities = result.get("capabilities")
+    instructions = result.get("instructions")
+    return Handshake(
+        protocol_version=version,
+        server_info=dict(server_info) if isinstance(server_info, dict) else {},
+        capabilities=dict(capabilities) if isinstance(capabilities, dict) else {},
+        instructions=instructions if isinstance(instructions, str) else None,
+        era=era,
     )

@@ -179,6 +179,14 @@ class _SchemaDiff:
     def compare_constraints(
         self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
     ) -> None:
+        self.compare_bounds(old, new, path, subject)
+        self.compare_counts(old, new, path, subject)
+        self.compare_value_rules(old, new, path, subject)
+
+    def compare_bounds(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        """The numeric bounds (``minimum``/``exclusiveMinimum`` and the maximums)."""
         for lower in (True, False):
             keywords = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
             if not any(_differs(old, new, kw) for kw in keywords):
@@ -201,6 +209,11 @@ class _SchemaDiff:
             name = "lower bound" if lower else "upper bound"
             what = f"{name} {_show_bound(old_bound, lower)} -> {_show_bound(new_bound, lower)}"
             self.relation(rel, kw_path, subject, what, "constraint")
+
+    def compare_counts(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        """The length, item and property counts."""
         for keyword, lower in (
             ("minLength", True), ("maxLength", False), ("minItems", True), ("maxItems", False),
             ("minProperties", True), ("maxProperties", False),
@@ -215,6 +228,11 @@ class _SchemaDiff:
             what = f"{keyword} {_fmt(old.get(keyword, _MISSING))} -> "
             what += _fmt(new.get(keyword, _MISSING))
             self.relation(rel, _child(path, keyword), subject, what, "constraint")
+
+    def compare_value_rules(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        """``multipleOf``, ``pattern``, ``format``, ``const`` and ``uniqueItems``."""
         if _differs(old, new, "multipleOf"):
             old_m, new_m = _number(old.get("multipleOf")), _number(new.get("multipleOf"))
             valid = [
@@ -284,31 +302,12 @@ class _SchemaDiff:
                 )
         closed_new = new.get("additionalProperties") is False
         for name in removed:
-            if name in renamed:
-                continue
-            who = self.who(_sub(subject, name))
-            if self.output:
-                message = f"{who} was removed"
-                self.out.add("OUTPUT_FIELD_REMOVED", _child(props_path, name), message)
-            else:
-                effect = "is rejected" if closed_new else "is ignored by the server"
-                message = f"{who} was removed; a call that sends it {effect}"
-                self.out.add("PARAM_REMOVED", _child(props_path, name), message)
+            if name not in renamed:
+                self.member_removed(name, props_path, subject, closed_new)
+        closed_old = old.get("additionalProperties") is False
         for name in added:
-            if name in renamed.values():
-                continue
-            who = self.who(_sub(subject, name))
-            child = _child(props_path, name)
-            if self.output:
-                if old.get("additionalProperties") is False:
-                    message = f"new {who} in an object that forbade additional properties"
-                    self.out.add("OUTPUT_CONSTRAINT_LOOSENED", child, message)
-                else:
-                    self.out.add("OUTPUT_FIELD_ADDED", child, f"new {who}")
-            elif name in new_req:
-                self.out.add("PARAM_REQUIRED_ADDED", child, f"new required {who}")
-            else:
-                self.out.add("PARAM_OPTIONAL_ADDED", child, f"new optional {who}")
+            if name not in renamed.values():
+                self.member_added(name, props_path, subject, closed_old, name in new_req)
         for name in old_names:
             if name not in new_names:
                 continue
@@ -326,6 +325,32 @@ class _SchemaDiff:
             )
         if top and not self.output:
             self.compare_order(list(old_props), list(new_props), renamed, props_path)
+
+    def member_removed(self, name: str, props_path: str, subject: str, closed_new: bool) -> None:
+        who = self.who(_sub(subject, name))
+        if self.output:
+            message = f"{who} was removed"
+            self.out.add("OUTPUT_FIELD_REMOVED", _child(props_path, name), message)
+        else:
+            effect = "is rejected" if closed_new else "is ignored by the server"
+            message = f"{who} was removed; a call that sends it {effect}"
+            self.out.add("PARAM_REMOVED", _child(props_path, name), message)
+
+    def member_added(
+        self, name: str, props_path: str, subject: str, closed_old: bool, required: bool
+    ) -> None:
+        who = self.who(_sub(subject, name))
+        child = _child(props_path, name)
+        if self.output:
+            if closed_old:
+                message = f"new {who} in an object that forbade additional properties"
+                self.out.add("OUTPUT_CONSTRAINT_LOOSENED", child, message)
+            else:
+                self.out.add("OUTPUT_FIELD_ADDED", child, f"new {who}")
+        elif required:
+            self.out.add("PARAM_REQUIRED_ADDED", child, f"new required {who}")
+        else:
+            self.out.add("PARAM_OPTIONAL_ADDED", child, f"new optional {who}")
 
     def compare_order(
         self, old_order: list[str], new_order: list[str], renamed: Mapping[str, str], path: str

@@ -106,3 +106,14 @@ class ServerExited(McpError):
 
 class Timeout(McpError):
     """A request got no answer within its time limit."""
+
+
+def error_from_response(error: Mapping[str, Any], method: str) -> ProtocolError:
+    """The ``ProtocolError`` for a JSON-RPC error object."""
+    code = error.get("code")
+    message = error.get("message")
+    return ProtocolError(
+        f"{method}: {message if isinstance(message, str) else 'error'}",
+        code=code if type(code) is int else 0,
+        data=error.get("data"),
+    )

@@ -126,28 +126,8 @@ class _Compiler(_ContainerKeywords):
             base = schema
 
         types = self.types(schema, where)
-        allowed: dict[str, list[Any]] = {}
-        for keyword in ("enum", "const"):
-            if keyword in schema:
-                values = [schema["const"]] if keyword == "const" else schema["enum"]
-                if keyword == "enum" and (
-                    isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence)
-                ):
-                    raise SchemaError(f"{where}/enum: must be an array")
-                allowed[keyword] = list(values)
-
-        # Coerce only where the schema wants a number or boolean and would refuse any
-        # string; without "type", enum/const say what the schema wants.
-        coercer = None
-        accepted = set(types) if types is not None else None
-        if accepted is None and allowed:
-            accepted = {_member_type(v) for values in allowed.values() for v in values}
-        if coerce and accepted is not None and "string" not in accepted:
-            integer = "integer" in accepted
-            number = "number" in accepted
-            boolean = "boolean" in accepted
-            if integer or number or boolean:
-                coercer = _make_coercer(integer, number, boolean)
+        allowed = _allowed_values(schema, where)
+        coercer = _coercer_for(types, allowed) if coerce else None
 
         checks: list[_Check] = []
         for keyword, values in allowed.items():
@@ -313,46 +293,16 @@ class _Compiler(_ContainerKeywords):
                 checks.append(self.check_of(branch))
                 node.always.append(branch)
         for keyword in ("anyOf", "oneOf"):
-            if keyword not in schema:
-                continue
-            subs = self.schema_list(schema, keyword, where)
-            plain_nodes = [inplace(s, f"{where}/{keyword}/{i}", False) for i, s in enumerate(subs)]
-            node.maybe.extend(plain_nodes)
-            plain = [self.check_of(n) for n in plain_nodes]
-            coercing = None
-            if coerce:
-                coercing = [
-                    self.check_of(inplace(s, f"{where}/{keyword}/{i}")) for i, s in enumerate(subs)
-                ]
-            if keyword == "anyOf":
-                checks.append(_any_of(plain, coercing))
-            else:
-                checks.append(_one_of(plain, coercing))
-                order_sensitive = True
+            if keyword in schema:
+                checks.append(self.alternatives(schema, keyword, coerce, where, node, inplace))
+                order_sensitive = order_sensitive or keyword == "oneOf"
         if "not" in schema:
             negated = self.check_of(inplace(schema["not"], f"{where}/not", False))
-            shown = _short(schema["not"], 100)
-
-            def not_(value: Any, errs: list[_Err]) -> Any:
-                if _is_valid(negated, value):
-                    errs.append(((), f"must not match the schema {shown}", None))
-                return value
-
-            checks.append(not_)
+            checks.append(_not(negated, _short(schema["not"], 100)))
         if "if" in schema:
-            cond_node = inplace(schema["if"], f"{where}/if", False)
-            then_node = inplace(schema["then"], f"{where}/then") if "then" in schema else None
-            else_node = inplace(schema["else"], f"{where}/else") if "else" in schema else None
-            node.cond, node.then, node.else_ = cond_node, then_node, else_node
-            if then_node is not None or else_node is not None:
-                cond = self.check_of(cond_node)
-                then = self.check_of(then_node) if then_node is not None else _accept
-                else_ = self.check_of(else_node) if else_node is not None else _accept
-
-                def if_(value: Any, errs: list[_Err]) -> Any:
-                    return (then if _is_valid(cond, value) else else_)(value, errs)
-
-                checks.append(if_)
+            conditional = self.conditional(schema, where, node, inplace)
+            if conditional is not None:
+                checks.append(conditional)
                 order_sensitive = True
         if "dependentSchemas" in schema:
             dependent: list[tuple[str, _Check]] = []
@@ -360,17 +310,102 @@ class _Compiler(_ContainerKeywords):
                 dep_node = inplace(sub, f"{where}/dependentSchemas/{name}")
                 node.dependent.append((name, dep_node))
                 dependent.append((name, self.check_of(dep_node)))
-
-            def dependent_schemas(value: Any, errs: list[_Err]) -> Any:
-                if isinstance(value, dict):
-                    for name, check in dependent:
-                        if name in value:
-                            value = check(value, errs)
-                return value
-
-            checks.append(dependent_schemas)
+            checks.append(_dependent_schemas(dependent))
             order_sensitive = True
         return order_sensitive
+
+    def alternatives(
+        self,
+        schema: Mapping[str, Any],
+        keyword: str,
+        coerce: bool,
+        where: str,
+        node: _Node,
+        inplace: Callable[..., _Node],
+    ) -> _Check:
+        """``anyOf`` or ``oneOf``: branches judged without coercion first, then (when
+        coercing) branches that coerce."""
+        subs = self.schema_list(schema, keyword, where)
+        plain_nodes = [inplace(s, f"{where}/{keyword}/{i}", False) for i, s in enumerate(subs)]
+        node.maybe.extend(plain_nodes)
+        plain = [self.check_of(n) for n in plain_nodes]
+        coercing = None
+        if coerce:
+            coercing = [
+                self.check_of(inplace(s, f"{where}/{keyword}/{i}")) for i, s in enumerate(subs)
+            ]
+        return _any_of(plain, coercing) if keyword == "anyOf" else _one_of(plain, coercing)
+
+    def conditional(
+        self, schema: Mapping[str, Any], where: str, node: _Node, inplace: Callable[..., _Node]
+    ) -> _Check | None:
+        """``if``/``then``/``else`` (None: neither branch, so nothing to check)."""
+        cond_node = inplace(schema["if"], f"{where}/if", False)
+        then_node = inplace(schema["then"], f"{where}/then") if "then" in schema else None
+        else_node = inplace(schema["else"], f"{where}/else") if "else" in schema else None
+        node.cond, node.then, node.else_ = cond_node, then_node, else_node
+        if then_node is None and else_node is None:
+            return None
+        cond = self.check_of(cond_node)
+        then = self.check_of(then_node) if then_node is not None else _accept
+        else_ = self.check_of(else_node) if else_node is not None else _accept
+
+        def if_(value: Any, errs: list[_Err]) -> Any:
+            return (then if _is_valid(cond, value) else else_)(value, errs)
+
+        return if_
+
+
+def _allowed_values(schema: Mapping[str, Any], where: str) -> dict[str, list[Any]]:
+    """``enum`` and ``const`` as lists of the values they allow, by keyword."""
+    allowed: dict[str, list[Any]] = {}
+    for keyword in ("enum", "const"):
+        if keyword in schema:
+            values = [schema["const"]] if keyword == "const" else schema["enum"]
+            if keyword == "enum" and (
+                isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Sequence)
+            ):
+                raise SchemaError(f"{where}/enum: must be an array")
+            allowed[keyword] = list(values)
+    return allowed
+
+
+def _coercer_for(
+    types: tuple[str, ...] | None, allowed: Mapping[str, list[Any]]
+) -> Callable[[str], Any] | None:
+    """Coerce only where the schema wants a number or boolean and would refuse any
+    string; without "type", enum/const say what the schema wants."""
+    accepted = set(types) if types is not None else None
+    if accepted is None and allowed:
+        accepted = {_member_type(v) for values in allowed.values() for v in values}
+    if accepted is None or "string" in accepted:
+        return None
+    integer = "integer" in accepted
+    number = "number" in accepted
+    boolean = "boolean" in accepted
+    if integer or number or boolean:
+        return _make_coercer(integer, number, boolean)
+    return None
+
+
+def _not(negated: _Check, shown: str) -> _Check:
+    def not_(value: Any, errs: list[_Err]) -> Any:
+        if _is_valid(negated, value):
+            errs.append(((), f"must not match the schema {shown}", None))
+        return value
+
+    return not_
+
+
+def _dependent_schemas(dependent: list[tuple[str, _Check]]) -> _Check:
+    def dependent_schemas(value: Any, errs: list[_Err]) -> Any:
+        if isinstance(value, dict):
+            for name, check in dependent:
+                if name in value:
+                    value = check(value, errs)
+        return value
+
+    return dependent_schemas
 
 
 def compile_schema(

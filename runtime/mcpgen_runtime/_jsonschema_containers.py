@@ -6,7 +6,7 @@ array counts; ``properties``, ``patternProperties``, ``additionalProperties``,
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ._jsonschema_compiler import _CompilerBase
@@ -41,35 +41,8 @@ class _ContainerKeywords(_CompilerBase):
         unique = schema.get("uniqueItems", False)
         if not isinstance(unique, bool):
             raise SchemaError(f"{where}/uniqueItems: must be a boolean")
-        prefix: tuple[_Check, ...] = ()
-        if "prefixItems" in schema:
-            prefix = tuple(
-                self.sub(s, base, coerce, f"{where}/prefixItems/{i}")
-                for i, s in enumerate(self.schema_list(schema, "prefixItems", where))
-            )
-        items_schema = schema.get("items", True)
-        if not isinstance(items_schema, (Mapping, bool)):
-            raise SchemaError(f"{where}/items: must be a schema (use prefixItems for tuples)")
-        items_false = items_schema is False
-        items = (
-            None
-            if items_schema is True or items_false
-            else (self.sub(items_schema, base, coerce, f"{where}/items"))
-        )
-        contains = None
-        min_contains = 1
-        max_contains = None
-        if "contains" in schema:
-            # Counting matches must not coerce: which items the caller meant is unknowable.
-            contains_node = self.node(schema["contains"], base, False, f"{where}/contains")
-            contains = self.check_of(contains_node)
-            node.contains = contains_node
-            given_min = self.count(schema, "minContains", where)
-            min_contains = 1 if given_min is None else given_min
-            max_contains = self.count(schema, "maxContains", where)
-        node.prefix = len(prefix)
-        node.all_items = "items" in schema
-        n_prefix = len(prefix)
+        walk = self.array_items(schema, base, coerce, where, node)
+        contains = self.array_contains(schema, base, where, node)
 
         def arrays(value: Any, errs: list[_Err]) -> Any:
             if not isinstance(value, list):
@@ -85,6 +58,43 @@ class _ContainerKeywords(_CompilerBase):
                 )
             if max_items is not None and size > max_items:
                 errs.append(((), f"expected at most {max_items} items, got {size}", None))
+            final = value if walk is None else walk(value, errs)
+            if contains is not None:
+                contains(final, errs)
+            if unique:
+                _check_unique(final, errs)
+            return final
+
+        return arrays
+
+    def array_items(
+        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
+    ) -> _Check | None:
+        """``prefixItems`` and ``items``: a check of each item (the array, with the
+        items it coerced, comes back), or None when neither constrains anything."""
+        prefix: tuple[_Check, ...] = ()
+        if "prefixItems" in schema:
+            prefix = tuple(
+                self.sub(s, base, coerce, f"{where}/prefixItems/{i}")
+                for i, s in enumerate(self.schema_list(schema, "prefixItems", where))
+            )
+        items_schema = schema.get("items", True)
+        if not isinstance(items_schema, (Mapping, bool)):
+            raise SchemaError(f"{where}/items: must be a schema (use prefixItems for tuples)")
+        items_false = items_schema is False
+        items = (
+            None
+            if items_schema is True or items_false
+            else (self.sub(items_schema, base, coerce, f"{where}/items"))
+        )
+        node.prefix = len(prefix)
+        node.all_items = "items" in schema
+        n_prefix = len(prefix)
+        if not n_prefix and not items_false and items is None:
+            return None
+
+        def walk(value: list[Any], errs: list[_Err]) -> list[Any]:
+            size = len(value)
             out: list[Any] | None = None
             if n_prefix:
                 for index, check in enumerate(prefix[:size]):
@@ -113,47 +123,50 @@ class _ContainerKeywords(_CompilerBase):
                         if out is None:
                             out = list(value)
                         out[index] = result
-            final = value if out is None else out
-            if contains is not None:
-                matches = sum(1 for item in final if _is_valid(contains, item))
-                if matches < min_contains:
-                    errs.append(
-                        (
-                            (),
-                            (
-                                f"expected at least {_count(min_contains, 'item', 'items')} "
-                                f"matching the 'contains' schema, got {matches}"
-                            ),
-                            None,
-                        )
-                    )
-                if max_contains is not None and matches > max_contains:
-                    errs.append(
-                        (
-                            (),
-                            (
-                                f"expected at most {_count(max_contains, 'item', 'items')} "
-                                f"matching the 'contains' schema, got {matches}"
-                            ),
-                            None,
-                        )
-                    )
-            if unique:
-                first: dict[Any, int] = {}
-                for index, item in enumerate(final):
-                    earlier = first.setdefault(_key(item), index)
-                    if earlier != index:
-                        errs.append(
-                            (
-                                (),
-                                f"expected unique items, but items {earlier} and {index} are equal",
-                                None,
-                            )
-                        )
-                        break
-            return final
+            return value if out is None else out
 
-        return arrays
+        return walk
+
+    def array_contains(
+        self, schema: Mapping[str, Any], base: Any, where: str, node: _Node
+    ) -> Callable[[list[Any], list[_Err]], None] | None:
+        """``contains`` with ``minContains``/``maxContains``, or None without it."""
+        if "contains" not in schema:
+            return None
+        # Counting matches must not coerce: which items the caller meant is unknowable.
+        contains_node = self.node(schema["contains"], base, False, f"{where}/contains")
+        contains = self.check_of(contains_node)
+        node.contains = contains_node
+        given_min = self.count(schema, "minContains", where)
+        min_contains = 1 if given_min is None else given_min
+        max_contains = self.count(schema, "maxContains", where)
+
+        def count_matches(final: list[Any], errs: list[_Err]) -> None:
+            matches = sum(1 for item in final if _is_valid(contains, item))
+            if matches < min_contains:
+                errs.append(
+                    (
+                        (),
+                        (
+                            f"expected at least {_count(min_contains, 'item', 'items')} "
+                            f"matching the 'contains' schema, got {matches}"
+                        ),
+                        None,
+                    )
+                )
+            if max_contains is not None and matches > max_contains:
+                errs.append(
+                    (
+                        (),
+                        (
+                            f"expected at most {_count(max_contains, 'item', 'items')} "
+                            f"matching the 'contains' schema, got {matches}"
+                        ),
+                        None,
+                    )
+                )
+
+        return count_matches
 
     def object_group(
         self,
@@ -164,24 +177,29 @@ class _ContainerKeywords(_CompilerBase):
         node: _Node,
         typed: bool,
     ) -> _Check:
-        props: dict[str, _Check] = {}
-        if "properties" in schema:
-            for name, sub in self.schema_map(schema, "properties", where).items():
-                props[name] = self.sub(sub, base, coerce, f"{where}/properties/{name}")
-        patterns: list[tuple[EcmaRegex, _Check]] = []
-        if "patternProperties" in schema:
-            for source, sub in self.schema_map(schema, "patternProperties", where).items():
-                regex = self.regex(source, f"{where}/patternProperties")
-                patterns.append((regex, self.sub(sub, base, coerce, f"{where}/patternProperties")))
-        additional_schema = schema.get("additionalProperties", True)
-        forbid = additional_schema is False
-        additional = None
-        if not forbid and additional_schema is not True:
-            additional = self.sub(additional_schema, base, coerce, f"{where}/additionalProperties")
+        members = self.object_members(schema, base, coerce, where, node)
+        shape = self.object_shape(schema, base, where)
+        type_message = "expected object, got "
+
+        def objects(value: Any, errs: list[_Err]) -> Any:
+            if not isinstance(value, dict):
+                if typed:
+                    errs.append(((), type_message + _short(value), "object"))
+                return value
+            if shape is not None:
+                shape(value, errs)
+            return value if members is None else members(value, errs)
+
+        return objects
+
+    def object_shape(
+        self, schema: Mapping[str, Any], base: Any, where: str
+    ) -> Callable[[dict[str, Any], list[_Err]], None] | None:
+        """``propertyNames``, ``required``, the property counts and
+        ``dependentRequired``: what an object must look like, whatever its values."""
         names = None
         if "propertyNames" in schema:
             names = self.sub(schema["propertyNames"], base, False, f"{where}/propertyNames")
-
         required = self.string_list(schema.get("required", ()), f"{where}/required")
         required_set = frozenset(required)
         min_props = self.count(schema, "minProperties", where)
@@ -190,28 +208,10 @@ class _ContainerKeywords(_CompilerBase):
         if "dependentRequired" in schema:
             for name, needs in self.schema_map(schema, "dependentRequired", where).items():
                 dep_required.append((name, self.string_list(needs, f"{where}/dependentRequired")))
+        if not (names or required_set or dep_required) and min_props is None and max_props is None:
+            return None
 
-        node.props = frozenset(props)
-        node.patterns = tuple(regex for regex, _ in patterns)
-        node.all_props = "additionalProperties" in schema
-        walk = bool(props or patterns or forbid or additional is not None)
-        props_get = props.get
-        type_message = "expected object, got "
-
-        def extra_checks(name: str) -> list[_Check]:
-            found = [check for regex, check in patterns if regex.search(name)]
-            own = props_get(name)
-            if own is not None:
-                found.insert(0, own)
-            elif not found and additional is not None:
-                found.append(additional)
-            return found
-
-        def objects(value: Any, errs: list[_Err]) -> Any:
-            if not isinstance(value, dict):
-                if typed:
-                    errs.append(((), type_message + _short(value), "object"))
-                return value
+        def shape(value: dict[str, Any], errs: list[_Err]) -> None:
             if required_set and not value.keys() >= required_set:
                 missing = [name for name in required if name not in value]
                 if len(missing) == 1:
@@ -239,29 +239,50 @@ class _ContainerKeywords(_CompilerBase):
                     if scratch:
                         reason = scratch[0][1]
                         errs.append(((), f"invalid property name {_short(name)}: {reason}", None))
-            if not walk:
-                return value
+
+        return shape
+
+    def object_members(
+        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
+    ) -> _Check | None:
+        """``properties``, ``patternProperties`` and ``additionalProperties``: a check
+        of each member (the object, with the members it coerced, comes back), or
+        None when no member is constrained."""
+        props: dict[str, _Check] = {}
+        if "properties" in schema:
+            for name, sub in self.schema_map(schema, "properties", where).items():
+                props[name] = self.sub(sub, base, coerce, f"{where}/properties/{name}")
+        patterns: list[tuple[EcmaRegex, _Check]] = []
+        if "patternProperties" in schema:
+            for source, sub in self.schema_map(schema, "patternProperties", where).items():
+                regex = self.regex(source, f"{where}/patternProperties")
+                patterns.append((regex, self.sub(sub, base, coerce, f"{where}/patternProperties")))
+        additional_schema = schema.get("additionalProperties", True)
+        forbid = additional_schema is False
+        additional = None
+        if not forbid and additional_schema is not True:
+            additional = self.sub(additional_schema, base, coerce, f"{where}/additionalProperties")
+        node.props = frozenset(props)
+        node.patterns = tuple(regex for regex, _ in patterns)
+        node.all_props = "additionalProperties" in schema
+        if not (props or patterns or forbid or additional is not None):
+            return None
+        props_get = props.get
+        matching = _matching(props, patterns, additional)
+
+        def members(value: dict[str, Any], errs: list[_Err]) -> dict[str, Any]:
             out: dict[str, Any] | None = None
             extras: list[str] = []
             for name, item in value.items():
-                if patterns:
-                    checks = extra_checks(name)
-                    if not checks:
-                        if forbid:
-                            extras.append(name)
-                        continue
-                    start = len(errs)
-                    result = _run_chain(checks, item, errs, coerce)
+                check = matching(name) if patterns else props_get(name, additional)
+                if check is None:
+                    if forbid:
+                        extras.append(name)
+                    continue
+                start = len(errs)
+                if isinstance(check, list):
+                    result = _run_chain(check, item, errs, coerce)
                 else:
-                    check = props_get(name)
-                    if check is None:
-                        if forbid:
-                            extras.append(name)
-                            continue
-                        if additional is None:
-                            continue
-                        check = additional
-                    start = len(errs)
                     result = check(item, errs)
                 if len(errs) != start:
                     _prefix(errs, start, name)
@@ -278,7 +299,7 @@ class _ContainerKeywords(_CompilerBase):
                     errs.append(((), f"unexpected properties {_names(extras)}", None))
             return value if out is None else out
 
-        return objects
+        return members
 
     def unevaluated(
         self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
@@ -364,3 +385,35 @@ class _ContainerKeywords(_CompilerBase):
             return value if out is None else out
 
         return unevaluated_items
+
+
+def _check_unique(final: list[Any], errs: list[_Err]) -> None:
+    first: dict[Any, int] = {}
+    for index, item in enumerate(final):
+        earlier = first.setdefault(_key(item), index)
+        if earlier != index:
+            errs.append(
+                ((), f"expected unique items, but items {earlier} and {index} are equal", None)
+            )
+            break
+
+
+def _matching(
+    props: Mapping[str, _Check],
+    patterns: list[tuple[EcmaRegex, _Check]],
+    additional: _Check | None,
+) -> Callable[[str], list[_Check] | None]:
+    """With ``patternProperties``: every check that applies to a member's name (its
+    own, then each matching pattern's; ``additionalProperties`` when none), or None."""
+    props_get = props.get
+
+    def matching(name: str) -> list[_Check] | None:
+        found = [check for regex, check in patterns if regex.search(name)]
+        own = props_get(name)
+        if own is not None:
+            found.insert(0, own)
+        elif not found and additional is not None:
+            found.append(additional)
+        return found or None
+
+    return matching

@@ -276,52 +276,12 @@ def _assemble(
     rerun: bool,
 ) -> _Check:
     """Combine a schema object's type check and keyword checks into one closure."""
-    if types is None:
-        if not uneval and len(checks) <= 1 and not rerun:
-            return checks[0] if checks else _accept
-        exact: frozenset[type] = frozenset()
-    else:
-        exact = frozenset(t for name in types for t in _EXACT_TYPES[name])
-    integral_float = types is not None and "integer" in types and "number" not in types
+    if types is None and not uneval and len(checks) <= 1 and not rerun:
+        return checks[0] if checks else _accept
+    exact, integral_float, mismatch, type_ok = _type_test(types, desc)
     expected = desc
-    type_message = f"expected {desc}, got "
-    wants_number = types is not None and ("integer" in types or "number" in types)
-
-    def mismatch(value: Any) -> str:
-        if wants_number and type(value) is float and not math.isfinite(value):
-            # NaN or an infinity (what a decoder makes of NaN, Infinity or 1e400).
-            return f"expected a finite number, got {_short(value)}"
-        return type_message + _short(value)
-
-    def type_ok(value: Any) -> bool:
-        if integral_float and type(value) is float and value.is_integer():
-            return True
-        return types is not None and any(_is_type(value, name) for name in types)
-
     if types is not None and not checks and not uneval:
-        if coercer is None:
-
-            def typed(value: Any, errs: list[_Err]) -> Any:
-                if type(value) in exact or type_ok(value):
-                    return value
-                errs.append(((), mismatch(value), expected))
-                return value
-
-            return typed
-
-        def typed_coerced(value: Any, errs: list[_Err]) -> Any:
-            if integral_float and type(value) is float and value.is_integer():
-                return int(value)  # 1.0 is a JSON integer; a handler typed `int` gets an int
-            if type(value) in exact or type_ok(value):
-                return value
-            if type(value) is str:
-                converted = coercer(value)
-                if converted is not value:
-                    return converted
-            errs.append(((), mismatch(value), expected))
-            return value
-
-        return typed_coerced
+        return _typed_only(exact, integral_float, mismatch, type_ok, expected, coercer)
 
     def run(value: Any, errs: list[_Err]) -> Any:
         if coercer is not None and integral_float and type(value) is float and value.is_integer():
@@ -353,6 +313,67 @@ def _assemble(
         return value
 
     return run
+
+
+def _type_test(
+    types: tuple[str, ...] | None, desc: str
+) -> tuple[frozenset[type], bool, Callable[[Any], str], Callable[[Any], bool]]:
+    """For ``types``: the Python types that pass outright, whether a float with an
+    integral value counts as an integer, the message for a value of another type,
+    and the full type test."""
+    exact: frozenset[type] = frozenset()
+    if types is not None:
+        exact = frozenset(t for name in types for t in _EXACT_TYPES[name])
+    integral_float = types is not None and "integer" in types and "number" not in types
+    type_message = f"expected {desc}, got "
+    wants_number = types is not None and ("integer" in types or "number" in types)
+
+    def mismatch(value: Any) -> str:
+        if wants_number and type(value) is float and not math.isfinite(value):
+            # NaN or an infinity (what a decoder makes of NaN, Infinity or 1e400).
+            return f"expected a finite number, got {_short(value)}"
+        return type_message + _short(value)
+
+    def type_ok(value: Any) -> bool:
+        if integral_float and type(value) is float and value.is_integer():
+            return True
+        return types is not None and any(_is_type(value, name) for name in types)
+
+    return exact, integral_float, mismatch, type_ok
+
+
+def _typed_only(
+    exact: frozenset[type],
+    integral_float: bool,
+    mismatch: Callable[[Any], str],
+    type_ok: Callable[[Any], bool],
+    expected: str,
+    coercer: Callable[[str], Any] | None,
+) -> _Check:
+    """A schema object that only states a type (the commonest leaf)."""
+    if coercer is None:
+
+        def typed(value: Any, errs: list[_Err]) -> Any:
+            if type(value) in exact or type_ok(value):
+                return value
+            errs.append(((), mismatch(value), expected))
+            return value
+
+        return typed
+
+    def typed_coerced(value: Any, errs: list[_Err]) -> Any:
+        if integral_float and type(value) is float and value.is_integer():
+            return int(value)  # 1.0 is a JSON integer; a handler typed `int` gets an int
+        if type(value) in exact or type_ok(value):
+            return value
+        if type(value) is str:
+            converted = coercer(value)
+            if converted is not value:
+                return converted
+        errs.append(((), mismatch(value), expected))
+        return value
+
+    return typed_coerced
 
 
 def _identity(instance: Any) -> Any:

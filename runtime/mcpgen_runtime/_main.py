@@ -40,6 +40,29 @@ def main(
     default_impl: str | None,
     server_info: Mapping[str, Any],
 ) -> int:
+    parser = _parser(prog, default_impl, server_info)
+    args = parser.parse_args(argv)
+    _check_arguments(parser, args)
+    try:
+        # On stdio, stdout is the protocol stream: what the implementation prints or
+        # logs while it is imported and constructed goes to stderr, as in handlers.
+        with _stdout_to_stderr() if args.transport == "stdio" else contextlib.nullcontext():
+            impl = load_implementation(args.impl, base_class)
+            app = build_app(impl)
+    except (ImportError, AttributeError, TypeError, ValueError) as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return 2
+    if args.transport == "http":
+        return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
+    run_stdio(
+        app, max_message_bytes=args.max_message_bytes, max_concurrent_calls=args.max_concurrent_calls
+    )
+    return 0
+
+
+def _parser(
+    prog: str, default_impl: str | None, server_info: Mapping[str, Any]
+) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
         description=f"Serve the {server_info.get('name')} MCP tools over stdio or Streamable HTTP.",
@@ -72,6 +95,11 @@ def main(
         "async, ctx and timeout calls, and more are refused with error -31000 'Server busy'; "
         "over http, sync handlers, and more wait for a slot",
     )
+    _add_http_arguments(parser)
+    return parser
+
+
+def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
     http = parser.add_argument_group("http transport")
     http.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
     http.add_argument("--port", type=_port, default=None, help="TCP port (default 8000)")
@@ -125,7 +153,10 @@ def main(
         help="with a Redis task store: a worker that has not renewed its lease for this long "
         "is taken for dead and its running tasks fail (default: $MCPGEN_TASK_LEASE, else 15)",
     )
-    args = parser.parse_args(argv)
+
+
+def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """What argparse cannot check alone (exits with a usage error)."""
     if not args.impl:
         parser.error("no implementation: pass --impl module:Class (or set server.implementation)")
     http_flags = [
@@ -148,21 +179,6 @@ def main(
         parser.error(f"{', '.join(http_flags)} need --transport http")
     if args.path is not None and not args.path.startswith("/"):
         parser.error("--path must start with '/'")
-    try:
-        # On stdio, stdout is the protocol stream: what the implementation prints or
-        # logs while it is imported and constructed goes to stderr, as in handlers.
-        with _stdout_to_stderr() if args.transport == "stdio" else contextlib.nullcontext():
-            impl = load_implementation(args.impl, base_class)
-            app = build_app(impl)
-    except (ImportError, AttributeError, TypeError, ValueError) as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
-    if args.transport == "http":
-        return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
-    run_stdio(
-        app, max_message_bytes=args.max_message_bytes, max_concurrent_calls=args.max_concurrent_calls
-    )
-    return 0
 
 
 def _serve_http(

@@ -18,6 +18,9 @@ Both protocol eras are served, and the first request decides, once per connectio
 A non-``initialize`` request carrying ``_meta["io.modelcontextprotocol/
 protocolVersion"]`` opens a stateless 2026-07-28 connection; anything else
 opens a handshake-era one (2024-11-05 … 2025-11-25).
+
+The actions live in ``_server_actions``; the ``tasks/*`` requests and whether a call
+runs as a task in ``_server_tasks`` (``TaskMethods``, a base of ``ServerConnection``).
 """
 
 from __future__ import annotations
@@ -28,24 +31,24 @@ from typing import Any
 
 from ._context import LOG_LEVELS, Context
 from ._errors import ToolError
-from ._jsonrpc import encode, error_response, result_response, result_response_raw
+from ._jsonrpc import error_response, result_response, result_response_raw
 from ._protocol import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
     META_CAPABILITIES,
     META_LOG_LEVEL,
-    META_RELATED_TASK,
     META_SERVER_INFO,
     META_VERSION,
     METHOD_NOT_FOUND,
-    MISSING_CAPABILITY,
     PARSE_ERROR,
     SERVER_BUSY,
     TASKS_EXTENSION,
     UNSUPPORTED_VERSION,
 )
-from ._tasks import Task, TaskTable
+from ._server_actions import Action, Cancel, Invoke, Send, runs_inline
+from ._server_tasks import TASKS_VERSION, TaskMethods
+from ._tasks import TaskTable
 from ._tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
 from ._versions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
 
@@ -53,67 +56,12 @@ __all__ = ["SERVER_BUSY", "Cancel", "Invoke", "Send", "ServerConnection"]
 
 _decode = json.JSONDecoder().decode
 _BATCH_VERSION = "2025-03-26"  # the one revision whose clients may send JSON-RPC batches
-_TASKS_VERSION = "2025-11-25"  # the one handshake revision with core tasks
 
 
-class Send:
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-
-class Invoke:
-    """Run ``tool`` with ``args`` (already validated), then report to ``complete``."""
-
-    __slots__ = ("args", "cancelled", "context", "future", "holds_slot", "modern", "request_id",
-                 "task", "tool", "version")  # fmt: skip
-
-    def __init__(
-        self,
-        request_id: Any,
-        tool: ToolRuntime,
-        args: tuple[Any, ...] | dict[str, Any],
-        version: str,
-        *,
-        modern: bool = False,
-        context: Context | None = None,
-        task: Task | None = None,
-    ) -> None:
-        self.request_id = request_id
-        self.tool = tool
-        self.args = args
-        self.version = version
-        self.modern = modern
-        self.context = context
-        self.task = task
-        self.cancelled = False
-        self.future: Any = None  # the shell's handle, for Cancel
-        self.holds_slot = False  # counts against max_concurrent_calls until released
-
-    @property
-    def runs_inline(self) -> bool:
-        """Cheap enough to run on the reading thread: nothing can interrupt it anyway."""
-        return _runs_inline(self.tool, self.task is not None)
-
-
-def _runs_inline(tool: ToolRuntime, as_task: bool) -> bool:
-    binding = tool.binding
-    return not (binding.is_async or binding.timeout is not None or as_task or tool.wants_context)
-
-
-class Cancel:
-    __slots__ = ("invoke",)
-
-    def __init__(self, invoke: Invoke) -> None:
-        self.invoke = invoke
-
-
-Action = Send | Invoke | Cancel
 _Handler = Callable[[Any, Mapping[str, Any]], list[Action]]
 
 
-class ServerConnection:
+class ServerConnection(TaskMethods):
     """One client connection (one stdio process) of a tools-only MCP server."""
 
     def __init__(
@@ -308,7 +256,7 @@ class ServerConnection:
         if version in ("2024-11-05", "2025-03-26"):
             info.pop("title", None)
         capabilities: dict[str, Any] = {"logging": {}, "tools": {"listChanged": False}}
-        if version == _TASKS_VERSION and self.app.task_tools:
+        if version == TASKS_VERSION and self.app.task_tools:
             capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
         result: dict[str, Any] = {
             "protocolVersion": version,
@@ -384,7 +332,7 @@ class ServerConnection:
         as_task, refusal = self._task_mode(request_id, tool, params)
         if refusal is not None:
             return [refusal]
-        background = not _runs_inline(tool, as_task)
+        background = not runs_inline(tool, as_task)
         if background and self._full():
             return [Send(error_response(
                 request_id, SERVER_BUSY, f"Server busy: {self.max_concurrent_calls} tool calls are "
@@ -433,31 +381,6 @@ class ServerConnection:
             invoke.holds_slot = False
             self.running_calls -= 1
 
-    def _task_mode(
-        self, request_id: Any, tool: ToolRuntime, params: Mapping[str, Any]
-    ) -> tuple[bool, Send | None]:
-        """Whether this call runs as a task, or the error refusing it."""
-        support = tool.binding.task_support
-        if self._is_modern:
-            declared = self._modern_extension(TASKS_EXTENSION)
-            if support == "required" and not declared:
-                return False, Send(error_response(
-                    request_id, MISSING_CAPABILITY,
-                    f"Tool '{tool.name}' runs only as a task: declare the {TASKS_EXTENSION} extension",
-                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
-            # server-directed: a declaring client gets a task for every task-capable tool
-            return declared and support != "forbidden", None
-        if self.version != _TASKS_VERSION or not self.app.task_tools:
-            return False, None  # no tasks capability declared: `task` is ignored
-        wants = isinstance(params.get("task"), dict)
-        if wants and support == "forbidden":
-            return False, Send(error_response(
-                request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' does not support task execution"))
-        if not wants and support == "required":
-            return False, Send(error_response(
-                request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' requires task augmentation"))
-        return wants, None
-
     def _context(self, request_id: Any, tool: ToolRuntime) -> Context:
         meta = self._request_meta
         level = meta.get(META_LOG_LEVEL) if self._is_modern else self.log_level
@@ -469,110 +392,6 @@ class ServerConnection:
             logger=str(self.app.server_info.get("name", "")),
             progress_messages=self.version != "2024-11-05",
         )
-
-    # -- tasks -------------------------------------------------------------------
-
-    def _task_methods_allowed(self, request_id: Any) -> Send | None:
-        if self._is_modern:
-            if not self._modern_extension(TASKS_EXTENSION):
-                return Send(error_response(
-                    request_id, MISSING_CAPABILITY, f"tasks/* needs the {TASKS_EXTENSION} extension",
-                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
-            return None
-        if self.version != _TASKS_VERSION or not self.app.task_tools:
-            return Send(error_response(request_id, METHOD_NOT_FOUND, "Method not found"))
-        return None
-
-    def _find_task(self, request_id: Any, params: Mapping[str, Any]) -> tuple[Task | None, Send | None]:
-        refused = self._task_methods_allowed(request_id)
-        if refused is not None:
-            return None, refused
-        task = self.tasks.get(params.get("taskId"))
-        if task is None or task.era != self.era:
-            return None, Send(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: unknown task {params.get('taskId')!r}"))
-        return task, None
-
-    def _tasks_get(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
-        if task is None:
-            return [refusal] if refusal else []
-        body = task.wire()
-        if self._is_modern:
-            if task.status == "completed" and task.result is not None:
-                body["result"] = self._call_result(task.result)
-            elif task.status == "failed" and task.error is not None:
-                body["error"] = task.error
-        return [self._result(request_id, body)]
-
-    def _tasks_result(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
-        if task is None:
-            return [refusal] if refusal else []
-        if not task.terminal:
-            task.waiters.append(request_id)  # answered when the task ends
-            return []
-        return [Send(self._task_outcome_frame(task, request_id))]
-
-    def _tasks_list(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        refused = self._task_methods_allowed(request_id)
-        if refused is not None:
-            return [refused]
-        if params.get("cursor") is not None:
-            return [Send(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
-        tasks = [task.wire() for task in self.tasks.all() if task.era == self.era]
-        return [Send(result_response(request_id, {"tasks": tasks}))]
-
-    def _tasks_update(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
-        if task is None:
-            return [refusal] if refusal else []
-        # No tool of a generated server asks for input, so there is nothing to route.
-        return [self._result(request_id, {})]
-
-    def _tasks_cancel(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
-        if task is None:
-            return [refusal] if refusal else []
-        if task.terminal:
-            if self._is_modern:
-                return [self._result(request_id, {})]  # cooperative: an ack, whatever the state
-            return [Send(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: task {task.task_id!r} is already {task.status}"))]
-        self.tasks.cancel(task)
-        actions: list[Action] = []
-        invoke = self._task_invokes.pop(task.task_id, None)
-        if invoke is not None:
-            invoke.cancelled = True
-            if invoke.context is not None:
-                invoke.context.cancel()
-            actions.append(Cancel(invoke))
-        reply = self._result(request_id, {} if self._is_modern else task.wire())
-        actions.append(reply)
-        actions.extend(Send(frame) for frame in self._task_ended(task))
-        return actions
-
-    def _task_outcome_frame(self, task: Task, request_id: Any) -> bytes:
-        related = {META_RELATED_TASK: {"taskId": task.task_id}}
-        if task.status == "cancelled":
-            return error_response(request_id, INVALID_PARAMS,
-                                  f"Task {task.task_id!r} was cancelled", {"taskId": task.task_id})
-        if task.error is not None:
-            return encode({"jsonrpc": "2.0", "id": request_id, "error": task.error})
-        assert task.result is not None
-        result = self._call_result(task.result)
-        return result_response(request_id, {**result, "_meta": {**result.get("_meta", {}), **related}})
-
-    def _task_ended(self, task: Task) -> list[bytes]:
-        """Frames owed when a task reaches a terminal state."""
-        frames: list[bytes] = []
-        if task.era == "legacy":
-            frames.append(encode({"jsonrpc": "2.0", "method": "notifications/tasks/status",
-                                  "params": task.wire()}))
-        for waiter in task.waiters:
-            frames.append(self._task_outcome_frame(task, waiter))
-        task.waiters.clear()
-        return frames
 
     # -- output ---------------------------------------------------------------
 

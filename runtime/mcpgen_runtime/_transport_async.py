@@ -23,11 +23,9 @@ from ._transport_lines import (
     LineCallback,
     ServeFunction,
     _argv,
-    _check_limit,
-    _describe_exit,
-    _LineSplitter,
-    _LineTooLong,
-    _StderrTail,
+    _ChildProcess,
+    _LineFeed,
+    _signal_group,
     _too_long_error,
 )
 from ._transport_sync import _InMemoryStatus, _ServerThread
@@ -42,24 +40,9 @@ async def _pump(
     on_too_long: Callable[[], None] | None = None,
 ) -> None:
     """``_read_lines`` for asyncio: the same bound, the same discarding after it."""
-    splitter: _LineSplitter | None = _LineSplitter(max_line, strict=on_too_long is not None)
-    while True:
-        chunk = await reader.read(_CHUNK)
-        if not chunk:
-            return
-        if splitter is None:
-            continue
-        try:
-            lines = splitter.feed(chunk)
-        except _LineTooLong as exc:
-            for line in exc.before:
-                on_line(line)
-            splitter = None
-            assert on_too_long is not None
-            on_too_long()
-            continue
-        for line in lines:
-            on_line(line)
+    feed = _LineFeed(on_line, max_line, on_too_long)
+    while chunk := await reader.read(_CHUNK):
+        feed.feed(chunk)
 
 
 class _AsyncLines:
@@ -187,7 +170,7 @@ class _AsyncLines:
                 pass
 
 
-class AsyncStdioTransport(_AsyncLines):
+class AsyncStdioTransport(_ChildProcess, _AsyncLines):
     """``StdioTransport`` on asyncio subprocess pipes: a reader task, a stderr
     drain task and the same close/SIGTERM/SIGKILL escalation."""
 
@@ -200,12 +183,8 @@ class AsyncStdioTransport(_AsyncLines):
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         super().__init__()
-        self.command = list(command)
-        self.env = dict(env) if env is not None else None
-        self.cwd = cwd
-        self.max_message_bytes = _check_limit(max_message_bytes)
+        self._configure(command, env, cwd, max_message_bytes)
         self._proc: asyncio.subprocess.Process | None = None
-        self._stderr = _StderrTail()
         self._stderr_task: asyncio.Task[None] | None = None
 
     async def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
@@ -253,14 +232,8 @@ class AsyncStdioTransport(_AsyncLines):
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
 
-    def stderr_tail(self) -> str:
-        return self._stderr.text()
-
     def _exit_error(self) -> ServerExited:
-        returncode = self.returncode
-        return ServerExited(
-            _describe_exit(returncode), returncode=returncode, stderr_tail=self.stderr_tail()
-        )
+        return self._process_exit()
 
     async def _stop(self) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL; reap; end both tasks."""
@@ -304,15 +277,8 @@ class AsyncStdioTransport(_AsyncLines):
 
     @staticmethod
     def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
-        if proc.returncode is not None:
-            return
-        try:
-            if _POSIX:
-                os.killpg(proc.pid, sig)
-            else:
-                proc.terminate()
-        except (ProcessLookupError, PermissionError):
-            pass
+        if proc.returncode is None:
+            _signal_group(proc.pid, proc.terminate, sig)
 
 
 class AsyncInMemoryTransport(_InMemoryStatus, _AsyncLines):

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from typing import BinaryIO, Protocol
 
-from ._errors import McpError, ProtocolError
+from ._errors import McpError, ProtocolError, ServerExited
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -147,6 +147,42 @@ class _LineSplitter:
         return line
 
 
+class _LineFeed:
+    """Cuts chunks into lines and delivers each to ``on_line``. With
+    ``on_too_long``, a line over ``max_line`` bytes calls it once; from then on
+    everything fed is discarded (the caller keeps draining the pipe until EOF).
+    Every reader (thread or task, stdout or stderr) feeds one of these."""
+
+    __slots__ = ("_on_line", "_on_too_long", "_splitter")
+
+    def __init__(
+        self,
+        on_line: LineCallback,
+        max_line: int | None,
+        on_too_long: Callable[[], None] | None = None,
+    ) -> None:
+        self._on_line = on_line
+        self._on_too_long = on_too_long
+        self._splitter: _LineSplitter | None = _LineSplitter(
+            max_line, strict=on_too_long is not None
+        )
+
+    def feed(self, chunk: bytes) -> None:
+        splitter = self._splitter
+        if splitter is None:
+            return  # discarding after an over-long line
+        try:
+            lines = splitter.feed(chunk)
+        except _LineTooLong as exc:
+            lines = exc.before
+            self._splitter = None
+        for line in lines:
+            self._on_line(line)
+        if self._splitter is None:
+            assert self._on_too_long is not None
+            self._on_too_long()
+
+
 def _read_lines(
     fd: int,
     wake_fd: int | None,
@@ -155,11 +191,9 @@ def _read_lines(
     on_too_long: Callable[[], None] | None = None,
 ) -> None:
     """Deliver each line read from ``fd`` until EOF, or until ``wake_fd`` turns
-    readable (stop() uses it to free a thread whose pipe a grandchild keeps open).
-
-    With ``on_too_long``, a line over ``max_line`` bytes calls it once; from then
-    on everything read is discarded (the pipe keeps draining until EOF)."""
-    splitter: _LineSplitter | None = _LineSplitter(max_line, strict=on_too_long is not None)
+    readable (stop() uses it to free a thread whose pipe a grandchild keeps open);
+    ``max_line`` and ``on_too_long``: see ``_LineFeed``."""
+    feed = _LineFeed(on_line, max_line, on_too_long)
     poller = None
     if wake_fd is not None and hasattr(select, "poll"):
         poller = select.poll()
@@ -174,19 +208,7 @@ def _read_lines(
             return
         if not chunk:
             return
-        if splitter is None:
-            continue  # discarding after an over-long line
-        try:
-            lines = splitter.feed(chunk)
-        except _LineTooLong as exc:
-            for line in exc.before:
-                on_line(line)
-            splitter = None
-            assert on_too_long is not None
-            on_too_long()
-            continue
-        for line in lines:
-            on_line(line)
+        feed.feed(chunk)
 
 
 def _check_limit(max_message_bytes: int) -> int:
@@ -270,3 +292,56 @@ def _describe_exit(returncode: int | None) -> str:
         except ValueError:
             pass
     return f"the server exited with code {returncode}"
+
+
+def _signal_group(pid: int, terminate: Callable[[], None], sig: int) -> None:
+    """Send ``sig`` to the server's process group (POSIX: the server and whatever
+    it spawned), or terminate it elsewhere; a process already gone is no error."""
+    try:
+        if _POSIX:
+            os.killpg(pid, sig)
+        else:
+            terminate()
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class _ChildProcess:
+    """What both stdio transports (threads and asyncio) share: the command, its
+    environment and directory, the line bound, the stderr tail, and how the
+    child's end reads in an error."""
+
+    command: list[str]
+    env: dict[str, str] | None
+    cwd: str | os.PathLike[str] | None
+    # Always an int once configured; typed as _AsyncLines declares it (None: unbounded).
+    max_message_bytes: int | None
+    _stderr: _StderrTail
+    _failure: ProtocolError | None
+
+    def _configure(
+        self,
+        command: Sequence[str],
+        env: Mapping[str, str] | None,
+        cwd: str | os.PathLike[str] | None,
+        max_message_bytes: int,
+    ) -> None:
+        self.command = list(command)
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.max_message_bytes = _check_limit(max_message_bytes)
+        self._stderr = _StderrTail()
+        self._failure = None  # set when a line broke the limit
+
+    @property
+    def returncode(self) -> int | None:
+        raise NotImplementedError
+
+    def stderr_tail(self) -> str:
+        return self._stderr.text()
+
+    def _process_exit(self) -> ServerExited:
+        returncode = self.returncode
+        return ServerExited(
+            _describe_exit(returncode), returncode=returncode, stderr_tail=self.stderr_tail()
+        )

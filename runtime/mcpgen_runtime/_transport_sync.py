@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Mapping, Sequence
 from typing import BinaryIO
 
-from ._errors import McpError, ProtocolError, ServerExited
+from ._errors import McpError, ServerExited
 from ._transport_lines import (
     _CLOSE_GRACE,
     _EXIT_SETTLE,
@@ -27,12 +27,12 @@ from ._transport_lines import (
     LineCallback,
     ServeFunction,
     _argv,
-    _check_limit,
+    _ChildProcess,
     _close_fd,
     _describe_exit,
     _join_all,
     _read_lines,
-    _StderrTail,
+    _signal_group,
     _too_long_error,
     _write_all,
 )
@@ -40,7 +40,32 @@ from ._transport_lines import (
 logger = logging.getLogger("mcpgen.client")
 
 
-class StdioTransport:
+class _PipeSender:
+    """The sync transports' write side: one lock, so lines from several threads
+    never interleave, and a gone peer read as ``exit_error()``."""
+
+    _write_fd: int | None
+    _send_lock: threading.Lock
+    _closed: threading.Event
+
+    def exit_error(self) -> McpError:
+        raise NotImplementedError
+
+    def send(self, line: bytes) -> None:
+        """Write one line (a complete message ending in ``\\n``)."""
+        try:
+            # The fd is read under the lock so stop() cannot close it under us.
+            with self._send_lock:
+                fd = self._write_fd
+                if fd is None or self._closed.is_set():
+                    raise self.exit_error()
+                _write_all(fd, line)
+        except OSError:
+            self._closed.wait(_EXIT_SETTLE)
+            raise self.exit_error() from None
+
+
+class StdioTransport(_ChildProcess, _PipeSender):
     """Runs the server as a child process and exchanges lines over its stdin/stdout.
 
     ``env=None`` inherits our environment; a mapping replaces it entirely (see
@@ -48,6 +73,8 @@ class StdioTransport:
     stderr is drained continuously by its own thread into a bounded tail, so a
     chatty server never blocks and its last words reach ``ServerExited``.
     """
+
+    max_message_bytes: int
 
     def __init__(
         self,
@@ -57,22 +84,17 @@ class StdioTransport:
         cwd: str | os.PathLike[str] | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
-        self.command = list(command)
-        self.env = dict(env) if env is not None else None
-        self.cwd = cwd
-        self.max_message_bytes = _check_limit(max_message_bytes)
+        self._configure(command, env, cwd, max_message_bytes)
         self._proc: subprocess.Popen[bytes] | None = None
-        self._stdin_fd: int | None = None
+        self._write_fd: int | None = None  # the child's stdin
         self._send_lock = threading.Lock()
         self._stop_lock = threading.Lock()
         self._stopped = False
         self._stop_done = threading.Event()
-        self._stderr = _StderrTail()
         self._wake_r: int | None = None
         self._wake_w: int | None = None
         self._threads: list[threading.Thread] = []
         self._closed = threading.Event()
-        self._failure: ProtocolError | None = None  # set when a line broke the limit
         self._close_lock = threading.Lock()
         self._close_reported = False
 
@@ -96,7 +118,7 @@ class StdioTransport:
             raise ServerExited(f"cannot start the server {argv!r}: {exc}", returncode=None) from exc
         self._proc = proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        self._stdin_fd = proc.stdin.fileno()
+        self._write_fd = proc.stdin.fileno()
         if _POSIX:
             self._wake_r, self._wake_w = os.pipe()
         stderr_thread = threading.Thread(
@@ -157,20 +179,6 @@ class StdioTransport:
             self._closed.set()
             self._report_close(on_close)
 
-    def send(self, line: bytes) -> None:
-        """Write one line (a complete message ending in ``\\n``)."""
-        try:
-            # Writes from several threads must not interleave inside a line, and
-            # the fd is read under the lock so stop() cannot close it under us.
-            with self._send_lock:
-                fd = self._stdin_fd
-                if fd is None or self._closed.is_set():
-                    raise self.exit_error()
-                _write_all(fd, line)
-        except OSError:
-            self._closed.wait(_EXIT_SETTLE)
-            raise self.exit_error() from None
-
     @property
     def is_running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -183,16 +191,8 @@ class StdioTransport:
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
 
-    def stderr_tail(self) -> str:
-        return self._stderr.text()
-
     def exit_error(self) -> McpError:
-        if self._failure is not None:
-            return self._failure
-        returncode = self.returncode
-        return ServerExited(
-            _describe_exit(returncode), returncode=returncode, stderr_tail=self.stderr_tail()
-        )
+        return self._failure if self._failure is not None else self._process_exit()
 
     def stop(self) -> None:
         """Close stdin, wait, SIGTERM, wait, SIGKILL; reap; join threads; close fds.
@@ -240,7 +240,7 @@ class StdioTransport:
             logger.warning("a reader of the MCP server did not stop; leaving its pipes open")
 
     def _close_stdin(self, proc: subprocess.Popen[bytes]) -> None:
-        self._stdin_fd = None
+        self._write_fd = None
         if proc.stdin is not None and not proc.stdin.closed:
             try:
                 proc.stdin.close()
@@ -249,15 +249,8 @@ class StdioTransport:
 
     @staticmethod
     def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
-        if proc.poll() is not None:
-            return
-        try:
-            if _POSIX:
-                os.killpg(proc.pid, sig)
-            else:
-                proc.terminate()
-        except (ProcessLookupError, PermissionError):
-            pass
+        if proc.poll() is None:
+            _signal_group(proc.pid, proc.terminate, sig)
 
     def _join_threads(self) -> bool:
         """Join the reader threads; True when none is left running."""
@@ -346,7 +339,7 @@ class _InMemoryStatus:
         return ServerExited(message, returncode=returncode, stderr_tail=self.stderr_tail())
 
 
-class InMemoryTransport(_InMemoryStatus):
+class InMemoryTransport(_InMemoryStatus, _PipeSender):
     """The analogue of httpx's ``MockTransport``: connects a session to a server
     running in this process (``serve``) over two OS pipes, with no subprocess, so
     users test their tools end to end at the speed of a function call."""
@@ -354,7 +347,7 @@ class InMemoryTransport(_InMemoryStatus):
     def __init__(self, serve: ServeFunction) -> None:
         self.serve = serve
         self._server: _ServerThread | None = None
-        self._to_server: int | None = None
+        self._write_fd: int | None = None  # the client→server pipe
         self._from_server: int | None = None
         self._reader: threading.Thread | None = None
         self._send_lock = threading.Lock()
@@ -362,7 +355,7 @@ class InMemoryTransport(_InMemoryStatus):
         self._stopped = False
 
     def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
-        server_in, self._to_server = os.pipe()
+        server_in, self._write_fd = os.pipe()
         self._from_server, server_out = os.pipe()
         self._server = _ServerThread(self.serve, server_in, server_out)
         self._reader = threading.Thread(
@@ -384,17 +377,6 @@ class InMemoryTransport(_InMemoryStatus):
             self._closed.set()
             on_close()
 
-    def send(self, line: bytes) -> None:
-        try:
-            with self._send_lock:
-                fd = self._to_server
-                if fd is None or self._closed.is_set():
-                    raise self.exit_error()
-                _write_all(fd, line)
-        except OSError:
-            self._closed.wait(_EXIT_SETTLE)
-            raise self.exit_error() from None
-
     def exit_error(self) -> ServerExited:
         return self._server_exited()
 
@@ -404,8 +386,8 @@ class InMemoryTransport(_InMemoryStatus):
             return
         self._stopped = True
         with self._send_lock:
-            _close_fd(self._to_server)
-            self._to_server = None
+            _close_fd(self._write_fd)
+            self._write_fd = None
         if self._server is not None and not self._server.join(_CLOSE_GRACE):
             logger.warning("the in-memory MCP server ignored EOF; leaving its daemon thread")
         if self._reader is not None:

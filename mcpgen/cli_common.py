@@ -1,0 +1,112 @@
+"""What every ``mcpgen`` command shares: printing (every line escaped), writing a
+user's file safely, the ``--format`` option, ``[tool.mcpgen]`` and the default specs.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from .printable import escape_lines
+
+if TYPE_CHECKING:
+    from .project import ProjectConfig
+
+# Every line the CLI prints goes through _echo: text from a spec or a server (names,
+# keys, paths, messages) has its control, line-break and bidi characters escaped, so
+# it cannot move the cursor, retitle the terminal or fake another line of output.
+
+
+def _echo(text: str, *, nl: bool = True, err: bool = False, fg: str | None = None) -> None:
+    from .report import color_choice
+
+    # NO_COLOR wins, then FORCE_COLOR, else colour only on a terminal
+    click.secho(escape_lines(text), nl=nl, err=err, fg=fg, color=color_choice())
+
+
+def _echo_error(text: str) -> None:
+    _echo(text, err=True, fg="red")
+
+
+def _echo_warning(text: str) -> None:
+    _echo(text, err=True, fg="yellow")
+
+
+def _write_user_file(target: Path, text: str, *, force: bool) -> None:
+    """Write a file the user named (``init``, ``import -o``), or exit.
+
+    A symlink at ``target`` is refused (exit 2), even with --force, and never
+    followed: a dangling one planted in a shared folder would otherwise make the
+    write create its target wherever it points. The bytes go through a temporary
+    file beside ``target`` and a rename (safeio.replace_file), so a link planted
+    between this check and the write is replaced, not followed, either way.
+    """
+    from .safeio import replace_file
+
+    _check_user_target(target, force=force)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(target, text.encode("utf-8"))
+
+
+def _check_user_target(target: Path, *, force: bool) -> None:
+    """Exit 2 when ``target`` is a symlink, 1 when it exists and --force is not given."""
+    if target.is_symlink():
+        _echo_error(f"{target} is a symbolic link; mcpgen does not write through one "
+                    "(remove it or choose another path)")
+        sys.exit(2)
+    if target.exists() and not force:
+        _echo_error(f"{target} exists; pass --force to overwrite it")
+        sys.exit(1)
+
+
+_FORMAT = click.option(
+    "--format", "output_format", type=click.Choice(["text", "json", "github"]), default=None,
+    help="text (default, or [tool.mcpgen] format): for people; json: one document; "
+    "github: workflow annotations.",
+)
+
+
+def _project() -> ProjectConfig | None:
+    """[tool.mcpgen] of the nearest pyproject.toml, or exit 2 when it is malformed."""
+    from .project import ConfigError, find_config
+
+    try:
+        return find_config()
+    except ConfigError as exc:
+        _echo_error(f"mcpgen: {exc}")
+        sys.exit(2)
+
+
+def _specs_or_config(specs: tuple[Path, ...], config: ProjectConfig | None) -> tuple[Path, ...]:
+    """The SPECs typed, else [tool.mcpgen] specs, else ./tools.yaml when it exists."""
+    if specs:
+        return specs
+    if config is not None and config.specs:
+        return tuple(entry.path for entry in config.specs)
+    if Path("tools.yaml").is_file():
+        return (Path("tools.yaml"),)
+    raise click.UsageError(
+        "no SPEC given, no [tool.mcpgen] specs in a pyproject.toml here or above, "
+        "and no ./tools.yaml (mcpgen init writes a project)"
+    )
+
+
+def _unreadable(spec: Path) -> bool:
+    """Exit-code 2 material: the spec path names no file at all (an I/O problem, not a
+    finding about a spec)."""
+    return not spec.is_file()
+
+
+def _setting(given: bool | None, config: ProjectConfig | None, name: str) -> bool:
+    """A flag as typed, else its ``[tool.mcpgen]`` value, else off."""
+    if given is not None:
+        return given
+    return bool(config and getattr(config, name))
+
+
+def _format(given: str | None, config: ProjectConfig | None) -> str:
+    """``--format`` as typed, else ``[tool.mcpgen] format``, else text."""
+    return given or (config.format if config and config.format else "text")

@@ -1,0 +1,157 @@
+"""The session-level flows (connect, requests, tool calls) and ``lowered``, driven
+without I/O: a script answers what a driver would, as ``Session._drive`` and
+``AsyncSession._drive`` do with threads and an event loop."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+
+from mcpgen_runtime import _client_flows as flows
+from mcpgen_runtime._client_base import _SessionState
+from mcpgen_runtime._client_core import Outcome
+from mcpgen_runtime._client_tasks import TaskStatus, _TaskState
+from mcpgen_runtime._errors import ProtocolError, Timeout
+from mcpgen_runtime._protocol import TASKS_EXTENSION
+
+
+def session(**options: Any) -> _SessionState[None, None]:
+    state: _SessionState[None, None] = _SessionState(None, server_id="script", **options)
+    state._connected = True
+    return state
+
+
+def drive(
+    state: _SessionState[None, None],
+    flow: flows.Flow[Any],
+    answers: list[Any],
+    seen: list[Any] | None = None,
+) -> tuple[Any, list[Any]]:
+    """Run ``lowered(flow)``: ``Prepare`` registers (waiter None), each ``Await``
+    takes the next answer (an exception is thrown in), every other primitive
+    answers None. Returns the flow's value (or raises) and the primitives seen
+    (also appended to ``seen``, which outlives an exception)."""
+    steps = flows.lowered(state, flow)
+    seen = [] if seen is None else seen
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = steps.send(value) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            return stop.value, seen
+        seen.append(effect)
+        value, error = None, None
+        if isinstance(effect, flows.Prepare):
+            request_id, line = state._core.request(
+                effect.method, effect.params, None, progress=effect.progress, tasks=effect.tasks
+            )
+            value = flows.Pending(request_id, line, None)
+        elif isinstance(effect, flows.Await):
+            answer = answers.pop(0)
+            if isinstance(answer, BaseException):
+                error = answer
+            else:
+                value = answer
+
+
+def kinds(seen: list[Any]) -> list[str]:
+    return [type(effect).__name__ for effect in seen]
+
+
+def test_connect_closes_the_session_when_the_handshake_fails() -> None:
+    state = session(protocol="legacy")
+    state._connected = False
+    seen: list[Any] = []
+    with pytest.raises(ProtocolError, match="initialize: no"):
+        drive(state, flows.connect(state), [Outcome(error={"code": -32603, "message": "no"})], seen)
+    assert kinds(seen) == ["Start", "Prepare", "Await", "Close"]
+
+
+def test_connect_after_close_is_refused_before_any_io() -> None:
+    state = session()
+    state._closed = True
+    with pytest.raises(RuntimeError, match="cannot be reconnected"):
+        drive(state, flows.connect(state), [])
+
+
+def test_an_unanswered_probe_falls_back_to_initialize_without_cancelling() -> None:
+    state = session(probe_timeout=0.5)
+    state._connected = False
+    init = Outcome(result={"protocolVersion": "2025-06-18", "capabilities": {}})
+    tools = Outcome(result={"tools": []})
+    _, seen = drive(state, flows.connect(state), [Timeout("probe"), init, tools])
+    awaits = [effect for effect in seen if isinstance(effect, flows.Await)]
+    assert [(a.label, a.limit, a.cancellable) for a in awaits] == [
+        ("server/discover", 0.5, False),
+        ("initialize", 30.0, False),
+        ("tools/list", 30.0, True),
+    ]
+    assert state.protocol_version == "2025-06-18" and state.era == "legacy"
+    sent = [effect for effect in seen if isinstance(effect, flows.Send)]
+    assert [json.loads(effect.line)["method"] for effect in sent] == ["notifications/initialized"]
+
+
+def test_a_timed_out_call_stops_routing_its_progress() -> None:
+    state = session()
+    seen: list[Any] = []
+    with pytest.raises(Timeout):
+        drive(
+            state,
+            flows.call_tool(state, "slow", {}, 1.0, lambda *a: None, False),
+            [Timeout("tools/call 'slow': no answer within 1s")],
+            seen,
+        )
+    token = seen[0].progress and json.loads(seen[1].pending.line)["params"]["_meta"]["progressToken"]
+    assert seen[-1] == flows.ProgressDrop(token)
+    assert seen[1] == flows.Await(seen[1].pending, "tools/call 'slow'", 1.0)
+
+
+def test_a_call_the_server_wants_as_a_task_is_sent_again_as_one() -> None:
+    state = session()
+    needs_task = Outcome(error={"code": -32021, "message": "task required",
+                                "data": {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}})
+    done = Outcome(result={"content": [{"type": "text", "text": "ok"}]})
+    result, seen = drive(state, flows.call_tool(state, "t", {"a": 1}, None, None, False),
+                         [needs_task, done])
+    assert result["content"][0]["text"] == "ok"
+    prepares = [effect for effect in seen if isinstance(effect, flows.Prepare)]
+    assert [(p.method, p.tasks) for p in prepares] == [("tools/call", False), ("tools/call", True)]
+
+
+def test_a_cancelled_async_wait_cancels_the_task_without_waiting() -> None:
+    state = session()
+    task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
+    seen: list[Any] = []
+    with pytest.raises(asyncio.CancelledError):
+        drive(state, flows.task_outcome(task, None, True, None, 30.0),
+              [asyncio.CancelledError()], seen)
+    assert kinds(seen) == ["Prepare", "Await", "ProgressDrop", "Prepare", "SendNowait"]
+    assert json.loads(seen[-1].line)["method"] == "tasks/cancel"
+    # told not to cancel on giving up: nothing is sent
+    seen.clear()
+    task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
+    with pytest.raises(asyncio.CancelledError):
+        drive(state, flows.task_outcome(task, None, False, None, 30.0),
+              [asyncio.CancelledError()], seen)
+    assert kinds(seen) == ["Prepare", "Await"]
+
+
+def test_cancel_nowait_is_lowered_to_a_forgotten_tasks_cancel() -> None:
+    state = session()
+    task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=3)
+    _, seen = drive(state, iter_once(flows.CancelNowait(task)), [])
+    assert kinds(seen) == ["ProgressDrop", "Prepare", "SendNowait"]
+    line = json.loads(seen[2].line)
+    assert line["method"] == "tasks/cancel" and line["params"]["taskId"] == "t1"
+    assert state._core.pending_count == 0  # an ack is dropped as late
+    state._gone = True
+    _, seen = drive(state, iter_once(flows.CancelNowait(task)), [])
+    assert kinds(seen) == ["ProgressDrop"]
+
+
+def iter_once(effect: flows.Effect) -> flows.Flow[None]:
+    yield effect
