@@ -86,3 +86,13 @@ def test_units_black_formats_come_from_the_cache(monkeypatch: pytest.MonkeyPatch
 def test_a_corrupt_cache_is_an_empty_one() -> None:
     for data in (b"", b"not json", b"[1, 2]", b'{"k": 1}', b"\xff"):
         assert UnitCache.from_json(data).used() == {}
+
+
+def test_fits_measures_as_black_does() -> None:
+    """``fits`` decides wide text without black's width table when it can; where it
+    does, it must agree with black (a CJK character is two columns, a combining one none)."""
+    from black.strings import str_width
+
+    for n in range(0, 110, 3):
+        for text in ("x" * n, "天" * n, "x" * n + "é", "x" * n + "天" * (n // 3), "e\u0301" * n):
+            assert layout.fits(text) == (str_width(text) <= layout.LINE_LENGTH), (n, text)

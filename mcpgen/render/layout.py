@@ -62,12 +62,21 @@ def width(line: str) -> int:
     """The width black measures a line by (East Asian wide characters count twice)."""
     if line.isascii():
         return len(line)
-    from black.strings import str_width  # only for non-ASCII lines: black is slow to import
+    from black.strings import str_width  # black is slow to import: only when needed
 
     return int(str_width(line))
 
 
 def fits(line: str) -> bool:
+    if line.isascii():
+        return len(line) <= LINE_LENGTH
+    # a character is 0 to 2 columns wide: decide without black's table when the
+    # bounds agree (``→`` in a docstring should not cost importing black)
+    narrow = sum(1 for ch in line if ch.isascii())
+    if narrow + 2 * (len(line) - narrow) <= LINE_LENGTH:
+        return True
+    if narrow > LINE_LENGTH:
+        return False
     return width(line) <= LINE_LENGTH
 
 
