@@ -169,6 +169,16 @@ class Layout:
             return line
         return self.block(Group(f"from {module} import (", names, ")"), depth)
 
+    def assign(self, target: str, value: str, depth: int) -> str:
+        """``target = value`` for an atom ``value`` (a string literal, say): one line
+        when it fits, else the value alone inside parentheses when that fits (black's
+        form); longer ones are left to black (the line stays long and unsafe)."""
+        indent = INDENT * depth
+        line = f"{target} = {value}"
+        if fits(indent + line) or not fits(indent + INDENT + value):
+            return line
+        return f"{target} = (\n{indent}{INDENT}{value}\n{indent})"
+
     def literal(self, value: Any, depth: int, prefix: str = "") -> str:
         return self.block(literal_node(value, prefix), depth)
 
@@ -245,6 +255,8 @@ class Layout:
             key = _unit_key(depth, body)
             keys.append(key)
             found = self.cache.get(key) if self.cache else None
+            if found is not None and not _same_code(depth, body, found):
+                found = None  # not black's output of this unit: format it again
             results.append(found)
             if found is None:
                 missing.append(i)
@@ -294,6 +306,31 @@ def _unit_key(depth: int, body: str) -> str:
     for part in (_black_version(), str(LINE_LENGTH), "py311", str(depth), body):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()
+
+
+def _same_code(depth: int, source: str, formatted: str) -> bool:
+    """Is ``formatted`` the same code as ``source`` (a unit at ``depth``), as black's
+    output is: the same syntax tree, docstrings compared without their indentation?
+    A cache entry is checked so before use: the cache is a file in the output
+    directory, and what it says must not change what the generated code does."""
+    import ast
+
+    def tree(text: str) -> str | None:
+        wrapped = "\n".join([*(INDENT * level + "class _:" for level in range(depth)), text])
+        try:
+            parsed = ast.parse(wrapped)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for node in ast.walk(parsed):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                value = body[0].value
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    value.value = "\n".join(ln.strip() for ln in value.value.splitlines()).strip()
+        return ast.dump(parsed)
+
+    expected = tree(source)
+    return expected is not None and expected == tree(formatted)
 
 
 def _black_batch(units: list[tuple[int, str]]) -> list[str]:
