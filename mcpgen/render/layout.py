@@ -83,12 +83,18 @@ def fits(line: str) -> bool:
 @dataclass(frozen=True)
 class Group:
     """``head item, item tail``: one line when it fits, else exploded with a trailing
-    comma. ``one_tuple``: a single item keeps its comma on one line (``("a",)``)."""
+    comma. ``one_tuple``: a single item keeps its comma on one line (``("a",)``).
+
+    ``hug``: between the two, black's own split of a signature or a call of two or
+    more items, head / the items on one line / tail, when each of the three fits
+    (black splits a ``def`` at its first bracket and a call at its last, and keeps
+    the items together when they fit). Never for a literal: black explodes those."""
 
     head: str
     items: tuple[Node, ...]
     tail: str
     one_tuple: bool = False
+    hug: bool = False  # a signature or a call: try the items on one line of their own
 
     def flat(self) -> str:
         inner = ", ".join(flat(item) for item in self.items)
@@ -144,6 +150,11 @@ class Layout:
             if isinstance(node, Atom) and not fits(one):
                 self.safe.add(one)
             return [one]
+        if node.hug and len(node.items) > 1:
+            body = indent + INDENT + ", ".join(flat(item) for item in node.items)
+            hugged = [indent + node.head, body, indent + node.tail + suffix]
+            if all(fits(line) for line in hugged):
+                return hugged
         out = [indent + node.head]
         for item in node.items:
             out += self.lines(item, depth + 1, ",")
@@ -157,8 +168,9 @@ class Layout:
         return text[len(INDENT * depth) :]
 
     def call(self, head: str, args: Iterable[str], tail: str, depth: int) -> str:
-        """``head(args)tail`` (``head`` ends with the opening bracket)."""
-        return self.block(Group(head, tuple(args), tail), depth)
+        """``head(args)tail`` for a ``def`` or a statement ending in a call (``head``
+        ends with the opening bracket); see ``Group.hug``."""
+        return self.block(Group(head, tuple(args), tail, hug=True), depth)
 
     def imports(self, module: str, names: Iterable[str], depth: int) -> str:
         """``from module import names``: one line when it fits, else one name a line in
@@ -178,6 +190,10 @@ class Layout:
         if fits(indent + line) or not fits(indent + INDENT + value):
             return line
         return f"{target} = (\n{indent}{INDENT}{value}\n{indent})"
+
+    def display(self, head: str, items: Iterable[str], tail: str, depth: int) -> str:
+        """A list or dict display ``head items tail``: one line, or one item a line."""
+        return self.block(Group(head, tuple(items), tail), depth)
 
     def literal(self, value: Any, depth: int, prefix: str = "") -> str:
         return self.block(literal_node(value, prefix), depth)
