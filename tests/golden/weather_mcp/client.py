@@ -186,17 +186,11 @@ class WeatherClient:
         if units is not UNSET:
             arguments["units"] = units
         return self.session.start_tool(
-            "get_forecast",
-            arguments,
-            _get_forecast_result,
-            on_progress=on_progress,
+            "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
         )
 
     def current_temperature(
-        self,
-        city: str,
-        *,
-        on_progress: ProgressCallback | None = None,
+        self, city: str, *, on_progress: ProgressCallback | None = None
     ) -> int | float:
         """Current temperature in degrees Celsius."""
         arguments: dict[str, Any] = {"city": city}
@@ -353,24 +347,16 @@ class AsyncWeatherClient:
         if units is not UNSET:
             arguments["units"] = units
         return await self.session.start_tool(
-            "get_forecast",
-            arguments,
-            _get_forecast_result,
-            on_progress=on_progress,
+            "get_forecast", arguments, _get_forecast_result, on_progress=on_progress
         )
 
     async def current_temperature(
-        self,
-        city: str,
-        *,
-        on_progress: AsyncProgressCallback | None = None,
+        self, city: str, *, on_progress: AsyncProgressCallback | None = None
     ) -> int | float:
         """Current temperature in degrees Celsius."""
         arguments: dict[str, Any] = {"city": city}
         result = await self.session.call_tool(
-            "current_temperature",
-            arguments,
-            on_progress=on_progress,
+            "current_temperature", arguments, on_progress=on_progress
         )
         return cast("int | float", convert_result(result, "number", "current_temperature"))
 
@@ -405,8 +391,6 @@ class AsyncWeatherClient:
         """Record a temperature reading from a station; returns its id."""
         arguments: dict[str, Any] = {"station": station, "temperature_c": temperature_c, "at": at}
         result = await self.session.call_tool(
-            "report_observation",
-            arguments,
-            on_progress=on_progress,
+            "report_observation", arguments, on_progress=on_progress
         )
         return cast("str", convert_result(result, "string", "report_observation"))
