@@ -310,7 +310,8 @@ def render_package(
         "descriptors": descriptors,
         "shared_defs": shared,
         "statement": functools.partial(_statement, layout),
-        "tools_value": _with_shared_defs(descriptors, shared),
+        "tools_value": (tools_value := _share_repeats(_with_shared_defs(descriptors, shared)))[0],
+        "shared_schemas": tools_value[1],
         "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
         "server_info": server_info,
         "spec_sha256": contract.spec_sha256,
@@ -376,6 +377,57 @@ def _with_shared_defs(
          for key, value in tool.items()}
         for tool in descriptors
     ]
+
+
+SHARED_SCHEMA_MIN_CHARS = 200
+"""A subschema (object or array) of at least this much JSON text (200 characters) that
+the published schemas hold more than once is written once in contract.py, as
+``_SHARED[i]``, and that object goes into each schema (the wire still carries it whole)."""
+
+
+def _share_repeats(tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Any]]:
+    """``tools`` with each repeated large subschema of their input and output schemas
+    written as ``_SHARED[i]``, and the list of those subschemas (in order of first use).
+    Repeats are found by their JSON text in written key order, so that every schema
+    publishes exactly what it did."""
+    import json
+
+    def key(node: Any) -> str | None:
+        if not isinstance(node, (dict, list)) or not node:
+            return None
+        text = json.dumps(node, ensure_ascii=False)
+        return text if len(text) >= SHARED_SCHEMA_MIN_CHARS else None
+
+    counts: dict[str, int] = {}
+    stack: list[Any] = [t.get(k) for t in tools for k in ("inputSchema", "outputSchema")]
+    while stack:
+        node = stack.pop()
+        found = key(node)
+        if found is None:
+            continue
+        counts[found] = counts.get(found, 0) + 1
+        stack.extend(node.values() if isinstance(node, dict) else node)
+    index: dict[str, int] = {}
+    shared: list[Any] = []
+
+    def replace(node: Any) -> Any:
+        found = key(node)
+        if found is None:
+            return node
+        if counts.get(found, 0) > 1:
+            if found not in index:
+                index[found] = len(shared)
+                shared.append(node)
+            return PySource(f"_SHARED[{index[found]}]")
+        if isinstance(node, dict):
+            return {k: replace(v) for k, v in node.items()}
+        return [replace(v) for v in node]
+
+    out = [
+        {k: replace(v) if k in ("inputSchema", "outputSchema") else v for k, v in tool.items()}
+        for tool in tools
+    ]
+    return out, shared
 
 
 def runtime_sources(import_name: str = RUNTIME_IMPORT) -> dict[str, str]:

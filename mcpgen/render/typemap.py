@@ -31,6 +31,7 @@ arguments and results, the client on results): formats, patterns, bounds, length
 
 from __future__ import annotations
 
+import json
 import keyword
 import re
 import unicodedata
@@ -147,6 +148,8 @@ class TypeMap:
     _params: dict[tuple[str, str], str] = field(default_factory=dict)
     _field_names: set[str] = field(default_factory=set)  # model attributes, never class names
     _avoid: set[str] = field(default_factory=set)  # method and parameter names: no class names
+    _repeated_enums: set[str] = field(default_factory=set)  # enum lists met twice or more
+    _enum_aliases: dict[str, str] = field(default_factory=dict)  # enum list → alias name
 
     @classmethod
     def for_contract(cls, contract: ir.Contract) -> TypeMap:
@@ -163,6 +166,7 @@ class TypeMap:
         python |= {p.py_name for t in contract.tools for p in t.parameters}
         typemap._taken |= reserved | set(defs) | set(HELPERS)
         typemap._avoid |= python
+        typemap._repeated_enums = _repeated_enums(contract)
         for name in contract.types:
             typemap.named(name, "model")
         for tool in contract.tools:
@@ -275,7 +279,7 @@ class TypeMap:
         if "const" in schema:
             return _literal([schema["const"]])
         if isinstance(schema.get("enum"), list):
-            return _literal(schema["enum"])
+            return self.enum(schema["enum"], hint)
         for key in ("oneOf", "anyOf"):
             if isinstance(schema.get(key), list) and schema[key]:
                 return self.union(schema[key], hint, face)
@@ -292,6 +296,19 @@ class TypeMap:
         if "properties" in schema:
             return self.one("object", schema, hint, face)
         return ANY
+
+    def enum(self, values: list[Any], hint: str) -> str:
+        """``Literal[…]`` of ``values``; a long one that the contract repeats is an alias,
+        declared once (named after its first use) and referenced (see SHARED_ENUM_MIN_CHARS)."""
+        text = _literal(values)
+        key = _enum_key(values)
+        if len(text) < SHARED_ENUM_MIN_CHARS or key is None or key not in self._repeated_enums:
+            return text
+        if key not in self._enum_aliases:
+            name = self.fresh(hint)
+            self._enum_aliases[key] = name
+            self.declare(name, f"{name}: {_h('TypeAlias')} = {text}", eager=_names_in(text))
+        return self._enum_aliases[key]
 
     def one(self, kind: str, schema: Mapping[str, Any], hint: str, face: Face) -> str:
         if kind == "object":
@@ -475,6 +492,39 @@ def _admits_null_besides_ref(schema: Mapping[str, Any]) -> bool:
 
 def _nullable(text: str, nullable: bool) -> str:
     return text + " | None" if nullable and not text.endswith("| None") and text != ANY else text
+
+
+SHARED_ENUM_MIN_CHARS = 100
+"""An inline ``enum`` whose ``Literal[…]`` is this long or longer (100 characters: more
+than a line) and that the contract holds more than once becomes one alias in models.py,
+referenced by every use, instead of a copy per argument, field and signature."""
+
+
+def _enum_key(values: list[Any]) -> str | None:
+    try:
+        return json.dumps(values, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def _repeated_enums(contract: ir.Contract) -> set[str]:
+    """The ``enum`` lists that occur more than once in the contract's schemas."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    stack: list[Any] = [*contract.types.values()]
+    for tool in contract.tools:
+        stack += [tool.input_schema, tool.output_schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            values = node.get("enum")
+            key = _enum_key(values) if isinstance(values, list) else None
+            if key is not None:
+                (repeated if key in seen else seen).add(key)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return repeated
 
 
 def _literal(values: list[Any]) -> str:
