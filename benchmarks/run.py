@@ -13,7 +13,10 @@ a temporary directory, (b) the official SDK's low-level ``Server``, (c) the SDK'
 - client side: the generated sync/async clients and the SDK ``ClientSession``
   calling the floor server;
 - generator: ``mcpgen build`` (subprocess) of specs with 10, 100 and 1000 tools,
-  in a fresh directory, then a no-op rebuild.
+  in a fresh directory, then a no-op rebuild, then a rebuild after editing one tool
+  (compared byte for byte with a full build); the realistic 300-tool spec;
+- HTTP: benchmarks/http_calls.py, the generated server's Streamable HTTP against the
+  SDK's and FastMCP's (one call at a time).
 
 Measurements are interleaved: start-ups go round-robin over the servers, and
 for calls every server (every client) is live at once and they take turns in
@@ -291,6 +294,41 @@ def run_generator(
             f"(CPU {statistics.median(full_cpu):.2f} s), no-op {statistics.median(noop):.3f} s"
         )
     return rows
+
+
+def run_http(args: argparse.Namespace, env: dict[str, str]) -> dict[str, dict[str, float]]:
+    """benchmarks/http_calls.py (Streamable HTTP, one call at a time, the generated
+    server against the SDK's low-level server and FastMCP), parsed: name → median, p99 ms."""
+    import re
+
+    calls = 300 if args.quick else 2000
+    done = subprocess.run(
+        [PY, str(HERE / "http_calls.py"), "--calls", str(calls)],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"http_calls.py failed:\n{done.stdout}{done.stderr}")
+    found = re.findall(r"^\s+(.+?)\s+median\s+([\d.]+)\s+p99\s+([\d.]+)$", done.stdout, re.MULTILINE)
+    stats = {name: {"median_ms": float(m), "p99_ms": float(p)} for name, m, p in found}
+    _progress(f"http: {stats}")
+    return stats
+
+
+def print_http_table(stats: dict[str, dict[str, float]]) -> list[str]:
+    sdk = stats["sdk lowlevel"]["median_ms"]
+    out = [
+        "",
+        "Streamable HTTP — `add`, one keep-alive client, one call at a time (stateless; ms)",
+        "",
+        "| server | median ms | p99 ms | × SDK low-level |",
+        "|---|---|---|---|",
+    ]
+    for name, row in stats.items():
+        out.append(
+            f"| {name} | {row['median_ms']:.2f} | {row['p99_ms']:.2f} "
+            f"| {row['median_ms'] / sdk:.2f} |"
+        )
+    return out
 
 
 def _py_tree(root: Path) -> dict[str, bytes]:
@@ -684,7 +722,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=300, help="unmeasured calls per connection")
     parser.add_argument("--sizes", default="10,100,1000", help="tool counts for the generator")
     parser.add_argument(
-        "--skip", default="", help="comma list of parts to skip: servers,clients,generator"
+        "--skip", default="", help="comma list of parts to skip: servers,clients,generator,http"
     )
     parser.add_argument(
         "--pin",
@@ -782,7 +820,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             result["generator"] = {"sizes": gen_rows, "growth": steps, "realistic": realistic}
             lines += print_generator_table(gen_rows, steps)
             lines += print_realistic(realistic)
+        http: dict[str, dict[str, float]] | None = None
+        if "http" not in args.skip:
+            http = run_http(args, env)
+            result["http"] = http
+            lines += print_http_table(http)
         checks = targets(rows, client_stats, gen_rows, steps, realistic)
+        if http:
+            checks.append(
+                {
+                    "target": "HTTP add p50 ≤ 0.3× SDK low-level",
+                    "value": http["mcpgen"]["median_ms"] / http["sdk lowlevel"]["median_ms"],
+                    "limit": 0.3,
+                    "met": http["mcpgen"]["median_ms"] / http["sdk lowlevel"]["median_ms"] <= 0.3,
+                    "unit": "×",
+                }
+            )
         result["targets"] = checks
         lines += print_targets(checks)
     finally:
