@@ -18,7 +18,7 @@ longer than the limit that black could split, or the mark ``BLACK``.
 A ``UnitCache`` keeps black's answer per unit, keyed by the unit's text, black's
 version and mode, so a rebuild formats again only the units that changed.
 
-The result must equal ``black.format_str`` of itself (tests/test_layout.py checks
+The result must equal ``black.format_str`` of itself (tests/test_generated_layout.py checks
 every generated file of the test specs with black).
 """
 
