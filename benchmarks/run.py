@@ -564,15 +564,21 @@ def print_realistic(row: dict[str, Any]) -> list[str]:
     w, wo = row["with_enum"], row["without_enum"]
     return [
         "",
-        "Generator — realistic 300-tool spec (ten shapes; 30 tools take and return a "
-        "200-value enum written out inline)",
+        (
+            "Generator — realistic 300-tool spec (ten shapes; 30 tools take and return a "
+            "200-value enum written out inline)"
+        ),
         "",
         "| spec | full build s | CPU s | generated lines | generated KB |",
         "|---|---|---|---|---|",
-        f"| as is | {w['full_build_s']:.2f} | {w['full_build_cpu_s']:.2f} | {w['lines']:,} "
-        f"| {w['bytes'] / 1024:,.0f} |",
-        f"| enum → string | {wo['full_build_s']:.2f} | {wo['full_build_cpu_s']:.2f} "
-        f"| {wo['lines']:,} | {wo['bytes'] / 1024:,.0f} |",
+        (
+            f"| as is | {w['full_build_s']:.2f} | {w['full_build_cpu_s']:.2f} | {w['lines']:,} "
+            f"| {w['bytes'] / 1024:,.0f} |"
+        ),
+        (
+            f"| enum → string | {wo['full_build_s']:.2f} | {wo['full_build_cpu_s']:.2f} "
+            f"| {wo['lines']:,} | {wo['bytes'] / 1024:,.0f} |"
+        ),
     ]
 
 
@@ -581,8 +587,10 @@ def print_generator_table(rows: list[dict[str, Any]], steps: list[dict[str, Any]
         "",
         "Generator — `mcpgen build` as a subprocess, fresh directory; then a no-op rebuild",
         "",
-        "| tools | full build s | CPU s | runs | no-op rebuild s | CPU s "
-        "| one tool edited: CPU s | = full build | generated .py KB |",
+        (
+            "| tools | full build s | CPU s | runs | no-op rebuild s | CPU s "
+            "| one tool edited: CPU s | = full build | generated .py KB |"
+        ),
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:

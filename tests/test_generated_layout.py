@@ -96,3 +96,14 @@ def test_fits_measures_as_black_does() -> None:
     for n in range(0, 110, 3):
         for text in ("x" * n, "天" * n, "x" * n + "é", "x" * n + "天" * (n // 3), "e\u0301" * n):
             assert layout.fits(text) == (str_width(text) <= layout.LINE_LENGTH), (n, text)
+
+
+def test_models_that_are_not_python_fail_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """black rejected invalid code on the way; without it, models.py (names and
+    annotations from the spec's schemas) is compiled, so a type-mapping bug fails the
+    build instead of the import."""
+    import mcpgen.render.project as project
+
+    monkeypatch.setattr(project, "render_models", lambda *a: "x: list[1x]\n")
+    with pytest.raises(SyntaxError):
+        _render(ROOT / "tests/fixtures/wire/tools.yaml")
