@@ -102,7 +102,7 @@ def test_models_that_are_not_python_fail_the_build(monkeypatch: pytest.MonkeyPat
     """black rejected invalid code on the way; without it, models.py (names and
     annotations from the spec's schemas) is compiled, so a type-mapping bug fails the
     build instead of the import."""
-    import mcpgen.render.project as project
+    from mcpgen.render import project
 
     monkeypatch.setattr(project, "render_models", lambda *a: "x: list[1x]\n")
     with pytest.raises(SyntaxError):
