@@ -96,7 +96,9 @@ class Group:
     one_tuple: bool = False
     hug: bool = False  # a signature or a call: try the items on one line of their own
 
-    def flat(self) -> str:
+    @functools.cached_property
+    def text(self) -> str:
+        """The group on one line (kept: ``lines`` asks each level for its subtree's)."""
         inner = ", ".join(flat(item) for item in self.items)
         return self.head + inner + ("," if self.one_tuple else "") + self.tail
 
@@ -105,7 +107,7 @@ Node = str | Group
 
 
 def flat(node: Node) -> str:
-    return node if isinstance(node, str) else node.flat()
+    return node if isinstance(node, str) else node.text
 
 
 def literal_node(value: Any, prefix: str = "") -> Node:
