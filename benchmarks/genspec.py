@@ -85,6 +85,110 @@ SHAPES = (
 )
 
 
+REGIONS = [f"region-{i:03d}" for i in range(200)]
+
+# Six more shapes for the realistic spec: nested objects, arrays of objects, unions,
+# a free-form map, a task tool, and one taking the 200-value region enum inline.
+MORE_SHAPES = (
+    """\
+  - name: profile_{i}
+    description: Update a user profile (tool {i}).
+    parameters:
+      - name: user
+        type: object
+        properties:
+          id: {{type: string}}
+          name: {{type: string, maxLength: 80}}
+          address:
+            type: object
+            properties:
+              street: {{type: string}}
+              city: {{type: string}}
+              zip: {{type: string, pattern: "^[0-9]{{5}}$"}}
+            required: [street, city]
+        required: [id]
+      - {{name: notify, type: boolean, default: true}}
+    returns: object
+""",
+    """\
+  - name: batch_{i}
+    description: Run a batch of jobs (tool {i}).
+    parameters:
+      - name: jobs
+        type: array
+        items:
+          type: object
+          properties:
+            kind: {{enum: [copy, move, delete]}}
+            path: {{type: string}}
+          required: [kind, path]
+    output_schema:
+      type: object
+      properties:
+        done: {{type: integer}}
+        failed: {{type: array, items: {{type: string}}}}
+      required: [done, failed]
+""",
+    """\
+  - name: lookup_{i}
+    description: Look something up by id or name (tool {i}).
+    parameters:
+      - name: key
+        anyOf:
+          - {{type: integer, minimum: 1}}
+          - {{type: string, minLength: 1}}
+    returns: string
+""",
+    """\
+  - name: tag_{i}
+    description: Set tags on an item (tool {i}).
+    parameters:
+      - {{name: item, type: string}}
+      - name: tags
+        type: object
+        additionalProperties: {{type: string}}
+    returns: object
+""",
+    """\
+  - name: export_{i}
+    description: Export a report (tool {i}); long-running.
+    parameters:
+      - {{name: report, type: string}}
+      - {{name: format, enum: [csv, json, parquet], default: csv}}
+    returns: string
+    task_support: optional
+""",
+    """\
+  - name: regional_{i}
+    description: Sales figures for a region (tool {i}).
+    parameters:
+      - {{name: region, enum: {regions}}}
+      - {{name: year, type: integer, minimum: 2000}}
+    output_schema:
+      type: object
+      properties:
+        region: {{enum: {regions}}}
+        total: {{type: number}}
+      required: [region, total]
+""",
+)
+
+
+def realistic_spec_text(n: int = 300, *, enum: bool = True) -> str:
+    """A spec of ``n`` tools in ten shapes; one in ten (30 of 300) takes and returns a
+    200-value region enum written out inline (``enum=False``: a plain string instead,
+    the same contract without that repetition)."""
+    regions = "[" + ", ".join(REGIONS) + "]" if enum else "null"
+    shapes = SHAPES + MORE_SHAPES
+    parts = [HEADER.format(n=n).replace(f"gen{n}", f"real{n}")]
+    for i in range(n):
+        text = shapes[i % len(shapes)].format(i=i, regions=regions)
+        if not enum:
+            text = text.replace("enum: null", "type: string")
+        parts.append(text)
+    return "".join(parts)
+
+
 def spec_text(n: int) -> str:
     parts = [HEADER.format(n=n)]
     parts.extend(SHAPES[i % len(SHAPES)].format(i=i) for i in range(n))

@@ -5,7 +5,8 @@
 Both serve ``add(a, b) -> {sum}`` over stateless Streamable HTTP on uvicorn:
 (a) ``python -m bench_mcp --transport http`` (built from benchmarks/specs/bench.yaml
 into a temporary directory; the SDK's transport with mcpgen's core and task layer
-in front), (b) the SDK's low-level ``Server`` (servers/sdk_lowlevel_http.py).
+in front), (b) the SDK's low-level ``Server`` (servers/sdk_lowlevel_http.py), (b') FastMCP
+(servers/fastmcp_http.py).
 With ``--redis-url``, (c) the generated server again on a Redis task store, whose
 plain calls must cost the same (they never touch the store), and the round trip
 of a task call (create, then ``tasks/result``) there. With ``--baseline-runtime``
@@ -105,6 +106,7 @@ def main() -> None:
         servers = {
             "mcpgen": ["-m", "bench_mcp", "--transport", "http"],
             "sdk lowlevel": [str(SERVERS / "sdk_lowlevel_http.py")],
+            "fastmcp": [str(SERVERS / "fastmcp_http.py")],
         }
         if options.redis_url:
             servers["mcpgen, redis store"] = [*servers["mcpgen"], "--task-store", options.redis_url]
@@ -113,7 +115,7 @@ def main() -> None:
         try:
             for name, args in servers.items():
                 port = free_port()
-                extra = [str(port)] if name == "sdk lowlevel" else ["--port", str(port)]
+                extra = [str(port)] if name in ("sdk lowlevel", "fastmcp") else ["--port", str(port)]
                 proc = subprocess.Popen([sys.executable, *args, *extra], cwd=SERVERS,
                                         env=envs.get(name, env),
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -108,8 +108,10 @@ def test_weather_package_holds_only_its_own_files(tmp_path: Path) -> None:
     result = build_spec(ROOT / "examples" / "weather" / "tools.yaml", output=tmp_path / "weather_mcp")
     assert result.ok and result.output is not None
     files = sorted(p.name for p in result.output.iterdir())
-    assert files == [".mcpgen-manifest.json", "__init__.py", "__main__.py", "client.py",
-                     "contract.py", "models.py", "py.typed", "server.py"]
+    # the layout cache: black's output for the units that need it (mcpgen/build.py)
+    assert files == [".mcpgen-layout-cache.json", ".mcpgen-manifest.json", "__init__.py",
+                     "__main__.py", "client.py", "contract.py", "models.py", "py.typed",
+                     "server.py"]
 
 
 def test_two_generated_packages_share_one_exception_tree(tmp_path: Path) -> None:

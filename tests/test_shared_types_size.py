@@ -13,10 +13,13 @@ from mcpgen.build import build_spec
 VALUES = [f"region-{i:03d}" for i in range(200)]
 
 
-def _lines(tmp_path: Path, name: str, uses: int, *, shared: bool) -> int:
+def _lines(tmp_path: Path, name: str, uses: int, *, shared: bool, inline: bool = False) -> int:
     """Lines of the generated package (its own modules) for ``uses`` tools that each
-    take and return a region: the shared 200-value enum, or a plain string."""
-    region = {"$ref": "#/types/Region"} if shared else {"type": "string"}
+    take and return a region: the shared 200-value enum (a ``types`` entry, or with
+    ``inline`` the same enum written out in every schema), or a plain string."""
+    region: dict[str, object] = {"$ref": "#/types/Region"} if shared else {"type": "string"}
+    if inline:
+        region = {"enum": VALUES}
     tools = [
         {"name": f"tool_{i}", "parameters": [{"name": "region", **region}],
          "output_schema": {"type": "object", "properties": {"region": region},
@@ -43,4 +46,15 @@ def test_a_shared_enum_costs_its_size_once_and_a_line_or_two_per_use(tmp_path: P
     # of the 29 more tools uses it twice (argument and result), and each use may add a
     # line or two (a "$defs" entry naming the shared object, a wrapped signature),
     # never the enum again (before: 12,402 lines more for 30 tools than for one)
+    assert many - one <= 2 * 2 * 29, (one, many)
+
+
+def test_an_inline_enum_repeated_in_many_tools_is_written_once(tmp_path: Path) -> None:
+    """The same enum written out in each tool's schemas: models.py declares it once (an
+    alias named after its first use), contract.py writes the list once and puts that
+    object in each published schema (each schema still holds the whole enum)."""
+    one = _lines(tmp_path, "i_one", 1, shared=False, inline=True) - _lines(
+        tmp_path, "i_one_str", 1, shared=False)
+    many = _lines(tmp_path, "i_many", 30, shared=False, inline=True) - _lines(
+        tmp_path, "i_many_str", 30, shared=False)
     assert many - one <= 2 * 2 * 29, (one, many)

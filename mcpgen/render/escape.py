@@ -64,7 +64,8 @@ def py_literal(value: Any) -> str:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise ValueError("JSON has no NaN or Infinity")
-        return repr(value)
+        # black writes an exponent without its plus sign (1e16, not 1e+16)
+        return repr(value).replace("e+", "e")
     if isinstance(value, dict):
         items = ", ".join(f"{py_str(str(key))}: {py_literal(item)}" for key, item in value.items())
         return "{" + items + "}"

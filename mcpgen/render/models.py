@@ -11,24 +11,53 @@ steer what models.py imports.
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections import defaultdict
 
 from .. import ir
+from .layout import BLACK, UNIT, Layout
 from .typemap import HELPERS, TypeMap, resolve_helpers
 
 __all__ = ["render_models"]
 
+_TRIPLE = re.compile(r'"""(.*?)"""', re.DOTALL)
 
-def render_models(contract: ir.Contract, typemap: TypeMap | None = None) -> str:
-    """The body of models.py (imports included), before black."""
+
+def _for_black(declaration: str) -> bool:
+    """Does black change this declaration's docstrings (as typemap writes them)? A
+    multi-line one black re-indents; a one-line one it strips; other literals it
+    rewrites as a docstring. Such declarations are left to black (``layout.BLACK``)."""
+    if any("\n" in m.group(1) or m.group(1) != m.group(1).strip() for m in _TRIPLE.finditer(declaration)):
+        return True
+    lines = declaration.split("\n")
+    for first, second in itertools.pairwise(lines):
+        if first.startswith("class ") and second.lstrip().startswith(("'", '"')):
+            return not second.lstrip().startswith('"""')
+    return False
+
+
+def render_models(
+    contract: ir.Contract, typemap: TypeMap | None = None, layout: Layout | None = None
+) -> str:
+    """The body of models.py (imports included), one layout unit per declaration."""
     typemap = typemap or TypeMap.for_contract(contract)
-    body = "\n\n\n".join(d.source for d in typemap.ordered() if d.source)
+    layout = layout or Layout()
+    # each declaration starts a unit (a NUL line, see layout.UNIT) so that black, where
+    # a declaration needs it, formats that declaration alone
+    body = "\n\n\n".join(
+        f"{UNIT}0\n{d.source}" for d in typemap.ordered() if d.source
+    )
     text, used = resolve_helpers(body, set(typemap.declarations))
+    text = UNIT.join(
+        # the mark goes after the unit's depth line
+        part.replace("\n", "\n" + BLACK, 1) if _for_black(part) else part
+        for part in text.split(UNIT)
+    )
     by_module: dict[str, list[str]] = defaultdict(list)
     for name, local in sorted(used.items()):
         by_module[HELPERS[name]].append(name if local == name else f"{name} as {local}")
     header = ["from __future__ import annotations", ""]
-    header += [
-        f"from {module} import {', '.join(names)}" for module, names in sorted(by_module.items())
-    ]
-    return "\n".join(header) + "\n\n\n" + text + "\n"
+    for module, names in sorted(by_module.items()):
+        header.append(layout.imports(module, names, 0))
+    return "\n".join(header) + "\n\n\n" + text

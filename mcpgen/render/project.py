@@ -6,6 +6,7 @@ with black and stable across runs; writing them is ``write.py``'s job.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import re
@@ -21,7 +22,8 @@ from mcpgen_runtime._version import requirement
 from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
 from ..schemas import descriptor
-from .escape import PySource, py_docstring, py_literal
+from .escape import PySource, py_literal
+from .layout import UNIT, Layout, UnitCache, literal_node
 from .models import render_models
 from .typemap import RETURN_ANNOTATIONS, TypeMap, resolve_helpers
 
@@ -65,13 +67,18 @@ class _ToolView:
     doc: str
     client_doc: str  # doc, plus the defaults the server applies to left-out arguments
     handler_params: str
+    handler_param_list: tuple[str, ...]
     handler_returns: str
     client_params: str
+    client_param_list: tuple[str, ...]  # after self, before the progress callback
     client_returns: str
     required_args: str
+    required_pairs: tuple[str, ...]
     optional_params: tuple[ir.Parameter, ...]
     wire_params: str
+    wire_param_values: tuple[str, ...]
     defaults: str
+    default_values: tuple[Any, ...]
     args_var: str
     result_var: str
     # client-side extras: progress callbacks and task handles
@@ -82,7 +89,7 @@ class _ToolView:
     converter: str  # module-level function turning a CallToolResult into the return value
 
 
-def _tool_view(tool: ir.Tool, typemap: TypeMap) -> _ToolView:
+def _tool_view(tool: ir.Tool, typemap: TypeMap, layout: Layout) -> _ToolView:
     # signatures name the models.py types the argument schemas map to (imported by
     # name), so helper markers resolve to their plain names here
     kinds = {
@@ -90,15 +97,15 @@ def _tool_view(tool: ir.Tool, typemap: TypeMap) -> _ToolView:
         for param in tool.parameters
     }
     if tool.callback == "positional":
-        handler_params = "".join(
+        handler_list = tuple(
             # a null default reaches the handler as None
-            f", {p.py_name}: "
+            f"{p.py_name}: "
             f"{_optional(kinds[p.name], p.required or (p.has_default and p.default is not None))}"
             for p in tool.parameters
         )
         handler_returns = RETURN_ANNOTATIONS[tool.returns]
     else:
-        handler_params = f", args: {tool.class_name}Args"
+        handler_list = (f"args: {tool.class_name}Args",)
         handler_returns = (
             f"{tool.class_name}Output | dict[str, Any]"
             if tool.callback == "structured"
@@ -143,26 +150,31 @@ def _tool_view(tool: ir.Tool, typemap: TypeMap) -> _ToolView:
         is_async=tool.is_async,
         timeout=tool.timeout,
         task_support=tool.task_support,
-        doc=py_docstring(text),
-        client_doc=py_docstring(method_text),
-        handler_params=handler_params,
+        doc=layout.docstring(text, 2),
+        client_doc=layout.docstring(method_text, 2),
+        handler_params="".join(f", {part}" for part in handler_list),
+        handler_param_list=handler_list,
         handler_returns=handler_returns,
         client_params="".join(f", {part}" for part in client_parts),
+        client_param_list=tuple(client_parts),
         client_returns=(
             f"{tool.class_name}Output"
             if tool.callback == "structured"
             else RETURN_ANNOTATIONS[tool.returns]
         ),
         required_args=required_args,
+        required_pairs=tuple(f"{py_literal(p.name)}: {p.py_name}" for p in sent),
         optional_params=tuple(p for p in tool.parameters if not p.required),
         wire_params=_tuple(p.name for p in tool.parameters),
+        wire_param_values=tuple(p.name for p in tool.parameters),
         defaults=_tuple(p.default if p.has_default else None for p in tool.parameters),
+        default_values=tuple(p.default if p.has_default else None for p in tool.parameters),
         args_var=args_var,
         result_var=result_var,
         kw_sep="" if keyword_only else ", *",
         progress_kw="on_progress" if "on_progress" not in locals_taken else "on_progress_",
         start_name=f"start_{tool.py_name}",
-        start_doc=py_docstring(start_text),
+        start_doc=layout.docstring(start_text, 2),
         converter=f"_{tool.py_name}_result",
     )
 
@@ -192,7 +204,10 @@ def _optional(kind: str, present: bool) -> str:
     return f"{kind} | None"
 
 
-def _docstrings(contract: ir.Contract) -> dict[str, str]:
+_DOC_DEPTH = {"sync_client": 1, "async_client": 1}  # class docstrings; the rest: modules
+
+
+def _docstrings(contract: ir.Contract, layout: Layout) -> dict[str, str]:
     """Every docstring that mentions a spec string, escaped in one place."""
     name, package = contract.server.name, contract.package
     prefix = contract.server.class_prefix
@@ -242,7 +257,7 @@ def _docstrings(contract: ir.Contract) -> dict[str, str]:
             f"``async with Async{prefix}Client.stdio([...]) as c``."
         ),
     }
-    return {key: py_docstring(text) for key, text in texts.items()}
+    return {key: layout.docstring(text, _DOC_DEPTH.get(key, 0)) for key, text in texts.items()}
 
 
 def _typing_import(tools: list[_ToolView]) -> str:
@@ -256,24 +271,29 @@ def header(contract: ir.Contract) -> str:
     return f"# Generated by mcpgen {__version__} from {name}. Do not edit: change the spec and rebuild."
 
 
-def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") -> dict[str, bytes]:
-    """Every file of the generated package, formatted and ready to write."""
+def render_package(
+    contract: ir.Contract, runtime: RuntimeMode = "installed", cache: UnitCache | None = None
+) -> dict[str, bytes]:
+    """Every file of the generated package, black-clean and ready to write. ``cache``
+    holds black's output for units that need black (see ``layout``), by content."""
     env = _environment()
+    layout = Layout(cache)
     descriptors = [descriptor(tool) for tool in contract.tools]
     server_info: dict[str, Any] = {"name": contract.server.name, "version": contract.server.version}
     if contract.server.title is not None:
         server_info["title"] = contract.server.title
     prefix = contract.server.class_prefix
     typemap = TypeMap.for_contract(contract)
-    tools = _client_names([_tool_view(tool, typemap) for tool in contract.tools])
+    tools = _client_names([_tool_view(tool, typemap, layout) for tool in contract.tools])
     signature_types = typemap.names_in(" ".join(t.handler_params + t.client_params for t in tools))
     model_imports = sorted(
         {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
         | {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
         | signature_types
     )
+    shared = _shared_defs(descriptors)
     context = {
-        "docs": _docstrings(contract),
+        "docs": _docstrings(contract, layout),
         "typing_import": _typing_import,
         "header": header(contract),
         "runtime": RUNTIME_IMPORT if runtime == "installed" else VENDORED_IMPORT,
@@ -284,13 +304,15 @@ def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") ->
         "server_class": f"{prefix}Server",
         "client_class": f"{prefix}Client",
         "async_client_class": f"Async{prefix}Client",
-        "server_doc": py_docstring(
-            f"Implement one method per tool of the {contract.server.name} contract."
+        "server_doc": layout.docstring(
+            f"Implement one method per tool of the {contract.server.name} contract.", 1
         ),
         "tools": tools,
         "descriptors": descriptors,
-        "shared_defs": (shared := _shared_defs(descriptors)),
-        "tools_literal": py_literal(_with_shared_defs(descriptors, shared)),
+        "shared_defs": shared,
+        "statement": functools.partial(_statement, layout),
+        "tools_value": (tools_value := _share_repeats(_with_shared_defs(descriptors, shared)))[0],
+        "shared_schemas": tools_value[1],
         "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
         "server_info": server_info,
         "spec_sha256": contract.spec_sha256,
@@ -300,17 +322,30 @@ def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") ->
         ),
         "annotation_models": sorted(signature_types),
         "task_tools": [t for t in tools if t.task_support != "forbidden"],
-        "models_body": render_models(contract, typemap),
+        "models_body": render_models(contract, typemap, layout),
+        "layout": layout,
+        "U0": UNIT + "0",
+        "U1": UNIT + "1",
     }
     files: dict[str, bytes] = {}
     for template in ("__init__.py", "__main__.py", "client.py", "contract.py", "models.py", "server.py"):
         source = env.get_template(f"{template}.jinja").render(context)
-        files[template] = _black(source).encode()
+        text = layout.finish(source)
+        if template == "models.py":
+            # black used to reject invalid code on the way; now models.py, where names
+            # and annotations come from the spec's schemas, is compiled (~4% of a build)
+            compile(text, "models.py", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        files[template] = text.encode()
     files["py.typed"] = b""
     if runtime == "vendored":
         for name, source in runtime_sources(f"{contract.package}._runtime").items():
             files[f"_runtime/{name}"] = (header(contract) + "\n" + source).encode()
     return dict(sorted(files.items()))
+
+
+def _statement(layout: Layout, target: str, value: Any) -> str:
+    """``target = value`` for a data value, laid out as black keeps it."""
+    return layout.block(literal_node(value, f"{target} = "), 0)
 
 
 def _shared_defs(descriptors: list[dict[str, Any]]) -> dict[str, Any]:
@@ -350,6 +385,57 @@ def _with_shared_defs(
     ]
 
 
+SHARED_SCHEMA_MIN_CHARS = 200
+"""A subschema (object or array) of at least this much JSON text (200 characters) that
+the published schemas hold more than once is written once in contract.py, as
+``_SHARED[i]``, and that object goes into each schema (the wire still carries it whole)."""
+
+
+def _share_repeats(tools: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[Any]]:
+    """``tools`` with each repeated large subschema of their input and output schemas
+    written as ``_SHARED[i]``, and the list of those subschemas (in order of first use).
+    Repeats are found by their JSON text in written key order, so that every schema
+    publishes exactly what it did."""
+    import json
+
+    def key(node: Any) -> str | None:
+        if not isinstance(node, (dict, list)) or not node:
+            return None
+        text = json.dumps(node, ensure_ascii=False)
+        return text if len(text) >= SHARED_SCHEMA_MIN_CHARS else None
+
+    counts: dict[str, int] = {}
+    stack: list[Any] = [t.get(k) for t in tools for k in ("inputSchema", "outputSchema")]
+    while stack:
+        node = stack.pop()
+        found = key(node)
+        if found is None:
+            continue
+        counts[found] = counts.get(found, 0) + 1
+        stack.extend(node.values() if isinstance(node, dict) else node)
+    index: dict[str, int] = {}
+    shared: list[Any] = []
+
+    def replace(node: Any) -> Any:
+        found = key(node)
+        if found is None:
+            return node
+        if counts.get(found, 0) > 1:
+            if found not in index:
+                index[found] = len(shared)
+                shared.append(node)
+            return PySource(f"_SHARED[{index[found]}]")
+        if isinstance(node, dict):
+            return {k: replace(v) for k, v in node.items()}
+        return [replace(v) for v in node]
+
+    out = [
+        {k: replace(v) if k in ("inputSchema", "outputSchema") else v for k, v in tool.items()}
+        for tool in tools
+    ]
+    return out, shared
+
+
 def runtime_sources(import_name: str = RUNTIME_IMPORT) -> dict[str, str]:
     """The runtime's modules, for a vendored copy imported as ``import_name``.
 
@@ -361,11 +447,3 @@ def runtime_sources(import_name: str = RUNTIME_IMPORT) -> dict[str, str]:
         path.name: word.sub(import_name, path.read_text(encoding="utf-8"))
         for path in sorted(RUNTIME_DIR.glob("*.py"))
     }
-
-
-def _black(source: str) -> str:
-    # imported late: a no-op build never needs black
-    from black import format_str
-    from black.mode import Mode, TargetVersion
-
-    return format_str(source, mode=Mode(target_versions={TargetVersion.PY311}, line_length=LINE_LENGTH))

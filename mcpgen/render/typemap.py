@@ -158,6 +158,8 @@ class TypeMap:
     _def_names: dict[str, str] = field(default_factory=dict)  # definition key → Python name
     # (tool, "input" | "output") → that schema's local $defs names → definition keys
     _scopes: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    _repeated_enums: set[str] = field(default_factory=set)  # enum lists met twice or more
+    _enum_aliases: dict[str, str] = field(default_factory=dict)  # enum list → alias name
 
     @classmethod
     def for_contract(cls, contract: ir.Contract) -> TypeMap:
@@ -176,6 +178,7 @@ class TypeMap:
         for key, (wanted, owner) in scoped.local.items():
             wanted_name = _def_class_name(wanted) if key == wanted else owner + class_name(wanted)
             typemap._def_names[key] = typemap.fresh(wanted_name)
+        typemap._repeated_enums = _repeated_enums(contract)
         for name in contract.types:
             typemap.named(name, "model")
         for tool in contract.tools:
@@ -291,7 +294,7 @@ class TypeMap:
         if "const" in schema:
             return _literal([schema["const"]])
         if isinstance(schema.get("enum"), list):
-            return _literal(schema["enum"])
+            return self.enum(schema["enum"], hint)
         for key in ("oneOf", "anyOf"):
             if isinstance(schema.get(key), list) and schema[key]:
                 return self.union(schema[key], hint, face)
@@ -308,6 +311,19 @@ class TypeMap:
         if "properties" in schema:
             return self.one("object", schema, hint, face)
         return ANY
+
+    def enum(self, values: list[Any], hint: str) -> str:
+        """``Literal[…]`` of ``values``; a long one that the contract repeats is an alias,
+        declared once (named after its first use) and referenced (see SHARED_ENUM_MIN_CHARS)."""
+        text = _literal(values)
+        key = _enum_key(values)
+        if len(text) < SHARED_ENUM_MIN_CHARS or key is None or key not in self._repeated_enums:
+            return text
+        if key not in self._enum_aliases:
+            name = self.fresh(hint)
+            self._enum_aliases[key] = name
+            self.declare(name, f"{name}: {_h('TypeAlias')} = {text}", eager=_names_in(text))
+        return self._enum_aliases[key]
 
     def one(self, kind: str, schema: Mapping[str, Any], hint: str, face: Face) -> str:
         if kind == "object":
@@ -601,6 +617,39 @@ def _admits_null_besides_ref(schema: Mapping[str, Any]) -> bool:
 
 def _nullable(text: str, nullable: bool) -> str:
     return text + " | None" if nullable and not text.endswith("| None") and text != ANY else text
+
+
+SHARED_ENUM_MIN_CHARS = 100
+"""An inline ``enum`` whose ``Literal[…]`` is this long or longer (100 characters: more
+than a line) and that the contract holds more than once becomes one alias in models.py,
+referenced by every use, instead of a copy per argument, field and signature."""
+
+
+def _enum_key(values: list[Any]) -> str | None:
+    try:
+        return json.dumps(values, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        return None
+
+
+def _repeated_enums(contract: ir.Contract) -> set[str]:
+    """The ``enum`` lists that occur more than once in the contract's schemas."""
+    seen: set[str] = set()
+    repeated: set[str] = set()
+    stack: list[Any] = [*contract.types.values()]
+    for tool in contract.tools:
+        stack += [tool.input_schema, tool.output_schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            values = node.get("enum")
+            key = _enum_key(values) if isinstance(values, list) else None
+            if key is not None:
+                (repeated if key in seen else seen).add(key)
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return repeated
 
 
 def _literal(values: list[Any]) -> str:

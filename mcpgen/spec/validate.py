@@ -8,6 +8,7 @@ Lowering the checked spec to the IR is ``lower.py``'s job; ``load.py`` runs both
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -39,6 +40,23 @@ _META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA, registr
 # Keywords whose meaning depends on the dynamic scope at validation time: a bundled,
 # published schema cannot keep that meaning, so a spec may not use them.
 _DYNAMIC_KEYWORDS = frozenset({"$dynamicRef", "$recursiveRef"})
+
+# Meta-schema validation is most of a spec's load time (~1 ms a schema), and specs
+# repeat schemas (the same parameter in many tools): a schema found valid is known by
+# its content, so its copies are not validated again. Only valid ones are kept: an
+# invalid copy is validated again, for its own diagnostics at its own place.
+_META_VALID: set[str] = set()
+MAX_META_VALID = 20_000
+"""Most schema contents remembered as valid (20,000; then the set starts again)."""
+
+
+def _content_key(schema: Any) -> str | None:
+    """The schema's JSON text with sorted keys (1 and 1.0 and true stay apart), or
+    None when it is not plain JSON (then it is always validated)."""
+    try:
+        return json.dumps(schema, sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 class Reporter:
@@ -254,13 +272,22 @@ class SpecChecks(Reporter):
                 if isinstance(kind, str) and kind not in JSON_TYPES:
                     self.error(kind_path, f"'{kind}' is not a JSON Schema type"
                                f"{did_you_mean(kind, JSON_TYPES) or ' (one of ' + ', '.join(JSON_TYPES) + ')'}")
+        key = _content_key(schema)
+        if key is not None and key in _META_VALID:
+            return
+        found = False
         for error in _META_VALIDATOR.iter_errors(schema):
+            found = True
             if error.validator == "type" and error.absolute_path and error.absolute_path[-1] == "type":
                 continue  # reported above with a suggestion
             sub = path + tuple(error.absolute_path)
             if error.validator in ("anyOf", "oneOf") and list(error.absolute_path)[-1:] == ["type"]:
                 continue
             self.error(sub, f"invalid JSON Schema: {_short(error.message)}")
+        if key is not None and not found:
+            if len(_META_VALID) >= MAX_META_VALID:
+                _META_VALID.clear()
+            _META_VALID.add(key)
 
     def check_patterns(self, node: Mapping[str, Any], path: YPath) -> None:
         """Every regular expression compiles as the server will run it: ECMA-262,

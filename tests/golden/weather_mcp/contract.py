@@ -53,7 +53,7 @@ TOOLS: Final[list[dict[str, Any]]] = [
                         "summary": {"type": "string"},
                     },
                     "required": ["date", "high_c", "low_c"],
-                }
+                },
             },
         },
         "annotations": {
@@ -64,7 +64,7 @@ TOOLS: Final[list[dict[str, Any]]] = [
             "openWorldHint": True,
         },
         "icons": [
-            {"src": "https://example.com/sun.png", "mimeType": "image/png", "sizes": ["48x48"]}
+            {"src": "https://example.com/sun.png", "mimeType": "image/png", "sizes": ["48x48"]},
         ],
         "execution": {"taskSupport": "optional"},
         "_meta": {"team": "forecasting"},
@@ -105,7 +105,7 @@ TOOLS: Final[list[dict[str, Any]]] = [
                     },
                     "required": ["country"],
                     "additionalProperties": False,
-                }
+                },
             },
         },
     },

@@ -1,0 +1,432 @@
+"""Black-clean source without running black over every line.
+
+Running black over a whole generated package was ~88% of a build's CPU time (black
+parses everything twice). The templates therefore write code that is already in
+black's style, and this module lays out the parts whose shape depends on the spec:
+
+- a bracketed construct (a signature, a call, an import, a data literal) goes on one
+  line when it fits in ``LINE_LENGTH`` columns, else one item per line with a trailing
+  comma. Black keeps such a "magic trailing comma" split as it is, so the output is
+  stable under black whether or not black would have chosen the same split itself;
+- a docstring is indented the way black indents it (``docstring``), when its text is
+  plain; other docstrings are left to black.
+
+Whatever is not certain is left to black, one *unit* at a time: the templates mark
+units (a method, a top-level statement) with a line ``UNIT + depth``; ``finish``
+removes the marks and runs black, in one batch, only over the units that hold a line
+longer than the limit that black could split, or the mark ``BLACK``.
+A ``UnitCache`` keeps black's answer per unit, keyed by the unit's text, black's
+version and mode, so a rebuild formats again only the units that changed.
+
+The result must equal ``black.format_str`` of itself (tests/test_generated_layout.py checks
+every generated file of the test specs with black).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .escape import PySource, py_str
+
+__all__ = [
+    "BLACK",
+    "INDENT",
+    "LINE_LENGTH",
+    "UNIT",
+    "Atom",
+    "Group",
+    "Layout",
+    "UnitCache",
+    "black_format",
+    "fits",
+    "literal_node",
+]
+
+LINE_LENGTH = 100
+INDENT = "    "
+UNIT = "\x00"
+"""Marks the start of a unit: a line ``"\\x00<depth>"``. NUL never reaches the output
+from a spec (``py_str`` and ``py_docstring`` escape every control character)."""
+BLACK = "\x01"
+"""Marks a unit as one for black, anywhere in it (removed by ``finish``); as safe as NUL."""
+
+_SEPARATOR = "# mcpgen-layout-unit"
+
+
+def width(line: str) -> int:
+    """The width black measures a line by (East Asian wide characters count twice)."""
+    if line.isascii():
+        return len(line)
+    from black.strings import str_width  # black is slow to import: only when needed
+
+    return int(str_width(line))
+
+
+def fits(line: str) -> bool:
+    if line.isascii():
+        return len(line) <= LINE_LENGTH
+    # a character is 0 to 2 columns wide: decide without black's table when the
+    # bounds agree (``→`` in a docstring should not cost importing black)
+    narrow = sum(1 for ch in line if ch.isascii())
+    if narrow + 2 * (len(line) - narrow) <= LINE_LENGTH:
+        return True
+    if narrow > LINE_LENGTH:
+        return False
+    return width(line) <= LINE_LENGTH
+
+
+@dataclass(frozen=True)
+class Group:
+    """``head item, item tail``: one line when it fits, else exploded with a trailing
+    comma. ``one_tuple``: a single item keeps its comma on one line (``("a",)``).
+
+    ``hug``: between the two, black's own split of a signature or a call of two or
+    more items, head / the items on one line / tail, when each of the three fits
+    (black splits a ``def`` at its first bracket and a call at its last, and keeps
+    the items together when they fit). Never for a literal: black explodes those."""
+
+    head: str
+    items: tuple[Node, ...]
+    tail: str
+    one_tuple: bool = False
+    hug: bool = False  # a signature or a call: try the items on one line of their own
+
+    @functools.cached_property
+    def text(self) -> str:
+        """The group on one line (kept: ``lines`` asks each level for its subtree's)."""
+        inner = ", ".join(flat(item) for item in self.items)
+        return self.head + inner + ("," if self.one_tuple else "") + self.tail
+
+
+Node = str | Group
+
+
+def flat(node: Node) -> str:
+    return node if isinstance(node, str) else node.text
+
+
+def literal_node(value: Any, prefix: str = "") -> Node:
+    """A JSON value (or a ``PySource``) as a layout node, keys and strings escaped
+    with ``py_str``; ``prefix`` goes before it on its first line (``"key": ``)."""
+    if isinstance(value, dict) and value:
+        items = tuple(literal_node(v, py_str(str(k)) + ": ") for k, v in value.items())
+        return Group(prefix + "{", items, "}")
+    if isinstance(value, list) and value:
+        return Group(prefix + "[", tuple(literal_node(v) for v in value), "]")
+    if isinstance(value, tuple) and not value:
+        return Atom(prefix + "()")
+    if isinstance(value, tuple):
+        items = tuple(literal_node(v) for v in value)
+        return Group(prefix + "(", items, ")", one_tuple=len(items) == 1)
+    from .escape import py_literal
+
+    text = prefix + py_literal(value)
+    # a PySource (``_DEFS["Name"]``) has brackets black could split at
+    return text if isinstance(value, PySource) else Atom(text)
+
+
+class Atom(str):
+    """Text black cannot split: a scalar literal, perhaps after a ``"key": `` prefix
+    (no bracket or delimiter outside its strings). A long line of one stays long."""
+
+
+@dataclass
+class Layout:
+    """Lays out one package's files; collects what ``finish`` must leave to black."""
+
+    cache: UnitCache | None = None
+    safe: set[str] = field(default_factory=set)  # long lines black leaves as they are
+    black_units: int = 0  # how many units went to black (for tests and the benchmark)
+
+    # -- laying out -------------------------------------------------------------------
+
+    def lines(self, node: Node, depth: int, suffix: str = "") -> list[str]:
+        indent = INDENT * depth
+        one = indent + flat(node) + suffix
+        if fits(one) or isinstance(node, str) or not node.items:
+            if isinstance(node, Atom) and not fits(one):
+                self.safe.add(one)
+            return [one]
+        if node.hug and len(node.items) > 1:
+            body = indent + INDENT + ", ".join(flat(item) for item in node.items)
+            hugged = [indent + node.head, body, indent + node.tail + suffix]
+            if all(fits(line) for line in hugged):
+                return hugged
+        out = [indent + node.head]
+        for item in node.items:
+            out += self.lines(item, depth + 1, ",")
+        out.append(indent + node.tail + suffix)
+        return out
+
+    def block(self, node: Node, depth: int, suffix: str = "") -> str:
+        """``lines`` as text for a template, the first line without its indent (the
+        template writes it)."""
+        text = "\n".join(self.lines(node, depth, suffix))
+        return text[len(INDENT * depth) :]
+
+    def call(self, head: str, args: Iterable[str], tail: str, depth: int) -> str:
+        """``head(args)tail`` for a ``def`` or a statement ending in a call (``head``
+        ends with the opening bracket); see ``Group.hug``."""
+        return self.block(Group(head, tuple(args), tail, hug=True), depth)
+
+    def imports(self, module: str, names: Iterable[str], depth: int) -> str:
+        """``from module import names``: one line when it fits, else one name a line in
+        parentheses (black's form for a long import)."""
+        names = tuple(names)
+        line = f"from {module} import {', '.join(names)}"
+        if fits(INDENT * depth + line):
+            return line
+        return self.block(Group(f"from {module} import (", names, ")"), depth)
+
+    def assign(self, target: str, value: str, depth: int) -> str:
+        """``target = value`` for an atom ``value`` (a string literal, say): one line
+        when it fits, else the value alone inside parentheses when that fits (black's
+        form); longer ones are left to black (the line stays long and unsafe)."""
+        indent = INDENT * depth
+        line = f"{target} = {value}"
+        if fits(indent + line) or not fits(indent + INDENT + value):
+            return line
+        return f"{target} = (\n{indent}{INDENT}{value}\n{indent})"
+
+    def display(self, head: str, items: Iterable[str], tail: str, depth: int) -> str:
+        """A list or dict display ``head items tail``: one line, or one item a line."""
+        return self.block(Group(head, tuple(items), tail), depth)
+
+    def literal(self, value: Any, depth: int, prefix: str = "") -> str:
+        return self.block(literal_node(value, prefix), depth)
+
+    def docstring(self, text: str, depth: int) -> str:
+        """``text`` as black writes it as a docstring at ``depth``: plain text in
+        triple quotes, continuation lines indented. Text black would change in other
+        ways (trailing spaces, tabs, indented lines, quotes at the ends, escapes) is
+        written as ``py_docstring`` does and left to black."""
+        from .escape import py_docstring
+
+        literal = py_docstring(text)
+        indent = INDENT * depth
+        lines = text.split("\n")
+        plain = (
+            literal.startswith('"""')
+            and text
+            and not text[0].isspace()
+            and not text.startswith('"')
+            and not text.endswith(("\\", '"', " "))
+            and "\t" not in text
+            and all(line == line.rstrip() for line in lines)
+            # black removes the common indentation of the lines after the first
+            and (len(lines) == 1 or any(line and not line[0].isspace() for line in lines[1:]))
+        )
+        if not plain:
+            return BLACK + literal
+        if len(lines) == 1:  # black leaves a one-line docstring as it is
+            if not fits(indent + literal):
+                self.safe.add(indent + literal)
+            return literal
+        out = [lines[0]]
+        last = len(lines) - 2
+        for i, line in enumerate(lines[1:]):
+            out.append(indent + line if line or i == last else "")
+        body = "\n".join(out)
+        last_line = out[-1]
+        if not body.endswith("\n") and len(last_line) + 3 > LINE_LENGTH and len(indent) + 3 <= LINE_LENGTH:
+            body += "\n" + indent
+        result = '"""' + body + '"""'
+        self.safe.update(ln for ln in (indent + result).split("\n") if not fits(ln))
+        return result
+
+    # -- finishing --------------------------------------------------------------------
+
+    def finish(self, text: str) -> str:
+        """``text`` with the unit marks removed and the units that need it formatted
+        by black (in one batch, through the cache)."""
+        units: list[tuple[int, str]] = []
+        todo: list[int] = []
+        for depth, body in _units(text):
+            if BLACK in body:
+                body = body.replace(BLACK, "")
+                todo.append(len(units))
+            elif self._needs_black(body):
+                todo.append(len(units))
+            units.append((depth, body))
+        if todo:
+            formatted = self._black(
+                [(units[i][0], units[i][1]) for i in todo]
+            )
+            for i, body in zip(todo, formatted, strict=True):
+                units[i] = (units[i][0], body)
+        return "\n".join(body for _, body in units)
+
+    def _needs_black(self, body: str) -> bool:
+        return any(not fits(line) and line not in self.safe for line in body.split("\n"))
+
+    def _black(self, units: list[tuple[int, str]]) -> list[str]:
+        self.black_units += len(units)
+        results: list[str | None] = []
+        keys: list[str] = []
+        missing: list[int] = []
+        for i, (depth, body) in enumerate(units):
+            key = _unit_key(depth, body)
+            keys.append(key)
+            found = self.cache.get(key) if self.cache else None
+            if found is not None and not _same_code(depth, body, found):
+                found = None  # not black's output of this unit: format it again
+            results.append(found)
+            if found is None:
+                missing.append(i)
+        if missing:
+            formatted = _black_batch([units[i] for i in missing])
+            for i, body in zip(missing, formatted, strict=True):
+                results[i] = body
+                if self.cache is not None:
+                    self.cache.put(keys[i], body)
+        return [r for r in results if r is not None]
+
+
+def _units(text: str) -> Iterator[tuple[int, str]]:
+    depth = 0
+    current: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith(UNIT):
+            yield depth, "\n".join(current)
+            depth, current = int(line[1:]), []
+        else:
+            current.append(line)
+    yield depth, "\n".join(current)
+
+
+def _mode() -> Any:
+    from black.mode import Mode, TargetVersion
+
+    return Mode(target_versions={TargetVersion.PY311}, line_length=LINE_LENGTH)
+
+
+def black_format(source: str) -> str:
+    """``source`` formatted by black in mcpgen's mode."""
+    from black import format_str
+
+    return str(format_str(source, mode=_mode()))
+
+
+@functools.cache
+def _black_version() -> str:
+    from importlib.metadata import version
+
+    return version("black")
+
+
+def _unit_key(depth: int, body: str) -> str:
+    digest = hashlib.sha256()
+    for part in (_black_version(), str(LINE_LENGTH), "py311", str(depth), body):
+        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    return digest.hexdigest()
+
+
+def _same_code(depth: int, source: str, formatted: str) -> bool:
+    """Is ``formatted`` the same code as ``source`` (a unit at ``depth``), as black's
+    output is: the same syntax tree, docstrings compared without their indentation?
+    A cache entry is checked so before use: the cache is a file in the output
+    directory, and what it says must not change what the generated code does."""
+    import ast
+
+    def tree(text: str) -> str | None:
+        wrapped = "\n".join([*(INDENT * level + "class _:" for level in range(depth)), text])
+        try:
+            parsed = ast.parse(wrapped)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        for node in ast.walk(parsed):
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+                value = body[0].value
+                if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    value.value = "\n".join(ln.strip() for ln in value.value.splitlines()).strip()
+        return ast.dump(parsed)
+
+    expected = tree(source)
+    return expected is not None and expected == tree(formatted)
+
+
+def _black_batch(units: list[tuple[int, str]]) -> list[str]:
+    """Format units (depth, text) with one black call. Each unit is wrapped so that its
+    lines sit at their depth (``class _:`` per level), separated by comment lines."""
+    parts: list[str] = []
+    edges: list[tuple[str, str]] = []
+    for i, (depth, body) in enumerate(units):
+        lines = body.split("\n")
+        lead = _blank_prefix(lines)
+        trail = _blank_prefix(lines[::-1])
+        core = lines[lead : len(lines) - trail]
+        edges.append(("\n" * lead, "\n" * trail))
+        wrapper = [INDENT * level + "class _:" for level in range(depth)]
+        parts.append("\n".join([f"{_SEPARATOR} {i}", *wrapper, *core]))
+    out = black_format("\n\n".join(parts) + "\n")
+    pieces: dict[int, list[str]] = {}
+    current: list[str] | None = None
+    for line in out.split("\n"):
+        if line.startswith(_SEPARATOR + " "):
+            current = pieces.setdefault(int(line[len(_SEPARATOR) + 1 :]), [])
+        elif current is not None:
+            current.append(line)
+    results = []
+    for i, (depth, _) in enumerate(units):
+        wrappers = {INDENT * level + "class _:" for level in range(depth)}
+        lines = pieces[i]
+        while lines and (not lines[0].strip() or lines[0] in wrappers):
+            lines.pop(0)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        before, after = edges[i]
+        results.append(before + "\n".join(lines) + after)
+    return results
+
+
+def _blank_prefix(lines: list[str]) -> int:
+    n = 0
+    for line in lines:
+        if line.strip():
+            break
+        n += 1
+    return n
+
+
+class UnitCache:
+    """Black's output per unit, keyed by content (see ``_unit_key``): a mapping that
+    can be loaded from and saved to one JSON file. Saving keeps only the entries the
+    last build used, so the file stays the size of one package's black-formatted units."""
+
+    def __init__(self, entries: Mapping[str, str] | None = None) -> None:
+        self._entries: dict[str, str] = dict(entries or {})
+        self._used: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        found = self._entries.get(key)
+        if found is not None:
+            self._used[key] = found
+        return found
+
+    def put(self, key: str, body: str) -> None:
+        self._entries[key] = body
+        self._used[key] = body
+
+    def used(self) -> dict[str, str]:
+        return dict(sorted(self._used.items()))
+
+    @classmethod
+    def from_json(cls, data: bytes) -> UnitCache:
+        try:
+            loaded = json.loads(data.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            return cls()
+        if not isinstance(loaded, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in loaded.items()
+        ):
+            return cls()
+        return cls(loaded)
+
+    def to_json(self) -> bytes:
+        return (json.dumps(self.used(), indent=0, sort_keys=True) + "\n").encode()

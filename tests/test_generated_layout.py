@@ -1,0 +1,109 @@
+"""The generated code is black-clean without black formatting all of it.
+
+mcpgen lays out most code itself (mcpgen/render/layout.py) and leaves to black only
+the units it cannot be sure of. These tests hold that to black: every generated file
+equals ``black.format_str`` of itself, whatever the spec throws at the layout, and
+the same spec gives the same bytes every time.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from mcpgen.render import layout
+from mcpgen.render.layout import UnitCache, black_format
+from mcpgen.render.project import render_package
+from mcpgen.spec.load import load_contract
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from genspec import write_spec
+
+SPECS = [
+    ROOT / "examples/weather/tools.yaml",
+    ROOT / "tests/fixtures/layout/tools.yaml",  # long names and texts, wide text, quotes
+    ROOT / "tests/fixtures/fidelity/tools.yaml",
+    ROOT / "tests/fixtures/names/tools.yaml",
+    ROOT / "tests/fixtures/robust_tools.yaml",
+    ROOT / "tests/fixtures/tracker/tools.yaml",
+    ROOT / "tests/fixtures/conformance/tools.yaml",
+]
+
+
+def _render(spec: Path, **kwargs: object) -> dict[str, bytes]:
+    loaded = load_contract(spec)
+    assert loaded.contract is not None, loaded.diagnostics
+    return render_package(loaded.contract, **kwargs)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=lambda p: p.parent.name)
+def test_every_generated_file_passes_black_check(spec: Path) -> None:
+    files = _render(spec)
+    for name, data in files.items():
+        if name.endswith(".py"):
+            text = data.decode()
+            assert black_format(text) == text, f"{spec}: {name} is not black-clean"
+            assert layout.UNIT not in text and layout.BLACK not in text
+    assert _render(spec) == files  # byte-identical across runs
+
+
+def test_the_benchmark_spec_needs_no_black(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The common shapes (the benchmark's four) are laid out without black: black
+    costs ~2 ms a method, which made it ~88% of a build."""
+    import black
+
+    calls: list[int] = []
+    real = black.format_str
+    monkeypatch.setattr(black, "format_str", lambda *a, **k: calls.append(1) or real(*a, **k))
+    files = _render(write_spec(tmp_path, 40))
+    monkeypatch.undo()
+    assert calls == []
+    for name, data in files.items():
+        if name.endswith(".py"):
+            assert black_format(data.decode()) == data.decode(), name
+
+
+def test_units_black_formats_come_from_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A unit that needs black is formatted once; a rebuild with the cache gives the
+    same bytes without calling black, and the cache survives a JSON round trip."""
+    spec = ROOT / "tests/fixtures/layout/tools.yaml"
+    cache = UnitCache()
+    first = _render(spec, cache=cache)
+    assert cache.used(), "the layout spec has units only black can format"
+    batches: list[int] = []
+    real = layout._black_batch
+    monkeypatch.setattr(
+        layout, "_black_batch", lambda units: batches.append(len(units)) or real(units)
+    )
+    again = _render(spec, cache=UnitCache.from_json(cache.to_json()))
+    assert batches == []
+    assert again == first == _render(spec)
+
+
+def test_a_corrupt_cache_is_an_empty_one() -> None:
+    for data in (b"", b"not json", b"[1, 2]", b'{"k": 1}', b"\xff"):
+        assert UnitCache.from_json(data).used() == {}
+
+
+def test_fits_measures_as_black_does() -> None:
+    """``fits`` decides wide text without black's width table when it can; where it
+    does, it must agree with black (a CJK character is two columns, a combining one none)."""
+    from black.strings import str_width
+
+    for n in range(0, 110, 3):
+        for text in ("x" * n, "天" * n, "x" * n + "é", "x" * n + "天" * (n // 3), "e\u0301" * n):
+            assert layout.fits(text) == (str_width(text) <= layout.LINE_LENGTH), (n, text)
+
+
+def test_models_that_are_not_python_fail_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """black rejected invalid code on the way; without it, models.py (names and
+    annotations from the spec's schemas) is compiled, so a type-mapping bug fails the
+    build instead of the import."""
+    from mcpgen.render import project
+
+    monkeypatch.setattr(project, "render_models", lambda *a: "x: list[1x]\n")
+    with pytest.raises(SyntaxError):
+        _render(ROOT / "tests/fixtures/wire/tools.yaml")
