@@ -17,7 +17,8 @@ from collections import defaultdict
 
 from .. import ir
 from .layout import BLACK, UNIT, Layout
-from .typemap import HELPERS, TypeMap, resolve_helpers
+from .typemap import TypeMap
+from .typesource import HELPERS, resolve_helpers
 
 __all__ = ["render_models"]
 

@@ -25,7 +25,8 @@ from ..schemas import descriptor
 from .escape import PySource, py_literal
 from .layout import UNIT, Layout, UnitCache, literal_node
 from .models import render_models
-from .typemap import RETURN_ANNOTATIONS, TypeMap, resolve_helpers
+from .typemap import RETURN_ANNOTATIONS, TypeMap
+from .typesource import resolve_helpers
 
 __all__ = ["RuntimeMode", "render_package", "runtime_sources"]
 

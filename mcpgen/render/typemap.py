@@ -27,33 +27,47 @@ is not nullable defaults to pydantic's ``MISSING`` (absent, never ``None``).
 
 What types cannot say is checked by the runtime validator on both sides (the server on
 arguments and results, the client on results): formats, patterns, bounds, lengths.
+
+``typedefs`` decides what each definition is called and which enums are shared;
+``typesource`` writes the Python text of what this module decides.
 """
 
 from __future__ import annotations
 
-import json
-import keyword
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote
 
 from .. import ir
-from ..names import MODELS_PY_NAMES, class_name, py_identifier
-from ..spec.keywords import (
-    SCHEMA_LIST_KEYWORDS,
-    SCHEMA_MAP_KEYWORDS,
-    SCHEMA_VALUE_KEYWORDS,
-    walk_schemas,
+from ..names import class_name
+from .escape import py_str
+from .typedefs import (
+    SHARED_ENUM_MIN_CHARS,
+    ScopedDefs,
+    def_class_name,
+    enum_key,
+    ref_name,
+    rename_refs,
+    repeated_enums,
 )
-from .escape import py_docstring, py_literal, py_str
+from .typesource import (
+    ANY,
+    HELPERS,
+    Declaration,
+    FieldSpec,
+    field_name,
+    helper,
+    identifiers_in,
+    is_alias,
+    literal,
+    model_source,
+    nullable,
+    typeddict_source,
+    union_of,
+)
 
-__all__ = [
-    "ANY", "HELPERS", "MAX_MODEL_SCHEMA_DEPTH", "RETURN_ANNOTATIONS", "Declaration", "TypeMap",
-    "json_depth", "resolve_helpers",
-]  # fmt: skip
+__all__ = ["MAX_MODEL_SCHEMA_DEPTH", "RETURN_ANNOTATIONS", "TypeMap", "json_depth"]
 
 MAX_MODEL_SCHEMA_DEPTH = 98
 """Deepest nesting (JSON objects and arrays; the schema itself is level 1) of a type or
@@ -79,68 +93,7 @@ def json_depth(value: Any) -> int:
     return deepest
 
 
-# Names models.py imports. Generated text carries them as markers, replaced at the end
-# by the name itself, or by a private alias when a spec type has taken the name (a
-# `types` entry may well be called `Field` or `Required`).
-HELPERS = {
-    "Annotated": "typing", "Any": "typing", "Literal": "typing", "Required": "typing",
-    "TypeAlias": "typing", "TypedDict": "typing",
-    "BaseModel": "pydantic", "ConfigDict": "pydantic", "Field": "pydantic", "MISSING": "pydantic",
-}  # fmt: skip
-_MARK = "\x00"
-
-
-def _h(name: str) -> str:
-    return f"{_MARK}{name}{_MARK}"
-
-
-ANY = _h("Any")
-_MARKER = re.compile(f"{_MARK}([A-Za-z]+){_MARK}")
-
-
-def resolve_helpers(text: str, taken: Iterable[str]) -> tuple[str, dict[str, str]]:
-    """``text`` with helper markers replaced; the helpers used, name → local alias."""
-    used: dict[str, str] = {}
-    taken = frozenset(taken)
-
-    def local(match: re.Match[str]) -> str:
-        name = match.group(1)
-        used[name] = f"_{name}" if name in taken else name
-        return used[name]
-
-    return _MARKER.sub(local, text), used
-
 Face = str  # "json" or "model"
-
-# Attributes of pydantic's BaseModel that a field name must not shadow.
-_MODEL_RESERVED = frozenset(
-    {
-        "copy", "dict", "json", "schema", "schema_json", "construct", "validate", "fields",
-        "parse_obj", "parse_raw", "parse_file", "from_orm", "update_forward_refs",
-        "register", "self",
-        "Config",  # a v1 config class to pydantic, refused beside model_config
-    }
-)  # fmt: skip
-
-
-@dataclass
-class Declaration:
-    """One top-level statement of models.py."""
-
-    name: str
-    source: str
-    eager: frozenset[str] = frozenset()  # names its statement evaluates at import time
-
-
-@dataclass
-class _Field:
-    wire: str
-    py: str
-    annotation: str
-    required: bool
-    default: Any
-    has_default: bool
-    description: str | None
 
 
 @dataclass
@@ -163,7 +116,7 @@ class TypeMap:
 
     @classmethod
     def for_contract(cls, contract: ir.Contract) -> TypeMap:
-        scoped = _ScopedDefs.of(contract)
+        scoped = ScopedDefs.of(contract)
         typemap = cls(scoped.defs)
         typemap._scopes = scoped.renames
         reserved = {f"{t.class_name}{s}" for t in contract.tools for s in ("Args", "Output")}
@@ -176,9 +129,9 @@ class TypeMap:
         # every definition's Python name, fixed before anything is mapped (stable names)
         typemap._def_names = {name: name for name in contract.types}
         for key, (wanted, owner) in scoped.local.items():
-            wanted_name = _def_class_name(wanted) if key == wanted else owner + class_name(wanted)
+            wanted_name = def_class_name(wanted) if key == wanted else owner + class_name(wanted)
             typemap._def_names[key] = typemap.fresh(wanted_name)
-        typemap._repeated_enums = _repeated_enums(contract)
+        typemap._repeated_enums = repeated_enums(contract)
         for name in contract.types:
             typemap.named(name, "model")
         for tool in contract.tools:
@@ -189,25 +142,25 @@ class TypeMap:
 
     def names_in(self, text: str) -> set[str]:
         """The names of models.py that ``text`` (an annotation) refers to."""
-        return {name for name in _names_in(text) if self.declarations.get(name)}
+        return {name for name in identifiers_in(text) if self.declarations.get(name)}
 
     def parameter(self, tool: ir.Tool, param: ir.Parameter) -> str:
         """The annotation of one argument (JSON face), the same in Args, handler and client."""
         key = (tool.name, param.name)
         if key not in self._params:
             hint = f"{tool.class_name}{class_name(param.name)}"
-            schema = _rename_refs(param.schema, self._scopes.get((tool.name, "input"), {}))
+            schema = rename_refs(param.schema, self._scopes.get((tool.name, "input"), {}))
             self._params[key] = self.annotation(schema, hint, "json")
         return self._params[key]
 
     def declare_args(self, tool: ir.Tool) -> None:
         name = f"{tool.class_name}Args"
         fields = [
-            _Field(p.name, p.name, self.parameter(tool, p), p.required, None, False, None)
+            FieldSpec(p.name, p.name, self.parameter(tool, p), p.required, None, False, None)
             for p in tool.parameters
         ]
         doc = f"Arguments of tool {tool.name!r}, keyed by wire name."
-        source, eager = _typeddict_source(name, {"description": doc}, fields)
+        source, eager = typeddict_source(name, {"description": doc}, fields)
         self.declare(name, source, eager)
 
     def declare_output(self, tool: ir.Tool) -> None:
@@ -218,7 +171,7 @@ class TypeMap:
             target = self.named(tool.output_type_ref, "model")
             self.declare(name, f"{name} = {target}", eager=frozenset({target}))
             return
-        schema = _rename_refs({k: v for k, v in tool.output_schema.items() if k != "$defs"},
+        schema = rename_refs({k: v for k, v in tool.output_schema.items() if k != "$defs"},
                               self._scopes.get((tool.name, "output"), {}))
         if not _is_object(schema):
             merged = self.merge_all_of(schema) if isinstance(schema.get("allOf"), list) else None
@@ -267,7 +220,7 @@ class TypeMap:
         else:
             name = python
         self._named[key] = name
-        self.declare(name, f"{name}: {_h('TypeAlias')} = {text}", eager=_names_in(text))
+        self.declare(name, f"{name}: {helper('TypeAlias')} = {text}", eager=identifiers_in(text))
         return name
 
     def _alias_text(self, ref: str, face: Face) -> str | None:
@@ -289,10 +242,10 @@ class TypeMap:
             return ANY
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            target = self.named(_ref_name(ref), face)
-            return _nullable(target, _admits_null_besides_ref(schema))
+            target = self.named(ref_name(ref), face)
+            return nullable(target, _admits_null_besides_ref(schema))
         if "const" in schema:
-            return _literal([schema["const"]])
+            return literal([schema["const"]])
         if isinstance(schema.get("enum"), list):
             return self.enum(schema["enum"], hint)
         for key in ("oneOf", "anyOf"):
@@ -305,7 +258,7 @@ class TypeMap:
         kinds = schema.get("type")
         if isinstance(kinds, list):
             parts = [self.one(str(kind), schema, hint, face) for kind in kinds]
-            return _union(parts)
+            return union_of(parts)
         if isinstance(kinds, str):
             return self.one(kinds, schema, hint, face)
         if "properties" in schema:
@@ -315,14 +268,14 @@ class TypeMap:
     def enum(self, values: list[Any], hint: str) -> str:
         """``Literal[…]`` of ``values``; a long one that the contract repeats is an alias,
         declared once (named after its first use) and referenced (see SHARED_ENUM_MIN_CHARS)."""
-        text = _literal(values)
-        key = _enum_key(values)
+        text = literal(values)
+        key = enum_key(values)
         if len(text) < SHARED_ENUM_MIN_CHARS or key is None or key not in self._repeated_enums:
             return text
         if key not in self._enum_aliases:
             name = self.fresh(hint)
             self._enum_aliases[key] = name
-            self.declare(name, f"{name}: {_h('TypeAlias')} = {text}", eager=_names_in(text))
+            self.declare(name, f"{name}: {helper('TypeAlias')} = {text}", eager=identifiers_in(text))
         return self._enum_aliases[key]
 
     def one(self, kind: str, schema: Mapping[str, Any], hint: str, face: Face) -> str:
@@ -358,12 +311,12 @@ class TypeMap:
         for index, branch in enumerate(branches, 1):
             suffix = _pascal(str(tag[1][index - 1])) if tag else f"Option{index}"
             parts.append(self.annotation(branch, f"{hint}{suffix}", face))
-        text = _union(parts)
+        text = union_of(parts)
         if tag and face == "model" and ANY not in parts:
             nullable = text.endswith(" | None")
             core = text.removesuffix(" | None")
             if " | " in core:
-                text = f"{_h('Annotated')}[{core}, {_h('Field')}(discriminator={py_str(tag[0])})]"
+                text = f"{helper('Annotated')}[{core}, {helper('Field')}(discriminator={py_str(tag[0])})]"
                 text = text + " | None" if nullable else text
         return text
 
@@ -386,7 +339,7 @@ class TypeMap:
     def resolve(self, schema: Any) -> Any:
         ref = schema.get("$ref") if isinstance(schema, dict) else None
         if isinstance(ref, str) and ref.startswith("#/$defs/") and len(schema) == 1:
-            return self.defs.get(_ref_name(ref), schema)
+            return self.defs.get(ref_name(ref), schema)
         return schema
 
     # -- objects -----------------------------------------------------------------
@@ -402,13 +355,13 @@ class TypeMap:
             stem = name.removesuffix("Dict") if face == "json" else name
         fields = self.fields(schema, stem, face)
         if face == "model":
-            self.declare(name, _model_source(name, schema, fields))
+            self.declare(name, model_source(name, schema, fields))
         else:
-            source, eager = _typeddict_source(name, schema, fields)
+            source, eager = typeddict_source(name, schema, fields)
             self.declare(name, source, eager)
         return name
 
-    def fields(self, schema: Mapping[str, Any], owner: str, face: Face) -> list[_Field]:
+    def fields(self, schema: Mapping[str, Any], owner: str, face: Face) -> list[FieldSpec]:
         properties: Mapping[str, Any] = (
             schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         )
@@ -416,11 +369,11 @@ class TypeMap:
         taken: set[str] = set()
         result = []
         for wire, sub in properties.items():
-            py = _field_name(wire, taken, self._taken) if face == "model" else wire
+            py = field_name(wire, taken, self._taken) if face == "model" else wire
             self._field_names.add(py)
             sub_schema = sub if isinstance(sub, dict) else {}
             result.append(
-                _Field(
+                FieldSpec(
                     wire=wire,
                     py=py,
                     annotation=self.annotation(sub_schema, f"{owner}{class_name(wire)}", face),
@@ -439,8 +392,8 @@ class TypeMap:
     def ordered(self) -> list[Declaration]:
         """Declarations in an order Python can execute: classes first (their annotations
         are lazy), then aliases and functional TypedDicts after what they evaluate."""
-        lazy = [d for d in self.declarations.values() if not d.eager and not _is_alias(d)]
-        eager = [d for d in self.declarations.values() if d.eager or _is_alias(d)]
+        lazy = [d for d in self.declarations.values() if not d.eager and not is_alias(d)]
+        eager = [d for d in self.declarations.values() if d.eager or is_alias(d)]
         done = {d.name for d in lazy}
         ordered = list(lazy)
         pending = list(eager)
@@ -453,116 +406,6 @@ class TypeMap:
                 done.add(declaration.name)
                 pending.remove(declaration)
         return ordered
-
-
-# --------------------------------------------------------------------------- definitions
-
-
-@dataclass
-class _ScopedDefs:
-    """Every definition of a contract under one key each.
-
-    ``types`` entries (and the files they reference) are global: their names are
-    their keys. A tool schema's own ``$defs`` are local to that schema: the same name
-    may mean different things in two tools (``Item`` a string in one, an integer in
-    another), or the same thing. Definitions with the same name and the same content,
-    down to everything they reference, share one key (one Python type); any other
-    gets a fresh key, and the schemas that use it have their references renamed.
-    """
-
-    defs: dict[str, Any]
-    renames: dict[tuple[str, str], dict[str, str]]  # (tool, input|output) → local → key
-    local: dict[str, tuple[str, str]]  # key of a local definition → (its name, its tool)
-
-    @classmethod
-    def of(cls, contract: ir.Contract) -> _ScopedDefs:
-        scoped = cls(dict(contract.types), {}, {})
-        keys: dict[tuple[str, str], str] = {}  # (name, closure) → key
-        for tool in contract.tools:
-            for kind, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
-                own = schema.get("$defs") if isinstance(schema, dict) else None
-                if not isinstance(own, dict) or not own:
-                    continue
-                local = {name: value for name, value in own.items() if name not in contract.types}
-                rename: dict[str, str] = {}
-                for name in local:
-                    identity = (name, _closure_id(local, name))
-                    if identity not in keys:
-                        key, counter = name, 2
-                        while key in scoped.defs:
-                            key, counter = f"{name}#{counter}", counter + 1
-                        keys[identity] = key
-                        scoped.defs[key] = None  # filled below, once renames are known
-                        scoped.local[key] = (name, tool.class_name)
-                    rename[name] = keys[identity]
-                for name, value in local.items():
-                    if scoped.defs[rename[name]] is None:
-                        scoped.defs[rename[name]] = _rename_refs(value, rename)
-                scoped.renames[(tool.name, kind)] = rename
-        return scoped
-
-
-def _local_refs(schema: Any) -> set[str]:
-    """The names ``#/$defs/<name>`` references in ``schema`` point to."""
-    names = set()
-    for node, _ in walk_schemas(schema, ()):
-        ref = node.get("$ref") if isinstance(node, dict) else None
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            names.add(_ref_name(ref))
-    return names
-
-
-def _closure_id(local: Mapping[str, Any], name: str) -> str:
-    """A definition's identity: its content and that of every local definition it
-    reaches, as canonical JSON."""
-    seen: dict[str, Any] = {}
-    stack = [name]
-    while stack:
-        current = stack.pop()
-        if current in seen or current not in local:
-            continue
-        seen[current] = local[current]
-        stack.extend(_local_refs(local[current]))
-    return json.dumps(seen, sort_keys=True, default=repr)
-
-
-def _ref_name(ref: str) -> str:
-    """The definition a ``#/$defs/…`` reference names (a deeper pointer names none)."""
-    return unquote(ref.removeprefix("#/$defs/")).replace("~1", "/").replace("~0", "~")
-
-
-def _rename_refs(schema: Any, rename: Mapping[str, str]) -> Any:
-    """``schema`` with ``#/$defs/<name>`` references renamed (schema positions only:
-    a ``const`` or ``default`` that happens to hold a ``$ref`` key is data)."""
-    if not rename or not isinstance(schema, dict):
-        return schema
-    result: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/") \
-                and _ref_name(value) in rename:
-            target = rename[_ref_name(value)]
-            value = "#/$defs/" + quote(target.replace("~", "~0").replace("/", "~1"), safe="")
-        elif key in SCHEMA_VALUE_KEYWORDS:
-            value = _rename_refs(value, rename)
-        elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
-            value = [_rename_refs(item, rename) for item in value]
-        elif key in SCHEMA_MAP_KEYWORDS and key != "$defs" and isinstance(value, dict):
-            value = {name: _rename_refs(item, rename) for name, item in value.items()}
-        result[key] = value
-    return result
-
-
-def _def_class_name(name: str) -> str:
-    """The Python name wanted for a tool's own definition ``name``: the name itself
-    when it can be one (an identifier Python reads as written, not a keyword, not a
-    name models.py uses, not class-private), else its PascalCase form. (A second,
-    different definition of the same name is prefixed with its tool's class name.)"""
-    if (
-        name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("__")
-        and unicodedata.normalize("NFKC", name) == name and name not in MODELS_PY_NAMES
-    ):
-        return name
-    return class_name(name)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -606,103 +449,9 @@ def _face_name(hint: str, face: Face) -> str:
     return hint if face == "model" else f"{hint}Dict"
 
 
-def _is_alias(declaration: Declaration) -> bool:
-    return f": {_h('TypeAlias')} = " in declaration.source.split("\n", 1)[0]
-
-
 def _admits_null_besides_ref(schema: Mapping[str, Any]) -> bool:
     kinds = schema.get("type")
     return kinds == "null" or (isinstance(kinds, list) and "null" in kinds)
-
-
-def _nullable(text: str, nullable: bool) -> str:
-    return text + " | None" if nullable and not text.endswith("| None") and text != ANY else text
-
-
-SHARED_ENUM_MIN_CHARS = 100
-"""An inline ``enum`` whose ``Literal[…]`` is this long or longer (100 characters: more
-than a line) and that the contract holds more than once becomes one alias in models.py,
-referenced by every use, instead of a copy per argument, field and signature."""
-
-
-def _enum_key(values: list[Any]) -> str | None:
-    try:
-        return json.dumps(values, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError):
-        return None
-
-
-def _repeated_enums(contract: ir.Contract) -> set[str]:
-    """The ``enum`` lists that occur more than once in the contract's schemas."""
-    seen: set[str] = set()
-    repeated: set[str] = set()
-    stack: list[Any] = [*contract.types.values()]
-    for tool in contract.tools:
-        stack += [tool.input_schema, tool.output_schema]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            values = node.get("enum")
-            key = _enum_key(values) if isinstance(values, list) else None
-            if key is not None:
-                (repeated if key in seen else seen).add(key)
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return repeated
-
-
-def _literal(values: list[Any]) -> str:
-    if not values or not all(v is None or isinstance(v, (str, int, bool, float)) for v in values):
-        return ANY
-    # mypy refuses an integer beyond 64 bits in a Literal (and pydantic cannot check one
-    # there): such values are typed int, the validator holds them to the enum. A Literal
-    # cannot hold a float either: a number member (2.5, or 5.0, which JSON may send as
-    # 5) makes the type ``int | float`` beside the Literal of the rest.
-    big = [v for v in values if _too_big(v)]
-    floats = any(isinstance(v, float) for v in values)
-    members: list[str] = []
-    for value in values:
-        if value is not None and not isinstance(value, float) and value not in big \
-                and py_literal(value) not in members:
-            members.append(py_literal(value))
-    parts = [f"{_h('Literal')}[{', '.join(members)}]"] if members else []
-    parts += ["int | float"] if floats else ["int"] if big else []
-    parts += ["None"] if None in values else []
-    return " | ".join(parts) if parts else "None"
-
-
-def _too_big(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2**63
-
-
-def _union(parts: list[str]) -> str:
-    if ANY in parts:
-        return ANY
-    unique: list[str] = []
-    for part in parts:
-        for piece in _split_union(part):
-            if piece not in unique:
-                unique.append(piece)
-    if "None" in unique and len(unique) > 1:
-        unique.remove("None")
-        unique.append("None")
-    return " | ".join(unique)
-
-
-def _split_union(text: str) -> list[str]:
-    """Top-level ``|`` members of an annotation."""
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char == "[":
-            depth += 1
-        elif char == "]":
-            depth -= 1
-        elif char == "|" and depth == 0:
-            parts.append(text[start:index].strip())
-            start = index + 1
-    parts.append(text[start:].strip())
-    return parts
 
 
 def _discriminator(branches: list[Any], defs: Mapping[str, Any]) -> tuple[str, list[Any]] | None:
@@ -712,7 +461,7 @@ def _discriminator(branches: list[Any], defs: Mapping[str, Any]) -> tuple[str, l
     for branch in branches:
         ref = branch.get("$ref") if isinstance(branch, dict) else None
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            branch = defs.get(_ref_name(ref))
+            branch = defs.get(ref_name(ref))
         if isinstance(branch, dict) and branch.get("type") == "null":
             objects.append(None)
         elif _is_object(branch):
@@ -744,88 +493,3 @@ def _constant(schema: Any) -> Any:
 
 def _pascal(text: str) -> str:
     return class_name(text) if re.search(r"[0-9A-Za-z]", text) else "Option"
-
-
-# Identifiers, non-ASCII ones too (a definition may be called ``Ünï``).
-_NAME = re.compile(r"\b([^\W\d]\w*)\b")
-
-
-def _names_in(text: str) -> frozenset[str]:
-    return frozenset(_NAME.findall(text))
-
-
-def _field_name(wire: str, taken: set[str], hidden: set[str]) -> str:
-    """A model attribute for ``wire``: an identifier that shadows nothing of BaseModel,
-    and no name of models.py (``hidden``: a field ``Day`` would make a later
-    ``list[Day]`` in the class body mean the field)."""
-    name = py_identifier(unicodedata.normalize("NFKC", wire)).lstrip("_") or "field"
-    if name[0].isdigit():
-        name = "f_" + name
-    if keyword.iskeyword(name) or name in _MODEL_RESERVED or name.startswith("model_"):
-        name += "_"
-    while name in taken or name in hidden or name in HELPERS:
-        name += "_"
-    taken.add(name)
-    return name
-
-
-def _model_source(name: str, schema: Mapping[str, Any], fields: list[_Field]) -> str:
-    lines = [f"class {name}({_h('BaseModel')}):"]
-    if isinstance(schema.get("description"), str) and schema["description"]:
-        lines.append(f"    {py_docstring(schema['description'])}")
-        lines.append("")
-    # patternProperties admit keys besides the named ones even when
-    # additionalProperties is false: the model cannot tell which, so it allows them
-    closed = schema.get("additionalProperties") is False and not schema.get("patternProperties")
-    config = [f"extra={py_str('forbid' if closed else 'allow')}"]
-    if any(f.py != f.wire for f in fields):
-        config.append("validate_by_name=True, validate_by_alias=True, serialize_by_alias=True")
-    if any(f.py.startswith("model_") for f in fields):  # renamed off pydantic's own
-        config.append("protected_namespaces=()")
-    lines.append(f"    model_config = {_h('ConfigDict')}({', '.join(config)})")
-    lines.append("")
-    for f in fields:
-        options = []
-        if f.py != f.wire:
-            options.append(f"alias={py_str(f.wire)}")
-        if f.description:
-            options.append(f"description={py_str(f.description)}")
-        if f.required:
-            kind, default = f.annotation, "..." if options else None
-        elif f.has_default and (f.default is not None or "None" in _split_union(f.annotation)):
-            kind, default = f.annotation, py_literal(f.default)
-        else:
-            kind, default = f"{f.annotation} | {_h('MISSING')}", _h("MISSING")
-        if options:
-            value = f"{_h('Field')}({', '.join(([default] if default else []) + options)})"
-            lines.append(f"    {f.py}: {kind} = {value}")
-        elif default is not None:
-            lines.append(f"    {f.py}: {kind} = {default}")
-        else:
-            lines.append(f"    {f.py}: {kind}")
-    return "\n".join(lines)
-
-
-def _typeddict_source(
-    name: str, schema: Mapping[str, Any], fields: list[_Field]
-) -> tuple[str, frozenset[str]]:
-    doc = schema.get("description") if isinstance(schema.get("description"), str) else None
-    entries = [(f.wire, f"{_h('Required')}[{f.annotation}]" if f.required else f.annotation) for f in fields]
-    # Python reads class-body names NFKC-normalized (``ﬁx`` is ``fix`` there): such
-    # keys, and any that are no identifiers ("max-results"), need the call syntax.
-    if all(
-        wire.isidentifier() and not keyword.iskeyword(wire)
-        and unicodedata.normalize("NFKC", wire) == wire
-        for wire, _ in entries
-    ):
-        lines = [f"class {name}({_h('TypedDict')}, total=False):"]
-        if doc:
-            lines += [f"    {py_docstring(doc)}", ""]
-        lines += [f"    {wire}: {kind}" for wire, kind in entries] or ["    pass"]
-        return "\n".join(lines), frozenset()
-    # Wire names such as "max-results" cannot be class attributes.
-    body = ", ".join(f"{py_str(wire)}: {kind}" for wire, kind in entries)
-    source = f"{name} = {_h('TypedDict')}({py_str(name)}, {{{body}}}, total=False)"
-    if doc:
-        source += f"\n{name}.__doc__ = {py_docstring(doc)}"
-    return source, frozenset().union(*(_names_in(kind) for _, kind in entries)) | {"Required"}
