@@ -328,6 +328,17 @@ def render_package(
         "U0": UNIT + "0",
         "U1": UNIT + "1",
     }
+    files = _render_templates(env, context, layout)
+    if runtime == "vendored":
+        for name, source in runtime_sources(f"{contract.package}._runtime").items():
+            files[f"_runtime/{name}"] = (header(contract) + "\n" + source).encode()
+    return dict(sorted(files.items()))
+
+
+def _render_templates(
+    env: jinja2.Environment, context: dict[str, Any], layout: Layout
+) -> dict[str, bytes]:
+    """The package's own files: one template each, laid out, plus ``py.typed``."""
     files: dict[str, bytes] = {}
     for template in ("__init__.py", "__main__.py", "client.py", "contract.py", "models.py", "server.py"):
         source = env.get_template(f"{template}.jinja").render(context)
@@ -338,10 +349,7 @@ def render_package(
             compile(text, "models.py", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         files[template] = text.encode()
     files["py.typed"] = b""
-    if runtime == "vendored":
-        for name, source in runtime_sources(f"{contract.package}._runtime").items():
-            files[f"_runtime/{name}"] = (header(contract) + "\n" + source).encode()
-    return dict(sorted(files.items()))
+    return files
 
 
 def _statement(layout: Layout, target: str, value: Any) -> str:
