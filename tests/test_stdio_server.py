@@ -4,6 +4,9 @@ extra contract whose handlers print to stdout and sleep asynchronously."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -358,3 +361,45 @@ def test_in_flight_async_call_finishes_after_eof(extra: RawServer) -> None:
     })
     assert extra.close() == 0
     assert [json.loads(line)["id"] for line in extra.raw_lines] == [0, 9]
+
+
+STARTUP_PROBE = r'''
+import json, sys
+from weather_mcp.server import BINDINGS, WeatherServer, build_app
+
+def handler(self, *args, **kwargs):
+    return None
+
+Impl = type("Impl", (WeatherServer,), {b.method: handler for b in BINDINGS})
+app = build_app(Impl())
+seen = {"bound": sorted(app.tools), "rust_regex_at_start": "pydantic_core" in sys.modules,
+        "compiled_at_start": sorted(n for n, t in app.tools.items()
+                                    if t.validate_input._compiled is not None)}
+app.tools["current_temperature"].check_arguments({"city": "Oslo"})
+seen["compiled_after_one_call"] = sorted(
+    n for n, t in app.tools.items() if t.validate_input._compiled is not None)
+seen["rust_regex_after_one_call"] = "pydantic_core" in sys.modules
+try:
+    app.tools["report_observation"].check_arguments({"station": "oslo", "temperature_c": 1, "at": "2026-12-03T08:00:00Z"})
+except Exception as exc:
+    seen["refused"] = type(exc).__name__
+seen["rust_regex_after_a_pattern"] = "pydantic_core" in sys.modules
+print(json.dumps(seen))
+'''
+
+
+def test_start_up_compiles_no_validator_and_loads_no_regex_engine() -> None:
+    """Start-up binds the tools and compiles nothing: each tool's validators are
+    compiled by its first call, and the Rust regex engine (pydantic-core, ~45 ms to
+    import) is loaded by the first pattern compiled. Before, ``build_app`` compiled
+    every schema and importing the runtime imported pydantic-core."""
+    env = {**os.environ, "PYTHONPATH": str(WEATHER_DIR)}
+    done = subprocess.run([sys.executable, "-c", STARTUP_PROBE], capture_output=True,
+                          text=True, env=env, check=True, timeout=60)
+    seen = json.loads(done.stdout)
+    assert seen["bound"] == ["alerts.search", "current_temperature", "get_forecast",
+                             "report_observation"]
+    assert seen["compiled_at_start"] == [] and not seen["rust_regex_at_start"]
+    assert seen["compiled_after_one_call"] == ["current_temperature"]
+    assert not seen["rust_regex_after_one_call"]
+    assert seen["refused"] == "ToolError" and seen["rust_regex_after_a_pattern"]

@@ -31,9 +31,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from pydantic_core import SchemaError as _CoreSchemaError
-from pydantic_core import SchemaValidator, core_schema
-from pydantic_core import ValidationError as _CoreValidationError
 
 __all__ = ["EcmaRegex", "RegexError", "check_syntax", "translate"]
 
@@ -420,24 +417,32 @@ def translate(source: str) -> str:
 class EcmaRegex:
     """A compiled ``pattern``: ``search`` says whether it matches anywhere in a string."""
 
-    __slots__ = ("_validate", "source", "translated")
+    __slots__ = ("_no_match", "_validate", "source", "translated")
 
     def __init__(self, source: str) -> None:
+        # pydantic-core (the Rust engine) is imported by the first pattern compiled,
+        # not by importing this module: a server's start-up does not pay ~45 ms for it
+        # (its validators are compiled on each tool's first call, see _tools).
+        import pydantic_core
+
         self.source = source
         self.translated = translate(source)
         try:
-            validator = SchemaValidator(
-                core_schema.str_schema(pattern=self.translated, regex_engine="rust-regex")
+            validator = pydantic_core.SchemaValidator(
+                pydantic_core.core_schema.str_schema(
+                    pattern=self.translated, regex_engine="rust-regex"
+                )
             )
-        except _CoreSchemaError as exc:
+        except pydantic_core.SchemaError as exc:
             reason = str(exc).strip().splitlines()[-1].strip()
             raise RegexError(f"cannot compile: {reason}") from None
         self._validate = validator.validate_python
+        self._no_match: type[Exception] = pydantic_core.ValidationError
 
     def search(self, text: str) -> bool:
         try:
             self._validate(text)
-        except _CoreValidationError:
+        except self._no_match:
             if not any(0xD800 <= ord(char) <= 0xDFFF for char in text):
                 return False
             # A lone surrogate (legal in a JSON string) matches no pattern character
@@ -447,7 +452,7 @@ class EcmaRegex:
             )
             try:
                 self._validate(cleaned)
-            except _CoreValidationError:
+            except self._no_match:
                 return False
         return True
 

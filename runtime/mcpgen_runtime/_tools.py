@@ -409,11 +409,36 @@ class App:
                 binding=binding,
                 descriptor=descriptor,
                 handler=handler,
-                validate_input=compile_schema(descriptor["inputSchema"], coerce=True),
-                validate_output=compile_schema(output) if output is not None else None,
+                validate_input=FirstUse(descriptor["inputSchema"], coerce=True),
+                validate_output=FirstUse(output) if output is not None else None,
                 wants_context=_declares_context(handler),
             )
         return cls(tools, server_info=server_info, instructions=instructions)
+
+
+class FirstUse:
+    """A validator compiled on its first call.
+
+    Start-up (until ``initialize`` is answered) compiles no schema: each tool's
+    validators are compiled by that tool's first call (a few milliseconds, once), and a
+    server whose clients call two of its fifty tools never compiles the other 48. The
+    schemas were checked when the package was generated, so compiling later moves no
+    error a user could meet from start-up to a call. Two threads calling a fresh tool
+    at once may both compile it; either result is the same validator.
+    """
+
+    __slots__ = ("_coerce", "_compiled", "_schema")
+
+    def __init__(self, schema: Mapping[str, Any] | bool, *, coerce: bool = False) -> None:
+        self._schema = schema
+        self._coerce = coerce
+        self._compiled: Callable[[Any], Any] | None = None
+
+    def __call__(self, value: Any) -> Any:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = compile_schema(self._schema, coerce=self._coerce)
+        return compiled(value)
 
 
 def _declares_context(handler: Callable[..., Any]) -> bool:
