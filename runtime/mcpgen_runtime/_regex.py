@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from typing import Final
 
-
 __all__ = ["EcmaRegex", "RegexError", "check_syntax", "translate"]
 
 
