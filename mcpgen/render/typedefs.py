@@ -16,10 +16,11 @@ from urllib.parse import quote, unquote
 from .. import ir
 from ..names import MODELS_PY_NAMES, class_name
 from ..spec.keywords import (
+    LOCAL_REF,
     SCHEMA_LIST_KEYWORDS,
     SCHEMA_MAP_KEYWORDS,
     SCHEMA_VALUE_KEYWORDS,
-    walk_schemas,
+    local_ref_names,
 )
 
 __all__ = [
@@ -72,16 +73,6 @@ class ScopedDefs:
         return scoped
 
 
-def _local_refs(schema: Any) -> set[str]:
-    """The names ``#/$defs/<name>`` references in ``schema`` point to."""
-    names = set()
-    for node, _ in walk_schemas(schema, ()):
-        ref = node.get("$ref") if isinstance(node, dict) else None
-        if isinstance(ref, str) and ref.startswith("#/$defs/"):
-            names.add(ref_name(ref))
-    return names
-
-
 def _closure_id(local: Mapping[str, Any], name: str) -> str:
     """A definition's identity: its content and that of every local definition it
     reaches, as canonical JSON."""
@@ -92,13 +83,13 @@ def _closure_id(local: Mapping[str, Any], name: str) -> str:
         if current in seen or current not in local:
             continue
         seen[current] = local[current]
-        stack.extend(_local_refs(local[current]))
+        stack.extend(local_ref_names(local[current]))
     return json.dumps(seen, sort_keys=True, default=repr)
 
 
 def ref_name(ref: str) -> str:
     """The definition a ``#/$defs/…`` reference names (a deeper pointer names none)."""
-    return unquote(ref.removeprefix("#/$defs/")).replace("~1", "/").replace("~0", "~")
+    return unquote(ref.removeprefix(LOCAL_REF)).replace("~1", "/").replace("~0", "~")
 
 
 def rename_refs(schema: Any, rename: Mapping[str, str]) -> Any:
@@ -108,10 +99,10 @@ def rename_refs(schema: Any, rename: Mapping[str, str]) -> Any:
         return schema
     result: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "$ref" and isinstance(value, str) and value.startswith("#/$defs/") \
+        if key == "$ref" and isinstance(value, str) and value.startswith(LOCAL_REF) \
                 and ref_name(value) in rename:
             target = rename[ref_name(value)]
-            value = "#/$defs/" + quote(target.replace("~", "~0").replace("/", "~1"), safe="")
+            value = LOCAL_REF + quote(target.replace("~", "~0").replace("/", "~1"), safe="")
         elif key in SCHEMA_VALUE_KEYWORDS:
             value = rename_refs(value, rename)
         elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):

@@ -27,11 +27,12 @@ from mcpgen_runtime._pointer import MISSING, resolve_pointer
 
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .keywords import (
+    LOCAL_REF,
     SCHEMA_LIST_KEYWORDS,
     SCHEMA_MAP_KEYWORDS,
     SCHEMA_VALUE_KEYWORDS,
     JsonPath,
-    walk_schemas,
+    local_ref_names,
 )
 
 __all__ = ["Bundler", "JsonPath", "RefProblem"]
@@ -41,7 +42,6 @@ __all__ = ["Bundler", "JsonPath", "RefProblem"]
 _ANNOTATIONS = frozenset(
     {"title", "description", "$comment", "examples", "deprecated", "readOnly", "writeOnly", "default"}
 )
-_LOCAL_REF = "#/$defs/"
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ class Bundler:
         if body.get("type") != "object":
             body = {"type": "object", **{key: value for key, value in body.items() if key != "type"}}
         referenced = {
-            name for name in self._local_names(body) | self._local_names(local)
+            name for name in local_ref_names(body) | local_ref_names(local)
             if name in self.defs and name not in local
         }
         defs = dict(local)
@@ -178,7 +178,7 @@ class Bundler:
 
     def _target(self, ref: str, local: Mapping[str, Any]) -> Any:
         """What a bundled ``#/$defs/…`` reference points to (None when nothing)."""
-        if not ref.startswith(_LOCAL_REF):
+        if not ref.startswith(LOCAL_REF):
             return None
         document = {"$defs": {**self.defs, **local}}
         target = resolve_pointer(document, unquote(ref[1:]))
@@ -204,17 +204,6 @@ class Bundler:
             ):
                 return True
         return False
-
-    @staticmethod
-    def _local_names(schema: Any) -> set[str]:
-        """The first segment of every ``#/$defs/…`` reference in ``schema``."""
-        names: set[str] = set()
-        for node, _ in walk_schemas(schema, ()):
-            ref = node.get("$ref") if isinstance(node, dict) else None
-            if isinstance(ref, str) and ref.startswith(_LOCAL_REF):
-                names.add(unquote(ref[len(_LOCAL_REF):].split("/", 1)[0]).replace("~1", "/")
-                          .replace("~0", "~"))
-        return names
 
     def _define_type(self, name: str) -> str:
         key = ("#types", name)
@@ -296,7 +285,7 @@ class Bundler:
         for key, value in schema.items():
             sub = path + (key,)
             if key == "$ref" and isinstance(value, str) and origin.file is None \
-                    and origin.document is not None and value.startswith(_LOCAL_REF):
+                    and origin.document is not None and value.startswith(LOCAL_REF):
                 self._check_local(value, origin.document, sub)
                 result[key] = value  # the schema's own $defs: published as written
             elif key == "$ref" and isinstance(value, str):
@@ -325,7 +314,7 @@ class Bundler:
             return
         own = document.get("$defs")
         names = sorted(own) if isinstance(own, dict) else []
-        first = unquote(ref[len(_LOCAL_REF):].split("/", 1)[0]).replace("~1", "/").replace("~0", "~")
+        first = unquote(ref[len(LOCAL_REF):].split("/", 1)[0]).replace("~1", "/").replace("~0", "~")
         if first in names:
             self.problems.append(RefProblem(path, f"'{ref}' does not resolve inside this schema"))
         else:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote
 
 __all__ = [
     "GENERATOR_DIRECTIVES",
     "GENERATOR_DIRECTIVE_PREFIXES",
     "JSON_TYPES",
     "KNOWN_KEYWORDS",
+    "LOCAL_REF",
     "SCHEMA_LIST_KEYWORDS",
     "SCHEMA_MAP_KEYWORDS",
     "SCHEMA_VALUE_KEYWORDS",
     "JsonPath",
     "is_generator_directive",
+    "local_ref_names",
     "walk_schemas",
 ]
 
@@ -90,3 +93,18 @@ def walk_schemas(schema: Any, path: JsonPath) -> Iterator[tuple[Any, JsonPath]]:
         elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
             for name, item in value.items():
                 yield from walk_schemas(item, path + (key, name))
+
+
+LOCAL_REF = "#/$defs/"
+
+
+def local_ref_names(schema: Any) -> set[str]:
+    """The definition each ``#/$defs/…`` reference in ``schema`` points into (the first
+    segment of its pointer, percent- and ``~``-decoded)."""
+    names: set[str] = set()
+    for node, _ in walk_schemas(schema, ()):
+        ref = node.get("$ref") if isinstance(node, dict) else None
+        if isinstance(ref, str) and ref.startswith(LOCAL_REF):
+            names.add(unquote(ref[len(LOCAL_REF):].split("/", 1)[0]).replace("~1", "/")
+                      .replace("~0", "~"))
+    return names

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from asyncio import CancelledError
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._client_base import _check_contract
@@ -81,6 +81,7 @@ __all__ = [
     "lowered",
     "open_connection",
     "request",
+    "run",
     "start_call",
     "start_tool",
     "task_cancel",
@@ -89,6 +90,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+E = TypeVar("E")
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -114,6 +116,25 @@ def lowered(session: AnySession, flow: Flow[T]) -> Generator[Primitive, Any, T]:
             flow.close()
             raise
         except BaseException as exc:  # noqa: BLE001  (thrown into the flow, which may catch it)
+            error = exc
+
+
+def run(steps: Generator[E, Any, T], perform: Callable[[E], Any]) -> T:
+    """Run ``steps`` to its value: each step it yields is given to ``perform``, whose
+    return value is sent back in and whose exception is thrown in (the steps may
+    catch it to clean up). The synchronous session's driver, and the tests'."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(value) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        value, error = None, None
+        try:
+            value = perform(step)
+        except BaseException as exc:  # noqa: BLE001  (thrown into the steps, which may clean up)
             error = exc
 
 

@@ -202,20 +202,7 @@ class Session(_SessionState[Transport, _Waiter]):
 
     def _drive(self, flow: flows.Flow[T]) -> T:
         """Run a protocol flow (``_client_flows``) with this session's threads."""
-        steps = flows.lowered(self, flow)
-        value: Any = None
-        error: BaseException | None = None
-        while True:
-            try:
-                effect = steps.send(value) if error is None else steps.throw(error)
-            except StopIteration as stop:
-                result: T = stop.value
-                return result
-            value, error = None, None
-            try:
-                value = self._effect(effect)
-            except BaseException as exc:  # noqa: BLE001  (thrown into the flow, which may clean up)
-                error = exc
+        return flows.run(flows.lowered(self, flow), self._effect)
 
     def _effect(self, effect: flows.Primitive) -> Any:
         if isinstance(effect, flows.Prepare):

@@ -15,21 +15,17 @@ from mcpgen_runtime._errors import ProtocolError, Timeout
 def run(flow: flows.Flow[Any], answers: list[Any]) -> tuple[Any, list[flows.Effect]]:
     """Drive ``flow``: each effect takes the next answer (an exception is thrown in)."""
     seen: list[flows.Effect] = []
-    value: Any = None
-    error: Exception | None = None
-    while True:
-        try:
-            effect = flow.send(value) if error is None else flow.throw(error)
-        except StopIteration as stop:
-            return stop.value, seen
+
+    def perform(effect: flows.Effect) -> Any:
         seen.append(effect)
-        value, error = None, None
         if isinstance(effect, (flows.Request, flows.Exchange, flows.Connected)):
             answer = answers.pop(0)
             if isinstance(answer, Exception):
-                error = answer
-            else:
-                value = answer
+                raise answer
+            return answer
+        return None
+
+    return flows.run(flow, perform), seen
 
 
 def modern_task() -> _TaskState:

@@ -34,28 +34,23 @@ def drive(
     takes the next answer (an exception is thrown in), every other primitive
     answers None. Returns the flow's value (or raises) and the primitives seen
     (also appended to ``seen``, which outlives an exception)."""
-    steps = flows.lowered(state, flow)
     seen = [] if seen is None else seen
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = steps.send(value) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            return stop.value, seen
+
+    def perform(effect: Any) -> Any:
         seen.append(effect)
-        value, error = None, None
         if isinstance(effect, flows.Prepare):
             request_id, line = state._core.request(
                 effect.method, effect.params, None, progress=effect.progress, tasks=effect.tasks
             )
-            value = flows.Pending(request_id, line, None)
-        elif isinstance(effect, flows.Await):
+            return flows.Pending(request_id, line, None)
+        if isinstance(effect, flows.Await):
             answer = answers.pop(0)
             if isinstance(answer, BaseException):
-                error = answer
-            else:
-                value = answer
+                raise answer
+            return answer
+        return None
+
+    return flows.run(flows.lowered(state, flow), perform), seen
 
 
 def kinds(seen: list[Any]) -> list[str]:

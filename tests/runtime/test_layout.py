@@ -92,7 +92,9 @@ def test_the_runtime_explains_itself() -> None:
     repository, and point users of the runtime at the runtime's own extra."""
     root = RUNTIME.parent.parent
     sources = [*RUNTIME.glob("*.py"), *(root / "mcpgen").rglob("*.py"), *(root / "templates").glob("*")]
-    cited = [f"{p.name}: {word}" for p in sources for word in ("DESIGN §", "PROTOCOL.md")
-             if word in p.read_text()]
+    # the two outside documents' citation forms, spelled in pieces so that this file
+    # does not cite them itself
+    outside = ("DESIGN" + " §", "PROTOCOL" + ".md")
+    cited = [f"{p.name}: {word}" for p in sources for word in outside if word in p.read_text()]
     assert cited == []
     assert not [p.name for p in RUNTIME.glob("*.py") if "mcpgen[http]" in p.read_text()]
