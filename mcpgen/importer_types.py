@@ -122,7 +122,7 @@ class _TypeHoister:
         if base[0].isdigit():
             base = "_" + base
         if base in self._class_names or base in MODELS_PY_NAMES:  # a class that exists, or a
-            base += "Type"  # name models.py needs (a tool's …Args/…Output, Any, str, ...)
+            base += "Type"  # name models.py needs (a tool's …Args/…Output, str, list, ...)
         taken = set(self._names.values())
         candidate, counter = base, 2
         while candidate in taken:
