@@ -24,10 +24,10 @@ from ..paths import RUNTIME_DIR, templates_dir
 from ..schemas import descriptor
 from .escape import PySource, py_literal
 from .layout import UNIT, Layout, UnitCache, literal_node
-from .localnames import local_type_names, model_imports
+from .localnames import local_type_names, model_imports, types_named_in
 from .models import render_models
 from .typemap import RETURN_ANNOTATIONS, TypeMap
-from .typesource import identifiers_in, rename_types, resolve_helpers
+from .typesource import rename_types, resolve_helpers
 
 __all__ = ["RuntimeMode", "render_package", "runtime_sources"]
 
@@ -311,17 +311,11 @@ def render_package(
     typemap = TypeMap.for_contract(contract)
     renames = local_type_names(contract, typemap)
     tools = _client_names([_tool_view(tool, typemap, layout, renames) for tool in contract.tools])
-    # the models.py types the signatures name, by their local names
-    local_names = set(renames.values()) | (set(typemap.declarations) - set(renames))
-    signature_types = identifiers_in(
-        " ".join(t.handler_params + t.client_params for t in tools)
-    ) & local_names
-    imports = model_imports(
-        {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
-        | {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
-        | signature_types,
-        renames,
-    )
+    signatures = " ".join(t.handler_params + t.client_params for t in tools)
+    signature_types = types_named_in(signatures, typemap, renames)
+    own = {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
+    own |= {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
+    imports = model_imports(own | signature_types, renames)
     shared = _shared_defs(descriptors)
     context = {
         "docs": _docstrings(contract, layout),
