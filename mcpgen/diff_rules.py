@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from mcpgen_runtime._compat import RULES, Category, Change, Rule, Severity, compare_tools
+from mcpgen_runtime.contract.compare import RULES, Category, Change, Rule, Severity, compare_tools
 
 from . import ir
 from .schemas import descriptor

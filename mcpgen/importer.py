@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgen_runtime._compat import Change, Severity, compare_tools
+from mcpgen_runtime.contract.compare import Change, Severity, compare_tools
 
 from .importer_types import _canon, _DefClasses, _text, _ToolEntry
 from .importer_yaml import _render
@@ -113,7 +113,7 @@ def _listing(
     cwd: str | Path | None,
     timeout: float,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str]:
-    from mcpgen_runtime._client import Session
+    from mcpgen_runtime.client import Session
 
     with Session.stdio(
         list(command), env=env, cwd=cwd, verify="off", timeout=timeout, server_id="import",

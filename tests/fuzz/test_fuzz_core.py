@@ -22,9 +22,9 @@ from fuzz_settings import fuzz_settings
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from mcpgen_runtime._context import Context
-from mcpgen_runtime._server_core import Cancel, Invoke, Send, ServerConnection
-from mcpgen_runtime._tools import App, Binding, CallOutcome
+from mcpgen_runtime.server.context import Context
+from mcpgen_runtime.server.core import Cancel, Invoke, Send, ServerConnection
+from mcpgen_runtime.server.tools import App, Binding, CallOutcome
 
 # --------------------------------------------------------------------------- the app
 

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime import _client_flows as flows
-from mcpgen_runtime._client_tasks import TaskStatus, _TaskState
 from mcpgen_runtime._errors import ProtocolError, Timeout
+from mcpgen_runtime.client import flows
+from mcpgen_runtime.client.tasks import TaskStatus, _TaskState
 
 
 def run(flow: flows.Flow[Any], answers: list[Any]) -> tuple[Any, list[flows.Effect]]:

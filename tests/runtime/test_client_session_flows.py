@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime import _client_flows as flows
-from mcpgen_runtime._client_base import _SessionState
-from mcpgen_runtime._client_core import Outcome
-from mcpgen_runtime._client_tasks import TaskStatus, _TaskState
 from mcpgen_runtime._errors import ProtocolError, Timeout
-from mcpgen_runtime._protocol import TASKS_EXTENSION
+from mcpgen_runtime.client import flows
+from mcpgen_runtime.client.base import _SessionState
+from mcpgen_runtime.client.core import Outcome
+from mcpgen_runtime.client.tasks import TaskStatus, _TaskState
+from mcpgen_runtime.protocol.constants import TASKS_EXTENSION
 
 
 def session(**options: Any) -> _SessionState[None, None]:

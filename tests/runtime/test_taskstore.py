@@ -8,7 +8,7 @@ import asyncio
 
 import pytest
 
-from mcpgen_runtime._taskstore import MemoryTaskStore, open_task_store, outcome_status
+from mcpgen_runtime.tasks.store import MemoryTaskStore, open_task_store, outcome_status
 
 
 class Clock:
