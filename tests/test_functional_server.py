@@ -277,7 +277,7 @@ class Driver:
             line = json.dumps(line)
         replies = []
         for action in self.conn.receive(line):
-            if isinstance(action, self.core.Send):
+            if isinstance(action, self.core.SendFrame):
                 data = action.data
             else:
                 tool = action.tool

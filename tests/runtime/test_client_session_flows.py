@@ -86,7 +86,7 @@ def test_an_unanswered_probe_falls_back_to_initialize_without_cancelling() -> No
         ("tools/list", 30.0, True),
     ]
     assert state.protocol_version == "2025-06-18" and state.era == "legacy"
-    sent = [effect for effect in seen if isinstance(effect, flows.Send)]
+    sent = [effect for effect in seen if isinstance(effect, flows.Write)]
     assert [json.loads(effect.line)["method"] for effect in sent] == ["notifications/initialized"]
 
 
@@ -124,7 +124,7 @@ def test_a_cancelled_async_wait_cancels_the_task_without_waiting() -> None:
     with pytest.raises(asyncio.CancelledError):
         drive(state, flows.task_outcome(task, None, True, None, 30.0),
               [asyncio.CancelledError()], seen)
-    assert kinds(seen) == ["Prepare", "Await", "ProgressDrop", "Prepare", "SendNowait"]
+    assert kinds(seen) == ["Prepare", "Await", "ProgressDrop", "Prepare", "WriteNowait"]
     assert json.loads(seen[-1].line)["method"] == "tasks/cancel"
     # told not to cancel on giving up: nothing is sent
     seen.clear()
@@ -139,7 +139,7 @@ def test_cancel_nowait_is_lowered_to_a_forgotten_tasks_cancel() -> None:
     state = session()
     task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=3)
     _, seen = drive(state, iter_once(flows.CancelNowait(task)), [])
-    assert kinds(seen) == ["ProgressDrop", "Prepare", "SendNowait"]
+    assert kinds(seen) == ["ProgressDrop", "Prepare", "WriteNowait"]
     line = json.loads(seen[2].line)
     assert line["method"] == "tasks/cancel" and line["params"]["taskId"] == "t1"
     assert state._core.pending_count == 0  # an ack is dropped as late

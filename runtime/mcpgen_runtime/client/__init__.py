@@ -15,21 +15,19 @@ callers import it from.
 
 from __future__ import annotations
 
-from .aio import AsyncSession
+from ..contract.check import Verify
+from .aio import AsyncSession, AsyncTaskHandle
 from .base import (
     DEFAULT_PROBE_TIMEOUT,
     DEFAULT_TASK_TTL_MS,
     AsyncProgressCallback,
-    AsyncTaskHandle,
     NotificationHandler,
     ProgressCallback,
-    TaskHandle,
-    Verify,
 )
 from .core import ProtocolChoice
 from .listing import ListedTool
 from .results import ResultConverter, convert_result
-from .sync import Session
+from .sync import Session, TaskHandle
 from .tasks import TaskStatus, _TaskState
 
 __all__ = [

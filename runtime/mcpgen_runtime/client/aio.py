@@ -21,14 +21,13 @@ from ..transport import (
 from . import flows
 from .base import (
     AsyncProgressCallback,
-    AsyncTaskHandle,
     T,
     _identity,
     _SessionState,
 )
 from .core import Outcome, Response
 from .listing import ListedTool
-from .tasks import _NO_LIMIT, TaskStatus, _TaskState
+from .tasks import _NO_LIMIT, TaskStatus, _TaskHandleBase, _TaskState
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -216,9 +215,9 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
             return flows.Pending(request_id, line, future)
         if isinstance(effect, flows.Await):
             return await self._exchange(effect)
-        if isinstance(effect, flows.Send):
+        if isinstance(effect, flows.Write):
             await self.transport.send(effect.line)
-        elif isinstance(effect, flows.SendNowait):
+        elif isinstance(effect, flows.WriteNowait):
             self._send_quietly(effect.line)
         elif isinstance(effect, flows.Sleep):
             await asyncio.sleep(effect.seconds)
@@ -278,3 +277,24 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 def _progress_task_done(task: asyncio.Task[Any]) -> None:
     if not task.cancelled() and task.exception() is not None:
         logger.error("the progress callback failed", exc_info=task.exception())
+
+
+class AsyncTaskHandle(_TaskHandleBase["AsyncSession", T]):
+    """The asyncio twin of ``TaskHandle``."""
+
+    __slots__ = ()
+
+    async def status(self) -> TaskStatus:
+        """See ``TaskHandle.status``."""
+        return await self._session._task_status(self._state)
+
+    async def result(self, timeout: float | None = None, *, cancel_on_timeout: bool = True) -> T:
+        """See ``TaskHandle.result``."""
+        outcome = await self._session._task_outcome(
+            self._state, self._deadline(timeout), cancel_on_timeout, timeout
+        )
+        return self._convert(outcome)
+
+    async def cancel(self) -> TaskStatus:
+        """See ``TaskHandle.cancel``."""
+        return await self._session._task_cancel(self._state)

@@ -1,5 +1,4 @@
-"""What the sync and async sessions share: callback types, the contract check on
-connect, task handles, and ``_SessionState`` (era, progress routing, notifications,
+"""What the sync and async sessions share: callback types and ``_SessionState`` (era, progress routing, notifications,
 the parts of a call that do not wait).
 """
 
@@ -10,14 +9,10 @@ import logging
 import os
 import shlex
 import threading
-import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Generic, Literal, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
-from .._errors import (
-    ContractMismatch,
-)
-from ..protocol.revisions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
+from ..contract.check import Verify
 from ..transport import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
 from .core import (
     ClientCore,
@@ -28,7 +23,6 @@ from .core import (
     Reply,
     Response,
 )
-from .listing import ListedTool
 from .tasks import (
     TaskStatus,
     _TaskState,
@@ -36,13 +30,8 @@ from .tasks import (
 
 if TYPE_CHECKING:
     from ..contract.compare import Change
-    from .aio import AsyncSession  # noqa: F401  (named in a base class, as text)
-    from .sync import Session  # noqa: F401
 
 logger = logging.getLogger("mcpgen.client")
-
-
-Verify = Literal["strict", "warn", "off"]
 
 
 NotificationHandler = Callable[[Notification], None]
@@ -59,7 +48,6 @@ AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[No
 
 
 T = TypeVar("T")
-S = TypeVar("S")  # the session a task handle belongs to
 
 
 _MAX_WAIT = threading.TIMEOUT_MAX
@@ -74,79 +62,6 @@ DEFAULT_TASK_TTL_MS = 10 * 60 * 1000  # the ttl a 2025-11-25 task-augmented call
 _CALL_RESULT_TYPES = frozenset({"complete", "task"})
 
 
-def _project(descriptor: Mapping[str, Any], fields: frozenset[str] | None) -> dict[str, Any]:
-    if fields is None:
-        return dict(descriptor)
-    return {key: value for key, value in descriptor.items() if key in fields}
-
-
-def _check_contract(
-    contract: Sequence[Mapping[str, Any]],
-    tools: Sequence[ListedTool],
-    protocol_version: str,
-    verify: Verify,
-) -> list[Change]:
-    """Compare the server's tools with the contract; raise or log breaking changes
-    and return the ones the caller should see as warnings."""
-    # Imported here: only sessions that verify pay for the comparison rules.
-    from ..contract.compare import Severity, compare_tools
-
-    # Both sides are cut to the fields the negotiated revision defines, so a
-    # 2024-11-05 server is not blamed for omitting outputSchema it cannot send.
-    fields = TOOL_FIELDS.get(protocol_version)
-    expected = [_project(tool, fields) for tool in contract]
-    actual = [_project(tool.raw, fields) for tool in tools]
-    names = {tool.get("name") for tool in contract}
-    # A tool only the server has is not ours to judge.
-    changes = [change for change in compare_tools(expected, actual) if change.tool in names]
-    # A reordered parameter list breaks code generated from the contract, not this
-    # client: it sends arguments by name. So a reorder is a warning here, never fatal.
-    reordered = [change for change in changes if change.rule == "PARAM_ORDER_CHANGED"]
-    breaking = [
-        change
-        for change in changes
-        if change.severity == Severity.BREAKING and change.rule != "PARAM_ORDER_CHANGED"
-    ]
-    if reordered:
-        logger.warning(
-            "the server's parameter order differs from the contract (calls by name are "
-            "unaffected): %s",
-            "; ".join(f"tool {change.tool!r}: {change.message}" for change in reordered),
-        )
-    if breaking:
-        message = "the server's tools break the contract:\n" + "\n".join(
-            f"  tool {change.tool!r}: {change.message} ({change.rule})" for change in breaking
-        )
-        if verify == "strict":
-            raise ContractMismatch(message, changes=breaking)
-        logger.warning("%s", message)
-    # With verify="warn" the breaking changes stay in the list: they were logged
-    # and the caller chose to go on, so they are warnings now.
-    _say_unchecked_results(contract, tools, protocol_version)
-    return changes
-
-
-def _say_unchecked_results(
-    contract: Sequence[Mapping[str, Any]], tools: Sequence[ListedTool], protocol_version: str
-) -> None:
-    """Before 2025-06-18 a server lists no output schemas and sends no structured
-    content: whether its results fit the contract's output schemas cannot be checked
-    on connect. Said here, so a later ``ResultMismatch`` is no surprise."""
-    if protocol_version in STRUCTURED_CONTENT_VERSIONS:
-        return
-    listed = {tool.name for tool in tools}
-    unchecked = [
-        str(tool["name"]) for tool in contract if "outputSchema" in tool and tool.get("name") in listed
-    ]
-    if unchecked:
-        logger.warning(
-            "the server speaks %s, which has no output schemas: the result shape of %s "
-            "cannot be checked on connect (a result that does not fit raises ResultMismatch)",
-            protocol_version,
-            ", ".join(f"tool {name!r}" for name in unchecked),
-        )
-
-
 def _argv(command: str | Sequence[str]) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else [os.fspath(c) for c in command]
 
@@ -158,97 +73,6 @@ def _progress_args(params: Mapping[str, Any]) -> tuple[float, float | None, str 
     if not isinstance(total, (int, float)) or isinstance(total, bool):
         total = None
     return progress, total, message if isinstance(message, str) else None
-
-
-class _TaskHandleBase(Generic[S, T]):
-    """What the sync and async task handles share: the task's identity and the last
-    state seen, read without asking the server."""
-
-    __slots__ = ("_convert", "_session", "_state")
-
-    def __init__(self, session: S, state: _TaskState, convert: Callable[[dict[str, Any]], T]) -> None:
-        self._session = session
-        self._state = state
-        self._convert = convert
-
-    @property
-    def task_id(self) -> str | None:
-        """The server's task id (None: the server answered the call directly)."""
-        return self._state.task_id
-
-    @property
-    def tool(self) -> str:
-        """The wire name of the tool this task runs."""
-        return self._state.tool
-
-    @property
-    def last_status(self) -> TaskStatus | None:
-        """What the server said of the task last, without asking again."""
-        state = self._state
-        return state.local_status() if state.task_id is None else state.last
-
-    def _deadline(self, timeout: float | None) -> float | None:
-        return None if timeout is None else time.monotonic() + timeout
-
-    def __repr__(self) -> str:
-        last = self.last_status
-        return (
-            f"<{type(self).__name__} {self.tool!r} task_id={self.task_id!r} "
-            f"status={last and last.status!r}>"
-        )
-
-
-class TaskHandle(_TaskHandleBase["Session", T]):
-    """A tool call running as a task on the server (sync).
-
-    ``status()`` asks the server for the task's state, ``result()`` waits until
-    it ends and returns what the plain method would have returned (``ToolError``
-    for an ``isError`` result, ``ProtocolError`` for a JSON-RPC error or a
-    cancelled task), ``cancel()`` asks the server to stop it. When the server ran
-    the call directly instead (no task support), ``task_id`` is None and the
-    handle is already done.
-    """
-
-    __slots__ = ()
-
-    def status(self) -> TaskStatus:
-        """The task's current state, fetched with ``tasks/get``."""
-        return self._session._task_status(self._state)
-
-    def result(self, timeout: float | None = None, *, cancel_on_timeout: bool = True) -> T:
-        """Wait until the task ends and return its converted result; ``timeout``
-        seconds (None: no limit) then ``Timeout``, after cancelling the task
-        unless ``cancel_on_timeout=False``."""
-        outcome = self._session._task_outcome(
-            self._state, self._deadline(timeout), cancel_on_timeout, timeout
-        )
-        return self._convert(outcome)
-
-    def cancel(self) -> TaskStatus:
-        """Ask the server to cancel the task (``tasks/cancel``) and return its state
-        after the request (a task that already ended keeps its final state)."""
-        return self._session._task_cancel(self._state)
-
-
-class AsyncTaskHandle(_TaskHandleBase["AsyncSession", T]):
-    """The asyncio twin of ``TaskHandle``."""
-
-    __slots__ = ()
-
-    async def status(self) -> TaskStatus:
-        """See ``TaskHandle.status``."""
-        return await self._session._task_status(self._state)
-
-    async def result(self, timeout: float | None = None, *, cancel_on_timeout: bool = True) -> T:
-        """See ``TaskHandle.result``."""
-        outcome = await self._session._task_outcome(
-            self._state, self._deadline(timeout), cancel_on_timeout, timeout
-        )
-        return self._convert(outcome)
-
-    async def cancel(self) -> TaskStatus:
-        """See ``TaskHandle.cancel``."""
-        return await self._session._task_cancel(self._state)
 
 
 def _identity(result: dict[str, Any]) -> dict[str, Any]:

@@ -8,8 +8,8 @@ error), ``Usable`` (raise if the session cannot be used), ``Connected`` (whether
 requests can still be sent) and ``CancelNowait`` (a ``tasks/cancel`` nobody waits
 for), besides the primitives. ``_client_flows.lowered`` turns those into the
 primitives a driver performs: ``Prepare`` (register a request, answered with its
-``Pending``), ``Await`` (send it and wait for its ``Outcome``), ``Send``,
-``SendNowait``, ``Sleep``, ``ProgressDone``, ``ProgressDrop``, ``Start`` and ``Close``.
+``Pending``), ``Await`` (send it and wait for its ``Outcome``), ``Write``,
+``WriteNowait``, ``Sleep``, ``ProgressDone``, ``ProgressDrop``, ``Start`` and ``Close``.
 """
 
 from __future__ import annotations
@@ -103,14 +103,14 @@ class Await:
 
 
 @dataclass(frozen=True, slots=True)
-class Send:
+class Write:
     """Write a line (a notification); a gone server raises."""
 
     line: bytes
 
 
 @dataclass(frozen=True, slots=True)
-class SendNowait:
+class WriteNowait:
     """Write a line nobody waits for; a gone server is ignored."""
 
     line: bytes
@@ -146,7 +146,7 @@ class Close:
 
 
 Primitive = (
-    Prepare | Await | Send | SendNowait | Sleep | ProgressDone | ProgressDrop | Start | Close
+    Prepare | Await | Write | WriteNowait | Sleep | ProgressDone | ProgressDrop | Start | Close
 )
 Effect = Request | Exchange | Usable | Connected | CancelNowait | Primitive
 Flow = Generator[Effect, Any, T]

@@ -18,8 +18,8 @@ from collections.abc import Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import McpError, ProtocolError, Timeout
+from ..contract.check import check_contract
 from ..protocol.constants import INVALID_PARAMS
-from .base import _check_contract
 from .core import Discover, Outcome, SendLine, Step, error_from_response
 from .effects import (
     COMPLETE,
@@ -36,11 +36,11 @@ from .effects import (
     ProgressDone,
     ProgressDrop,
     Request,
-    Send,
-    SendNowait,
     Sleep,
     Start,
     Usable,
+    Write,
+    WriteNowait,
 )
 from .listing import ListedTool, _tools_page
 from .results import _checked_tool_result
@@ -69,11 +69,11 @@ __all__ = [
     "ProgressDone",
     "ProgressDrop",
     "Request",
-    "Send",
-    "SendNowait",
     "Sleep",
     "Start",
     "Usable",
+    "Write",
+    "WriteNowait",
     "call_tool",
     "cancel_quietly",
     "connect",
@@ -157,7 +157,7 @@ def _lower(session: AnySession, effect: Effect) -> Generator[Primitive, Any, Any
             return None
         pending = yield Prepare("tasks/cancel", {"taskId": effect.state.task_id})
         session._core.forget(pending.id)  # its ack, if any, is dropped as late
-        yield SendNowait(pending.line)
+        yield WriteNowait(pending.line)
         return None
     return (yield effect)
 
@@ -197,8 +197,9 @@ def connect(session: AnySession) -> Flow[None]:
         yield from open_connection(session)
         if session.verify != "off":
             tools = yield from list_tools(session.server_id)
-            session.contract_warnings = _check_contract(
-                session.contract, tools, session.protocol_version, session.verify
+            session.contract_warnings = check_contract(
+                session.contract, [tool.raw for tool in tools], session.protocol_version,
+                session.verify,
             )
     except GeneratorExit:
         raise
@@ -222,7 +223,7 @@ def open_connection(session: AnySession) -> Flow[None]:
 
 def _negotiation_step(session: AnySession, step: Step) -> Flow[Outcome | None]:
     if isinstance(step, SendLine):
-        yield Send(step.line)
+        yield Write(step.line)
         return None
     if isinstance(step, Discover):
         # Negotiation runs before an era is set, so ``request`` adds no envelope of

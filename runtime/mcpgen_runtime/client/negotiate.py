@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from .._errors import ProtocolError, error_from_response
 from ..protocol.constants import UNSUPPORTED_VERSION
 from ..protocol.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
-
-if TYPE_CHECKING:
-    from .core import ClientCore
 
 __all__ = [
     "Discover",
@@ -30,6 +27,15 @@ __all__ = [
 ProtocolChoice = Literal["auto", "legacy", "modern"]
 
 LATEST_MODERN = MODERN_VERSIONS[-1]
+
+
+class Negotiator(Protocol):
+    """The two things negotiation asks of the client core (``ClientCore`` has them):
+    adopt a ``server/discover`` result, and check an ``initialize`` result."""
+
+    def accept_discover(self, result: Mapping[str, Any], version: str = ...) -> bool: ...
+
+    def accept_initialize(self, result: Mapping[str, Any]) -> bytes: ...
 
 
 # -- negotiation steps: what ``ClientCore.negotiate`` asks the shell to do ----------
@@ -70,7 +76,7 @@ class Outcome:
 Steps = Generator[Step, Outcome | None, None]
 
 
-def negotiate(core: ClientCore[Any], choice: ProtocolChoice) -> Steps:
+def negotiate(core: Negotiator, choice: ProtocolChoice) -> Steps:
     """Open the connection in the era ``choice`` allows; the caller runs each
     yielded step and sends back its ``Outcome`` (``None`` after ``SendLine``).
 
@@ -116,7 +122,7 @@ def negotiate(core: ClientCore[Any], choice: ProtocolChoice) -> Steps:
 
 
 def _read_discover(
-    core: ClientCore[Any], choice: ProtocolChoice, outcome: Outcome, version: str, attempt: int
+    core: Negotiator, choice: ProtocolChoice, outcome: Outcome, version: str, attempt: int
 ) -> bool | str | None:
     """What a probe's outcome decides: True (modern, adopted), a revision to probe
     again at, or None (fall back to ``initialize``); an outcome that rules out both
@@ -153,7 +159,7 @@ def _read_discover(
     return None
 
 
-def _initialize_steps(core: ClientCore[Any]) -> Steps:
+def _initialize_steps(core: Negotiator) -> Steps:
     outcome = yield Initialize()
     assert outcome is not None
     if outcome.error is not None:

@@ -24,13 +24,12 @@ from .base import (
     _MAX_WAIT,
     ProgressCallback,
     T,
-    TaskHandle,
     _identity,
     _SessionState,
 )
 from .core import Outcome, Response
 from .listing import ListedTool
-from .tasks import TaskStatus, _TaskState
+from .tasks import TaskStatus, _TaskHandleBase, _TaskState
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -213,9 +212,9 @@ class Session(_SessionState[Transport, _Waiter]):
             return flows.Pending(request_id, line, waiter)
         if isinstance(effect, flows.Await):
             return self._exchange(effect)
-        if isinstance(effect, flows.Send):
+        if isinstance(effect, flows.Write):
             self.transport.send(effect.line)
-        elif isinstance(effect, flows.SendNowait):
+        elif isinstance(effect, flows.WriteNowait):
             self._send_quietly(effect.line)
         elif isinstance(effect, flows.Sleep):
             time.sleep(effect.seconds)
@@ -276,3 +275,35 @@ class Session(_SessionState[Transport, _Waiter]):
     def _fail(self, waiter: _Waiter) -> None:
         waiter.failure = self.transport.exit_error()
         waiter.lock.release()
+
+
+class TaskHandle(_TaskHandleBase["Session", T]):
+    """A tool call running as a task on the server (sync).
+
+    ``status()`` asks the server for the task's state, ``result()`` waits until
+    it ends and returns what the plain method would have returned (``ToolError``
+    for an ``isError`` result, ``ProtocolError`` for a JSON-RPC error or a
+    cancelled task), ``cancel()`` asks the server to stop it. When the server ran
+    the call directly instead (no task support), ``task_id`` is None and the
+    handle is already done.
+    """
+
+    __slots__ = ()
+
+    def status(self) -> TaskStatus:
+        """The task's current state, fetched with ``tasks/get``."""
+        return self._session._task_status(self._state)
+
+    def result(self, timeout: float | None = None, *, cancel_on_timeout: bool = True) -> T:
+        """Wait until the task ends and return its converted result; ``timeout``
+        seconds (None: no limit) then ``Timeout``, after cancelling the task
+        unless ``cancel_on_timeout=False``."""
+        outcome = self._session._task_outcome(
+            self._state, self._deadline(timeout), cancel_on_timeout, timeout
+        )
+        return self._convert(outcome)
+
+    def cancel(self) -> TaskStatus:
+        """Ask the server to cancel the task (``tasks/cancel``) and return its state
+        after the request (a task that already ended keeps its final state)."""
+        return self._session._task_cancel(self._state)

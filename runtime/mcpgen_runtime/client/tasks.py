@@ -5,9 +5,9 @@ reports it, the state a handle keeps (``_TaskState``), and the timing rules of p
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .._errors import (
     McpError,
@@ -175,3 +175,45 @@ def _requires_tasks(error: Mapping[str, Any]) -> bool:
         and isinstance(extensions, dict)
         and (TASKS_EXTENSION in extensions)
     )
+
+
+S = TypeVar("S")  # the session a task handle belongs to
+T = TypeVar("T")
+
+
+class _TaskHandleBase(Generic[S, T]):
+    """What the sync and async task handles share: the task's identity and the last
+    state seen, read without asking the server."""
+
+    __slots__ = ("_convert", "_session", "_state")
+
+    def __init__(self, session: S, state: _TaskState, convert: Callable[[dict[str, Any]], T]) -> None:
+        self._session = session
+        self._state = state
+        self._convert = convert
+
+    @property
+    def task_id(self) -> str | None:
+        """The server's task id (None: the server answered the call directly)."""
+        return self._state.task_id
+
+    @property
+    def tool(self) -> str:
+        """The wire name of the tool this task runs."""
+        return self._state.tool
+
+    @property
+    def last_status(self) -> TaskStatus | None:
+        """What the server said of the task last, without asking again."""
+        state = self._state
+        return state.local_status() if state.task_id is None else state.last
+
+    def _deadline(self, timeout: float | None) -> float | None:
+        return None if timeout is None else time.monotonic() + timeout
+
+    def __repr__(self) -> str:
+        last = self.last_status
+        return (
+            f"<{type(self).__name__} {self.tool!r} task_id={self.task_id!r} "
+            f"status={last and last.status!r}>"
+        )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..tasks.table import DEFAULT_LEASE_SECONDS as _DEFAULT_LEASE_SECONDS
+
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
     "DEFAULT_HOST",
@@ -63,8 +65,9 @@ class HttpUnavailable(RuntimeError):
     publish this contract differently than the contract says."""
 
 
-DEFAULT_LEASE_SECONDS = 15.0
-"""How long a worker's lease on its running tasks lasts without renewal (seconds)."""
+# How long a worker's lease on its running tasks lasts without renewal: the tasks
+# part owns the number (its stores use it), the HTTP options default to it.
+DEFAULT_LEASE_SECONDS = _DEFAULT_LEASE_SECONDS
 
 
 @dataclass(frozen=True)

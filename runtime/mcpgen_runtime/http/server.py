@@ -59,7 +59,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, TOOL_FIELDS
 from ..server.tools import App, for_revision
-from ..tasks.store import TaskStore, open_task_store
+from ..tasks.factory import open_task_store
+from ..tasks.store import TaskStore
 from .calls import _call_with_context, _run_handler, _Threads, _ThreadSlots, run_call
 
 if TYPE_CHECKING:

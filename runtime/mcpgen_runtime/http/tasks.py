@@ -38,7 +38,7 @@ from .._errors import ToolError
 from ..protocol.jsonrpc import INTERNAL_ERROR
 from ..protocol.revisions import MODERN_VERSIONS
 from ..server.context import Context
-from ..server.core import SERVER_BUSY, Send, ServerConnection
+from ..server.core import SERVER_BUSY, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome, ToolRuntime
 from ..tasks.store import TaskStore, TaskStoreUnavailable
 from ..tasks.table import Task, TaskTable
@@ -128,7 +128,7 @@ class TaskLayer:
         """Feed the request to ``conn``; its answer as a result (or raised as an error)."""
         request = {"jsonrpc": "2.0", "id": ctx.request_id, "method": method, "params": dict(params)}
         for action in conn.receive(json.dumps(request)):
-            if isinstance(action, Send):
+            if isinstance(action, SendFrame):
                 frame = json.loads(action.data)
                 if frame.get("id") == ctx.request_id and "method" not in frame:
                     return _unwrap(frame)

@@ -1,4 +1,4 @@
-"""What ``ServerConnection.receive`` returns for a shell to do: ``Send`` a frame,
+"""What ``ServerConnection.receive`` returns for a shell to do: ``SendFrame`` a frame,
 ``Invoke`` a tool (then report it with ``complete``), ``Cancel`` an invocation.
 """
 
@@ -10,10 +10,10 @@ from ..tasks.table import Task
 from .context import Context
 from .tools import ToolRuntime
 
-__all__ = ["Action", "Cancel", "Invoke", "Send", "runs_inline"]
+__all__ = ["Action", "Cancel", "Invoke", "SendFrame", "runs_inline"]
 
 
-class Send:
+class SendFrame:
     __slots__ = ("data",)
 
     def __init__(self, data: bytes) -> None:
@@ -66,4 +66,4 @@ class Cancel:
         self.invoke = invoke
 
 
-Action = Send | Invoke | Cancel
+Action = SendFrame | Invoke | Cancel

@@ -1,7 +1,7 @@
 """The sans-I/O server core: lines in, frames and tool invocations out.
 
 ``ServerConnection.receive(line)`` parses one line from the client and returns
-actions: ``Send`` (a frame to write), ``Invoke`` (a tool call the shell runs,
+actions: ``SendFrame`` (a frame to write), ``Invoke`` (a tool call the shell runs,
 then reports with ``complete``) or ``Cancel`` (stop a running invocation). No
 threads, no I/O, no event loop: the stdio shell, the in-memory transport and
 the fuzzers all drive this same object. It is not thread-safe; a shell that
@@ -47,12 +47,12 @@ from ..protocol.constants import (
 from ..protocol.jsonrpc import error_response, result_response, result_response_raw
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
 from ..tasks.table import TaskTable
-from .actions import Action, Cancel, Invoke, Send, runs_inline
+from .actions import Action, Cancel, Invoke, SendFrame, runs_inline
 from .context import LOG_LEVELS, Context
 from .tasks import TASKS_VERSION, TaskMethods
 from .tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
 
-__all__ = ["SERVER_BUSY", "Cancel", "Invoke", "Send", "ServerConnection"]
+__all__ = ["SERVER_BUSY", "Cancel", "Invoke", "SendFrame", "ServerConnection"]
 
 _decode = json.JSONDecoder().decode
 _BATCH_VERSION = "2025-03-26"  # the one revision whose clients may send JSON-RPC batches
@@ -116,26 +116,26 @@ class ServerConnection(TaskMethods):
             text = line.decode("utf-8-sig", "surrogatepass") if isinstance(line, bytes) else line
             message = _decode(text)
         except RecursionError:
-            return [Send(error_response(None, INVALID_REQUEST, "Invalid Request: nested too deeply"))]
+            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: nested too deeply"))]
         except (ValueError, UnicodeDecodeError):
-            return [Send(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"))]
+            return [SendFrame(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"))]
         if isinstance(message, list):
             return self._batch(message)
         return self._message(message)
 
     def _batch(self, messages: list[Any]) -> list[Action]:
         if self.version != _BATCH_VERSION:
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not accepted at this "
                 "protocol revision"))]
         if not messages:
-            return [Send(error_response(None, INVALID_REQUEST, "Invalid Request: empty batch"))]
+            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: empty batch"))]
         actions: list[Action] = []
         for message in messages:
             if isinstance(message, dict) and message.get("method") == "initialize":
                 if "id" in message:  # a notification is never answered; a bad id gets null
                     request_id = message["id"] if type(message["id"]) in (str, int) else None
-                    actions.append(Send(error_response(
+                    actions.append(SendFrame(error_response(
                         request_id, INVALID_REQUEST, "Invalid Request: initialize cannot be batched")))
                 continue
             actions.extend(self._message(message))
@@ -144,7 +144,7 @@ class ServerConnection(TaskMethods):
 
     def _message(self, message: Any) -> list[Action]:
         if not isinstance(message, dict):
-            return [Send(error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object"))]
+            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object"))]
         method = message.get("method")
         if "id" not in message:
             if isinstance(method, str):
@@ -154,16 +154,16 @@ class ServerConnection(TaskMethods):
         if method is None and ("result" in message or "error" in message):
             return []  # a response: this server sends no requests, so nothing awaits it
         if type(request_id) not in (str, int):
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"))]
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_REQUEST, "Invalid Request: expected jsonrpc '2.0' and a method"))]
         params = message.get("params", {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            return [Send(error_response(request_id, INVALID_PARAMS, "Invalid params: expected an object"))]
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: expected an object"))]
         meta = params.get("_meta")
         enveloped = isinstance(meta, dict) and META_VERSION in meta
         if self.era is None:
@@ -171,12 +171,12 @@ class ServerConnection(TaskMethods):
         if self.era == "modern":
             return self._modern_request(request_id, method, params, meta)
         if enveloped and method != "initialize":
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_REQUEST, "this connection serves the handshake protocol era; "
                 "requests carrying the 2026-07-28 envelope are not accepted on it"))]
         handler = self._legacy.get(method)
         if handler is None:
-            return [Send(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
+            return [SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
         self._request_meta = meta if isinstance(meta, dict) else {}
         return handler(request_id, params)
 
@@ -185,35 +185,35 @@ class ServerConnection(TaskMethods):
     ) -> list[Action]:
         if method == "initialize":
             requested = params.get("protocolVersion")
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, UNSUPPORTED_VERSION, "connection is serving the 2026-07-28 protocol; the "
                 "initialize handshake is not accepted",
                 {"supported": list(MODERN_VERSIONS), "requested": requested}))]
         if not isinstance(meta, dict):
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, "Invalid params: params._meta must be an object carrying "
                 f"{META_VERSION} and {META_CAPABILITIES}"))]
         missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
         if missing:
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}"))]
         version = meta[META_VERSION]
         if not isinstance(version, str):
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, f"Invalid params: {META_VERSION} must be a string"))]
         if version not in MODERN_VERSIONS:
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, UNSUPPORTED_VERSION, "Unsupported protocol version",
                 {"supported": list(MODERN_VERSIONS), "requested": version}))]
         if not isinstance(meta[META_CAPABILITIES], dict):
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, f"Invalid params: {META_CAPABILITIES} must be an object"))]
         level = meta.get(META_LOG_LEVEL)
         if level is not None and level not in LOG_LEVELS:
-            return [Send(error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}"))]
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}"))]
         handler = self._modern.get(method)
         if handler is None:
-            return [Send(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
+            return [SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
         self._request_meta = meta
         return handler(request_id, params)
 
@@ -237,10 +237,10 @@ class ServerConnection(TaskMethods):
     def _is_modern(self) -> bool:
         return self.era == "modern"
 
-    def _result(self, request_id: Any, result: dict[str, Any]) -> Send:
+    def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
         if self._is_modern:
             result = {"resultType": "complete", **result, "_meta": {**result.get("_meta", {}), **self._meta}}
-        return Send(result_response(request_id, result))
+        return SendFrame(result_response(request_id, result))
 
     def _modern_extension(self, name: str) -> bool:
         capabilities = self._request_meta.get(META_CAPABILITIES)
@@ -265,7 +265,7 @@ class ServerConnection(TaskMethods):
         }
         if self.app.instructions is not None:
             result["instructions"] = self.app.instructions
-        return [Send(result_response(request_id, result))]
+        return [SendFrame(result_response(request_id, result))]
 
     def _discover(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
@@ -282,19 +282,19 @@ class ServerConnection(TaskMethods):
         return [self._result(request_id, result)]
 
     def _ping(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        return [Send(result_response(request_id, {}))]
+        return [SendFrame(result_response(request_id, {}))]
 
     def _set_level(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         level = params.get("level")
         if level not in LOG_LEVELS:
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}"))]
         self.log_level = level
-        return [Send(result_response(request_id, {}))]
+        return [SendFrame(result_response(request_id, {}))]
 
     def _require_initialized(self, request_id: Any) -> list[Action] | None:
         if self.version is None and not self._is_modern:
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_REQUEST, "Invalid Request: send initialize first"))]
         return None
 
@@ -306,11 +306,11 @@ class ServerConnection(TaskMethods):
             return refused
         if params.get("cursor") is not None:
             # one page holds every tool, so no cursor this server issued can exist
-            return [Send(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
         if self._is_modern:
-            return [Send(result_response_raw(request_id, self.app.modern_list_payload))]
+            return [SendFrame(result_response_raw(request_id, self.app.modern_list_payload))]
         version = self.version or LATEST_HANDSHAKE
-        return [Send(result_response_raw(request_id, self.app.list_payloads[version]))]
+        return [SendFrame(result_response_raw(request_id, self.app.list_payloads[version]))]
 
     def _tools_call(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         refused = self._require_initialized(request_id)
@@ -318,23 +318,23 @@ class ServerConnection(TaskMethods):
             return refused
         name = params.get("name")
         if not isinstance(name, str):
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'"))]
         tool = self.app.tools.get(name)
         if tool is None:
-            return [Send(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {name}"))]
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {name}"))]
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
         elif not isinstance(arguments, dict):
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"))]
         as_task, refusal = self._task_mode(request_id, tool, params)
         if refusal is not None:
             return [refusal]
         background = not runs_inline(tool, as_task)
         if background and self._full():
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, SERVER_BUSY, f"Server busy: {self.max_concurrent_calls} tool calls are "
                 "already running (the server's limit); retry when one has finished",
                 {"limit": self.max_concurrent_calls}))]
@@ -359,10 +359,10 @@ class ServerConnection(TaskMethods):
         self._task_invokes[task.task_id] = invoke
         self._hold(invoke, background)
         if self._is_modern:
-            created = Send(result_response(
+            created = SendFrame(result_response(
                 request_id, {"resultType": "task", **task.wire(), "_meta": self._meta}))
         else:
-            created = Send(result_response(request_id, {"task": task.wire()}))
+            created = SendFrame(result_response(request_id, {"task": task.wire()}))
         return [created, invoke]
 
     def _full(self) -> bool:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import asyncio
 
 from ..protocol.jsonrpc import INVALID_REQUEST, error_response
-from .core import Cancel, Invoke, Send, ServerConnection
+from .core import Cancel, Invoke, SendFrame, ServerConnection
 from .tools import App, CallOutcome
 
 __all__ = ["DEFAULT_MAX_CONCURRENT_CALLS", "DEFAULT_MAX_MESSAGE_BYTES", "run_stdio", "serve_streams"]
@@ -162,7 +162,7 @@ class _Server:
         with self.lock:
             actions = self.connection.receive(line)
         for action in actions:
-            if isinstance(action, Send):
+            if isinstance(action, SendFrame):
                 self.writer.write(action.data)
             elif isinstance(action, Invoke):
                 self.start(action)

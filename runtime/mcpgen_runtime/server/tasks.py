@@ -17,7 +17,7 @@ from ..protocol.constants import (
 )
 from ..protocol.jsonrpc import encode, error_response, result_response
 from ..tasks.table import Task, TaskTable
-from .actions import Action, Cancel, Invoke, Send
+from .actions import Action, Cancel, Invoke, SendFrame
 from .tools import App, ToolRuntime
 
 __all__ = ["TASKS_VERSION", "TaskMethods"]
@@ -41,7 +41,7 @@ class TaskMethods:
     def _modern_extension(self, name: str) -> bool:
         raise NotImplementedError
 
-    def _result(self, request_id: Any, result: dict[str, Any]) -> Send:
+    def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
         raise NotImplementedError
 
     def _call_result(self, result: dict[str, Any]) -> dict[str, Any]:
@@ -49,13 +49,13 @@ class TaskMethods:
 
     def _task_mode(
         self, request_id: Any, tool: ToolRuntime, params: Mapping[str, Any]
-    ) -> tuple[bool, Send | None]:
+    ) -> tuple[bool, SendFrame | None]:
         """Whether this call runs as a task, or the error refusing it."""
         support = tool.binding.task_support
         if self._is_modern:
             declared = self._modern_extension(TASKS_EXTENSION)
             if support == "required" and not declared:
-                return False, Send(error_response(
+                return False, SendFrame(error_response(
                     request_id, MISSING_CAPABILITY,
                     f"Tool '{tool.name}' runs only as a task: declare the {TASKS_EXTENSION} extension",
                     {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
@@ -65,31 +65,31 @@ class TaskMethods:
             return False, None  # no tasks capability declared: `task` is ignored
         wants = isinstance(params.get("task"), dict)
         if wants and support == "forbidden":
-            return False, Send(error_response(
+            return False, SendFrame(error_response(
                 request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' does not support task execution"))
         if not wants and support == "required":
-            return False, Send(error_response(
+            return False, SendFrame(error_response(
                 request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' requires task augmentation"))
         return wants, None
 
-    def _task_methods_allowed(self, request_id: Any) -> Send | None:
+    def _task_methods_allowed(self, request_id: Any) -> SendFrame | None:
         if self._is_modern:
             if not self._modern_extension(TASKS_EXTENSION):
-                return Send(error_response(
+                return SendFrame(error_response(
                     request_id, MISSING_CAPABILITY, f"tasks/* needs the {TASKS_EXTENSION} extension",
                     {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
             return None
         if self.version != TASKS_VERSION or not self.app.task_tools:
-            return Send(error_response(request_id, METHOD_NOT_FOUND, "Method not found"))
+            return SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found"))
         return None
 
-    def _find_task(self, request_id: Any, params: Mapping[str, Any]) -> tuple[Task | None, Send | None]:
+    def _find_task(self, request_id: Any, params: Mapping[str, Any]) -> tuple[Task | None, SendFrame | None]:
         refused = self._task_methods_allowed(request_id)
         if refused is not None:
             return None, refused
         task = self.tasks.get(params.get("taskId"))
         if task is None or task.era != self.era:
-            return None, Send(error_response(
+            return None, SendFrame(error_response(
                 request_id, INVALID_PARAMS, f"Invalid params: unknown task {params.get('taskId')!r}"))
         return task, None
 
@@ -112,16 +112,16 @@ class TaskMethods:
         if not task.terminal:
             task.waiters.append(request_id)  # answered when the task ends
             return []
-        return [Send(self._task_outcome_frame(task, request_id))]
+        return [SendFrame(self._task_outcome_frame(task, request_id))]
 
     def _tasks_list(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         refused = self._task_methods_allowed(request_id)
         if refused is not None:
             return [refused]
         if params.get("cursor") is not None:
-            return [Send(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
         tasks = [task.wire() for task in self.tasks.all() if task.era == self.era]
-        return [Send(result_response(request_id, {"tasks": tasks}))]
+        return [SendFrame(result_response(request_id, {"tasks": tasks}))]
 
     def _tasks_update(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         task, refusal = self._find_task(request_id, params)
@@ -137,7 +137,7 @@ class TaskMethods:
         if task.terminal:
             if self._is_modern:
                 return [self._result(request_id, {})]  # cooperative: an ack, whatever the state
-            return [Send(error_response(
+            return [SendFrame(error_response(
                 request_id, INVALID_PARAMS, f"Invalid params: task {task.task_id!r} is already {task.status}"))]
         self.tasks.cancel(task)
         actions: list[Action] = []
@@ -149,7 +149,7 @@ class TaskMethods:
             actions.append(Cancel(invoke))
         reply = self._result(request_id, {} if self._is_modern else task.wire())
         actions.append(reply)
-        actions.extend(Send(frame) for frame in self._task_ended(task))
+        actions.extend(SendFrame(frame) for frame in self._task_ended(task))
         return actions
 
     def _task_outcome_frame(self, task: Task, request_id: Any) -> bytes:

@@ -1,15 +1,15 @@
 """Where the HTTP server keeps its tasks: the store interface and the in-process store.
 
-A task (a ``tools/call`` that runs in the background and is polled, PROTOCOL
-§6) is created by the worker that accepted the call, runs there, and is read,
-waited on, listed and cancelled by whichever worker a later request reaches.
+A task (a ``tools/call`` that runs in the background and is polled) is created
+by the worker that accepted the call, runs there, and is read, waited on, listed
+and cancelled by whichever worker a later request reaches.
 ``TaskStore`` is what those workers share:
 
 - ``MemoryTaskStore`` (``--task-store memory``, the default): the task table of
   this one process, exactly what a single server had before. Nothing is shared,
   so it serves tasks only when one process answers every request.
 - ``RedisTaskStore`` (``--task-store redis://host:port/db``, in
-  ``_taskstore_redis``): every worker on every machine pointing at the same
+  ``tasks.redis_store``): every worker on every machine pointing at the same
   Redis sees the same tasks.
 
 The interface is asynchronous (the HTTP shell runs on an event loop; a Redis
@@ -25,27 +25,20 @@ one that runs it.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..http import config as _http_config
-from .table import TERMINAL, Task, TaskTable
+from .table import DEFAULT_LEASE_SECONDS, TERMINAL, Task, TaskTable
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "MemoryTaskStore",
     "TaskStore",
     "TaskStoreUnavailable",
-    "open_task_store",
     "outcome_status",
 ]
 
-# How long a worker's lease on its running tasks lasts without a renewal (15 s;
-# --task-lease / MCPGEN_TASK_LEASE). A worker renews it three times per period;
-# once it lapses (the worker died or lost Redis), its running tasks are failed.
-DEFAULT_LEASE_SECONDS = _http_config.DEFAULT_LEASE_SECONDS
 # How often a blocked tasks/result re-reads its task even without a wake-up
 # (1 s): a safety net for a lost notification, and how a lapsed lease is seen.
 WAIT_POLL_SECONDS = 1.0
@@ -190,24 +183,3 @@ def _copy(task: Task) -> Task:
 
 def is_terminal(status: str) -> bool:
     return status in TERMINAL
-
-
-def open_task_store(
-    url: str, *, namespace: str = "default", lease_seconds: float = DEFAULT_LEASE_SECONDS
-) -> TaskStore:
-    """The store ``--task-store`` names: ``memory`` or a ``redis://`` / ``rediss://``
-    / ``unix://`` URL. Nothing is connected yet (a Redis that is down fails the
-    calls that need it, not the start-up). ``ValueError`` for anything else."""
-    if url == "memory":
-        return MemoryTaskStore()
-    scheme = url.partition("://")[0].lower()
-    if scheme in ("redis", "rediss", "unix"):
-        # loaded by name: it imports this module back, and type checking of code that
-        # uses the runtime must not need redis-py (an optional extra)
-        redis_store = importlib.import_module(".redis_store", __package__)
-        store: TaskStore = redis_store.RedisTaskStore(
-            url, namespace=namespace, lease_seconds=lease_seconds)
-        return store
-    raise ValueError(
-        f"--task-store must be 'memory' or a redis://host:port/db URL, got {url!r}"
-    )

@@ -19,6 +19,10 @@ TERMINAL = frozenset({"completed", "failed", "cancelled"})
 DEFAULT_TTL_MS = 10 * 60 * 1000  # a requestor that names no ttl gets ten minutes
 MAX_TTL_MS = 60 * 60 * 1000  # and none gets more than an hour of our memory
 POLL_INTERVAL_MS = 500
+# How long a worker's lease on its running tasks lasts without a renewal (seconds;
+# --task-lease / MCPGEN_TASK_LEASE). A worker renews it three times per period;
+# once it lapses (the worker died or lost Redis), its running tasks are failed.
+DEFAULT_LEASE_SECONDS = 15.0
 
 
 def _iso(timestamp: float) -> str:
