@@ -66,3 +66,16 @@ def test_a_package_generated_before_the_move_runs_against_the_moved_runtime(
     assert seen["tool_error"] == "ToolError" and seen["async_temperature"]
     # the package ran on the subpackage layout, not on a leftover flat module
     assert "mcpgen_runtime.client.sync" in seen["moved_modules"]
+
+
+def test_the_old_http_paths_the_readme_named_still_import() -> None:
+    """The README once told users to import ``build_asgi_app`` from
+    ``mcpgen_runtime._http`` and ``HttpOptions`` from ``mcpgen_runtime._http_config``
+    (to serve a package under their own ASGI server): both paths stay, as aliases."""
+    from mcpgen_runtime import _http, _http_config
+    from mcpgen_runtime.http import config, server
+
+    assert _http.build_asgi_app is server.build_asgi_app
+    assert _http.HttpOptions is _http_config.HttpOptions is config.HttpOptions
+    assert {name for name in server.__all__ if not hasattr(_http, name)} == set()
+    assert {name for name in config.__all__ if not hasattr(_http_config, name)} == set()
