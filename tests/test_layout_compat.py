@@ -79,3 +79,12 @@ def test_the_old_http_paths_the_readme_named_still_import() -> None:
     assert _http.HttpOptions is _http_config.HttpOptions is config.HttpOptions
     assert {name for name in server.__all__ if not hasattr(_http, name)} == set()
     assert {name for name in config.__all__ if not hasattr(_http_config, name)} == set()
+
+
+def test_dir_lists_the_public_surface() -> None:
+    """``dir(mcpgen_runtime)`` shows what a user may import: every name of
+    ``__all__`` (imported lazily) and nothing of the layout underneath."""
+    import mcpgen_runtime
+
+    assert dir(mcpgen_runtime) == sorted(mcpgen_runtime.__all__)
+    assert all(hasattr(mcpgen_runtime, name) for name in dir(mcpgen_runtime))

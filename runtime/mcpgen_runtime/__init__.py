@@ -119,3 +119,9 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value  # later lookups skip this function
     return value
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``), whether or not imported yet; the
+    subpackages are the runtime's own."""
+    return sorted(__all__)

@@ -6,7 +6,7 @@
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]``
 
 stdio is served by this runtime alone; http by the optional ``mcp`` SDK
-(``_http``, imported only when asked for).
+(``http.server``, imported only when asked for).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .server.tools import App
 __all__ = ["load_implementation", "main"]
 
 # Imported by name, only when HTTP is served: a static import would make every type
-# check of a generated package follow _http into the optional mcp SDK.
+# check of a generated package follow http.server into the optional mcp SDK.
 _HTTP_MODULE = ".http.server"
 
 

@@ -38,6 +38,10 @@ def drive(
 
     def perform(effect: Any) -> Any:
         seen.append(effect)
+        if isinstance(effect, flows.Start):
+            state._connected = True  # what a driver records once the transport runs
+        if isinstance(effect, flows.Now):
+            return 0.0
         if isinstance(effect, flows.Prepare):
             request_id, line = state._core.request(
                 effect.method, effect.params, None, progress=effect.progress, tasks=effect.tasks
@@ -78,7 +82,9 @@ def test_an_unanswered_probe_falls_back_to_initialize_without_cancelling() -> No
     state._connected = False
     init = Outcome(result={"protocolVersion": "2025-06-18", "capabilities": {}})
     tools = Outcome(result={"tools": []})
-    _, seen = drive(state, flows.connect(state), [Timeout("probe"), init, tools])
+    connection, seen = drive(state, flows.connect(state), [Timeout("probe"), init, tools])
+    assert state.protocol_version == ""  # the flow changes no session state itself
+    state._adopt(connection)
     awaits = [effect for effect in seen if isinstance(effect, flows.Await)]
     assert [(a.label, a.limit, a.cancellable) for a in awaits] == [
         ("server/discover", 0.5, False),
@@ -100,9 +106,10 @@ def test_a_timed_out_call_stops_routing_its_progress() -> None:
             [Timeout("tools/call 'slow': no answer within 1s")],
             seen,
         )
-    token = seen[0].progress and json.loads(seen[1].pending.line)["params"]["_meta"]["progressToken"]
+    assert seen[0] == flows.Now()  # the deadline starts at the driver's clock
+    token = seen[1].progress and json.loads(seen[2].pending.line)["params"]["_meta"]["progressToken"]
     assert seen[-1] == flows.ProgressDrop(token)
-    assert seen[1] == flows.Await(seen[1].pending, "tools/call 'slow'", 1.0)
+    assert seen[2] == flows.Await(seen[2].pending, "tools/call 'slow'", 1.0)
 
 
 def test_a_call_the_server_wants_as_a_task_is_sent_again_as_one() -> None:

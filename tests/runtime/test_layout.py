@@ -135,3 +135,29 @@ def test_the_runtime_explains_itself() -> None:
     cited = [f"{p.name}: {word}" for p in sources for word in outside if word in p.read_text()]
     assert cited == []
     assert not [p.name for p in RUNTIME.rglob("*.py") if "mcpgen[http]" in p.read_text()]
+
+
+SANS_IO = ("client.core", "client.negotiate", "client.effects", "client.flows", "server.core")
+IO_MODULES = frozenset({"asyncio", "time", "threading", "socket", "subprocess", "select", "signal"})
+
+
+def test_the_sans_io_cores_do_no_io() -> None:
+    """The protocol cores import no clock, loop, thread or socket (the drivers do the
+    I/O and answer ``Now`` with the time), and the client flows set no session
+    attribute (they return what they learned; the session records it)."""
+    found = []
+    for name in SANS_IO:
+        for node in ast.walk(MODULES[name]):
+            if isinstance(node, ast.Import):
+                found += [f"{name}: import {a.name}" for a in node.names
+                          if a.name.split(".")[0] in IO_MODULES]
+            elif (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                    and node.module.split(".")[0] in IO_MODULES):
+                found.append(f"{name}: from {node.module}")
+    for node in ast.walk(MODULES["client.flows"]):
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "session":
+                found.append(f"client.flows:{node.lineno}: sets session.{target.attr}")
+    assert found == []

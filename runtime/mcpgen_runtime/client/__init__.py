@@ -7,9 +7,9 @@ run as tasks on the server are followed through ``TaskHandle``/``AsyncTaskHandle
 Both are thin shells around ``ClientCore``; they differ only in how a caller
 waits for its response (a lock vs. a future).
 
-The code lives in ``_client_base`` (shared state, handles, the contract check),
-``_client_sync``, ``_client_async``, ``_client_flows`` (the protocol flows both run),
-``_client_listing``, ``_client_tasks`` and ``_client_results``; this module is where
+The code lives in ``client.base`` (shared state), ``client.sync`` and ``client.aio``
+(the sessions and their task handles), ``client.flows`` (the protocol flows both run),
+``client.listing``, ``client.tasks`` and ``client.results``; this module is where
 callers import it from.
 """
 

@@ -1,5 +1,5 @@
 """``AsyncSession``: the client on an asyncio event loop (a future per request); the
-protocol flows come from ``_client_core`` and ``_client_flows``.
+protocol flows come from ``client.core`` and ``client.flows``.
 """
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Self, overload
@@ -45,7 +46,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     async def connect(self) -> None:
         """See ``Session.connect``."""
-        await self._drive(flows.connect(self))
+        self._adopt(await self._drive(flows.connect(self)))
 
     async def close(self) -> None:
         """See ``Session.close``."""
@@ -190,7 +191,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
     # -- the flows' driver: the only I/O ----------------------------------------------
 
     async def _drive(self, flow: flows.Flow[T]) -> T:
-        """Run a protocol flow (``_client_flows``) on this session's event loop."""
+        """Run a protocol flow (``client.flows``) on this session's event loop."""
         steps = flows.lowered(self, flow)
         value: Any = None
         error: BaseException | None = None
@@ -225,8 +226,11 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
             await self._progress_done(effect.token)
         elif isinstance(effect, flows.ProgressDrop):
             self._progress_drop(effect.token)
+        elif isinstance(effect, flows.Now):
+            return time.monotonic()
         elif isinstance(effect, flows.Start):
             await self.transport.start(self._on_line, self._on_close)
+            self._connected = True
         elif isinstance(effect, flows.Close):
             await self.close()
         return None

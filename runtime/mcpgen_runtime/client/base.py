@@ -30,6 +30,7 @@ from .tasks import (
 
 if TYPE_CHECKING:
     from ..contract.compare import Change
+    from .effects import Connection
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -85,7 +86,8 @@ W = TypeVar("W")  # what a caller waits on: a lock (sync) or a future (async)
 
 class _SessionState(Generic[TR, W]):
     """Fields, read-only views and constructors both sessions share; the protocol
-    flows (``_client_flows``) read and update this state, the drivers do the I/O."""
+    flows (``client.flows``) read this state and return what they learn, the sessions
+    record it (``_adopt``) and the drivers do the I/O."""
 
     def __init__(
         self,
@@ -206,9 +208,11 @@ class _SessionState(Generic[TR, W]):
         """Whether requests can still be sent: open, and the server still there."""
         return not (self._gone or self._closed)
 
-    def _adopt_handshake(self) -> None:
-        handshake = self._core.handshake
-        assert handshake is not None
+    def _adopt(self, connection: Connection | None) -> None:
+        """Record what ``flows.connect`` agreed (None: the session was connected)."""
+        if connection is None:
+            return
+        handshake, self.contract_warnings = connection
         self.protocol_version = handshake.protocol_version
         self.server_info = handshake.server_info
         self.server_capabilities = handshake.capabilities

@@ -2,9 +2,9 @@
 and decides the protocol era, without threads, pipes or event loops.
 
 Era negotiation (probe with ``server/discover``, fall back to ``initialize``) is the
-generator ``ClientCore.negotiate`` (written in ``_client_negotiate``): it yields steps
+generator ``ClientCore.negotiate`` (written in ``client.negotiate``): it yields steps
 (send ``server/discover`` at a version, send ``initialize``, send a line) and is fed
-each step's ``Outcome``; ``_client_flows.open_connection`` runs the steps. Once the era is modern, ``request`` stamps every request with
+each step's ``Outcome``; ``client.flows.open_connection`` runs the steps. Once the era is modern, ``request`` stamps every request with
 the 2026-07-28 ``_meta`` envelope and ``result_type`` checks what comes back.
 """
 
@@ -312,7 +312,7 @@ class ClientCore(Generic[W]):
 
     def negotiate(self, choice: ProtocolChoice) -> Generator[Step, Outcome | None, None]:
         """Open the connection in the era ``choice`` allows: see
-        ``_client_negotiate.negotiate``."""
+        ``client.negotiate.negotiate``."""
         return negotiate(self, choice)
 
     def discover_request(self, waiter: W, version: str = LATEST_MODERN) -> tuple[int, bytes]:

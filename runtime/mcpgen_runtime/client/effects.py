@@ -1,4 +1,4 @@
-"""The effects of the client's protocol flows (``_client_flows``): what a flow
+"""The effects of the client's protocol flows (``client.flows``): what a flow
 yields, and the primitives a session driver performs.
 
 What a flow may yield: ``Request`` (a request whose result the flow reads; a
@@ -6,19 +6,26 @@ JSON-RPC error, a timeout or a closed session is thrown into the flow), ``Exchan
 (a request that is never cancelled, answering the ``Outcome`` with its result or
 error), ``Usable`` (raise if the session cannot be used), ``Connected`` (whether
 requests can still be sent) and ``CancelNowait`` (a ``tasks/cancel`` nobody waits
-for), besides the primitives. ``_client_flows.lowered`` turns those into the
+for), besides the primitives. ``client.flows.lowered`` turns those into the
 primitives a driver performs: ``Prepare`` (register a request, answered with its
 ``Pending``), ``Await`` (send it and wait for its ``Outcome``), ``Write``,
-``WriteNowait``, ``Sleep``, ``ProgressDone``, ``ProgressDrop``, ``Start`` and ``Close``.
+``WriteNowait``, ``Sleep``, ``Now``, ``ProgressDone``, ``ProgressDrop``, ``Start`` and ``Close``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .tasks import _TaskState
+
+if TYPE_CHECKING:
+    from ..contract.compare import Change
+    from .core import Handshake
+
+    #: What ``flows.connect`` agreed: the handshake and the contract warnings.
+    Connection = tuple[Handshake, list[Change]]
 
 T = TypeVar("T")
 
@@ -121,6 +128,12 @@ class Sleep:
     seconds: float
 
 
+@dataclass(frozen=True, slots=True)
+class Now:
+    """Read the driver's monotonic clock (seconds). The flows never read a clock
+    themselves: deadlines are computed from what this answers (a test's fake clock)."""
+
+
 @dataclass(frozen=True)
 class ProgressDone:
     """Stop routing a progress token; the async session lets its callbacks finish."""
@@ -137,7 +150,8 @@ class ProgressDrop:
 
 @dataclass(frozen=True, slots=True)
 class Start:
-    """Start the transport, wired to the session's reader callbacks."""
+    """Start the transport, wired to the session's reader callbacks; once it has
+    started, the driver counts the session as connected."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +160,8 @@ class Close:
 
 
 Primitive = (
-    Prepare | Await | Write | WriteNowait | Sleep | ProgressDone | ProgressDrop | Start | Close
+    Prepare | Await | Write | WriteNowait | Sleep | Now | ProgressDone | ProgressDrop | Start
+    | Close
 )
 Effect = Request | Exchange | Usable | Connected | CancelNowait | Primitive
 Flow = Generator[Effect, Any, T]

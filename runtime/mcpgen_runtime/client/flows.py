@@ -1,7 +1,7 @@
 """The client's protocol flows, written once for the sync and the async session.
 
-Each flow is a generator that yields effects (``_client_effects``, re-exported here)
-and is sent their results; the sessions (``_client_sync``, ``_client_async``) only
+Each flow is a generator that yields effects (``client.effects``, re-exported here)
+and is sent their results; the sessions (``client.sync``, ``client.aio``) only
 perform the primitive effects, with threads or with an event loop, and hold no
 protocol logic of their own (the pattern of ``ClientCore.negotiate``, which
 ``open_connection`` runs). ``lowered`` expands the session-level effects
@@ -12,15 +12,13 @@ primitives; whatever a primitive raises is thrown into the flow.
 from __future__ import annotations
 
 import logging
-import time
-from asyncio import CancelledError
 from collections.abc import Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import McpError, ProtocolError, Timeout
 from ..contract.check import check_contract
 from ..protocol.constants import INVALID_PARAMS
-from .core import Discover, Outcome, SendLine, Step, error_from_response
+from .core import Discover, Handshake, Outcome, SendLine, Step, error_from_response
 from .effects import (
     COMPLETE,
     Await,
@@ -30,6 +28,7 @@ from .effects import (
     Effect,
     Exchange,
     Flow,
+    Now,
     Pending,
     Prepare,
     Primitive,
@@ -45,15 +44,17 @@ from .effects import (
 from .listing import ListedTool, _tools_page
 from .results import _checked_tool_result
 from .tasks import (
+    _NO_LIMIT,
     TaskStatus,
     _poll_seconds,
-    _remaining,
     _requires_tasks,
     _TaskState,
 )
 
 if TYPE_CHECKING:
+    from ..contract.compare import Change
     from .base import AnySession
+    from .effects import Connection
 
 __all__ = [
     "Await",
@@ -63,6 +64,7 @@ __all__ = [
     "Effect",
     "Exchange",
     "Flow",
+    "Now",
     "Pending",
     "Prepare",
     "Primitive",
@@ -184,21 +186,22 @@ def request(
     return outcome.result
 
 
-def connect(session: AnySession) -> Flow[None]:
+def connect(session: AnySession) -> Flow[Connection | None]:
     """Start the transport, agree on the era, check the contract; on any failure
-    the session is closed before the error propagates."""
+    the session is closed before the error propagates. Returns the handshake and
+    the contract warnings for the session to record (None: it was connected)."""
     if session._connected or session._closed:
         if session._closed:
             raise RuntimeError("a closed session cannot be reconnected")
-        return
+        return None
     yield Start()
-    session._connected = True
+    warnings: list[Change] = []
     try:
-        yield from open_connection(session)
+        handshake = yield from open_connection(session)
         if session.verify != "off":
             tools = yield from list_tools(session.server_id)
-            session.contract_warnings = check_contract(
-                session.contract, [tool.raw for tool in tools], session.protocol_version,
+            warnings = check_contract(
+                session.contract, [tool.raw for tool in tools], handshake.protocol_version,
                 session.verify,
             )
     except GeneratorExit:
@@ -206,10 +209,11 @@ def connect(session: AnySession) -> Flow[None]:
     except BaseException:
         yield Close()
         raise
+    return handshake, warnings
 
 
-def open_connection(session: AnySession) -> Flow[None]:
-    """Run ``ClientCore.negotiate`` (which decides) and adopt what it agreed."""
+def open_connection(session: AnySession) -> Flow[Handshake]:
+    """Run ``ClientCore.negotiate`` (which decides); return what it agreed."""
     steps: Generator[Step, Outcome | None, None] = session._core.negotiate(session.protocol)
     outcome: Outcome | None = None
     while True:
@@ -218,7 +222,9 @@ def open_connection(session: AnySession) -> Flow[None]:
         except StopIteration:
             break
         outcome = yield from _negotiation_step(session, step)
-    session._adopt_handshake()
+    handshake = session._core.handshake
+    assert handshake is not None  # negotiation ends agreed or raises
+    return handshake
 
 
 def _negotiation_step(session: AnySession, step: Step) -> Flow[Outcome | None]:
@@ -260,7 +266,7 @@ def call_tool(
     """``Session.call_tool``: the checked result, following a task to its end."""
     session._check_usable()
     limit = session.timeout if timeout is None else timeout
-    deadline = time.monotonic() + limit
+    deadline = (yield Now()) + limit
     started = yield from start_call(session, name, arguments, limit, on_progress, task)
     if isinstance(started, _TaskState):
         return (yield from task_outcome(started, deadline, True, limit, session.timeout))
@@ -363,8 +369,12 @@ def task_outcome(
         if not state.settled:
             yield from _wait_outcome(state, deadline, cancel_on_timeout, limit, request_timeout)
         yield ProgressDone(state.token)
-    except CancelledError:
-        if cancel_on_timeout and not state.settled:
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        # The waiter itself was stopped (an async caller's cancellation, Ctrl-C),
+        # not the task: cancel the task too, without waiting for the ack.
+        if not isinstance(exc, Exception) and cancel_on_timeout and not state.settled:
             yield CancelNowait(state)
         raise
     outcome: dict[str, Any] = state.outcome()
@@ -394,7 +404,7 @@ def _legacy_outcome(state: _TaskState, deadline: float | None) -> Flow[None]:
     # cancelled, on timeout: tasks are stopped with tasks/cancel only.
     assert state.task_id is not None
     outcome: Outcome = yield Exchange(
-        "tasks/result", {"taskId": state.task_id}, state.label, _remaining(deadline)
+        "tasks/result", {"taskId": state.task_id}, state.label, (yield from _time_left(deadline))
     )
     if outcome.result is not None:
         state.final = outcome.result
@@ -412,7 +422,7 @@ def _poll_outcome(state: _TaskState, deadline: float | None, request_timeout: fl
     # 2026-07-28: no tasks/result; poll tasks/get at the server's pollIntervalMs.
     assert state.task_id is not None
     while True:
-        remaining = _remaining(deadline)
+        remaining = yield from _time_left(deadline)
         if remaining <= 0:
             raise Timeout(f"{state.label}: the task did not end in time")
         body = yield Request(
@@ -429,7 +439,8 @@ def _poll_outcome(state: _TaskState, deadline: float | None, request_timeout: fl
                 data=status.raw,
             )
             return
-        yield Sleep(min(_poll_seconds(status), max(_remaining(deadline), 0.0)))
+        left = yield from _time_left(deadline)
+        yield Sleep(min(_poll_seconds(status), max(left, 0.0)))
 
 
 def task_cancel(state: _TaskState) -> Flow[TaskStatus]:
@@ -462,3 +473,11 @@ def cancel_quietly(state: _TaskState) -> Flow[None]:
     except McpError as exc:
         logger.info("%s: tasks/cancel failed: %s", state.label, exc)
     yield ProgressDone(state.token)
+
+
+def _time_left(deadline: float | None) -> Flow[float]:
+    """Seconds until ``deadline`` by the driver's clock (no deadline: no limit)."""
+    if deadline is None:
+        return _NO_LIMIT
+    now: float = yield Now()
+    return deadline - now

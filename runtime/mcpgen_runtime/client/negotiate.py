@@ -1,6 +1,6 @@
 """Era negotiation on the client, as a generator of steps: probe with
 ``server/discover`` at our modern revision, fall back to the ``initialize`` handshake.
-``ClientCore.negotiate`` returns it; ``_client_flows.open_connection`` runs its steps.
+``ClientCore.negotiate`` returns it; ``client.flows.open_connection`` runs its steps.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``Session``: the client over threads. A reader thread parses what the server writes
 and wakes the waiting caller (a lock per request), so several threads may call tools on
-one session at once; the protocol flows come from ``_client_core`` and ``_client_flows``.
+one session at once; the protocol flows come from ``client.core`` and ``client.flows``.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Session(_SessionState[Transport, _Waiter]):
     def connect(self) -> None:
         """Start the transport, agree on the protocol era, then check the contract;
         on any failure the server is stopped before the error propagates."""
-        self._drive(flows.connect(self))
+        self._adopt(self._drive(flows.connect(self)))
 
     def close(self) -> None:
         """Stop the server (close stdin, wait, terminate, kill); idempotent."""
@@ -200,7 +200,7 @@ class Session(_SessionState[Transport, _Waiter]):
     # -- the flows' driver: the only I/O ----------------------------------------------
 
     def _drive(self, flow: flows.Flow[T]) -> T:
-        """Run a protocol flow (``_client_flows``) with this session's threads."""
+        """Run a protocol flow (``client.flows``) with this session's threads."""
         return flows.run(flows.lowered(self, flow), self._effect)
 
     def _effect(self, effect: flows.Primitive) -> Any:
@@ -220,8 +220,11 @@ class Session(_SessionState[Transport, _Waiter]):
             time.sleep(effect.seconds)
         elif isinstance(effect, (flows.ProgressDone, flows.ProgressDrop)):
             self._progress_drop(effect.token)
+        elif isinstance(effect, flows.Now):
+            return time.monotonic()
         elif isinstance(effect, flows.Start):
             self.transport.start(self._on_line, self._on_close)
+            self._connected = True
         elif isinstance(effect, flows.Close):
             self.close()
         return None

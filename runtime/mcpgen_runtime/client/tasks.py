@@ -161,10 +161,6 @@ def _poll_seconds(status: TaskStatus) -> float:
     return min(max(seconds, _POLL_BOUNDS[0]), _POLL_BOUNDS[1])
 
 
-def _remaining(deadline: float | None) -> float:
-    return _NO_LIMIT if deadline is None else deadline - time.monotonic()
-
-
 def _requires_tasks(error: Mapping[str, Any]) -> bool:
     """A 2026 ``-32021`` naming the tasks extension: the tool runs only as a task."""
     data = error.get("data")

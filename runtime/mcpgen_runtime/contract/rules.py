@@ -1,5 +1,5 @@
 """The compatibility rules' vocabulary: severities, categories, the rule table
-(each rule's meaning is listed in ``_compat``'s docstring) and the change collector.
+(each rule's meaning is listed in ``contract.compare``'s docstring) and the change collector.
 """
 
 from __future__ import annotations

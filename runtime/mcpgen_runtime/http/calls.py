@@ -3,7 +3,7 @@ nothing slow on the event loop. Argument checks and result conversion run on
 bounded daemon threads (``_ThreadSlots``, ``_Threads``), sync handlers on a daemon
 thread each, async handlers on the loop; a handler's ``Context`` sends its progress
 and log notifications through the SDK session in order (``_Notifier``). See
-``_http``'s docstring for the rules; this module imports no SDK at import time.
+``http.server``'s docstring for the rules; this module imports no SDK at import time.
 """
 
 from __future__ import annotations

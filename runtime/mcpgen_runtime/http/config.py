@@ -1,7 +1,7 @@
 """The HTTP transport's options and limits: standard library only.
 
 ``_main`` reads these to build ``HttpOptions`` from the command line without importing
-``_http`` (which needs the optional ``mcp`` SDK), so neither the server's start nor a
+``http.server`` (which needs the optional ``mcp`` SDK), so neither the server's start nor a
 type checker of a generated package ever reaches for the SDK unless HTTP is served.
 """
 
@@ -40,7 +40,7 @@ MAX_SYNC_THREADS = 64
 # are CPU work, so more threads would not finish them sooner; further calls wait.
 MAX_CHECK_THREADS = 8
 # Seconds a client has to send a complete request head (10 s; --header-timeout):
-# a real client sends it in one packet. See _http_guard.
+# a real client sends it in one packet. See http.guard.
 HEADER_TIMEOUT_SECONDS = 10.0
 # Seconds a client has, once the head is in, for the complete body (60 s;
 # --body-timeout): 16 MiB, the largest body, at ~280 KiB/s.
@@ -80,12 +80,12 @@ class HttpOptions:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     log_level: str = "info"
     max_sync_threads: int = MAX_SYNC_THREADS
-    # connection limits (see _http_guard): seconds for a request head, then its
+    # connection limits (see http.guard): seconds for a request head, then its
     # body; connections open at once
     header_timeout: float = HEADER_TIMEOUT_SECONDS
     body_timeout: float = BODY_TIMEOUT_SECONDS
     max_connections: int = MAX_CONNECTIONS
-    # where tasks live ("memory" or a redis:// URL, see _taskstore) and the lease
+    # where tasks live ("memory" or a redis:// URL, see tasks.store) and the lease
     # of a worker on the tasks it runs (seconds)
     task_store: str = "memory"
     task_lease: float = DEFAULT_LEASE_SECONDS

@@ -5,22 +5,22 @@
 ``App``: the published descriptors come from ``App`` (per revision, exactly as
 the stdio server sends them) and every call runs the runtime's own path
 (``ToolRuntime.check_arguments`` → the handler → ``CallOutcome``), so the error
-mapping of ``_tools`` holds on both transports. The SDK contributes the HTTP
+mapping of ``server.tools`` holds on both transports. The SDK contributes the HTTP
 machinery only: Streamable HTTP in *stateless* mode (no ``Mcp-Session-Id``, a
 fresh connection per POST, both the handshake revisions and 2026-07-28), so any
 number of worker processes behind a load balancer serve one contract.
 
-What the SDK would answer differently from stdio, ``_http_tasks.TaskLayer`` (an
+What the SDK would answer differently from stdio, ``http.tasks.TaskLayer`` (an
 SDK middleware) hands to the runtime's sans-I/O core: ``initialize``,
 ``server/discover``, task-augmented calls and ``tasks/*``, the tasks kept in a
-``_taskstore.TaskStore`` (this process's, or a Redis shared by every worker).
+``tasks.store.TaskStore`` (this process's, or a Redis shared by every worker).
 
 The SDK is an optional extra (``pip install 'mcpgen-runtime[http]'``). This module
 imports only the standard library at import time; the SDK, anyio and uvicorn
 are imported when HTTP is actually served, and a missing SDK is reported as
 ``HttpUnavailable`` with the install command.
 
-Calls (``_http_calls``): nothing that can be slow runs on the event loop. Argument checking and
+Calls (``http.calls``): nothing that can be slow runs on the event loop. Argument checking and
 the conversion of an async handler's result (an output schema check) run on
 daemon threads (at most ``MAX_CHECK_THREADS`` at once), so one request with a
 huge or pathological argument never delays pings or other requests; async
@@ -125,7 +125,7 @@ def build_sdk_server(
 ) -> Server[Any]:
     """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path;
     ``initialize``, ``server/discover``, task calls and ``tasks/*`` are answered by the
-    runtime's core (``_http_tasks.TaskLayer``) against ``task_store`` (default: in
+    runtime's core (``http.tasks.TaskLayer``) against ``task_store`` (default: in
     this process). ``tasks_served=False``: no tasks are published or run."""
     _require_sdk()
     from mcp.server.caching import CacheHint

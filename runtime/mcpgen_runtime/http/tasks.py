@@ -74,8 +74,8 @@ class TaskLayer:
         max_running: int,
         run_handler: RunHandler,
     ) -> None:
-        # ``threads`` (_http's pools of check and handler threads) and ``run_handler``
-        # (how _http runs one handler in them) come from the HTTP shell, which imports
+        # ``threads`` (http.server's pools of check and handler threads) and ``run_handler``
+        # (how http.server runs one handler in them) come from the HTTP shell, which imports
         # this module: passed in, so that the two do not import each other
         self.run_handler = run_handler
         self.app = app

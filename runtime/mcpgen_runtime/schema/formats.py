@@ -36,7 +36,7 @@ from .regex import RegexError, check_syntax
 __all__ = ["FORMATS", "Format", "format_checker"]
 
 # The formats of internet addresses and names (IP, URI and IRI, host names, e-mail)
-# live in ``_formats_net``; dates, times, durations, UUIDs, pointers and regular
+# live in ``schema.formats_net``; dates, times, durations, UUIDs, pointers and regular
 # expressions here, with the table of them all.
 
 

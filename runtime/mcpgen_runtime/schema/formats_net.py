@@ -1,6 +1,6 @@
 """JSON Schema ``format`` checkers for internet addresses and names: IPv4 and IPv6,
 URIs and IRIs (references and templates too), host names (IDNA2008 for
-``idn-hostname``), e-mail addresses. ``_formats`` holds the table the validator
+``idn-hostname``), e-mail addresses. ``schema.formats`` holds the table the validator
 uses; the rules of every checker (whole string, ASCII digits, linear-time patterns,
 nothing fetched) are stated there.
 """

@@ -6,7 +6,7 @@ internationalized one: a U-label (its Unicode form) or the A-label that encodes 
 code points it may hold (derived from Unicode properties, plus contextual rules for a
 few joiners and punctuation marks) and RFC 5893 (the Bidi rule) how right-to-left
 text may mix with the rest. The properties come from ``unicodedata`` and, for the few
-it lacks (Script, Joining_Type, …), from the generated tables in ``_idna_data``.
+it lacks (Script, Joining_Type, …), from the generated tables in ``schema.idna_data``.
 """
 
 from __future__ import annotations

@@ -421,7 +421,7 @@ class EcmaRegex:
     def __init__(self, source: str) -> None:
         # pydantic-core (the Rust engine) is imported by the first pattern compiled,
         # not by importing this module: a server's start-up does not pay ~45 ms for it
-        # (its validators are compiled on each tool's first call, see _tools).
+        # (its validators are compiled on each tool's first call, see server.tools).
         import pydantic_core
 
         self.source = source

@@ -2,7 +2,7 @@
 
 It checks every tool call, optionally coercing the strings a model sends in place of
 numbers and booleans, and reports problems in words a model can act on. ``format`` is
-asserted for the formats ``_formats`` knows (an annotation for any other).
+asserted for the formats ``schema.formats`` knows (an annotation for any other).
 """
 
 from __future__ import annotations
@@ -415,7 +415,7 @@ def compile_schema(
 
     With ``coerce``, strings are converted where the schema wants an integer, number
     or boolean and no string; the result is then a copy, and the input is never changed.
-    ``assert_formats`` checks the formats ``_formats.FORMATS`` knows (False leaves every
+    ``assert_formats`` checks the formats ``schema.formats.FORMATS`` knows (False leaves every
     ``format`` an annotation, the specification's default).
     Raises SchemaError when the schema is invalid or uses something unsupported.
     """

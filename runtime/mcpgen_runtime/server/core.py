@@ -19,8 +19,8 @@ A non-``initialize`` request carrying ``_meta["io.modelcontextprotocol/
 protocolVersion"]`` opens a stateless 2026-07-28 connection; anything else
 opens a handshake-era one (2024-11-05 … 2025-11-25).
 
-The actions live in ``_server_actions``; the ``tasks/*`` requests and whether a call
-runs as a task in ``_server_tasks`` (``TaskMethods``, a base of ``ServerConnection``).
+The actions live in ``server.actions``; the ``tasks/*`` requests and whether a call
+runs as a task in ``server.tasks`` (``TaskMethods``, a base of ``ServerConnection``).
 """
 
 from __future__ import annotations

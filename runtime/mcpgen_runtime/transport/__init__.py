@@ -12,8 +12,8 @@ fires at once) and the transport stops the server itself, reading and
 discarding its output meanwhile so that a child blocked on a full pipe can die.
 
 This module is the one place callers import transports from; the code lives in
-``_transport_lines`` (protocols, framing, process helpers), ``_transport_sync`` and
-``_transport_async``.
+``transport.lines`` (protocols, framing, process helpers), ``transport.sync`` and
+``transport.aio``.
 """
 
 from __future__ import annotations
