@@ -10,7 +10,7 @@ definition: ``parameters`` (when the derived input schema is the listed one), th
 references point to) become one shared type. A tool without an output schema gets
 ``returns: result`` (the whole result: every content block, ``structuredContent``).
 The result is checked before it is returned: the spec loads, and the descriptors it
-publishes are compatible with what the server listed (``runtime/_compat``); what
+publishes are compatible with what the server listed (``mcpgen_runtime.contract``); what
 still differs (a member the spec format has no key for) is said above the tool.
 
 The forms and shared types are ``importer_types``; the YAML text ``importer_yaml``.
