@@ -27,9 +27,9 @@ from mcpgen.cli import main
 from mcpgen.importer import ImportFailed, spec_from_tools
 from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_spec_text
-from mcpgen_runtime._client import Session
-from mcpgen_runtime._compat import Severity, compare_tools
-from mcpgen_runtime._fingerprint import tool_fingerprint
+from mcpgen_runtime.client import Session
+from mcpgen_runtime.contract.compare import Severity, compare_tools
+from mcpgen_runtime.protocol.fingerprint import tool_fingerprint
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -23,7 +23,7 @@ from urllib.parse import unquote
 
 import yaml
 
-from mcpgen_runtime._pointer import MISSING, resolve_pointer
+from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
 
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .keywords import (

@@ -131,7 +131,7 @@ class SpecChecks(Reporter):
         """The generated server compiles every schema at start-up: one it cannot
         compile (an invalid regular expression, $dynamicRef) is a build error here,
         not a server that crashes when it starts."""
-        from mcpgen_runtime._jsonschema import SchemaError, compile_schema
+        from mcpgen_runtime.schema.validator import SchemaError, compile_schema
 
         for kind, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
             if schema is None:
@@ -168,7 +168,7 @@ class SpecChecks(Reporter):
         """Every ``types`` entry becomes a model even when no tool uses it: one that no
         schema compiler can build (a ``$ref`` loop that never reaches a schema) is an
         error here, not a models.py the model generator fails on."""
-        from mcpgen_runtime._jsonschema import SchemaError, compile_schema
+        from mcpgen_runtime.schema.validator import SchemaError, compile_schema
 
         for name in types:
             if name not in defs:
@@ -292,7 +292,7 @@ class SpecChecks(Reporter):
     def check_patterns(self, node: Mapping[str, Any], path: YPath) -> None:
         """Every regular expression compiles as the server will run it: ECMA-262,
         linear time (no lookaround or back-references), bounded program size."""
-        from mcpgen_runtime._regex import EcmaRegex, RegexError
+        from mcpgen_runtime.schema.regex import EcmaRegex, RegexError
 
         found: list[tuple[str, YPath, bool]] = []
         if isinstance(node.get("pattern"), str):
@@ -313,7 +313,7 @@ class SpecChecks(Reporter):
         The runtime validator does the check: the same meaning as the server's (ECMA-262
         patterns in linear time), and it follows local references only, so nothing a
         spec says can make this check fetch a URL or read a file."""
-        from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+        from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
         if param.default is None:
             # `default: null` is what FastMCP publishes for `x: str = None`: an annotation

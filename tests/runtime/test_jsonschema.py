@@ -1,4 +1,4 @@
-"""Tests for the compiled JSON Schema validator in ``mcpgen_runtime._jsonschema``."""
+"""Tests for the compiled JSON Schema validator in ``mcpgen_runtime.schema.validator``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcpgen_runtime._formats import FORMATS
-from mcpgen_runtime._jsonschema import (
+from mcpgen_runtime.schema.formats import FORMATS
+from mcpgen_runtime.schema.validator import (
     MAX_COERCED_LENGTH,
     Problem,
     SchemaError,
