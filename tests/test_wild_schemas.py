@@ -50,6 +50,8 @@ OUTPUTS: dict[str, Any] = {
     "patterns": {"type": "object", "patternProperties": {"^item_": {"type": "integer"}},
                  "additionalProperties": False},
     "values": {"type": "object", "additionalProperties": {"$ref": "#/types/Counts"}},
+    # item 17: multipleOf tolerates what float arithmetic computes
+    "steps": {"type": "object", "properties": {"x": {"type": "number", "multipleOf": 0.1}}},
 }
 
 IMPL = '''
@@ -62,6 +64,9 @@ from wild_mcp import models as m
 
 
 class Impl(WildServer):
+    def pick(self, mode: str, times: int) -> str:
+        return mode * times
+
 ''' + "".join(
     f"    def {name}(self, args: m.{name.capitalize()}Args) -> m.{name.capitalize()}Output:\n"
     f"        return m.{name.capitalize()}Output.model_validate(args['value'])\n\n"
@@ -87,6 +92,11 @@ def gen(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "types": TYPES,
             "tools": [{"name": name, "parameters": [{"name": "value"}], "output_schema": schema}
                       for name, schema in OUTPUTS.items()]}
+    # inputs keep their promise: an absent optional argument reaches a positional
+    # handler as its default (the server applies it)
+    spec["tools"].append({"name": "pick", "callback": "positional", "parameters": [
+        {"name": "mode", "type": "string", "default": "fast"},
+        {"name": "times", "type": "integer", "default": 1}]})
     (root / "tools.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     result = build_spec(root / "tools.yaml", output=root / "gen" / "wild_mcp")
     assert result.ok, [str(d) for d in result.diagnostics]
@@ -156,3 +166,17 @@ def test_a_root_object_keyed_by_pattern_is_a_mapping(client: Any) -> None:
         client.patterns({"other": 0})
     got = client.values({"a": {"sheets": 1}}).root
     assert type(got["a"]).__name__ == "Counts" and got["a"].sheets == 1
+
+
+def test_a_float_computed_multiple_passes_both_sides(client: Any) -> None:
+    """Before: 7 * 0.1 (0.7000000000000001) was refused for ``multipleOf: 0.1``."""
+    from mcpgen_runtime import ToolError
+
+    assert client.steps({"x": 7 * 0.1}).x == 7 * 0.1
+    with pytest.raises(ToolError):
+        client.steps({"x": 0.70000000001})
+
+
+def test_input_defaults_are_still_applied_by_the_server(client: Any) -> None:
+    assert client.pick() == "fast"
+    assert client.pick(times=2) == "fastfast" and client.pick("slow") == "slow"

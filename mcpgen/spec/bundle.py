@@ -1,9 +1,11 @@
 """``$ref`` bundling, the spec front end's last step before the IR.
 
-A ``$ref`` in a spec points into ``types`` (``#/types/Name``) or at a JSON/YAML
-file relative to the spec (``schemas/day.json#/pointer``); a hand-written
-``input_schema`` may also point into its own ``$defs`` (``#/$defs/X``, as
-pydantic and FastMCP emit them), and those references stay as written.
+A ``$ref`` in a spec points into ``types`` (``#/types/Name``), at a JSON/YAML
+file relative to the spec (``schemas/day.json#/pointer``), or, by JSON pointer or
+``$anchor``, into the schema it sits in (``#/definitions/X``, ``#/allOf/0``,
+``#name``; the innermost subschema with an ``$id`` is a document of its own); a
+hand-written ``input_schema``'s references into its own ``$defs`` (``#/$defs/X``,
+as pydantic and FastMCP emit them) stay as written.
 Published schemas are self-contained: every other reference is rewritten to
 ``#/$defs/Name`` and the definitions a schema uses travel with it under ``$defs``.
 
