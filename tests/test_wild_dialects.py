@@ -40,6 +40,12 @@ TOOLS: list[dict[str, Any]] = [
                      "additionalItems": False},
             "deps": {"type": "object", "dependencies": {"a": ["b"]}},
         }}},
+    # item 15: a draft-07 schema that means the same in 2020-12 keeps its $schema
+    # (an imported server re-lists exactly); formats draft-07 lacks are annotations
+    {"name": "legacy", "input_schema": {
+        "$schema": DRAFT_07, "type": "object", "required": ["id"],
+        "properties": {"id": {"type": "string", "format": "uuid"},
+                       "on": {"type": "string", "format": "date"}}}},
     # item 16: #/definitions in an input_schema that declares no draft
     {"name": "plain", "input_schema": {
         "type": "object", "required": ["when"],
@@ -69,6 +75,9 @@ from wild2_mcp import models as m
 class Impl(Wild2Server):
     def seven(self, args: m.SevenArgs) -> str:
         return "ok"
+
+    def legacy(self, args: m.LegacyArgs) -> str:
+        return args["id"]
 
     def plain(self, when: str) -> str:
         return when
@@ -136,6 +145,17 @@ def test_a_draft_07_schema_is_enforced_as_draft_07_reads(client: Any) -> None:
     for bad in ({"pair": [1, "a", 3]}, {"deps": {"a": 1}}, {"pair": ["a"]}):
         with pytest.raises(ToolError):
             client.seven(**bad)
+
+
+def test_a_draft_07_schema_that_means_the_same_is_published_as_written(
+    package: Any, client: Any
+) -> None:
+    from mcpgen_runtime import ToolError
+
+    assert _listed(package)["legacy"]["inputSchema"] == TOOLS[1]["input_schema"]
+    assert client.legacy("not a uuid") == "not a uuid"  # draft-07 has no uuid format
+    with pytest.raises(ToolError):
+        client.legacy("x", on="tomorrow")  # it has date
 
 
 def test_dropping_a_keyword_beside_ref_is_a_warning_at_its_line(tmp_path: Path) -> None:

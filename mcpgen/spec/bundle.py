@@ -16,6 +16,7 @@ at the root (see ``Bundler.publish_object`` for how a root ``$ref`` is published
 from __future__ import annotations
 
 import json
+import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ import yaml
 
 from mcpgen_runtime._pointer import MISSING, resolve_pointer
 
+from ..names import MODELS_PY_NAMES
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .dialect import upgrade_schema
 from .keywords import (
@@ -359,7 +361,7 @@ class Bundler:
         key = ("#target", str(id(target)))
         if key in self._names:
             return self._names[key]
-        name = self._fresh_name(_pascal(pointer.rsplit("/", 1)[-1]) if pointer else "Schema")
+        name = self._fresh_name(_def_name(pointer.rsplit("/", 1)[-1]) if pointer else "Schema")
         self._names[key] = name
         self._keep.append(target)  # its id stays its own while it is a key
         used: set[str] = set()
@@ -410,6 +412,14 @@ class Bundler:
             )
             return None
         return self._define_file(target, pointer, path)
+
+
+def _def_name(segment: str) -> str:
+    """A definition name for what a pointer ends in: a class name models.py can use."""
+    name = _pascal(segment)
+    if not name.isidentifier() or keyword.iskeyword(name) or name in MODELS_PY_NAMES:
+        name = f"Schema{name}"
+    return name
 
 
 def _anchor_pointer(document: Any, anchor: str) -> str | None:

@@ -2,10 +2,13 @@
 
 mcpgen checks, validates and publishes 2020-12 (MCP's dialect for tool schemas). A
 schema that declares an earlier draft with ``$schema`` (draft-04, -06, -07, 2019-09)
-is rewritten to the 2020-12 schema that means the same, and published as 2020-12
-(its ``$schema`` says so): the server, the client and every peer reading the
-published schema then apply one set of rules, never the declared draft's on one side
-and 2020-12's on the other.
+and uses what that draft reads otherwise is rewritten to the 2020-12 schema that
+means the same, and published as 2020-12 (its ``$schema`` says so): the server, the
+client and every peer reading the published schema then apply one set of rules,
+never the declared draft's on one side and 2020-12's on the other. A schema that
+means the same in both keeps its ``$schema`` (an imported server re-lists exactly
+what it listed); the runtime validator then asserts only the formats that draft
+defines (draft-07 has no ``uuid`` or ``duration``).
 
 | declared draft | written | rewritten to |
 |---|---|---|
@@ -61,47 +64,59 @@ def upgrade_schema(schema: Any, path: JsonPath, draft: int = 2020) -> list[Note]
     return notes
 
 
-def _upgrade(node: Any, path: JsonPath, draft: int, notes: list[Note]) -> None:
+def _upgrade(node: Any, path: JsonPath, draft: int, notes: list[Note]) -> bool:
+    """Rewrite ``node``'s subtree; was anything changed (that a ``$schema`` inside did
+    not account for)?"""
     if not isinstance(node, dict):
-        return
+        return False
     declared = declared_draft(node.get("$schema"))
-    if declared is not None:
-        draft = declared
-        if declared != 2020:
-            node["$schema"] = DRAFT_2020_12
+    draft = declared if declared is not None else draft
+    changed = False
     if draft <= 7 and isinstance(node.get("$ref"), str):
         for key in [k for k in node if k not in _KEPT_BESIDE_REF and not k.startswith("x-")]:
             message = (f"'{key}' beside $ref is ignored by draft {_name(draft)}, which this "
                        "schema declares: dropped")
             notes.append((path + (key,), message))
             del node[key]
-    _upgrade_items(node, draft)
+            changed = True
+    changed |= _upgrade_items(node, draft)
     if draft <= 7 and "dependencies" in node and isinstance(node["dependencies"], dict):
         _split_dependencies(node)
+        changed = True
     if draft == 4:
         for bound, flag in (("maximum", "exclusiveMaximum"), ("minimum", "exclusiveMinimum")):
-            # the flag goes whatever it says; true makes the bound exclusive
-            if isinstance(node.get(flag), bool) and node.pop(flag) and bound in node:
-                node[flag] = node.pop(bound)
+            if isinstance(node.get(flag), bool):
+                changed = True
+                # the flag goes whatever it says; true makes the bound exclusive
+                if node.pop(flag) and bound in node:
+                    node[flag] = node.pop(bound)
     for key, value in node.items():
         if key in SCHEMA_VALUE_KEYWORDS:
-            _upgrade(value, path + (key,), draft, notes)
+            changed |= _upgrade(value, path + (key,), draft, notes)
         elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
             for index, item in enumerate(value):
-                _upgrade(item, path + (key, index), draft, notes)
+                changed |= _upgrade(item, path + (key, index), draft, notes)
         elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
             for name, item in value.items():
-                _upgrade(item, path + (key, name), draft, notes)
+                changed |= _upgrade(item, path + (key, name), draft, notes)
+    if declared is not None and declared != 2020 and changed:
+        node["$schema"] = DRAFT_2020_12  # rewritten: it now says what it means
+        return False
+    return changed
 
 
-def _upgrade_items(node: dict[str, Any], draft: int) -> None:
+def _upgrade_items(node: dict[str, Any], draft: int) -> bool:
     """Tuple ``items`` and ``additionalItems`` → ``prefixItems`` and ``items``."""
     if isinstance(node.get("items"), list) and "prefixItems" not in node:
         node["prefixItems"] = node.pop("items")
         if "additionalItems" in node:
             node["items"] = node.pop("additionalItems")
-    elif draft < 2020 and "additionalItems" in node:
+        return True
+    if draft < 2020 and "additionalItems" in node:
         del node["additionalItems"]  # beside a schema `items` (or none) it applies to nothing
+        return True
+    return False
+
 
 
 def _split_dependencies(node: dict[str, Any]) -> None:
