@@ -53,7 +53,7 @@ TOOLS: list[dict[str, Any]] = [
         "properties": {"when": {"$ref": "#/definitions/Day"}}}},
     # items 14, 16: pointers, anchors, OpenAPI's keywords, a type with an $id
     {"name": "refs", "parameters": [{"name": "value"}], "output_schema": {
-        "type": "object", "nullable": True, "example": {"count": 1},
+        "$id": "https://example.com/refs.json", "type": "object", "nullable": True, "example": {"count": 1},
         "discriminator": {"propertyName": "count"},
         "allOf": [{"properties": {"flag": {"type": "boolean"}}}],
         "properties": {
@@ -197,6 +197,8 @@ def test_foreign_keywords_are_published_unchanged(package: Any) -> None:
     schema = _listed(package)["refs"]["outputSchema"]
     assert (schema["nullable"], schema["example"], schema["discriminator"]) == (
         True, {"count": 1}, {"propertyName": "count"})
+    # the root's $id names the document; one below it would re-base its references
+    assert schema["$id"] == "https://example.com/refs.json"
     assert "$id" not in schema["$defs"]["Account"] and "$anchor" not in str(schema)
 
 

@@ -98,14 +98,19 @@ class Bundler:
             self._define_type(name)
 
     def bundle(
-        self, schema: Any, path: JsonPath, *, local_defs: bool = False
+        self, schema: Any, path: JsonPath, *, local_defs: bool = False, whole: bool = False
     ) -> tuple[Any, frozenset[str]]:
         """Rewrite ``schema`` (found at ``path`` in the spec); return it with the
         closure of definition names it needs. With ``local_defs`` (a hand-written
-        ``input_schema``), ``#/$defs/X`` means the schema's own ``$defs`` entry."""
+        ``input_schema``), ``#/$defs/X`` means the schema's own ``$defs`` entry;
+        ``whole``: a tool's whole schema (its root ``$id`` is kept)."""
         used: set[str] = set()
         origin = _Origin(None, schema if isinstance(schema, dict) else None, local_defs)
         rewritten = self._rewrite(schema, origin, path, used)
+        if whole and isinstance(schema, dict) and isinstance(schema.get("$id"), str):
+            # the $id of a tool schema's root names the published document: it stays
+            rewritten = {key: schema[key] if key == "$id" else rewritten[key]
+                         for key in schema if key == "$id" or key in rewritten}
         return rewritten, self.closure(used)
 
     def publish_object(self, schema: Any) -> dict[str, Any] | None:
