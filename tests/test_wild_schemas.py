@@ -67,6 +67,9 @@ class Impl(WildServer):
     def pick(self, mode: str, times: int) -> str:
         return mode * times
 
+    def loose_in(self, args: m.LooseInArgs) -> str:
+        return repr(args.get("v"))
+
 ''' + "".join(
     f"    def {name}(self, args: m.{name.capitalize()}Args) -> m.{name.capitalize()}Output:\n"
     f"        return m.{name.capitalize()}Output.model_validate(args['value'])\n\n"
@@ -81,6 +84,8 @@ def typed_uses(client: WildClient) -> None:
     mapping: dict[str, int] = client.patterns({}).root
     by_name: dict[str, m.Counts] = client.values({}).root
     nothing: None | Any = client.nulls({}).n
+    client.loose_in(v=1)
+    client.loose_in(v={"a": "x"})
     del counts, loose, mapping, by_name, nothing
 '''
 
@@ -92,6 +97,9 @@ def gen(tmp_path_factory: pytest.TempPathFactory) -> Path:
             "types": TYPES,
             "tools": [{"name": name, "parameters": [{"name": "value"}], "output_schema": schema}
                       for name, schema in OUTPUTS.items()]}
+    # item 9 on the argument side: the client's type admits what the server accepts
+    spec["tools"].append({"name": "loose_in", "callback": "named", "parameters": [
+        {"name": "v", "required": False, "properties": {"a": {"type": "string"}}}]})
     # inputs keep their promise: an absent optional argument reaches a positional
     # handler as its default (the server applies it)
     spec["tools"].append({"name": "pick", "callback": "positional", "parameters": [
@@ -180,3 +188,8 @@ def test_a_float_computed_multiple_passes_both_sides(client: Any) -> None:
 def test_input_defaults_are_still_applied_by_the_server(client: Any) -> None:
     assert client.pick() == "fast"
     assert client.pick(times=2) == "fastfast" and client.pick("slow") == "slow"
+
+
+@pytest.mark.parametrize("value", [1, "s", [1], {"a": "x"}])
+def test_properties_without_type_admit_non_objects_as_arguments(client: Any, value: Any) -> None:
+    assert client.loose_in(v=value) == repr(value)

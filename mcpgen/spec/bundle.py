@@ -428,8 +428,8 @@ def _def_name(segment: str) -> str:
 
 
 def _anchor_pointer(document: Any, anchor: str) -> str | None:
-    """The JSON pointer of the subschema of ``document`` whose ``$anchor`` is ``anchor``
-    (not looking into subschemas with an ``$id``: their anchors are their own)."""
+    """The JSON pointer of the first subschema of ``document`` whose ``$anchor`` is
+    ``anchor`` (None when there is none)."""
     for node, where in walk_schemas(document, ()):
         if isinstance(node, dict) and node.get("$anchor") == anchor:
             return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in where)
