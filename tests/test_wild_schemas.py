@@ -26,6 +26,8 @@ TYPES: dict[str, Any] = {
     "Counts": {"type": "object", "required": ["sheets"],
                "properties": {"sheets": {"type": "integer"}, "charts": {"type": "integer"}}},
     "Loose": {"properties": {"a": {"type": "string"}}},
+    "Tally": {"type": "object", "patternProperties": {"^item_": {"type": "integer"}},
+              "additionalProperties": False},
 }
 # tool name → its output schema (the input is {value: <anything>})
 OUTPUTS: dict[str, Any] = {
@@ -50,6 +52,7 @@ OUTPUTS: dict[str, Any] = {
     "patterns": {"type": "object", "patternProperties": {"^item_": {"type": "integer"}},
                  "additionalProperties": False},
     "values": {"type": "object", "additionalProperties": {"$ref": "#/types/Counts"}},
+    "tally": {"$ref": "#/types/Tally"},  # the same through a root $ref (was an alias)
     # item 17: multipleOf tolerates what float arithmetic computes
     "steps": {"type": "object", "properties": {"x": {"type": "number", "multipleOf": 0.1}}},
 }
@@ -83,10 +86,11 @@ def typed_uses(client: WildClient) -> None:
     loose: m.Loose | bool | int | float | str | list[Any] | None | Any = client.untyped({}).w
     mapping: dict[str, int] = client.patterns({}).root
     by_name: dict[str, m.Counts] = client.values({}).root
+    tally: dict[str, int] = client.tally({}).root
     nothing: None | Any = client.nulls({}).n
     client.loose_in(v=1)
     client.loose_in(v={"a": "x"})
-    del counts, loose, mapping, by_name, nothing
+    del counts, loose, mapping, by_name, nothing, tally
 '''
 
 
@@ -172,6 +176,9 @@ def test_a_root_object_keyed_by_pattern_is_a_mapping(client: Any) -> None:
     assert client.patterns({"item_0": 0, "item_1": 5}).root == {"item_0": 0, "item_1": 5}
     with pytest.raises(ToolError):
         client.patterns({"other": 0})
+    assert client.tally({"item_2": 2}).root == {"item_2": 2}
+    with pytest.raises(ToolError):
+        client.tally({"other": 0})
     got = client.values({"a": {"sheets": 1}}).root
     assert type(got["a"]).__name__ == "Counts" and got["a"].sheets == 1
 

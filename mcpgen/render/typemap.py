@@ -170,7 +170,10 @@ class TypeMap:
         if tool.output_schema is None:
             return
         name = f"{tool.class_name}Output"
-        if tool.output_type_ref is not None:
+        target_schema = self.defs.get(tool.output_type_ref or "")
+        if tool.output_type_ref is not None and not (
+            isinstance(target_schema, dict) and _is_mapping(target_schema)
+        ):  # a mapping's alias is no model: it gets the RootModel below
             target = self.named(tool.output_type_ref, "model")
             self.declare(name, f"{name} = {target}", eager=frozenset({target}))
             return
