@@ -14,7 +14,7 @@ one construct maps the same way everywhere:
 | ``enum`` / ``const`` of strings, integers, booleans | ``Literal[…]`` | same |
 | ``array`` with ``items`` | ``list[T]`` | same |
 | object with ``properties`` | a ``TypedDict`` | a model (``extra="allow"`` unless ``additionalProperties: false``) |
-| object with only ``additionalProperties`` | ``dict[str, T]`` | same |
+| object with only ``additionalProperties`` | ``dict[str, T]`` | same (an output's root: a ``RootModel`` of it) |
 | ``properties`` without ``type`` | the TypedDict ``\\| bool \\| int \\| float \\| str \\| list \\| None`` | the model ``\\| …`` the same |
 | ``anyOf`` / ``oneOf`` / ``type: [..]`` | ``A \\| B`` | same; a discriminated union when every branch is an object with a required ``const`` property |
 | ``$ref`` to a ``types`` entry | the entry's TypedDict (``NameDict``) or alias | the entry's model or alias |
@@ -23,8 +23,9 @@ Names: a ``types`` entry ``Name`` that is an object is the model ``Name`` and th
 TypedDict ``NameDict``; any other entry is an alias ``Name`` (``NameDict`` too when its
 JSON face differs, as for a union of objects), defined once and referenced wherever it
 is used. Inline objects are named after where they sit: ``<Tool><Param>`` for an
-argument, ``<Parent><Property>`` inside another object. An optional model field that
-is not nullable defaults to pydantic's ``MISSING`` (absent, never ``None``).
+argument, ``<Parent><Property>`` inside another object. An optional model field
+defaults to pydantic's ``MISSING`` (absent, never ``None``, and never the schema's
+``default``: an annotation, published, not filled in).
 
 What types cannot say is checked by the runtime validator on both sides (the server on
 arguments and results, the client on results): formats, patterns, bounds, lengths.
