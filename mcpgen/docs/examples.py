@@ -75,13 +75,18 @@ def example_value(schema: Mapping[str, Any] | bool) -> Any:
     except (SchemaError, RecursionError) as exc:
         raise NoExample(f"the schema cannot be compiled: {exc}") from None
     root = schema if isinstance(schema, Mapping) else {}
-    builder = _Builder(root)
-    value = builder.value(schema, 0, ())
-    try:
-        check(value)
-    except ValidationFailed as exc:
-        raise NoExample(f"no generated value passes the schema: {exc.describe(1)}") from None
-    return value
+    failure = ""
+    # optional properties with a default are shown when they can be; a default can
+    # drag in another keyword (dependentRequired, if/then), so then without them
+    for with_defaults in (True, False):
+        value = _Builder(root, with_defaults).value(schema, 0, ())
+        try:
+            check(value)
+        except ValidationFailed as exc:
+            failure = failure or exc.describe(1)
+            continue
+        return value
+    raise NoExample(f"no generated value passes the schema: {failure}")
 
 
 class _Builder:
@@ -89,8 +94,9 @@ class _Builder:
     own sub-schema (with the root's ``$defs`` in reach) so a wrong first choice can
     fall back to the next candidate."""
 
-    def __init__(self, root: Mapping[str, Any]) -> None:
+    def __init__(self, root: Mapping[str, Any], with_defaults: bool) -> None:
         self.root = root
+        self.with_defaults = with_defaults
         # id(schema) -> (schema, its validator): holding the schema keeps its id unique
         self.checks: dict[int, tuple[Any, Any]] = {}
 
@@ -208,7 +214,7 @@ class _Builder:
         properties = properties if isinstance(properties, Mapping) else {}
         required = [k for k in schema.get("required", []) if isinstance(k, str)]
         wanted = list(dict.fromkeys(required))
-        if depth < _MAX_DEPTH:  # optional ones with a default show it
+        if self.with_defaults and depth < _MAX_DEPTH:  # optional ones with a default
             wanted += [k for k, v in properties.items()
                        if k not in wanted and isinstance(v, Mapping) and "default" in v]
         minimum = schema.get("minProperties")
@@ -241,9 +247,14 @@ class _Builder:
             pool = [v for v in seen if self.valid(items, v)]
         first = pool[0] if pool else self.value(items, depth + 1, refs)
         out: list[Any] = []
-        for index in range(count):
+        for index in range(count * 4):  # a variant the item schema refuses is skipped
+            if len(out) == count:
+                break
             value = pool[index] if index < len(pool) else _variant(first, index)
-            out.append(value)
+            if value not in out and (index < len(pool) or self.valid(items, value)):
+                out.append(value)
+        while len(out) < count:  # the validator reports what could not be met
+            out.append(first)
         return out
 
 
@@ -329,6 +340,11 @@ def _variant(value: Any, index: int) -> Any:
         return value + index
     if isinstance(value, str):
         return value + (str(index) if index else "")
+    if isinstance(value, list) and value:
+        return [_variant(value[0], index), *value[1:]]
+    if isinstance(value, dict) and value:
+        first = next(iter(value))
+        return {**value, first: _variant(value[first], index)}
     return value
 
 
