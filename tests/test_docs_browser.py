@@ -177,7 +177,7 @@ def test_diff_page_in_the_browser(tmp_path: Path) -> None:
     dom, console = _load(tmp_path, page)
     assert console == []
     assert "mcpgen:changes" in _parse(dom).ids
-    rows = re.findall(r'<tr class="sev-(\w+)">.*?</tr>', dom, re.S)
+    rows = re.findall(r'<tr class="sev-(\w+)">.*?</tr>', dom, re.DOTALL)
     assert rows[:2] == ["breaking", "breaking"] and "compatible" in rows
     assert "TOOL_REMOVED" in dom and "PARAM_CONSTRAINT_TIGHTENED" in dom and "TOOL_ADDED" in dom
     _screenshot(tmp_path, page, "diff.png")

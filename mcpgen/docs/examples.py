@@ -227,7 +227,8 @@ class _Builder:
         return result
 
     def arrays(self, schema: Mapping[str, Any], depth: int, refs: tuple[str, ...]) -> Any:
-        prefix = schema.get("prefixItems") if isinstance(schema.get("prefixItems"), list) else []
+        found = schema.get("prefixItems")
+        prefix: list[Any] = found if isinstance(found, list) else []
         items = schema.get("items", {})
         minimum = schema.get("minItems", 0) if isinstance(schema.get("minItems"), int) else 0
         head = [self.value(sub, depth + 1, refs) for sub in prefix[:minimum]]

@@ -106,7 +106,8 @@ class TypeView:
 def _anchors(contract: ir.Contract, schema: Mapping[str, Any], local: str) -> Links:
     """Each ``$defs`` name of a published schema → the section it links to: the shared
     type's when the definition is that type, unchanged; else ``local`` + name."""
-    defs = schema.get("$defs") if isinstance(schema.get("$defs"), Mapping) else {}
+    found = schema.get("$defs")
+    defs: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     anchors = {name: TYPE_PREFIX + name for name in contract.types}
     for name, definition in defs.items():
         if contract.types.get(name) != definition:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
 from .markdown import render_markdown
 
