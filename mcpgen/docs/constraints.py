@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 from markupsafe import Markup
 
+from .markup import html, json_text
+
 if TYPE_CHECKING:
     from .schema_html import SchemaRenderer
 
@@ -32,46 +34,44 @@ _ENUM_SHOWN: Final = 50
 
 
 def _code(value: Any) -> Markup:
-    from .schema_html import json_text
-
-    return Markup("<code>{}</code>").format(json_text(value))
+    return html("<code>{}</code>", json_text(value))
 
 
 def describe(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list[Markup]:
     """The constraints of one value's schema (object-level ones included)."""
     found: list[Markup] = _bounds(schema)
     if _number(schema.get("multipleOf")):
-        found.append(Markup("multiple of {}").format(_code(schema["multipleOf"])))
+        found.append(html("multiple of {}", _code(schema["multipleOf"])))
     for low, high, words in _COUNTS:
         found.extend(_range(schema, low, high, words))
     if schema.get("uniqueItems") is True:
         found.append(Markup("unique items"))
     if isinstance(schema.get("pattern"), str):
-        found.append(Markup("pattern {}").format(Markup("<code>{}</code>").format(schema["pattern"])))
+        found.append(html("pattern {}", html("<code>{}</code>", schema["pattern"])))
     for key in ("format", "contentEncoding", "contentMediaType"):
         if isinstance(schema.get(key), str):
-            found.append(Markup("{} {}").format(key, Markup("<code>{}</code>").format(schema[key])))
+            found.append(html("{} {}", key, html("<code>{}</code>", schema[key])))
     if "const" in schema:
-        found.append(Markup("exactly {}").format(_code(schema["const"])))
+        found.append(html("exactly {}", _code(schema["const"])))
     if isinstance(schema.get("enum"), list):
         values = schema["enum"]
         shown = Markup(", ").join(_code(v) for v in values[:_ENUM_SHOWN])
         more = f" … and {len(values) - _ENUM_SHOWN} more" if len(values) > _ENUM_SHOWN else ""
-        found.append(Markup("one of {}{}").format(shown, more))
+        found.append(html("one of {}{}", shown, more))
     if "contains" in schema:
-        found.append(Markup("contains {}").format(renderer.type_of(schema["contains"])))
+        found.append(html("contains {}", renderer.type_of(schema["contains"])))
     if isinstance(schema.get("prefixItems"), list):
         first = Markup(", ").join(renderer.type_of(s) for s in schema["prefixItems"])
-        found.append(Markup("first items: {}").format(first))
+        found.append(html("first items: {}", first))
     found.extend(describe_object(schema, renderer))
     for key in _NAMED:
         if key in schema:
-            found.append(Markup("<code>{}</code> (see the published JSON)").format(key))
+            found.append(html("<code>{}</code> (see the published JSON)", key))
     for key, words in _FLAGS:
         if schema.get(key) is True:
-            found.append(Markup("<span class=\"flag\">{}</span>").format(words))
+            found.append(html("<span class=\"flag\">{}</span>", words))
     if isinstance(schema.get("examples"), list) and schema["examples"]:
-        found.append(Markup("e.g. {}").format(Markup(", ").join(
+        found.append(html("e.g. {}", Markup(", ").join(
             _code(v) for v in schema["examples"][:3])))
     return found
 
@@ -85,21 +85,21 @@ def describe_object(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list
     if extra is False:
         found.append(Markup("no other properties"))
     elif isinstance(extra, Mapping) and extra:
-        found.append(Markup("other properties: {}").format(renderer.type_of(extra)))
+        found.append(html("other properties: {}", renderer.type_of(extra)))
     patterns = schema.get("patternProperties")
     if isinstance(patterns, Mapping):
         for pattern, sub in patterns.items():
-            found.append(Markup("properties matching <code>{}</code>: {}").format(
+            found.append(html("properties matching <code>{}</code>: {}", 
                 pattern, renderer.type_of(sub)))
     if isinstance(schema.get("propertyNames"), Mapping):
         names = describe(schema["propertyNames"], renderer)
-        found.append(Markup("property names: {}").format(Markup("; ").join(names) or "any"))
+        found.append(html("property names: {}", Markup("; ").join(names) or "any"))
     dependent = schema.get("dependentRequired")
     if isinstance(dependent, Mapping):
         for name, needs in dependent.items():
             if isinstance(needs, list):
-                found.append(Markup("with <code>{}</code> also {}").format(
-                    name, Markup(", ").join(Markup("<code>{}</code>").format(n) for n in needs)))
+                found.append(html("with <code>{}</code> also {}", 
+                    name, Markup(", ").join(html("<code>{}</code>", n) for n in needs)))
     return found
 
 
@@ -109,9 +109,9 @@ def _bounds(schema: Mapping[str, Any]) -> list[Markup]:
     high = [(k, s) for k, s in (("maximum", "≤"), ("exclusiveMaximum", "<")) if _number(schema.get(k))]
     if len(low) == 1 and len(high) == 1:
         (lk, ls), (hk, hs) = low[0], high[0]
-        return [Markup("{} {} value {} {}").format(_code(schema[lk]), ls, hs, _code(schema[hk]))]
-    found = [Markup("value {} {}").format(">" if s == "<" else "≥", _code(schema[k])) for k, s in low]
-    found += [Markup("value {} {}").format(s, _code(schema[k])) for k, s in high]
+        return [html("{} {} value {} {}", _code(schema[lk]), ls, hs, _code(schema[hk]))]
+    found = [html("value {} {}", ">" if s == "<" else "≥", _code(schema[k])) for k, s in low]
+    found += [html("value {} {}", s, _code(schema[k])) for k, s in high]
     return found
 
 
@@ -121,11 +121,11 @@ def _range(schema: Mapping[str, Any], low: str, high: str, words: str) -> list[M
     hi = schema.get(high) if isinstance(schema.get(high), int) else None
     if lo is not None and hi is not None:
         text = f"{words} {lo}" if lo == hi else f"{words} {lo}–{hi}"
-        return [Markup("{}").format(text)]
+        return [html("{}", text)]
     if lo is not None:
-        return [Markup("{} ≥ {}").format(words, lo)]
+        return [html("{} ≥ {}", words, lo)]
     if hi is not None:
-        return [Markup("{} ≤ {}").format(words, hi)]
+        return [html("{} ≤ {}", words, hi)]
     return []
 
 

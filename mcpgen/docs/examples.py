@@ -76,10 +76,12 @@ def example_value(schema: Mapping[str, Any] | bool) -> Any:
         raise NoExample(f"the schema cannot be compiled: {exc}") from None
     root = schema if isinstance(schema, Mapping) else {}
     failure = ""
-    # optional properties with a default are shown when they can be; a default can
-    # drag in another keyword (dependentRequired, if/then), so then without them
-    for with_defaults in (True, False):
-        value = _Builder(root, with_defaults).value(schema, 0, ())
+    # First each value's first candidate, checked once at the root (most schemas need
+    # no more); then with every candidate checked against its own sub-schema. Optional
+    # properties with a default are shown when they can be; a default can drag in
+    # another keyword (dependentRequired, if/then), so last without them.
+    for careful, with_defaults in ((False, True), (True, True), (True, False)):
+        value = _Builder(root, with_defaults, careful).value(schema, 0, ())
         try:
             check(value)
         except ValidationFailed as exc:
@@ -94,13 +96,16 @@ class _Builder:
     own sub-schema (with the root's ``$defs`` in reach) so a wrong first choice can
     fall back to the next candidate."""
 
-    def __init__(self, root: Mapping[str, Any], with_defaults: bool) -> None:
+    def __init__(self, root: Mapping[str, Any], with_defaults: bool, careful: bool) -> None:
         self.root = root
         self.with_defaults = with_defaults
+        self.careful = careful  # False: take every first candidate unchecked
         # id(schema) -> (schema, its validator): holding the schema keeps its id unique
         self.checks: dict[int, tuple[Any, Any]] = {}
 
     def valid(self, schema: Mapping[str, Any] | bool, value: Any) -> bool:
+        if not self.careful:
+            return True
         key = id(schema)
         check = self.checks[key][1] if key in self.checks else None
         if check is None:
@@ -127,11 +132,13 @@ class _Builder:
     def value(self, schema: Mapping[str, Any] | bool, depth: int, refs: tuple[str, ...]) -> Any:
         if schema is True or schema is False or not isinstance(schema, Mapping):
             return "example"
-        candidates = list(self.candidates(schema, depth, refs))
-        for candidate in candidates:
+        first: Any = None
+        for index, candidate in enumerate(self.candidates(schema, depth, refs)):
             if self.valid(schema, candidate):
                 return candidate
-        return candidates[0] if candidates else None
+            if index == 0:
+                first = candidate
+        return first  # the root's check reports what is wrong with it
 
     def candidates(self, schema: Mapping[str, Any], depth: int, refs: tuple[str, ...]) -> Any:
         """Values to try for ``schema``, best first."""

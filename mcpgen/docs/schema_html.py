@@ -15,26 +15,21 @@ description, through :func:`markdown.render_markdown`; nothing is pasted raw.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from markupsafe import Markup
 
+from .constraints import describe, describe_object
 from .markdown import render_markdown
+from .markup import html, json_text
 
-__all__ = ["MAX_DEPTH", "MAX_ROWS", "Links", "SchemaRenderer", "json_text"]
+__all__ = ["MAX_DEPTH", "MAX_ROWS", "Links", "SchemaRenderer"]
 
 MAX_DEPTH: Final = 8
 MAX_ROWS: Final = 2_000
 _CONTAINERS: Final = ("object", "array")
-
-
-def json_text(value: Any, limit: int = 200) -> str:
-    """A JSON value as compact text, cut at ``limit`` characters."""
-    text = json.dumps(value, ensure_ascii=False, sort_keys=False)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass
@@ -82,11 +77,11 @@ class SchemaRenderer:
     def summary(self, schema: Any, depth: int = 0) -> Markup:
         """A schema without a field table: its type, constraints and description."""
         if not isinstance(schema, Mapping):
-            return Markup("<p class=\"shape\">{}</p>").format(self.type_of(schema))
-        parts = [Markup("<p class=\"shape\"><span class=\"type\">{}</span>{}</p>").format(
+            return html("<p class=\"shape\">{}</p>", self.type_of(schema))
+        parts = [html("<p class=\"shape\"><span class=\"type\">{}</span>{}</p>", 
             self.type_of(schema), self.constraint_list(schema, depth))]
         if isinstance(schema.get("description"), str):
-            parts.append(Markup("<div class=\"md\">{}</div>").format(
+            parts.append(html("<div class=\"md\">{}</div>", 
                 Markup(self.markdown(schema["description"]))))
         parts.append(self.nested(schema, depth))
         return Markup("").join(parts)
@@ -101,7 +96,7 @@ class SchemaRenderer:
                 "see the published JSON</td></tr>")
         sub = schema if isinstance(schema, Mapping) else {}
         if "default" in sub:
-            need = Markup("<span class=\"opt\">default</span> <code>{}</code>").format(
+            need = html("<span class=\"opt\">default</span> <code>{}</code>", 
                 json_text(sub["default"]))
         else:
             need = Markup("<span class=\"req\">required</span>") if required else Markup(
@@ -110,20 +105,20 @@ class SchemaRenderer:
         if isinstance(sub.get("description"), str):
             description = Markup(self.markdown(sub["description"]))
         nested = self.nested(sub, depth)
-        cells = Markup(
+        cells = html(
             "<tr><td class=\"name\"><code>{}</code></td><td class=\"type\">{}</td><td>{}</td>"
-            "<td class=\"constraints\">{}</td><td class=\"md\">{}</td></tr>"
-        ).format(name, self.type_of(schema), need, self.constraint_list(sub, depth), description)
+            "<td class=\"constraints\">{}</td><td class=\"md\">{}</td></tr>",
+            name, self.type_of(schema), need, self.constraint_list(sub, depth), description)
         if nested:
-            cells += Markup("<tr class=\"nested\"><td></td><td colspan=\"4\">{}</td></tr>").format(nested)
+            cells += html("<tr class=\"nested\"><td></td><td colspan=\"4\">{}</td></tr>", nested)
         return cells
 
     def nested(self, schema: Mapping[str, Any], depth: int) -> Markup:
         """What sits under a field: an inline object's fields, an array's item fields,
         the alternatives of anyOf/oneOf, the parts of allOf."""
         if depth >= MAX_DEPTH:
-            return Markup("<p class=\"cut\">… nested deeper than {} levels; see the published "
-                          "JSON</p>").format(MAX_DEPTH)
+            return html("<p class=\"cut\">… nested deeper than {} levels; see the published "
+                        "JSON</p>", MAX_DEPTH)
         out: list[Markup] = []
         if isinstance(schema.get("properties"), Mapping) and schema["properties"]:
             out.append(self.object_table(schema, depth + 1, notes=False))
@@ -138,14 +133,14 @@ class SchemaRenderer:
         return Markup("").join(out)
 
     def alternatives(self, label: str, branches: list[Any], depth: int) -> Markup:
-        items = [Markup("<li>{}</li>").format(self.summary(branch, depth + 1))
+        items = [html("<li>{}</li>", self.summary(branch, depth + 1))
                  for branch in branches]
-        return Markup("<div class=\"alts\"><p class=\"sub\">{}:</p><ol>{}</ol></div>").format(
+        return html("<div class=\"alts\"><p class=\"sub\">{}:</p><ol>{}</ol></div>", 
             label, Markup("").join(items))
 
     def object_notes(self, schema: Mapping[str, Any], depth: int) -> Markup:
         notes = self.constraint_list(schema, depth, only_object=True)
-        return Markup("<p class=\"notes\">{}</p>").format(notes) if notes else Markup("")
+        return html("<p class=\"notes\">{}</p>", notes) if notes else Markup("")
 
     # -------------------------------------------------------------------- types
 
@@ -178,30 +173,28 @@ class SchemaRenderer:
         if name == "array":
             items = schema.get("items")
             if isinstance(items, Mapping) and items:
-                return Markup("array of {}").format(self.type_of(items))
+                return html("array of {}", self.type_of(items))
             return Markup("array")
-        return Markup("{}").format(name)
+        return html("{}", name)
 
     def reference(self, ref: str) -> Markup:
         if ref == "#" and self.root_anchor:
-            return Markup("<a href=\"#{}\">(this schema, recursively)</a>").format(self.root_anchor)
+            return html("<a href=\"#{}\">(this schema, recursively)</a>", self.root_anchor)
         target = self.links.href(ref)
         if target is None:
-            return Markup("<code>$ref {}</code>").format(ref)
+            return html("<code>$ref {}</code>", ref)
         label, anchor = target
-        return Markup("<a class=\"ref\" href=\"#{}\">{}</a>").format(anchor, label)
+        return html("<a class=\"ref\" href=\"#{}\">{}</a>", anchor, label)
 
     # -------------------------------------------------------------- constraints
 
     def constraint_list(self, schema: Mapping[str, Any], depth: int,
                         only_object: bool = False) -> Markup:
-        from .constraints import describe, describe_object
-
         found = describe_object(schema, self) if only_object else describe(schema, self)
         if not found:
             return Markup("")
-        return Markup("<ul class=\"cons\">{}</ul>").format(
-            Markup("").join(Markup("<li>{}</li>").format(item) for item in found))
+        return html("<ul class=\"cons\">{}</ul>", 
+            Markup("").join(html("<li>{}</li>", item) for item in found))
 
 
 def _worth_nesting(schema: Mapping[str, Any]) -> bool:
