@@ -301,3 +301,17 @@ def test_several_specs_get_a_folder_each_and_a_symlink_is_replaced(tmp_path: Pat
     assert (out / "weather_mcp" / "index.html").is_file()
     assert not (out / "tree_mcp" / "index.html").is_symlink()
     assert victim.read_text(encoding="utf-8") == "keep"
+
+
+def test_bad_docs_settings_in_pyproject(tmp_path: Path) -> None:
+    shutil.copy(WEATHER, tmp_path / "tools.yaml")
+    shutil.copytree(WEATHER.parent / "schemas", tmp_path / "schemas")
+    (tmp_path / "pyproject.toml").write_text("[tool.mcpgen]\ndocs-output = 3\n", encoding="utf-8")
+    result = _invoke("docs", cwd=tmp_path)
+    assert result.exit_code == 2 and "docs-output must be a non-empty string" in result.output
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.mcpgen]\ndocs-output = "out"\ndocs-against = "old.yaml"\n', encoding="utf-8")
+    shutil.copy(WEATHER, tmp_path / "old.yaml")  # a file beside pyproject.toml: a spec, not a ref
+    result = _invoke("docs", cwd=tmp_path)
+    assert result.exit_code == 0, result.output
+    assert "Changes since <code>" in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")

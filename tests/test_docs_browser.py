@@ -145,6 +145,16 @@ def test_hostile_description_is_inert(tmp_path: Path) -> None:
     spec["tools"][0]["parameters"][0]["description"] = HOSTILE
     spec["server"]["instructions"] = HOSTILE
     spec["types"]["Day"]["description"] = HOSTILE
+    # every other string of the spec the page shows, not only descriptions
+    evil = "<script>console.error('pwned-name')</script><img src=x onerror=alert(1)>"
+    spec["server"]["title"] = evil
+    spec["tools"][0]["title"] = evil
+    spec["tools"][0]["parameters"][2]["enum"] = [evil, "ok"]
+    spec["tools"][0]["parameters"][0]["pattern"] = "^(?:<script>|[a-z]+)$"
+    spec["tools"][0]["parameters"].append({"name": "x", "type": "string", "default": evil})
+    spec["tools"][0]["meta"] = {evil: evil}
+    spec["tools"][0]["icons"] = [{"src": "javascript:console.error('pwned-icon')"},
+                                 {"src": "data:image/svg+xml,<svg onload=alert(1)>"}]
     path = tmp_path / "spec" / "tools.yaml"
     path.parent.mkdir()
     shutil.copytree(WEATHER.parent / "schemas", path.parent / "schemas")
