@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -147,16 +147,10 @@ def test_page_examples_run_against_the_generated_weather_server(tmp_path: Path) 
     script = "\n".join([
         "import sys", "from weather_mcp import WeatherClient",
         "with WeatherClient.stdio([sys.executable, '-m', 'weather_mcp']) as client:",
-        *(f"    {line}\n    print(repr({_target(line)}))" for line in calls),
+        *(textwrap.indent(call, "    ") + "\n    print(repr(result))" for call in calls),
     ])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "runtime")])}
     done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(done.stdout.splitlines()) == len(calls)
-
-
-def _target(line: str) -> str:
-    """What to print after a call line: its result variable, or the call itself."""
-    match = re.match(r"result = (.*?)(  #.*)?$", line)
-    return "result" if match else line

@@ -63,6 +63,10 @@ def describe(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list[Markup
     if isinstance(schema.get("prefixItems"), list):
         first = Markup(", ").join(renderer.type_of(s) for s in schema["prefixItems"])
         found.append(html("first items: {}", first))
+    items = schema.get("items")
+    if isinstance(items, Mapping) and "$ref" not in items and not any(
+            key in items for key in ("properties", "anyOf", "oneOf", "allOf")):
+        found.extend(html("each item: {}", part) for part in describe(items, renderer))
     found.extend(describe_object(schema, renderer))
     for key in _NAMED:
         if key in schema:

@@ -200,13 +200,12 @@ def _example(tool: ir.Tool, client_class: str) -> Example:
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                "params": {"name": tool.name, "arguments": arguments}}
     py_names = {param.name: param.py_name for param in tool.parameters}
-    args = ", ".join(f"{py_names.get(key, key)}={py_literal(value)}"
-                     for key, value in arguments.items())
-    call = f"client.{tool.py_name}({args})"
+    args = [f"{py_names.get(key, key)}={py_literal(value)}" for key, value in arguments.items()]
+    call = f"result = client.{tool.py_name}({', '.join(args)})"
+    if len(call) > 64:  # one argument a line, as black lays it out
+        call = f"result = client.{tool.py_name}(\n" + "".join(f"    {a},\n" for a in args) + ")"
     if tool.callback == "structured" and tool.output_schema is not None:
-        call = f"result = {call}  # {tool.output_type_ref or tool.class_name + 'Output'}"
-    elif tool.returns not in ("content", "result"):
-        call = f"result = {call}"
+        call += f"  # {tool.output_type_ref or tool.class_name + 'Output'}"
     return Example(json.dumps(request, indent=2, ensure_ascii=False), call, None)
 
 

@@ -61,18 +61,36 @@ class SchemaRenderer:
 
     def object_table(self, schema: Mapping[str, Any], depth: int = 0, notes: bool = True) -> Markup:
         """The fields of an object schema as a table (or its shape when it has none);
-        ``notes``: the object-wide constraints below it (a nested table's row has them)."""
+        ``notes``: its own description above and its object-wide constraints below (a
+        nested table's row shows them instead). A column no field fills is left out."""
         properties = schema.get("properties")
         if not isinstance(properties, Mapping) or not properties:
             return self.summary(schema, depth)
         required = {k for k in schema.get("required", []) if isinstance(k, str)}
-        body = [self.row(name, sub, name in required, depth) for name, sub in properties.items()]
-        head = Markup(
-            "<table class=\"fields\"><thead><tr><th>Name</th><th>Type</th><th>Required</th>"
-            "<th>Constraints</th><th>Description</th></tr></thead><tbody>"
-        )
-        extra = self.object_notes(schema, depth) if notes else Markup("")
-        return head + Markup("").join(body) + Markup("</tbody></table>") + extra
+        rows = [self.cells(name, sub, name in required, depth) for name, sub in properties.items()]
+        shown = [row for row in rows if row is not None]
+        columns = [True, True, True, any(row[3] for row in shown), any(row[4] for row in shown)]
+        names = ("Name", "Type", "Required", "Constraints", "Description")
+        head = "".join(f"<th>{name}</th>" for name, on in zip(names, columns, strict=True) if on)
+        out = [Markup(f"<table class=\"fields\"><thead><tr>{head}</tr></thead><tbody>")]
+        classes = ("name", "type", "need", "constraints", "md")
+        for row in shown:
+            cells = "".join(f"<td class=\"{css}\">{cell}</td>"
+                            for css, cell, on in zip(classes, row[:5], columns, strict=True) if on)
+            out.append(Markup(f"<tr>{cells}</tr>"))
+            if row[5]:
+                out.append(html("<tr class=\"nested\"><td></td><td colspan=\"{}\">{}</td></tr>",
+                                sum(columns) - 1, row[5]))
+        if len(shown) < len(rows):
+            out.append(Markup("<tr><td colspan=\"5\" class=\"cut\">… more fields than a page "
+                              "shows; see the published JSON</td></tr>"))
+        out.append(Markup("</tbody></table>"))
+        if notes:
+            if isinstance(schema.get("description"), str):
+                out.insert(0, html("<div class=\"md\">{}</div>",
+                                   Markup(self.markdown(schema["description"]))))
+            out.append(self.object_notes(schema, depth))
+        return Markup("").join(out)
 
     def summary(self, schema: Any, depth: int = 0) -> Markup:
         """A schema without a field table: its type, constraints and description."""
@@ -88,30 +106,24 @@ class SchemaRenderer:
 
     # -------------------------------------------------------------------- rows
 
-    def row(self, name: str, schema: Any, required: bool, depth: int) -> Markup:
+    def cells(self, name: str, schema: Any, required: bool, depth: int) -> tuple[Markup, ...] | None:
+        """One field's cells (name, type, required, constraints, description) and what
+        nests under it; None past ``MAX_ROWS``."""
         self.rows += 1
         if self.rows > MAX_ROWS:
-            return Markup("") if self.rows > MAX_ROWS + 1 else Markup(
-                "<tr><td colspan=\"5\" class=\"cut\">… more fields than a page shows; "
-                "see the published JSON</td></tr>")
+            return None
         sub = schema if isinstance(schema, Mapping) else {}
         if "default" in sub:
-            need = html("<span class=\"opt\">default</span> <code>{}</code>", 
-                json_text(sub["default"]))
+            need = html("<span class=\"opt\">default</span> <code>{}</code>",
+                        json_text(sub["default"]))
         else:
             need = Markup("<span class=\"req\">required</span>") if required else Markup(
                 "<span class=\"opt\">optional</span>")
         description = Markup("")
         if isinstance(sub.get("description"), str):
             description = Markup(self.markdown(sub["description"]))
-        nested = self.nested(sub, depth)
-        cells = html(
-            "<tr><td class=\"name\"><code>{}</code></td><td class=\"type\">{}</td><td>{}</td>"
-            "<td class=\"constraints\">{}</td><td class=\"md\">{}</td></tr>",
-            name, self.type_of(schema), need, self.constraint_list(sub, depth), description)
-        if nested:
-            cells += html("<tr class=\"nested\"><td></td><td colspan=\"4\">{}</td></tr>", nested)
-        return cells
+        return (html("<code>{}</code>", name), self.type_of(schema), need,
+                self.constraint_list(sub, depth), description, self.nested(sub, depth))
 
     def nested(self, schema: Mapping[str, Any], depth: int) -> Markup:
         """What sits under a field: an inline object's fields, an array's item fields,
