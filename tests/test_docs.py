@@ -105,7 +105,8 @@ def test_tool_section_shows_everything_the_spec_says() -> None:
 def test_unset_hints_and_plain_returns() -> None:
     html = _page()
     plain = _section(html, "current_temperature")
-    assert "Hints not declared: destructiveHint (a client assumes destructive)" in plain
+    assert ("Hints not declared, so a client assumes: destructive, not idempotent, "
+            "open-world.") in plain
     assert "a number, sent as JSON text" in plain and "<code>forbidden</code>" in plain
     alerts = _section(html, "alerts.search")
     assert '<a class="ref" href="#type:Region">Region</a>' in alerts

@@ -179,7 +179,7 @@ def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
     for attribute, wire, yes, no, default, kinds in _HINTS:
         value = getattr(hints, attribute)
         if value is None:
-            unset.append(f"{wire} (a client assumes {yes if default else no})")
+            unset.append(yes if default else no)
             continue
         badges.append(Badge(yes if value else no, kinds[0 if value else 1],
                             f"{wire}: {str(value).lower()}"))
@@ -202,10 +202,10 @@ def _example(tool: ir.Tool, client_class: str) -> Example:
     py_names = {param.name: param.py_name for param in tool.parameters}
     args = [f"{py_names.get(key, key)}={py_literal(value)}" for key, value in arguments.items()]
     call = f"result = client.{tool.py_name}({', '.join(args)})"
-    if len(call) > 64:  # one argument a line, as black lays it out
+    if len(call) > 56:  # one argument a line, as black lays it out
         call = f"result = client.{tool.py_name}(\n" + "".join(f"    {a},\n" for a in args) + ")"
     if tool.callback == "structured" and tool.output_schema is not None:
-        call += f"  # {tool.output_type_ref or tool.class_name + 'Output'}"
+        call += f"\n# result: {tool.output_type_ref or tool.class_name + 'Output'} (a pydantic model)"
     return Example(json.dumps(request, indent=2, ensure_ascii=False), call, None)
 
 

@@ -152,7 +152,7 @@ class SchemaRenderer:
 
     def object_notes(self, schema: Mapping[str, Any], depth: int) -> Markup:
         notes = self.constraint_list(schema, depth, only_object=True)
-        return html("<p class=\"notes\">{}</p>", notes) if notes else Markup("")
+        return html("<div class=\"notes\">{}</div>", notes) if notes else Markup("")
 
     # -------------------------------------------------------------------- types
 
