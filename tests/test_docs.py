@@ -317,3 +317,17 @@ def test_bad_docs_settings_in_pyproject(tmp_path: Path) -> None:
     result = _invoke("docs", cwd=tmp_path)
     assert result.exit_code == 0, result.output
     assert "Changes since <code>" in (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
+
+
+def test_no_parameters_and_inline_data_icons(tmp_path: Path) -> None:
+    png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAcCBlCwAAAABJRU5ErkJggg=="
+    spec = {"mcpgen": 1, "package": "p_mcp", "server": {"name": "p", "version": "1"},
+            "tools": [{"name": "ping", "parameters": [],
+                       "icons": [{"src": png, "mime_type": "image/png"},
+                                 {"src": "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="}]}]}
+    html = _page(_spec(tmp_path, spec))
+    ping = _section(html, "ping")
+    assert "No parameters." in ping and "no other properties" in ping
+    assert f'<img class="icon" src="{png}" alt="icon">' in ping  # inline: nothing fetched
+    assert "<code class=\"url\">data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=</code>" in ping
+    assert "<p><ul" not in html and "<p class=\"shape\">" not in html

@@ -191,3 +191,17 @@ def test_diff_page_in_the_browser(tmp_path: Path) -> None:
     assert rows[:2] == ["breaking", "breaking"] and "compatible" in rows
     assert "TOOL_REMOVED" in dom and "PARAM_CONSTRAINT_TIGHTENED" in dom and "TOOL_ADDED" in dom
     _screenshot(tmp_path, page, "diff.png")
+
+
+def test_inline_data_icon_is_shown_and_nothing_else_loads(tmp_path: Path) -> None:
+    png = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+           "nGNgYGD4DwABBAEAcCBlCwAAAABJRU5ErkJggg==")
+    spec = {"mcpgen": 1, "package": "p_mcp", "server": {"name": "p", "version": "1"},
+            "tools": [{"name": "ping", "parameters": [],
+                       "icons": [{"src": png}, {"src": "https://example.com/i.png"}]}]}
+    path = tmp_path / "spec" / "tools.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(spec), encoding="utf-8")
+    dom, console = _load(tmp_path, _docs(path, tmp_path / "site"))
+    assert console == []  # the data: image is allowed by the page's policy, nothing else loads
+    assert [url for _, attribute, url in _parse(dom).urls if attribute == "src"] == [png]

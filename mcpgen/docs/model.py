@@ -120,7 +120,11 @@ def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolVi
     published = descriptor(tool)
     in_links = _anchors(contract, tool.input_schema, local)
     renderer = SchemaRenderer(in_links, root_anchor=f"{tool.name}:input")
-    params = renderer.object_table(tool.input_schema)
+    if tool.input_schema.get("properties"):
+        params = renderer.object_table(tool.input_schema)
+    else:
+        params = Markup('<p class="none">No parameters.</p>') + renderer.object_notes(
+            tool.input_schema, 0)
     output = None
     if tool.output_schema is not None and tool.output_type_ref is None:
         out_links = _anchors(contract, tool.output_schema, local)

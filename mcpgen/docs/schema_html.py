@@ -95,8 +95,8 @@ class SchemaRenderer:
     def summary(self, schema: Any, depth: int = 0) -> Markup:
         """A schema without a field table: its type, constraints and description."""
         if not isinstance(schema, Mapping):
-            return html("<p class=\"shape\">{}</p>", self.type_of(schema))
-        parts = [html("<p class=\"shape\"><span class=\"type\">{}</span>{}</p>", 
+            return html("<div class=\"shape\">{}</div>", self.type_of(schema))
+        parts = [html("<div class=\"shape\"><span class=\"type\">{}</span>{}</div>",
             self.type_of(schema), self.constraint_list(schema, depth))]
         if isinstance(schema.get("description"), str):
             parts.append(html("<div class=\"md\">{}</div>", 
