@@ -24,6 +24,7 @@ import yaml
 from click.testing import CliRunner
 
 from mcpgen.cli import main
+from test_injection import NASTY, _hostile_spec, spec_text
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "examples" / "weather" / "tools.yaml"
@@ -205,3 +206,18 @@ def test_inline_data_icon_is_shown_and_nothing_else_loads(tmp_path: Path) -> Non
     dom, console = _load(tmp_path, _docs(path, tmp_path / "site"))
     assert console == []  # the data: image is allowed by the page's policy, nothing else loads
     assert [url for _, attribute, url in _parse(dom).urls if attribute == "src"] == [png]
+
+
+def test_injection_corpus_spec_renders_inert_and_exact(tmp_path: Path) -> None:
+    """The generator's injection spec (quotes, template syntax, control and bidi
+    characters, astral Unicode) plus HTML in every string: rendered as text, byte for byte."""
+    text = NASTY + " <script>console.error('pwned')</script><b onmouseover=alert(1)>x</b>"
+    path = tmp_path / "spec" / "tools.yaml"
+    path.parent.mkdir()
+    path.write_text(spec_text(_hostile_spec("inj_docs", text)), encoding="utf-8")
+    dom, console = _load(tmp_path, _docs(path, tmp_path / "site"))
+    assert console == []
+    parsed = _parse(dom)
+    assert "script" not in parsed.tags and parsed.handlers == []
+    assert "emoji 😀🧪👩‍👩‍👧 ñandú Ωμέγα 中文 עברית" in dom
+    assert "&lt;script&gt;console.error('pwned')&lt;/script&gt;" in dom
