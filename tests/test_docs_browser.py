@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from test_injection import NASTY, _hostile_spec, spec_text
 
 from mcpgen.cli import main
-from test_injection import NASTY, _hostile_spec, spec_text
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "examples" / "weather" / "tools.yaml"
