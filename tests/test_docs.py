@@ -84,6 +84,7 @@ def test_tool_section_shows_everything_the_spec_says() -> None:
         assert f">{badge}</span>" in tool
     assert "<code>optional</code>: a plain call, or a task" in tool
     assert "30 s" in tool
+    assert "# as a task: handle = client.start_get_forecast(…)" in tool
     # parameters: name, type, required/default, every constraint, description
     assert re.search(r"<code>city</code>.*?string.*?required.*?length ≥ 1.*?City name", tool, re.DOTALL)
     assert re.search(r"<code>days</code>.*?integer.*?default</span> <code>3</code>.*?"

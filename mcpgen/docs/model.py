@@ -210,6 +210,9 @@ def _example(tool: ir.Tool, client_class: str) -> Example:
         call = f"result = client.{tool.py_name}(\n" + "".join(f"    {a},\n" for a in args) + ")"
     if tool.callback == "structured" and tool.output_schema is not None:
         call += f"\n# result: {tool.output_type_ref or tool.class_name + 'Output'} (a pydantic model)"
+    if tool.task_support != "forbidden":  # the same arguments start it as a task
+        call += (f"\n# as a task: handle = client.start_{tool.py_name}(…)"
+                 "\n# handle.status(), handle.result(), handle.cancel()")
     return Example(json.dumps(request, indent=2, ensure_ascii=False), call, None)
 
 
