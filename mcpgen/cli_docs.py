@@ -51,6 +51,9 @@ def docs(
         against = config.docs_against
         if (config.root / against).is_file():  # a file named in pyproject: relative to it
             against = str(config.root / against)
+    if against is not None and len(specs) > 1 and Path(against).is_file():
+        raise click.UsageError("--against a spec file compares one SPEC; with several, "
+                               "give a git ref (each spec is read at it)")
     failed = False
     for spec in specs:
         target = output if len(specs) == 1 else None

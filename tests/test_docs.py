@@ -304,6 +304,8 @@ def test_several_specs_get_a_folder_each_and_a_symlink_is_replaced(tmp_path: Pat
     assert (out / "weather_mcp" / "index.html").is_file()
     assert not (out / "tree_mcp" / "index.html").is_symlink()
     assert victim.read_text(encoding="utf-8") == "keep"
+    one_old_file = _invoke("docs", str(WEATHER), str(other), "-o", str(out), "--against", str(WEATHER))
+    assert one_old_file.exit_code == 2 and "compares one SPEC" in one_old_file.output
 
 
 def test_bad_docs_settings_in_pyproject(tmp_path: Path) -> None:
