@@ -334,3 +334,12 @@ def test_no_parameters_and_inline_data_icons(tmp_path: Path) -> None:
     assert f'<img class="icon" src="{png}" alt="icon">' in ping  # inline: nothing fetched
     assert "<code class=\"url\">data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=</code>" in ping
     assert "<p><ul" not in html and "<p class=\"shape\">" not in html
+
+
+def test_no_changes_says_so() -> None:
+    contract = load_contract(WEATHER).contract
+    assert contract is not None
+    html = render_docs(contract, WEATHER, str(WEATHER))
+    changes = _section(html, "mcpgen:changes")
+    assert "No changes." in changes and ">0 breaking</span>" in changes
+    assert 'class="pill changed"' not in html
