@@ -75,6 +75,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "f": {"allOf": [_obj({"x": {"type": "integer"}}), _obj({"y": {"type": "boolean"}})]}}),
     "refs": {**_obj({"n": {"$ref": "#/$defs/Node"}, "m": {"$ref": "#/$defs/Leaf", "maxLength": 4}}),
              "$defs": {"Node": NODE, "Leaf": {"type": "string", "minLength": 3}}},
+    "ref_sibling_looser": {**_obj({"s": {"$ref": "#/$defs/Short", "maxLength": 10}}),
+                           "$defs": {"Short": {"type": "string", "maxLength": 3}}},
     "root_recursion": _obj({"next": {"$ref": "#"}, "v": {"type": "integer"}}, ["v"]),
     "extra_keys": _obj({}, ["k1", "k2"], additionalProperties={"type": "integer", "minimum": 4}),
     "min_properties": _obj({"a": {"type": "string"}, "b": {"type": "integer"}}, [], minProperties=2),

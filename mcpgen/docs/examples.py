@@ -145,9 +145,8 @@ class _Builder:
         if "const" in schema:
             yield schema["const"]
             return
-        for key in ("default",):
-            if key in schema:
-                yield copy.deepcopy(schema[key])
+        if "default" in schema:
+            yield copy.deepcopy(schema["default"])
         if isinstance(schema.get("examples"), list):
             yield from (copy.deepcopy(item) for item in schema["examples"][:3])
         if isinstance(schema.get("enum"), list):
@@ -157,8 +156,8 @@ class _Builder:
         if isinstance(ref, str):
             target = self.resolve(ref)
             if target is not None and ref not in refs and depth < _MAX_DEPTH:
-                merged = {**target, **{k: v for k, v in schema.items() if k != "$ref"}}
-                yield self.value(merged, depth + 1, (*refs, ref))
+                siblings = {k: v for k, v in schema.items() if k != "$ref"}
+                yield self.value(_merge(target, siblings), depth + 1, (*refs, ref))
                 return
         for keyword in ("oneOf", "anyOf"):
             if isinstance(schema.get(keyword), list):
@@ -183,7 +182,7 @@ class _Builder:
         if isinstance(ref, str) and ref not in refs:
             target = self.resolve(ref)
             if target is not None:
-                return {**target, **{k: v for k, v in part.items() if k != "$ref"}}
+                return _merge(target, {k: v for k, v in part.items() if k != "$ref"})
         return part
 
     def resolve(self, ref: str) -> Mapping[str, Any] | None:
@@ -229,7 +228,7 @@ class _Builder:
             wanted += [k for k in properties if k not in wanted][: max(0, minimum - len(wanted))]
         result: dict[str, Any] = {}
         for key in wanted:
-            sub = properties.get(key, _extra_schema(schema, key))
+            sub = properties.get(key, _extra_schema(schema))
             result[key] = self.value(sub, depth + 1, refs)
         return result
 
@@ -332,7 +331,7 @@ def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _extra_schema(schema: Mapping[str, Any], key: str) -> Any:
+def _extra_schema(schema: Mapping[str, Any]) -> Any:
     """The schema a required key outside ``properties`` must satisfy."""
     extra = schema.get("additionalProperties", {})
     return extra if isinstance(extra, Mapping) else {}
