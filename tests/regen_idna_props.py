@@ -1,16 +1,16 @@
-"""Regenerate runtime/mcpgen_runtime/_idna_props.py, on purpose.
+"""Regenerate runtime/mcpgen_runtime/schema/idna_props.py, on purpose.
 
-The IDNA2008 checks (runtime/_idna.py) take which code points a label may hold, and
-the Joining_Type and Script data of RFC 5892's contextual rules, from the ``idna``
-package (one fixed Unicode version). Three properties they still read from Python's
+The IDNA2008 checks (runtime/mcpgen_runtime/schema/idna.py) take which code points a
+label may hold, and the Joining_Type and Script data of RFC 5892's contextual rules,
+from the ``idna`` package (one fixed Unicode version). Three properties they still read from Python's
 ``unicodedata``: the Bidi class (RFC 5893), General_Category M (a label must not start
 with a mark) and Canonical_Combining_Class (a virama before a joiner). Python 3.11 has
 Unicode 14.0, 3.12 15.0, 3.13 15.1: for the code points 15.0 and 15.1 added, this
 script writes those properties, as 3.13 has them, so every supported interpreter
 judges them alike. It runs two interpreters: this one (Unicode 14.0, the oldest
 supported) and a Python 3.13 (``MCPGEN_PYTHON_3_13``, else pyenv's 3.13, or
-``python3.13`` on PATH). ``tests/runtime/test_formats.py`` checks that the committed module is what
-this script writes, where both interpreters are at hand.
+``python3.13`` on PATH). ``tests/runtime/test_formats.py`` checks that the committed
+module is what this script writes, where both interpreters are at hand.
 
 Usage: ``.venv/bin/python tests/regen_idna_props.py [--check]``
 """
@@ -26,7 +26,7 @@ import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = ROOT / "runtime" / "mcpgen_runtime" / "_idna_props.py"
+TARGET = ROOT / "runtime" / "mcpgen_runtime" / "schema" / "idna_props.py"
 BASE, NEWEST = "14.0.0", "15.1.0"
 
 _DUMP = """

@@ -19,8 +19,8 @@ from typing import Any
 import idna
 import pytest
 
-from mcpgen_runtime import _formats
-from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+from mcpgen_runtime.schema import formats as _formats
+from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -189,7 +189,7 @@ NEW_LABELS = {
 
 _VERDICTS = """
 import json, sys
-from mcpgen_runtime import _formats_net as f
+from mcpgen_runtime.schema import formats_net as f
 labels = json.loads(sys.stdin.read())
 print(json.dumps([[f.is_idn_hostname(t), f.is_hostname(t)] for t in labels]))
 """
