@@ -122,10 +122,11 @@ IMPORTED_NAMES = {
     "BaseModel": _obj(b={"type": "string"}),
     "ConfigDict": _obj(c={"type": "string"}),
     "MISSING": {"type": ["string", "null"]},
+    "RootModel": _obj(m={"type": "string"}),
 }
 
 TYPING_IMPL = '''
-from typing_mcp.models import Literal, TArgs, TOutput
+from typing_mcp.models import Literal, TArgs, TOutput, UArgs, UOutput
 from typing_mcp.server import NamesServer
 
 
@@ -133,6 +134,9 @@ class Impl(NamesServer):
     def t(self, args: TArgs) -> TOutput:
         literal: Literal = args["Literal"]
         return TOutput.model_validate({**args, "Literal": literal})
+
+    def u(self, args: UArgs) -> UOutput:
+        return UOutput.model_validate({"k": 1})
 '''
 
 
@@ -144,7 +148,9 @@ def test_a_type_may_take_any_name_that_typing_or_the_generated_modules_import(
     shadowed those imports there."""
     params = [{"name": name, "$ref": f"#/types/{name}"} for name in IMPORTED_NAMES]
     output = {"type": "object", "properties": {n: {"$ref": f"#/types/{n}"} for n in IMPORTED_NAMES}}
-    tools = [{"name": "t", "parameters": params, "output_schema": output}]
+    tools = [{"name": "t", "parameters": params, "output_schema": output},
+             # a root keyed by additionalProperties only: a pydantic RootModel
+             {"name": "u", "parameters": [], "output_schema": {"$ref": "#/types/Mapping"}}]
     gen = build_package(_spec(IMPORTED_NAMES, tools, "typing_mcp"), tmp_path, "typing_mcp")
     (gen / "typing_impl.py").write_text(TYPING_IMPL, encoding="utf-8")
     done = mypy_strict(gen / "typing_mcp", gen / "typing_impl.py", cwd=gen)
@@ -155,6 +161,7 @@ def test_a_type_may_take_any_name_that_typing_or_the_generated_modules_import(
         "TYPE_CHECKING": True, "cast": 3, "Mapping": {"k": 4}, "Sequence": [5], "App": "Any",
         "Binding": "b", "Unset": "u", "UNSET": 1.5, "Field": {"f": "f"},
         "BaseModel": {"b": "b"}, "ConfigDict": {"c": "c"}, "MISSING": None,
+        "RootModel": {"m": "m"},
     }
     with import_package(gen, "typing_mcp") as package:
         import typing_impl
@@ -167,6 +174,7 @@ def test_a_type_may_take_any_name_that_typing_or_the_generated_modules_import(
             py_names = list(inspect.signature(client.t).parameters)[: len(sent)]
             out = client.t(*sent.values())
             assert out.model_dump(exclude_unset=True, mode="json") == sent
+            assert client.u().root == {"k": 1} and issubclass(models.RootModel, BaseModel)
             attr = next(n for n, f in type(out).model_fields.items() if f.alias == "Required")
             assert isinstance(getattr(out, attr), models.Required)
             with pytest.raises(ToolError, match="Literal: expected one of"):
