@@ -13,6 +13,8 @@ __all__ = [
     "BODY_TIMEOUT_SECONDS",
     "DEFAULT_HOST",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_TASKS",
+    "DEFAULT_MAX_TASKS_PER_WORKER",
     "DEFAULT_PATH",
     "DEFAULT_PORT",
     "HEADER_TIMEOUT_SECONDS",
@@ -66,6 +68,12 @@ class HttpUnavailable(RuntimeError):
 DEFAULT_LEASE_SECONDS = 15.0
 """How long a worker's lease on its running tasks lasts without renewal (seconds)."""
 
+# Live tasks (running, or finished and kept for their TTL) per process, and in a
+# store shared by several workers; the same numbers as _tasks (kept here so that
+# this module imports nothing of the runtime). A test pins that they agree.
+DEFAULT_MAX_TASKS_PER_WORKER = 1_000
+DEFAULT_MAX_TASKS = 10_000
+
 
 @dataclass(frozen=True)
 class HttpOptions:
@@ -86,3 +94,11 @@ class HttpOptions:
     # of a worker on the tasks it runs (seconds)
     task_store: str = "memory"
     task_lease: float = DEFAULT_LEASE_SECONDS
+    # the store's key prefix (None: mcpgen:<server name>:), and its caps on live
+    # tasks: created by this process, and by all the workers sharing the store
+    task_key_prefix: str | None = None
+    max_tasks_per_worker: int = DEFAULT_MAX_TASKS_PER_WORKER
+    max_tasks: int = DEFAULT_MAX_TASKS
+    # a header an authenticating proxy sets to the requestor's identity (None: off);
+    # tasks are bound to it (see _http_identity)
+    identity_header: str | None = None

@@ -57,11 +57,11 @@ def test_tasks_expire_with_their_ttl() -> None:
     async def go() -> None:
         store = MemoryTaskStore(clock)
         task = await store.create("t", "legacy", 1000)
-        assert [t.task_id for t in await store.list("legacy")] == [task.task_id]
-        assert await store.list("modern") == []
+        assert [t.task_id for t in (await store.page("legacy", None, None))[0]] == [task.task_id]
+        assert await store.page("modern", None, None) == ([], None)
         clock.now += 2
         assert await store.get(task.task_id) is None
-        assert await store.list("legacy") == []
+        assert await store.page("legacy", None, None) == ([], None)
 
     asyncio.run(go())
 
