@@ -55,6 +55,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import _taskstore_scripts as scripts
 from ._jsonrpc import INTERNAL_ERROR
 from ._tasks import (
     DEFAULT_MAX_TASKS,
@@ -88,144 +89,6 @@ INSTALL_HINT = "the Redis task store needs redis-py: pip install 'mcpgen[redis]'
 # down fails the call that needs it quickly instead of hanging it.
 SOCKET_TIMEOUT_SECONDS = 2.0
 DEAD_WORKER_MESSAGE = "the worker running this task stopped before it finished (its lease lapsed)"
-
-# Every script's ARGV starts with: prefix, now, the dead-worker error json and
-# message, channel; ``read`` fails a working task whose worker's lease has lapsed.
-_READ_FUNCTION = """
-local function read(key, id)
-  local t = redis.call('HGETALL', key)
-  if #t == 0 then return t end
-  if redis.call('HGET', key, 'status') == 'working' then
-    local worker = redis.call('HGET', key, 'worker')
-    if worker and redis.call('EXISTS', ARGV[1] .. 'lease:' .. worker) == 0 then
-      redis.call('HSET', key, 'status', 'failed', 'error', ARGV[3], 'updatedAt', ARGV[2],
-                 'statusMessage', ARGV[4])
-      redis.call('SREM', ARGV[1] .. 'running:' .. worker, id)
-      redis.call('PUBLISH', ARGV[5], 'done:' .. id)
-      t = redis.call('HGETALL', key)
-    end
-  end
-  return t
-end
-"""
-
-# Drops up to 200 expired entries of ``live`` and their ids in ``listed:``.
-_FORGET_FUNCTION = """
-local function forget(live)
-  local gone = redis.call('ZRANGEBYSCORE', live, '-inf', '(' .. ARGV[2], 'LIMIT', 0, 200)
-  for _, member in ipairs(gone) do
-    local era, digest, id = string.match(member, '^([^:]*):([^:]*):(.*)$')
-    if id then redis.call('ZREM', ARGV[1] .. 'listed:' .. era .. ':' .. digest, id) end
-    redis.call('ZREM', live, member)
-  end
-end
-"""
-
-# KEYS: task. ARGV: (common), id. Returns the hash.
-_READ = _READ_FUNCTION + "return read(KEYS[1], ARGV[6])"
-
-# KEYS: task, listed, live, running. ARGV: (common), id, live member, expires at,
-# ttl ms, max tasks, max ttl ms, then the hash's fields and values.
-# 1: created; 0: the store holds max tasks already.
-_CREATE = _FORGET_FUNCTION + """
-forget(KEYS[3])
-if redis.call('ZCOUNT', KEYS[3], '(' .. ARGV[2], '+inf') >= tonumber(ARGV[10]) then return 0 end
-local keep = tonumber(ARGV[11])
-redis.call('HSET', KEYS[1], unpack(ARGV, 12))
-redis.call('PEXPIRE', KEYS[1], math.max(tonumber(ARGV[9]), 1))
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[6])
-redis.call('ZADD', KEYS[3], ARGV[8], ARGV[7])
-redis.call('SADD', KEYS[4], ARGV[6])
-for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], keep) end
-return 1
-"""
-
-# KEYS: listed. ARGV: (common), after score ('': from the start), after id, limit.
-# Returns {more (0/1), {id, hash}, ...}: the live tasks after the position, oldest
-# first; ids whose record has expired are dropped from the set on the way.
-_PAGE = _READ_FUNCTION + """
-local limit = tonumber(ARGV[8])
-local score, after = ARGV[6], ARGV[7]
-local page = {}
-while true do
-  local batch = {}
-  if score ~= '' then
-    for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], score, score)) do
-      if id > after then table.insert(batch, {id, score}) end
-    end
-  end
-  local low = score == '' and '-inf' or '(' .. score
-  local rest = redis.call('ZRANGEBYSCORE', KEYS[1], low, '+inf', 'WITHSCORES', 'LIMIT', 0, limit + 1)
-  for i = 1, #rest, 2 do table.insert(batch, {rest[i], rest[i + 1]}) end
-  if #batch == 0 then return {0, unpack(page)} end
-  for _, entry in ipairs(batch) do
-    local t = read(ARGV[1] .. 'task:' .. entry[1], entry[1])
-    if #t == 0 then
-      redis.call('ZREM', KEYS[1], entry[1])
-    else
-      if #page == limit then return {1, unpack(page)} end
-      table.insert(page, {entry[1], t})
-    end
-    score, after = entry[2], entry[1]
-  end
-end
-"""
-
-# KEYS: task, running set. ARGV: (common), id, status, result, error.
-# 1: finished; 0: already terminal or gone. The id leaves the running set either way.
-_FINISH = """
-redis.call('SREM', KEYS[2], ARGV[6])
-if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[7], 'result', ARGV[8], 'error', ARGV[9],
-           'updatedAt', ARGV[2], 'statusMessage', '')
-redis.call('PUBLISH', ARGV[5], 'done:' .. ARGV[6])
-return 1
-"""
-
-# KEYS: task. ARGV: (common), id, message. Returns the hash before the change
-# and whether this call cancelled the task ({} when gone).
-_CANCEL = """
-local t = redis.call('HGETALL', KEYS[1])
-if #t == 0 then return {t, 0} end
-if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return {t, 0} end
-redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updatedAt', ARGV[2], 'statusMessage', ARGV[7])
-local worker = redis.call('HGET', KEYS[1], 'worker')
-if worker then redis.call('SREM', ARGV[1] .. 'running:' .. worker, ARGV[6]) end
-redis.call('PUBLISH', ARGV[5], 'cancel:' .. ARGV[6])
-redis.call('PUBLISH', ARGV[5], 'done:' .. ARGV[6])
-return {t, 1}
-"""
-
-# KEYS: workers set, live. ARGV: (common), max ttl ms.
-# Fails the running tasks of every registered worker whose lease has lapsed; drops
-# from every running set the ids that no longer run (record expired or terminal),
-# and expired ids from ``live`` and ``listed:``.
-_SWEEP = _FORGET_FUNCTION + """
-local failed = 0
-for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  local running = ARGV[1] .. 'running:' .. worker
-  local dead = redis.call('EXISTS', ARGV[1] .. 'lease:' .. worker) == 0
-  for _, id in ipairs(redis.call('SMEMBERS', running)) do
-    local key = ARGV[1] .. 'task:' .. id
-    local status = redis.call('HGET', key, 'status')
-    if status == 'working' and dead then
-      redis.call('HSET', key, 'status', 'failed', 'error', ARGV[3], 'updatedAt', ARGV[2],
-                 'statusMessage', ARGV[4])
-      redis.call('PUBLISH', ARGV[5], 'done:' .. id)
-      failed = failed + 1
-    end
-    if status ~= 'working' or dead then redis.call('SREM', running, id) end
-  end
-  if dead then
-    redis.call('DEL', running)
-    redis.call('SREM', KEYS[1], worker)
-  end
-end
-forget(KEYS[2])
-if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[6]) end
-return failed
-"""
-
 
 def _require_redis() -> None:
     try:
@@ -328,7 +191,7 @@ class RedisTaskStore:
 
     async def _sweep(self) -> Any:
         return await self.redis.eval(
-            _SWEEP, 2, self.prefix + "workers", self.prefix + "live", *self._common(),
+            scripts.SWEEP, 2, self.prefix + "workers", self.prefix + "live", *self._common(),
             self._keep_ms())
 
     def _now(self) -> str:
@@ -399,7 +262,7 @@ class RedisTaskStore:
             fields["owner"] = task.owner
         digest = _digest(task.owner)
         return self.redis.eval(
-            _CREATE, 4, self.prefix + "task:" + task.task_id,
+            scripts.CREATE, 4, self.prefix + "task:" + task.task_id,
             self.prefix + f"listed:{task.era}:{digest}", self.prefix + "live",
             self.prefix + "running:" + self.worker,
             self.prefix, repr(task.created_at), self._dead_error(), DEAD_WORKER_MESSAGE,
@@ -412,7 +275,7 @@ class RedisTaskStore:
         if not isinstance(task_id, str):
             return None
         fields = await self._do(lambda: self.redis.eval(
-            _READ, 1, self.prefix + "task:" + task_id, *self._common(), task_id))
+            scripts.READ, 1, self.prefix + "task:" + task_id, *self._common(), task_id))
         return _task(task_id, _pairs(fields))
 
     async def page(
@@ -421,7 +284,7 @@ class RedisTaskStore:
         score, after = ("", "") if cursor is None else decode_cursor(cursor)
         listed = self.prefix + f"listed:{era}:{_digest(owner)}"
         reply = await self._do(lambda: self.redis.eval(
-            _PAGE, 1, listed, *self._common(), repr(score) if after else "", after, LIST_PAGE_SIZE))
+            scripts.PAGE, 1, listed, *self._common(), repr(score) if after else "", after, LIST_PAGE_SIZE))
         tasks = [task for task_id, flat in reply[1:]
                  if (task := _task(task_id, _pairs(flat))) is not None]
         following = encode_cursor(tasks[-1].created_at, tasks[-1].task_id) if reply[0] and tasks else None
@@ -434,7 +297,7 @@ class RedisTaskStore:
         era = await self._do(lambda: self.redis.hget(key, "era"))
         status = outcome_status(era or "legacy", result, error)
         done = await self._do(lambda: self.redis.eval(
-            _FINISH, 2, key, self.prefix + "running:" + self.worker, *self._common(), task_id,
+            scripts.FINISH, 2, key, self.prefix + "running:" + self.worker, *self._common(), task_id,
             status, "" if result is None else json.dumps(result),
             "" if error is None else json.dumps(error),
         ))
@@ -442,7 +305,7 @@ class RedisTaskStore:
 
     async def cancel(self, task_id: str) -> tuple[Task | None, bool]:
         before, changed = await self._do(lambda: self.redis.eval(
-            _CANCEL, 1, self.prefix + "task:" + task_id, *self._common(), task_id,
+            scripts.CANCEL, 1, self.prefix + "task:" + task_id, *self._common(), task_id,
             "cancelled by the requestor",
         ))
         task = _task(task_id, _pairs(before))
