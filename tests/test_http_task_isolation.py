@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_http_tasks
 from fixtures.http_server import HttpServer, free_port, http_server
-from helpers import build_package
-from test_http_tasks import IMPL, SPEC, modern_rpc, rpc
+from test_http_tasks import modern_rpc, rpc
 
 pytest.importorskip("mcp", reason="the http extra (mcp SDK) is not installed")
 import httpx2
@@ -39,15 +39,7 @@ import httpx2
 HEADER = "X-Mcp-User"  # the header an authenticating proxy in front sets
 ALICE, BOB = {HEADER: "alice"}, {HEADER: "bob"}
 
-
-@pytest.fixture(scope="module")
-def package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("task_isolation")
-    gen = build_package(SPEC, root, "httptask_mcp")
-    impl = root / "impl"
-    impl.mkdir()
-    (impl / "httptask_impl.py").write_text(IMPL, encoding="utf-8")
-    return gen, impl
+package = test_http_tasks.package  # the fixture: the generated package with every task mode
 
 
 def serve(package: tuple[Path, Path], *extra: str) -> Any:

@@ -27,11 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import test_taskstore_redis
 from fixtures.http_server import HttpServer, free_port
-from fixtures.redis_server import RedisServer, redis_server
-from helpers import build_package
+from fixtures.redis_server import RedisServer
 from test_http_task_isolation import ALICE, BOB, HEADER, assert_isolated, start, unknown
-from test_http_tasks import IMPL, SPEC, modern_rpc, rpc
+from test_http_tasks import modern_rpc, rpc
 from test_taskstore_redis import running
 
 pytest.importorskip("mcp", reason="the http extra (mcp SDK) is not installed")
@@ -41,21 +41,9 @@ if shutil.which("redis-server") is None:
 
 PREFIX = "mcpgen:httptask:"  # the default: mcpgen:<server name>:
 
-
-@pytest.fixture(scope="module")
-def package(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    root = tmp_path_factory.mktemp("redis_security")
-    gen = build_package(SPEC, root, "httptask_mcp")
-    impl = root / "impl"
-    impl.mkdir()
-    (impl / "httptask_impl.py").write_text(IMPL, encoding="utf-8")
-    return gen, impl
-
-
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    with redis_server(tmp_path_factory.mktemp("redis")) as server:
-        yield server
+# the fixtures: the generated package (every task mode), a redis-server of this module's own
+package = test_taskstore_redis.package
+redis = test_taskstore_redis.redis
 
 
 @pytest.fixture

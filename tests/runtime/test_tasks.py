@@ -43,6 +43,9 @@ def test_a_task_with_a_blocked_waiter_does_not_expire() -> None:
     task.waiters.append(7)
     clock.now += 5
     assert table.get(task.task_id) is task
+    task.waiters.clear()  # answered
+    clock.now += 2  # its grace has passed: gone at the next access
+    assert table.get(task.task_id) is None
 
 
 def test_outcomes() -> None:
@@ -123,18 +126,6 @@ def test_live_tasks_are_capped() -> None:
     assert (refused.value.limit, refused.value.scope) == (2, "worker")
     clock.now += 2  # one expires: room again
     table.create("t", "legacy")
-
-
-def test_a_waited_on_task_outlives_its_ttl_until_answered() -> None:
-    clock = Clock()
-    table = TaskTable(clock)
-    task = table.create("t", "legacy", 10)
-    task.waiters.append(1)
-    clock.now += 5
-    assert table.get(task.task_id) is task
-    task.waiters.clear()
-    clock.now += 2  # its grace has passed: gone at the next access
-    assert table.get(task.task_id) is None
 
 
 def test_the_command_line_defaults_are_the_tables() -> None:
