@@ -48,8 +48,8 @@ redis = test_taskstore_redis.redis
 
 @pytest.fixture
 def db(redis: RedisServer) -> Iterator[Any]:
+    # never flushed: the module's workers hold leases in it
     client = redis_py.Redis.from_url(redis.url, decode_responses=True)
-    client.flushdb()
     yield client
     client.close()
 
@@ -119,17 +119,17 @@ def test_every_key_expires_and_running_sets_empty(package: tuple[Path, Path], re
         rpc(url, 4, "tasks/list", headers=ALICE)
         rpc(url, 5, "tasks/cancel", {"taskId": short}, headers=ALICE)
         time.sleep(3)  # the 2 s handlers end; the 500 ms record is long gone
-        keys = db.keys("*")
-        assert keys and all(key.startswith(PREFIX) for key in keys)
+        keys = db.keys("*")  # this worker's, and those of every other test of the module
+        assert any(f":{worker.proc.pid}:" in key for key in keys)
         no_ttl = [key for key in keys if db.pttl(key) < 0]
         assert no_ttl == []
-        running_ids = [i for key in db.keys(PREFIX + "running:*") for i in db.smembers(key)]
-        assert running_ids == []
+        mine = [key for key in db.keys(PREFIX + "running:*") if f":{worker.proc.pid}:" in key]
+        assert [i for key in mine for i in db.smembers(key)] == []
 
 
 def test_live_tasks_are_capped_across_workers(package: tuple[Path, Path], redis: RedisServer,
                                               db: Any) -> None:
-    with running(package, redis.url, 2, "--max-tasks", "3") as (a, b):
+    with running(package, redis.url, 2, "--max-tasks", "3", "--task-key-prefix", "capped:") as (a, b):
         for url in (a.url, b.url, a.url):
             rpc(url, 1, "tasks/result", {"taskId": start(url, "batch_job", {"n": 1}, None)})
         for url in (a.url, b.url):
@@ -213,3 +213,23 @@ def test_a_key_prefix_keeps_deployments_apart(package: tuple[Path, Path], redis:
         assert rpc(staging.url, 1, "tasks/result", {"taskId": task_id})["result"]["content"][0]["text"] == "4"
         assert unknown(rpc(prod.url, 2, "tasks/get", {"taskId": task_id}), task_id)
         assert db.exists("staging:task:" + task_id) and not db.keys("prod:task:*")
+
+
+def test_a_full_redis_refuses_new_tasks_and_keeps_old_ones(pair: list[HttpServer], db: Any) -> None:
+    """What SECURITY.md asks of the operator (``maxmemory`` with ``noeviction``):
+    once Redis is full, a new task is a generic -32603 and finished results stay."""
+    a, b = pair
+    kept = start(a.url, "batch_job", {"n": 5}, ALICE)
+    assert "result" in rpc(a.url, 1, "tasks/result", {"taskId": kept}, headers=ALICE)
+    db.config_set("maxmemory-policy", "noeviction")
+    db.config_set("maxmemory", "1")  # below what it holds: every write is refused
+    try:
+        refused = rpc(b.url, 2, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}},
+                      headers=ALICE)
+        assert refused["error"] == {
+            "code": -32603, "message": "Internal error: the task store cannot be reached; retry later"}
+        got = rpc(b.url, 3, "tasks/result", {"taskId": kept}, headers=ALICE)["result"]
+        assert got["content"] == [{"type": "text", "text": "10"}]
+    finally:
+        db.config_set("maxmemory", "0")
+    assert "maxmemory" in b.output  # the reason, on the server's side
