@@ -1,9 +1,10 @@
 """The in-process task table at scale: one ``tasks/get`` lookup and one
 ``tasks/list`` page among N live tasks (expiry included, as every access runs it).
 
-    .venv/bin/python benchmarks/task_table.py [--tasks 200000] [--baseline OTHER/runtime/mcpgen_runtime/_tasks.py]
+    .venv/bin/python benchmarks/task_table.py [--tasks 200000] [--baseline OTHER/runtime/mcpgen_runtime/tasks/table.py]
 
-``--baseline`` times another copy of ``_tasks.py`` the same way (for example
+``--baseline`` times another copy of the task table (``tasks/table.py``,
+or ``_tasks.py`` before the runtime's re-layout) the same way (for example
 main's, to compare with a change); a table without ``page`` gets no page row.
 """
 
@@ -16,7 +17,7 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-RUNTIME_TASKS = Path(__file__).resolve().parent.parent / "runtime" / "mcpgen_runtime" / "_tasks.py"
+RUNTIME_TASKS = Path(__file__).resolve().parent.parent / "runtime" / "mcpgen_runtime" / "tasks" / "table.py"
 
 
 def load(path: Path, name: str) -> ModuleType:

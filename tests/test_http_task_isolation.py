@@ -146,8 +146,8 @@ from starlette.authentication import AuthCredentials, AuthenticationBackend, Sim
 from starlette.middleware.authentication import AuthenticationMiddleware
 from httptask_impl import Impl
 from httptask_mcp.server import build_app
-from mcpgen_runtime._http import build_asgi_app
-from mcpgen_runtime._http_config import HttpOptions
+from mcpgen_runtime.http.server import build_asgi_app
+from mcpgen_runtime.http.config import HttpOptions
 
 
 class Bearer(AuthenticationBackend):

@@ -96,8 +96,10 @@ def test_tasks_list_pages_without_a_round_trip_per_task(pair: list[HttpServer], 
             break
     assert [len(page) for page in pages] == [100, 100, 30]
     assert [task_id for page in pages for task_id in page] == made  # oldest first, each once
-    # a script per page; the rest is the workers' own (lease sweeps, a last task finishing)
-    assert eval_calls(db) - before <= len(pages) + 6
+    # a script per page, not one per task (230); the rest is the workers' own
+    # background work meanwhile (lease sweeps, tasks finishing), a few on a loaded machine
+    scripts = eval_calls(db) - before
+    assert scripts < 40, scripts
     bad = rpc(b.url, 2, "tasks/list", {"cursor": "not-a-cursor"}, headers=carol)
     assert bad["error"]["code"] == -32602
 
@@ -143,7 +145,7 @@ def test_live_tasks_are_capped_across_workers(package: tuple[Path, Path], redis:
 
 def test_a_non_blocking_tasks_result_keeps_nothing(redis: RedisServer) -> None:
     """400 tasks/result waits on unknown 64 KiB ids: nothing stays behind (was 25 MB)."""
-    from mcpgen_runtime._taskstore_redis import RedisTaskStore
+    from mcpgen_runtime.tasks.redis_store import RedisTaskStore
 
     async def go() -> int:
         store = RedisTaskStore(redis.url, key_prefix="mcpgen:leak:")

@@ -7,7 +7,7 @@ from typing import Any
 
 from starlette.authentication import BaseUser, SimpleUser, UnauthenticatedUser
 
-from mcpgen_runtime._http_identity import requestor_identity
+from mcpgen_runtime.http.identity import requestor_identity
 
 
 def scope(*headers: tuple[str, str], user: Any = None) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpgen_runtime._tasks import DEFAULT_TTL_MS, MAX_TTL_MS, TaskLimitReached, TaskTable
+from mcpgen_runtime.tasks.table import DEFAULT_TTL_MS, MAX_TTL_MS, TaskLimitReached, TaskTable
 
 
 class Clock:
@@ -127,9 +127,3 @@ def test_live_tasks_are_capped() -> None:
     clock.now += 2  # one expires: room again
     table.create("t", "legacy")
 
-
-def test_the_command_line_defaults_are_the_tables() -> None:
-    from mcpgen_runtime import _http_config, _tasks
-
-    assert _http_config.DEFAULT_MAX_TASKS_PER_WORKER == _tasks.DEFAULT_MAX_TASKS_PER_WORKER
-    assert _http_config.DEFAULT_MAX_TASKS == _tasks.DEFAULT_MAX_TASKS

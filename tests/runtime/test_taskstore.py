@@ -8,13 +8,8 @@ import asyncio
 
 import pytest
 
-from mcpgen_runtime._taskstore import (
-    MemoryTaskStore,
-    mask_url,
-    open_task_store,
-    outcome_status,
-    scrub,
-)
+from mcpgen_runtime.tasks.factory import open_task_store
+from mcpgen_runtime.tasks.store import MemoryTaskStore, mask_url, outcome_status, scrub
 
 
 class Clock:
