@@ -187,9 +187,11 @@ def _build(
     allow_outside_output: bool,
     runtime: RuntimeMode,
 ) -> BuildResult:
-    peeked = _peek_output(spec, override, allow_outside_output=allow_outside_output)
+    # --check always renders and compares: the manifest it would trust lives in the
+    # directory being checked, where a hand edit can update its hash too.
+    peeked = None if check else _peek_output(spec, override, allow_outside_output=allow_outside_output)
     if peeked is not None and is_up_to_date(peeked, spec.parent, runtime):
-        return BuildResult(spec, "fresh" if check else "unchanged", peeked)
+        return BuildResult(spec, "unchanged", peeked)
 
     from .render.project import render_package  # heavy: only when something changed
     from .spec.load import load_contract
