@@ -44,8 +44,8 @@ def init(directory: Path, name: str | None) -> None:
                        json.dumps(EDITOR_SCHEMA, indent=2) + "\n")
     pyproject = directory / "pyproject.toml"
     for rel in [*project.files, "pyproject.toml", ".gitignore"]:
-        if (directory / rel).is_symlink():
-            _check_user_target(directory / rel, force=True)  # exits 2: never written through
+        # exits 2 on a symlink at the file or on a folder below DIRECTORY: never written through
+        _check_user_target(directory / rel, force=True, base=directory)
     taken = [rel for rel in project.files if (directory / rel).exists() or (directory / rel).is_symlink()]
     if pyproject.is_file() and "[tool.mcpgen]" in pyproject.read_text(encoding="utf-8"):
         taken.append("pyproject.toml ([tool.mcpgen])")
@@ -54,7 +54,7 @@ def init(directory: Path, name: str | None) -> None:
                     "written (init never overwrites: move them away or pick another folder)")
         sys.exit(1)
     for rel, text in project.files.items():
-        _write_user_file(directory / rel, text, force=False)
+        _write_user_file(directory / rel, text, force=False, base=directory)
     if pyproject.is_file():
         existing = pyproject.read_text(encoding="utf-8")
         _write_user_file(pyproject, existing.rstrip("\n") + "\n\n" + project.pyproject_table,
@@ -123,6 +123,7 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
     target = host_file or default_path(host)
     if target is None:
         raise click.UsageError("the json host has no usual file: give --path FILE")
+    _check_user_target(target, force=True)  # before reading it: no symlink on the way
     try:
         text, replaced = merge_entry(host, target, label, entry)
     except HostError as exc:
