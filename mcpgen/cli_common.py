@@ -95,10 +95,14 @@ def _project() -> ProjectConfig | None:
     from .project import ConfigError, find_config
 
     try:
-        return find_config()
+        config = find_config()
     except ConfigError as exc:
         _echo_error(f"mcpgen: {exc}")
         sys.exit(2)
+    if config is not None and config.root.resolve() != Path.cwd().resolve():
+        # settings from a folder above this one: say which file they came from
+        _echo(f"mcpgen: using [tool.mcpgen] of {config.file}", err=True)
+    return config
 
 
 def _specs_or_config(specs: tuple[Path, ...], config: ProjectConfig | None) -> tuple[Path, ...]:

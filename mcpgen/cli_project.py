@@ -103,14 +103,17 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
     if _unreadable(chosen):
         _echo_error(f"{chosen}: cannot read spec")
         sys.exit(2)
-    loaded = load_contract(chosen, allow_outside_refs=True, allow_outside_output=True)
+    configured = project.output_for(chosen) if project else None
+    # the spec's `output:` passes the check `build` makes (a folder outside the spec's
+    # tree would go first on the host's PYTHONPATH); [tool.mcpgen] settings are the user's
+    outside = configured is not None or bool(project and project.allow_outside_output)
+    loaded = load_contract(chosen, allow_outside_refs=True, allow_outside_output=outside)
     if loaded.contract is None:
         for diagnostic in loaded.diagnostics:
             _echo_error(str(diagnostic))
         _echo_error(f"mcpgen config: {chosen} is not valid (mcpgen validate {chosen})")
         sys.exit(1)
     contract = loaded.contract
-    configured = project.output_for(chosen) if project else None
     package_dir = output_dir(chosen, contract.output, contract.package, configured)
     if not (package_dir / "__init__.py").is_file():
         _echo_warning(f"note: {package_dir} holds no built package yet; run mcpgen build {chosen}")
