@@ -98,7 +98,7 @@ def _owned_by_us(path: Path) -> bool:
     if geteuid is None:
         return True
     try:
-        return path.stat().st_uid == geteuid()
+        return bool(path.stat().st_uid == geteuid())
     except OSError:
         return False
 

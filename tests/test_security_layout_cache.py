@@ -79,6 +79,16 @@ def _docstring(body: str) -> str:
     return body.replace('"""Generated MCP', '"""Harmless MCP', 1)
 
 
+def _docstring_spaces(body: str) -> str:
+    # the same text once black strips it, yet not what black writes
+    return body.replace('"""Generated MCP', '"""    Generated MCP', 1)
+
+
+def _string_spelling(body: str) -> str:
+    # the same value, spelled otherwise: the tree cannot tell, the tokens can
+    return body.replace('"mcpgen-runtime>=', '"\\x6dcpgen-runtime>=', 1)
+
+
 def _bom(body: str) -> str:
     return "\ufeff" + body
 
@@ -92,8 +102,11 @@ def _carriage_return(body: str) -> str:
 
 
 @pytest.mark.parametrize(
-    "change", [_cookie, _comment, _docstring, _bom, _form_feed, _carriage_return],
-    ids=["coding-cookie", "comment", "docstring", "bom", "form-feed", "carriage-return"],
+    "change",
+    [_cookie, _comment, _docstring, _docstring_spaces, _string_spelling, _bom, _form_feed,
+     _carriage_return],
+    ids=["coding-cookie", "comment", "docstring", "docstring-spaces", "string-spelling", "bom",
+         "form-feed", "carriage-return"],
 )
 def test_a_tampered_entry_changes_nothing_written(tmp_path: Path, change: Callable[[str], str]) -> None:
     spec = _spec(tmp_path / "tampered")
@@ -128,13 +141,15 @@ def test_the_coding_cookie_attack_runs_nothing_on_import(tmp_path: Path) -> None
     assert not Path(str(init) + ".pwned").exists()
 
 
-def test_an_untouched_cache_is_still_used(tmp_path: Path) -> None:
-    """The checks accept black's own output: a rebuild with the cache sends no unit
-    that did not change to black."""
+@pytest.mark.parametrize("fixture", ["layout", "names", "conformance", "fidelity", "tracker"])
+def test_an_untouched_cache_is_still_used(tmp_path: Path, fixture: str) -> None:
+    """The checks accept black's own output: a rebuild after a spec edit sends no
+    unit that did not change to black (for every fixture whose units need black)."""
     from mcpgen.render import layout
 
-    spec = _spec(tmp_path / "warm")
-    assert build_spec(spec).ok
+    spec = tmp_path / fixture / "tools.yaml"
+    shutil.copytree(ROOT / "tests/fixtures" / fixture, spec.parent)
+    assert build_spec(spec, force=True).ok
     calls: list[int] = []
     original = layout._black_batch
 
@@ -149,7 +164,6 @@ def test_an_untouched_cache_is_still_used(tmp_path: Path) -> None:
     finally:
         layout._black_batch = original  # type: ignore[assignment]
     assert calls == []
-
 
 
 def test_a_spec_file_name_is_never_a_coding_cookie(tmp_path: Path) -> None:

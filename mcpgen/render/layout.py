@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .escape import PySource, py_str
+from .unitcheck import same_code
 
 __all__ = [
     "BLACK",
@@ -273,7 +274,7 @@ class Layout:
             key = _unit_key(depth, body)
             keys.append(key)
             found = self.cache.get(key) if self.cache else None
-            if found is not None and not _same_code(depth, body, found):
+            if found is not None and not same_code(depth, body, found):
                 found = None  # not black's output of this unit: format it again
             results.append(found)
             if found is None:
@@ -324,73 +325,6 @@ def _unit_key(depth: int, body: str) -> str:
     for part in (_black_version(), str(LINE_LENGTH), "py311", str(depth), body):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()
-
-
-def _same_code(depth: int, source: str, formatted: str) -> bool:
-    """Is ``formatted`` the same code as ``source`` (a unit at ``depth``), as black's
-    output is? A cache entry is checked so before use: the cache is a file in the
-    output directory, anyone who can commit to the project can edit it, and what it
-    says must change nothing but layout. So it must have
-
-    - the same syntax tree, docstrings compared as black normalises them;
-    - the same comments in the same order (black only adds a space after ``#``): a
-      comment is where a PEP 263 coding cookie hides, and the cookie changes how
-      Python decodes the file's bytes, which no syntax tree of the text shows;
-    - no character outside the printable ones and newline that ``source`` lacks (a
-      BOM, a form feed, a carriage return, a line separator...).
-
-    Any mismatch sends the unit to black again, so a tampered entry costs time only.
-    """
-    if not _hidden_characters(formatted) <= _hidden_characters(source):
-        return False
-    expected = _code_key(depth, source)
-    return expected is not None and expected == _code_key(depth, formatted)
-
-
-def _hidden_characters(text: str) -> set[str]:
-    if text.replace("\n", "").isprintable():
-        return set()
-    return {ch for ch in text if ch != "\n" and not ch.isprintable()}
-
-
-def _code_key(depth: int, text: str) -> tuple[str, tuple[str, ...]] | None:
-    """What must not differ between a unit and black's output of it: the syntax
-    tree (docstrings normalised) and the comments (whitespace removed); None when
-    ``text`` is not code at all."""
-    import ast
-    import io
-    import tokenize
-
-    wrapped = "\n".join([*(INDENT * level + "class _:" for level in range(depth)), text])
-    try:
-        parsed = ast.parse(wrapped)
-        comments = tuple(
-            "".join(token.string.split())
-            for token in tokenize.generate_tokens(io.StringIO(wrapped).readline)
-            if token.type == tokenize.COMMENT
-        )
-    except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
-        return None
-    for node in ast.walk(parsed):
-        body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
-            value = body[0].value
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                value.value = _docstring_text(value.value)
-    return ast.dump(parsed), comments
-
-
-def _docstring_text(text: str) -> str:
-    """A docstring's text as black leaves it, whatever its indentation: tabs
-    expanded, the first line stripped, the common indentation of the others
-    removed, trailing spaces dropped, blank lines at either end removed."""
-    lines = text.expandtabs().splitlines()
-    if not lines:
-        return ""
-    rest = lines[1:]
-    indent = min((len(ln) - len(ln.lstrip()) for ln in rest if ln.strip()), default=0)
-    trimmed = [lines[0].strip(), *(ln[indent:].rstrip() for ln in rest)]
-    return "\n".join(trimmed).strip()
 
 
 def _black_batch(units: list[tuple[int, str]]) -> list[str]:
