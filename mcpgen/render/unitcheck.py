@@ -69,7 +69,8 @@ def _key(depth: int, text: str, *, canonical: bool) -> _Key | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError, tokenize.TokenError):
         return None
     docstrings = _docstrings(parsed)
-    if canonical and not all(_is_canonical(wrapped, node) for node in docstrings):
+    lines = wrapped.split("\n") if canonical and docstrings else []
+    if canonical and not all(_is_canonical(lines, node) for node in docstrings):
         return None
     for node in docstrings:
         node.value = _docstring_text(str(node.value))
@@ -112,10 +113,10 @@ def _docstring_text(text: str) -> str:
     return "\n".join(trimmed).strip()
 
 
-def _is_canonical(wrapped: str, node: ast.Constant) -> bool:
+def _is_canonical(lines: list[str], node: ast.Constant) -> bool:
     """Is the docstring literal ``node`` spelled as black spells it at its place?
     (black's ``visit_STRING`` on its own output: a fixed point.)"""
-    literal = ast.get_source_segment(wrapped, node)
+    literal = _segment(lines, node)
     if literal is None:
         return False
     prefix = literal[: len(literal) - len(literal.lstrip("rRbBuUfF"))]
@@ -125,6 +126,19 @@ def _is_canonical(wrapped: str, node: ast.Constant) -> bool:
     quote = quoted[0] * (3 if quoted[1] == quoted[0] and len(quoted) >= 6 else 1)
     body = quoted[len(quote) : -len(quote)]
     return literal == _black_docstring(prefix, quote, body, " " * node.col_offset)
+
+
+def _segment(lines: list[str], node: ast.expr) -> str | None:
+    """The source text of ``node`` (``ast.get_source_segment`` without splitting the
+    whole source again for every node; offsets are UTF-8 byte offsets)."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return None
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset :].decode()
+    tail = lines[last].encode()[: node.end_col_offset].decode()
+    return "\n".join([head, *lines[first + 1 : last], tail])
 
 
 def _black_docstring(prefix: str, quote: str, body: str, indent: str) -> str:
