@@ -126,11 +126,15 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
     target = host_file or default_path(host)
     if target is None:
         raise click.UsageError("the json host has no usual file: give --path FILE")
-    _check_user_target(target, force=True)  # before reading it: no symlink on the way
+    # A per-user host file (Claude Desktop's, Cursor's) is not the project's: only a
+    # link at the file itself is refused there (a linked ~/.config is common). A
+    # workspace file or a --path is checked from the working folder down.
+    base = target.parent if host_file is None and host != "vscode" else None
+    _check_user_target(target, force=True, base=base)  # before reading it
     try:
         text, replaced = merge_entry(host, target, label, entry)
     except HostError as exc:
         _echo_error(f"mcpgen config: {exc}")
         sys.exit(2)
-    _write_user_file(target, text, force=True)
+    _write_user_file(target, text, force=True, base=base)
     _echo(f"{'replaced' if replaced else 'added'} server '{label}' in {target}")

@@ -139,6 +139,24 @@ def test_config_vscode_refuses_a_symlinked_vscode_folder(tmp_path: Path, chdir: 
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_linked_folder_of_a_per_user_host_file_is_followed(
+    tmp_path: Path, chdir: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cursor's ~/.cursor/mcp.json is the user's, not the project's: a dotfiles link
+    there is theirs to make, even when the working folder is the home folder."""
+    spec = _spec(tmp_path / "proj")
+    home = tmp_path / "home"
+    dotfiles = tmp_path / "dotfiles" / "cursor"
+    dotfiles.mkdir(parents=True)
+    home.mkdir()
+    (home / ".cursor").symlink_to(dotfiles)
+    monkeypatch.setenv("HOME", str(home))
+    os.chdir(home)
+    result = CliRunner().invoke(main, ["config", "cursor", str(spec), "--write"])
+    assert result.exit_code == 0, result.output
+    assert "safe" in json.loads((dotfiles / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+
+
 def test_init_refuses_a_symlinked_tests_folder(tmp_path: Path) -> None:
     project = tmp_path / "proj"
     project.mkdir()
