@@ -180,3 +180,25 @@ def test_a_spec_file_name_is_never_a_coding_cookie(tmp_path: Path) -> None:
     cookie = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
     for path in built.output.rglob("*.py"):
         assert not any(cookie.match(line) for line in path.read_bytes().split(b"\n")[:2]), path
+
+
+def test_entries_indented_otherwise_are_not_used(tmp_path: Path) -> None:
+    """A method indented one level deeper is the same tree inside its wrapper but an
+    IndentationError in the file: every entry shifted so is formatted again."""
+    spec = _spec(tmp_path / "shifted")
+    built = build_spec(spec)
+    assert built.output is not None
+    cache = built.output / LAYOUT_CACHE
+    entries = json.loads(cache.read_text(encoding="utf-8"))
+    shifted = {
+        key: "\n".join("    " + line if line.strip() else line for line in body.split("\n"))
+        for key, body in entries.items()
+    }
+    cache.write_text(json.dumps(shifted), encoding="utf-8")
+    spec.write_text(spec.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert build_spec(spec).ok
+    clean = _spec(tmp_path / "clean")
+    clean.write_text(spec.read_text(encoding="utf-8"), encoding="utf-8")
+    reference = build_spec(clean)
+    assert reference.output is not None
+    assert _tree(built.output) == _tree(reference.output)

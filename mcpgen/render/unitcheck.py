@@ -6,7 +6,8 @@ entry only when, against the unit it stands for, it has
 
 - the same syntax tree;
 - the same tokens, parentheses and commas aside (black adds and removes those), so
-  every name, operator, number and string is spelled as in the unit;
+  every name, operator, number and string is spelled as in the unit, and every
+  statement ends and is indented as in the unit;
 - the same comments in the same order (black only adds a space after ``#``): a
   comment is where a PEP 263 coding cookie hides, and a cookie changes how Python
   decodes the file's bytes, which no syntax tree of the text shows;
@@ -15,7 +16,7 @@ entry only when, against the unit it stands for, it has
 - no character outside the printable ones and newline that the unit lacks (a BOM, a
   form feed, a carriage return, a line separator...).
 
-What is left to an entry is where lines break, blank lines, and redundant
+What is left to an entry is where lines break inside brackets, blank lines, and redundant
 parentheses and trailing commas: layout, which ``build --check`` (it never reads the
 cache) reports as stale when it is not black's. Any mismatch sends the unit to black
 again, so a tampered entry costs time only.
@@ -31,9 +32,10 @@ import tokenize
 __all__ = ["same_code"]
 
 _INDENT = "    "
-_LAYOUT_TOKENS = frozenset(
-    {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER}
-)
+# Line breaks inside brackets and blank lines are layout; statement ends (NEWLINE)
+# and indentation (INDENT, DEDENT) are not: a method indented one level deeper is
+# the same tree inside its wrapper and an IndentationError in the file.
+_LAYOUT_TOKENS = frozenset({tokenize.NL, tokenize.ENDMARKER})
 _BRACKETS_AND_COMMAS = frozenset({"(", ")", ","})
 _BACKSLASH_NEWLINE = re.compile(r"\\\s*\n")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -76,7 +78,7 @@ def _key(depth: int, text: str, *, canonical: bool) -> _Key | None:
         node.value = _docstring_text(str(node.value))
     where = {(node.lineno, node.col_offset) for node in docstrings}
     code = tuple(
-        token.string for token in tokens
+        "\n" if token.type == tokenize.NEWLINE else token.string for token in tokens
         if token.type not in _LAYOUT_TOKENS and token.type != tokenize.COMMENT
         and token.string not in _BRACKETS_AND_COMMAS and token.start not in where
     )
