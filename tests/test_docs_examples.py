@@ -20,7 +20,7 @@ from mcpgen.build import build_spec
 from mcpgen.docs.examples import FORMAT_EXAMPLES, NoExample, example_arguments
 from mcpgen.docs.model import tool_view
 from mcpgen.spec.load import load_contract
-from mcpgen_runtime._jsonschema import compile_schema
+from mcpgen_runtime.schema.validator import compile_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "examples" / "weather" / "tools.yaml"

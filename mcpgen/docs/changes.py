@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mcpgen_runtime._compat import Severity
+from mcpgen_runtime.contract.compare import Severity
 
 from ..diff import DiffReport, LocatedChange
 

@@ -20,7 +20,7 @@ import math
 from collections.abc import Mapping
 from typing import Any, Final
 
-from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
 from .regex_example import pattern_example
 
