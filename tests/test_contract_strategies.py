@@ -1,0 +1,120 @@
+"""The schema → strategy compiler and the deterministic examples of `mcpgen test`:
+every value drawn as valid is accepted by the runtime's validator (a refused one would be
+a false positive), patterns keep ECMA-262 meaning, and examples are deterministic."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
+
+from mcpgen.testing import example_arguments
+from mcpgen.testing.examples import boundary_arguments
+from mcpgen.testing.negative import invalid_arguments
+from mcpgen.testing.strategies import valid_values
+
+SCHEMAS: list[dict[str, Any]] = [
+    {"type": "integer", "minimum": -3, "exclusiveMaximum": 7, "multipleOf": 2},
+    {"type": "number", "exclusiveMinimum": 0, "maximum": 1.5},
+    {"type": "string", "pattern": "^\\d{3}$"},  # ECMA \d is ASCII only
+    {"type": "string", "pattern": "^[\\w-]+$", "maxLength": 5},
+    {"type": "string", "format": "date-time"},
+    {"type": "string", "format": "ipv6"},
+    {"type": "string", "format": "email", "maxLength": 40},
+    {"enum": ["a", 1, None]},
+    {"anyOf": [{"type": "string", "minLength": 2}, {"type": "null"}]},
+    {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": 5}]},
+    {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+               {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
+    {"type": "array", "items": {"type": "integer"}, "uniqueItems": True, "minItems": 2, "maxItems": 4},
+    {"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": False},
+    {"type": "object", "additionalProperties": {"type": "number"}, "propertyNames": {"pattern": "^k"}},
+    {"type": "object", "properties": {"t": {"$ref": "#/$defs/T"}}, "required": ["t"],
+     "$defs": {"T": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}}},
+                     "additionalProperties": False}}},
+    {"type": "string", "not": {"const": ""}},
+]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS, ids=[str(i) for i in range(len(SCHEMAS))])
+def test_drawn_values_pass_the_runtime_validator(schema: dict[str, Any]) -> None:
+    validate = compile_schema(schema)
+
+    @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(valid_values(schema))
+    def check(value: Any) -> None:
+        validate(value)  # raises on a false positive
+
+    check()
+
+
+def test_ecma_digit_class_draws_ascii_digits_only() -> None:
+    seen: list[str] = []
+
+    @settings(max_examples=60, database=None, deadline=None)
+    @given(valid_values({"type": "string", "pattern": "^\\d+$"}))
+    def collect(value: str) -> None:
+        seen.append(value)
+
+    collect()
+    assert seen and all(set(v) <= set("0123456789") for v in seen)
+
+
+TOOL = {
+    "type": "object",
+    "properties": {
+        "n": {"type": "integer", "minimum": 1, "maximum": 9},
+        "mode": {"enum": ["x", "y"]},
+        "tags": {"type": "array", "items": {"type": "string"}, "maxItems": 2},
+        "note": {"type": ["string", "null"], "maxLength": 3},
+    },
+    "required": ["n"],
+    "additionalProperties": False,
+}
+
+
+def test_example_arguments_are_deterministic_and_valid() -> None:
+    first = example_arguments(TOOL)
+    assert first == example_arguments(TOOL) == {"n": 1}
+    compile_schema(TOOL)(first)
+    assert example_arguments({**TOOL, "properties": {**TOOL["properties"], "n": {
+        "type": "integer", "examples": [4]}}}) == {"n": 4}
+
+
+def test_boundary_cases_are_valid_and_reach_the_edges() -> None:
+    cases = boundary_arguments(TOOL, 100)
+    validate = compile_schema(TOOL)
+    for case in cases:
+        validate(case)
+    values = [c.get("n") for c in cases]
+    assert 1 in values and 9 in values
+    assert {c.get("mode") for c in cases} >= {"x", "y"}
+    assert any(c.get("note", "") is None for c in cases)
+    assert any(c.get("tags") == [] for c in cases) and any(len(c.get("tags", [])) == 2 for c in cases)
+
+
+def test_negative_cases_each_break_the_schema_after_coercion() -> None:
+    coercing = compile_schema(TOOL, coerce=True)
+    cases = invalid_arguments(TOOL, 100)
+    breaks = {case.breaks for case in cases}
+    assert "required 'n' left out" in breaks and "'n' above its maximum" in breaks
+    assert "unknown argument 'mcpgen_unexpected_argument'" in breaks
+    for case in cases:
+        with pytest.raises(ValidationFailed):
+            coercing(case.arguments)
+
+
+def test_an_unsatisfiable_schema_has_no_example() -> None:
+    from mcpgen.testing.examples import ExampleError
+
+    with pytest.raises(ExampleError):
+        example_arguments({"type": "object", "properties": {"a": {"type": "integer", "minimum": 5,
+                                                                   "maximum": 1}}, "required": ["a"]})
+
+
+def test_strategies_accept_bool_schemas() -> None:
+    assert st is not None
+    assert example_arguments({"type": "object", "properties": {"a": True}}) == {}
