@@ -16,7 +16,6 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
-
 from fixtures.http_server import HttpServer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "contract_test"
@@ -25,7 +24,7 @@ MCPGEN = [sys.executable, "-c", "from mcpgen.cli import main; main()"]
 
 
 def mcpgen_test(*args: str, cwd: Path = FIXTURES, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*MCPGEN, "test", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run(check=False, args=[*MCPGEN, "test", *args], cwd=cwd, capture_output=True, text=True,
                           timeout=timeout)
 
 
@@ -80,7 +79,7 @@ def test_every_reproduce_line_replays_while_the_bug_is_there(buggy: dict[str, An
     for finding in buggy["findings"]:
         argv = shlex.split(finding["reproduce"])
         assert argv[:2] == ["mcpgen", "test"]
-        done = subprocess.run([*MCPGEN, "test", "--format", "json", *argv[2:]], cwd=FIXTURES,
+        done = subprocess.run(check=False, args=[*MCPGEN, "test", "--format", "json", *argv[2:]], cwd=FIXTURES,
                               capture_output=True, text=True, timeout=60)
         assert done.returncode == 1, (finding, done.stdout, done.stderr)
         [replayed] = json.loads(done.stdout)["findings"]
@@ -88,7 +87,7 @@ def test_every_reproduce_line_replays_while_the_bug_is_there(buggy: dict[str, An
     # fixed, the same line passes
     argv = shlex.split(buggy["findings"][0]["reproduce"])
     fixed = [a.replace("seeded_impl:Buggy", "seeded_impl:Correct") for a in argv[1:]]
-    assert subprocess.run([*MCPGEN, *fixed], cwd=FIXTURES, capture_output=True,
+    assert subprocess.run(check=False, args=[*MCPGEN, *fixed], cwd=FIXTURES, capture_output=True,
                           timeout=60).returncode == 0
 
 
@@ -189,6 +188,6 @@ def test_assert_contract_in_a_projects_own_tests(tmp_path: Path) -> None:
 
     assert build_spec(FIXTURES / "seeded.yaml", output=tmp_path / "seeded_mcp").ok
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(FIXTURES)])}
-    done = subprocess.run([sys.executable, "-c", script], cwd=FIXTURES, env=env, capture_output=True,
+    done = subprocess.run(check=False, args=[sys.executable, "-c", script], cwd=FIXTURES, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr

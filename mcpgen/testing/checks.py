@@ -43,9 +43,9 @@ CHECKS = (
 )
 INVALID_PARAMS = -32602
 # what an mcpgen server answers when a handler failed or returned a bad value
-_INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.S)
-_INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.S)
-_TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.S)
+_INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
+_INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)
+_TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.DOTALL)
 _RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,), "number": (int, float), "boolean": (bool,), "object": (dict,), "array": (list,),
 }
@@ -211,4 +211,4 @@ def same_answer(first: Reply, second: Reply) -> bool:
             return result["structuredContent"]
         return (result.get("isError"), result.get("content"), reply.error)
 
-    return key(first) == key(second)
+    return bool(key(first) == key(second))

@@ -11,6 +11,7 @@ import datetime as dt
 from typing import Any
 
 from hypothesis import strategies as st
+
 from mcpgen_runtime._formats import format_checker
 
 __all__ = ["format_strategy"]
@@ -31,7 +32,7 @@ def _time_text(time: dt.time, zone: str, fraction: bool) -> str:
 
 _TIME = st.builds(_time_text, st.times(), _TIMEZONES, st.booleans())
 _DATE = st.dates(min_value=dt.date(1, 1, 1)).map(lambda day: day.isoformat())
-_TOKEN = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=4)
+_TOKEN = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=4)
 
 _BY_FORMAT: dict[str, st.SearchStrategy[str]] = {
     "date": _DATE,

@@ -70,7 +70,7 @@ class HttpTarget:
     def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Reply:
         try:
             answer = self._request("tools/call", {"name": name, "arguments": arguments}, timeout)
-        except (TimeoutError, socket.timeout):
+        except TimeoutError:
             return Reply(timed_out=True)
         except urllib.error.URLError as exc:
             if isinstance(exc.reason, (TimeoutError, socket.timeout)):

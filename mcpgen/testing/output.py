@@ -111,4 +111,4 @@ def render_junit(report: Report, spec: str) -> bytes:
                 failure.text = _xml(f"arguments: {_arguments(finding.arguments)}\n"
                                     f"reproduce: {finding.reproduce}")
     suite.set("tests", str(len(names) + len(extra)))
-    return ET.tostring(ET.ElementTree(suite).getroot(), encoding="utf-8", xml_declaration=True)
+    return bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))

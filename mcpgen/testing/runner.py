@@ -21,6 +21,7 @@ from typing import Any
 import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis.errors import HypothesisException
+
 from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
 
 from .checks import CHECKS, Finding, ToolUnderTest, check_invalid, check_valid, same_answer
@@ -154,7 +155,7 @@ def _random_phase(run: _ToolRun, schema: dict[str, Any], options: Options, done:
         def probe(arguments: Any) -> None:
             finding = run.valid(arguments)
             if finding is not None and finding.check not in done:
-                last.append(finding)
+                last.append(finding)  # noqa: B023 - run within this iteration only
                 raise _FOUND[finding.check](finding.message)
 
         test = settings(

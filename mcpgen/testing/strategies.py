@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from hypothesis import strategies as st
+
 from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
 from mcpgen_runtime._pointer import MISSING, resolve_pointer
 from mcpgen_runtime._regex import EcmaRegex, RegexError
@@ -241,12 +242,11 @@ def _types(schema: Mapping[str, Any]) -> tuple[str, ...]:
 def _bounds(schema: Mapping[str, Any]) -> tuple[float | None, float | None, bool, bool]:
     low, high = schema.get("minimum"), schema.get("maximum")
     exclusive_low = exclusive_high = False
-    if isinstance(schema.get("exclusiveMinimum"), (int, float)):
-        if low is None or schema["exclusiveMinimum"] >= low:
-            low, exclusive_low = schema["exclusiveMinimum"], True
-    if isinstance(schema.get("exclusiveMaximum"), (int, float)):
-        if high is None or schema["exclusiveMaximum"] <= high:
-            high, exclusive_high = schema["exclusiveMaximum"], True
+    above, below = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if isinstance(above, (int, float)) and (low is None or above >= low):
+        low, exclusive_low = above, True
+    if isinstance(below, (int, float)) and (high is None or below <= high):
+        high, exclusive_high = below, True
     return low, high, exclusive_low, exclusive_high
 
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 from mcpgen_runtime._errors import McpError, ProtocolError, ServerExited, Timeout, ToolError
 
-__all__ = ["InProcessTarget", "Reply", "SessionTarget", "Target", "TargetFailed", "UNSET"]
+__all__ = ["UNSET", "InProcessTarget", "Reply", "SessionTarget", "Target", "TargetFailed"]
 
 UNSET: Any = object()
 
