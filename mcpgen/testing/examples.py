@@ -21,7 +21,9 @@ from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
 
 from .strategies import canonical, integer_bounds, valid_values
 
-__all__ = ["ExampleError", "boundary_arguments", "example_arguments", "example_value"]
+__all__ = [
+    "NO_VALUE", "ExampleError", "boundary_arguments", "example_arguments", "example_value", "part_example",
+]
 
 _QUIET = settings(
     database=None, derandomize=True, max_examples=200, deadline=None,
@@ -51,7 +53,7 @@ def example_value(schema: Mapping[str, Any] | bool) -> Any:
     validate = compile_schema(schema)
     root = schema if isinstance(schema, Mapping) else {}
     candidate = _preferred(schema, root, 0)
-    if candidate is not _NONE and _valid(validate, candidate):
+    if candidate is not NO_VALUE and _valid(validate, candidate):
         return candidate
     return simplest(schema)
 
@@ -64,7 +66,7 @@ def simplest(schema: Mapping[str, Any] | bool) -> Any:
         raise ExampleError(f"no value matching the schema was found ({type(exc).__name__})") from None
 
 
-_NONE = object()
+NO_VALUE = object()
 
 
 def _valid(validate: Any, value: Any) -> bool:
@@ -78,7 +80,7 @@ def _valid(validate: Any, value: Any) -> bool:
 def _preferred(schema: Any, root: Mapping[str, Any], depth: int) -> Any:
     """What the schema itself suggests, built field by field (unchecked)."""
     if not isinstance(schema, Mapping) or depth > 8:
-        return _NONE
+        return NO_VALUE
     if "$ref" in schema and isinstance(schema["$ref"], str) and schema["$ref"].startswith("#/$defs/"):
         target = root.get("$defs", {}).get(schema["$ref"][len("#/$defs/"):])
         return _preferred(target, root, depth + 1)
@@ -95,25 +97,25 @@ def _preferred(schema: Any, root: Mapping[str, Any], depth: int) -> Any:
         for name in schema.get("required", []):
             sub = schema["properties"].get(name)
             value = _preferred(sub, root, depth + 1)
-            if value is _NONE:
+            if value is NO_VALUE:
                 value = _simplest_part(sub, root)
-            if value is _NONE:
-                return _NONE
+            if value is NO_VALUE:
+                return NO_VALUE
             result[name] = value
         return result
-    return _NONE
+    return NO_VALUE
 
 
 def _simplest_part(sub: Any, root: Mapping[str, Any]) -> Any:
     if not isinstance(sub, Mapping):
-        return _NONE
+        return NO_VALUE
     local = dict(sub)
     if "$defs" in root and "$defs" not in local:
         local["$defs"] = root["$defs"]
     try:
         return simplest(local)
     except (ExampleError, ValueError):
-        return _NONE
+        return NO_VALUE
 
 
 # ------------------------------------------------------------------ boundary cases
@@ -133,11 +135,11 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
     for name, sub in properties.items():
         resolved = _resolve(sub, schema)
         if name not in base:
-            present = _part_example(resolved, schema)
-            if present is not _NONE:
+            present = part_example(resolved, schema)
+            if present is not NO_VALUE:
                 cases.append({**base, name: present})
                 every_optional[name] = present
-        for value in edge_values(resolved):
+        for value in edge_values(resolved, schema):
             cases.append({**base, name: value})
     cases.append(every_optional)
     seen: set[str] = set()
@@ -158,18 +160,20 @@ def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
     return sub
 
 
-def _part_example(sub: Any, root: Mapping[str, Any]) -> Any:
+def part_example(sub: Any, root: Mapping[str, Any]) -> Any:
+    """The example of a sub-schema of ``root`` (its ``$defs`` attached), or NO_VALUE."""
     local = dict(sub) if isinstance(sub, Mapping) else sub
     if isinstance(local, dict) and "$defs" in root:
         local.setdefault("$defs", root["$defs"])
     try:
         return example_value(local)
     except (ExampleError, ValueError):
-        return _NONE
+        return NO_VALUE
 
 
-def edge_values(schema: Any) -> list[Any]:
-    """Values at the edges of one property's schema (unchecked: the caller filters)."""
+def edge_values(schema: Any, root: Mapping[str, Any]) -> list[Any]:
+    """Values at the edges of one property's schema (unchecked: the caller filters);
+    ``root`` holds the ``$defs`` its references point into."""
     if not isinstance(schema, Mapping):
         return []
     values: list[Any] = []
@@ -178,7 +182,7 @@ def edge_values(schema: Any) -> list[Any]:
     if isinstance(schema.get("enum"), list):
         values.extend(schema["enum"])
     for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
-        values.extend(edge_values(branch))
+        values.extend(edge_values(branch, root))
     kinds = schema.get("type")
     kinds = [kinds] if isinstance(kinds, str) else (kinds or [])
     if "null" in kinds:
@@ -190,7 +194,7 @@ def edge_values(schema: Any) -> list[Any]:
     if "string" in kinds and "pattern" not in schema and "format" not in schema:
         values.extend(_string_edges(schema))
     if "array" in kinds:
-        values.extend(_array_edges(schema))
+        values.extend(_array_edges(schema, root))
     return values
 
 
@@ -222,16 +226,15 @@ def _string_edges(schema: Mapping[str, Any]) -> list[str]:
     return values
 
 
-def _array_edges(schema: Mapping[str, Any]) -> list[list[Any]]:
+def _array_edges(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[list[Any]]:
     low = int(schema.get("minItems", 0))
     high = schema.get("maxItems")
     items = schema.get("items")
     values: list[list[Any]] = [[]] if low == 0 else []
     if not isinstance(items, Mapping) or "prefixItems" in schema:
         return values
-    try:
-        item = example_value(items)
-    except (ExampleError, ValueError):
+    item = part_example(items, root)
+    if item is NO_VALUE:
         return values
     if low:
         values.append([item] * low)

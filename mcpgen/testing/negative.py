@@ -16,7 +16,7 @@ from typing import Any
 
 from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
 
-from .examples import example_arguments
+from .examples import NO_VALUE, part_example, example_arguments
 from .strategies import canonical, integer_bounds
 
 __all__ = ["InvalidCase", "invalid_arguments"]
@@ -50,7 +50,7 @@ def invalid_arguments(schema: Mapping[str, Any], limit: int) -> list[InvalidCase
                                      f"required {name!r} left out"))
     for name, sub in properties.items():
         resolved = _resolve(sub, schema)
-        for value, why in _wrong_values(resolved):
+        for value, why in _wrong_values(resolved, schema):
             cases.append(InvalidCase({**base, name: value}, f"{name!r} {why}"))
     if schema.get("additionalProperties") is False and _UNKNOWN_KEY not in properties:
         cases.append(InvalidCase({**base, _UNKNOWN_KEY: 1}, f"unknown argument {_UNKNOWN_KEY!r}"))
@@ -85,7 +85,7 @@ def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
     return sub
 
 
-def _wrong_values(schema: Any) -> list[tuple[Any, str]]:
+def _wrong_values(schema: Any, root: Mapping[str, Any]) -> list[tuple[Any, str]]:
     """Candidate values that break ``schema`` (the caller keeps those that do)."""
     if not isinstance(schema, Mapping):
         return []
@@ -98,7 +98,7 @@ def _wrong_values(schema: Any) -> list[tuple[Any, str]]:
             if kind not in allowed:
                 out.append((value, f"of type {kind} (expected {' or '.join(sorted(kinds))})"))
                 break
-    out.extend(_past_bounds(schema))
+    out.extend(_past_bounds(schema, root))
     if isinstance(schema.get("enum"), list):
         out.append(("mcpgen-not-a-member", "outside its enum"))
         out.append((123456789, "outside its enum"))
@@ -111,7 +111,7 @@ def _wrong_values(schema: Any) -> list[tuple[Any, str]]:
     return out
 
 
-def _past_bounds(schema: Mapping[str, Any]) -> list[tuple[Any, str]]:
+def _past_bounds(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[tuple[Any, str]]:
     out: list[tuple[Any, str]] = []
     lo, hi = integer_bounds(schema)
     if hi is not None:
@@ -123,18 +123,9 @@ def _past_bounds(schema: Mapping[str, Any]) -> list[tuple[Any, str]]:
     if isinstance(schema.get("minLength"), int) and schema["minLength"] > 0:
         out.append(("x" * (schema["minLength"] - 1), "shorter than its minLength"))
     if isinstance(schema.get("maxItems"), int) and isinstance(schema.get("items"), Mapping):
-        item = _item_example(schema["items"])
-        if item is not None:
+        item = part_example(schema["items"], root)
+        if item is not NO_VALUE:
             out.append(([item] * (schema["maxItems"] + 1), "with more items than maxItems"))
     if isinstance(schema.get("minItems"), int) and schema["minItems"] > 0:
         out.append(([], "with fewer items than minItems"))
     return out
-
-
-def _item_example(items: Mapping[str, Any]) -> Any:
-    from .examples import ExampleError, example_value
-
-    try:
-        return example_value(items)
-    except (ExampleError, ValueError):
-        return None

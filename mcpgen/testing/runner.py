@@ -119,20 +119,36 @@ def _test_tool(tool: ToolUnderTest, target: Target, options: Options) -> tuple[T
     schema = tool.descriptor["inputSchema"]
     run = _ToolRun(tool, target, options)
     by_check: dict[str, Finding] = {}
-    try:
-        for arguments in boundary_arguments(schema, options.examples) if options.examples else []:
-            _keep(by_check, run.valid(arguments), "boundary")
-        for finding in _random_phase(run, schema, options, set()):
-            by_check[finding.check] = finding  # shrunk: better than a boundary one
-        for case in invalid_arguments(schema, options.examples) if options.examples else []:
-            _keep(by_check, run.invalid(case.arguments, case.breaks), "negative")
-    except (ExampleError, SchemaError) as exc:
-        outcome.result, outcome.reason = "skipped", f"no valid arguments can be drawn: {exc}"
+    problems: list[str] = []
+    for phase in ("boundary", "random", "negative"):
+        try:
+            _phase(phase, run, schema, options, by_check)
+        except (ExampleError, SchemaError) as exc:
+            problems.append(f"{phase} phase: {exc}")
     outcome.calls = run.calls
+    if problems:  # kept in the report: a phase that could not run tested nothing
+        outcome.reason = "; ".join(problems)
+        if run.calls == 0:
+            outcome.result = "skipped"
     findings = [by_check[check] for check in CHECKS if check in by_check]
     if findings:
         outcome.result = "failed"
     return outcome, findings
+
+
+def _phase(phase: str, run: _ToolRun, schema: dict[str, Any], options: Options,
+           by_check: dict[str, Finding]) -> None:
+    if options.examples <= 0:
+        return
+    if phase == "boundary":
+        for arguments in boundary_arguments(schema, options.examples):
+            _keep(by_check, run.valid(arguments), "boundary")
+    elif phase == "random":
+        for finding in _random_phase(run, schema, options, set()):
+            by_check[finding.check] = finding  # shrunk: better than a boundary one
+    else:
+        for case in invalid_arguments(schema, options.examples):
+            _keep(by_check, run.invalid(case.arguments, case.breaks), "negative")
 
 
 def _keep(by_check: dict[str, Finding], finding: Finding | None, phase: str) -> None:
