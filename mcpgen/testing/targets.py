@@ -172,8 +172,9 @@ class InProcessTarget(SessionTarget):
 
     def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Reply:
         self._trace = trace = _Trace()
-        # the runtime reports a handler's traceback on stderr: the report says it instead
-        with contextlib.redirect_stderr(io.StringIO()):
+        # the runtime reports a handler's traceback on stderr (the report says it instead),
+        # and a handler's print must not land in the report on stdout
+        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             reply = super().call(name, arguments, timeout)
         reply.crash, reply.returned = trace.crash, trace.returned
         return reply
