@@ -118,3 +118,21 @@ def test_an_unsatisfiable_schema_has_no_example() -> None:
 def test_strategies_accept_bool_schemas() -> None:
     assert st is not None
     assert example_arguments({"type": "object", "properties": {"a": True}}) == {}
+
+
+def test_negative_cases_reach_into_nested_objects_through_refs() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"order": {"$ref": "#/$defs/Order"}},
+        "required": ["order"],
+        "additionalProperties": False,
+        "$defs": {"Order": {"type": "object", "properties": {
+            "qty": {"type": "integer", "minimum": 1, "maximum": 9},
+            "when": {"type": "string", "format": "date"}},
+            "required": ["qty"], "additionalProperties": False}},
+    }
+    breaks = {case.breaks: case.arguments for case in invalid_arguments(schema, 100)}
+    assert breaks["'order'.'qty' above its maximum"] == {"order": {"qty": 10}}
+    assert breaks["'order'.required 'qty' left out"] == {"order": {}}
+    assert "'order'.'when' not a valid date" in breaks
+    assert "'order'.unknown argument 'mcpgen_unexpected_argument'" in breaks

@@ -16,7 +16,7 @@ from typing import Any
 
 from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
 
-from .examples import NO_VALUE, part_example, example_arguments
+from .examples import NO_VALUE, example_arguments, part_example
 from .strategies import canonical, integer_bounds
 
 __all__ = ["InvalidCase", "invalid_arguments"]
@@ -39,21 +39,11 @@ class InvalidCase:
 
 
 def invalid_arguments(schema: Mapping[str, Any], limit: int) -> list[InvalidCase]:
-    """The one-place-wrong cases of ``schema`` (an object schema), at most ``limit``."""
+    """The one-place-wrong cases of ``schema`` (an object schema), at most ``limit``;
+    nested objects are broken too (``'booking'.'seats' above its maximum``)."""
     refuses = _refuser(schema)
     base = example_arguments(schema)
-    properties: Mapping[str, Any] = schema.get("properties", {})
-    cases: list[InvalidCase] = []
-    for name in schema.get("required", []):
-        if name in base:
-            cases.append(InvalidCase({k: v for k, v in base.items() if k != name},
-                                     f"required {name!r} left out"))
-    for name, sub in properties.items():
-        resolved = _resolve(sub, schema)
-        for value, why in _wrong_values(resolved, schema):
-            cases.append(InvalidCase({**base, name: value}, f"{name!r} {why}"))
-    if schema.get("additionalProperties") is False and _UNKNOWN_KEY not in properties:
-        cases.append(InvalidCase({**base, _UNKNOWN_KEY: 1}, f"unknown argument {_UNKNOWN_KEY!r}"))
+    cases = [InvalidCase(value, why) for value, why in _object_cases(schema, base, schema, 0)]
     seen: set[str] = set()
     kept: list[InvalidCase] = []
     for case in cases:
@@ -64,6 +54,32 @@ def invalid_arguments(schema: Mapping[str, Any], limit: int) -> list[InvalidCase
         if len(kept) >= limit:
             break
     return kept
+
+
+_MAX_NESTING = 3
+
+
+def _object_cases(
+    schema: Mapping[str, Any], value: dict[str, Any], root: Mapping[str, Any], depth: int
+) -> list[tuple[dict[str, Any], str]]:
+    """``value`` (valid for the object ``schema``) broken in one place, with why."""
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    cases: list[tuple[dict[str, Any], str]] = []
+    for name in schema.get("required", []):
+        if name in value:
+            cases.append(({k: v for k, v in value.items() if k != name}, f"required {name!r} left out"))
+    for name, sub in properties.items():
+        resolved = _resolve(sub, root)
+        for wrong, why in _wrong_values(resolved, root):
+            cases.append(({**value, name: wrong}, f"{name!r} {why}"))
+        if depth < _MAX_NESTING and isinstance(resolved, Mapping) and "properties" in resolved:
+            inner = value[name] if name in value else part_example(resolved, root)
+            if isinstance(inner, dict):
+                cases.extend(({**value, name: broken}, f"{name!r}.{why}")
+                             for broken, why in _object_cases(resolved, inner, root, depth + 1))
+    if schema.get("additionalProperties") is False and _UNKNOWN_KEY not in properties:
+        cases.append(({**value, _UNKNOWN_KEY: 1}, f"unknown argument {_UNKNOWN_KEY!r}"))
+    return cases
 
 
 def _refuser(schema: Mapping[str, Any]) -> Any:
@@ -107,7 +123,7 @@ def _wrong_values(schema: Any, root: Mapping[str, Any]) -> list[tuple[Any, str]]
     if isinstance(schema.get("pattern"), str):
         out.extend((text, "not matching its pattern") for text in ("", "!", " ", "~~~~", "0"))
     if isinstance(schema.get("format"), str):
-        out.append(("not a " + schema["format"], f"not a {schema['format']}"))
+        out.append(("not a " + schema["format"], f"not a valid {schema['format']}"))
     return out
 
 
