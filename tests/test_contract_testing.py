@@ -169,6 +169,10 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert "boom-before-start" in dead.stderr
     bad_impl = mcpgen_test("seeded.yaml", "--impl", "no_such_module:X")
     assert bad_impl.returncode == 2 and "cannot load" in bad_impl.stderr
+    abstract = mcpgen_test("seeded.yaml", "--impl", "seeded_mcp.server:SeededServer")
+    assert abstract.returncode == 2 and "abstract" in abstract.stderr
+    both = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Correct", "--url", "http://127.0.0.1:9/")
+    assert both.returncode == 2 and "one target" in both.stderr
 
 
 def test_assert_contract_in_a_projects_own_tests(tmp_path: Path) -> None:
@@ -183,7 +187,17 @@ def test_assert_contract_in_a_projects_own_tests(tmp_path: Path) -> None:
         "    assert '{\"n\": 301}' in str(exc), exc\n"
         "else:\n"
         "    raise SystemExit('no finding')\n"
-    )
+        "import pathlib\n"
+        "from mcpgen.testing.session import UsageFailure\n"
+        "edited = pathlib.Path(TMP) / 'edited.yaml'\n"
+        "edited.write_text(pathlib.Path('seeded.yaml').read_text().replace('Ten times n.', 'Ten n.'))\n"
+        "try:\n"
+        "    assert_contract(edited, Correct, examples=5)\n"
+        "except UsageFailure as exc:\n"
+        "    assert 'stale' in str(exc) and 'mcpgen build' in str(exc), exc\n"
+        "else:\n"
+        "    raise SystemExit('a stale package was used')\n"
+    ).replace("TMP", repr(str(tmp_path)))
     from mcpgen.build import build_spec
 
     assert build_spec(FIXTURES / "seeded.yaml", output=tmp_path / "seeded_mcp").ok

@@ -157,7 +157,11 @@ def _target(spec: Path, contract: ir.Contract, choice: TargetChoice, timeout: fl
                            "(or set server.implementation in the spec)")
     server_module, instance = _implementation(spec, contract, impl)
     label = impl if isinstance(impl, str) else f"{impl.__module__}:{impl.__qualname__}"
-    return InProcessTarget(server_module, instance, description=f"--impl {label}", timeout=timeout), True
+    try:
+        target = InProcessTarget(server_module, instance, description=f"--impl {label}", timeout=timeout)
+    except TypeError as exc:  # build_app refuses an implementation that misses tools
+        raise UsageFailure(f"--impl {label}: {exc}") from None
+    return target, True
 
 
 # ------------------------------------------------------------------ in process
