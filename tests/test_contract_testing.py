@@ -205,3 +205,40 @@ def test_assert_contract_in_a_projects_own_tests(tmp_path: Path) -> None:
     done = subprocess.run(check=False, args=[sys.executable, "-c", script], cwd=FIXTURES, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_valid_arguments_refused_by_an_mcpgen_server_are_a_finding() -> None:
+    from mcpgen.testing.checks import ToolUnderTest, check_valid
+    from mcpgen.testing.targets import Reply
+
+    tool = ToolUnderTest("t", {"name": "t", "inputSchema": {"type": "object"}})
+    refused = Reply(result={"content": [{"type": "text", "text": "Invalid arguments for tool 't': x: "
+                                         "expected integer, got 'a'"}], "isError": True})
+    finding = check_valid(tool, {"x": "a"}, refused)
+    assert finding is not None and finding.check == "server_error"
+    declined = Reply(result={"content": [{"type": "text", "text": "no such city"}], "isError": True})
+    assert check_valid(tool, {}, declined) is None
+
+
+def test_progress_lines_on_a_terminal_only() -> None:
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(check=False, args=[*MCPGEN, "test", "seeded.yaml", "--impl", "seeded_impl:Correct",
+                                                 "--examples", "3", "--tool", "scale"],
+                              cwd=FIXTURES, stdout=follower, stderr=follower, timeout=120)
+        os.close(follower)
+        output = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    assert b"tested scale: " in output and b"0 finding(s)" in output

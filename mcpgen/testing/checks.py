@@ -10,16 +10,16 @@ output_schema       a successful result's ``structuredContent`` does not match t
                     output the runtime refused as invalid
 handler_crash       in process: the handler raised something other than ``ToolError``
 server_error        valid arguments answered with a JSON-RPC error, a malformed result,
-                    an mcpgen server's internal-error or invalid-result text, or the
-                    server went away; invalid arguments answered with a JSON-RPC error
-                    other than -32602
+                    an mcpgen server's internal-error, invalid-result or
+                    invalid-arguments text, or the server went away; invalid
+                    arguments answered with a JSON-RPC error other than -32602
 invalid_accepted    arguments that break the input schema got a successful result
 not_idempotent      a tool with ``idempotentHint`` answered the same call differently
 timeout             no answer within the tool's ``timeout`` (else ``--timeout``)
 drift               the server lists something other than the contract (see ``drift``)
 ==================  ==========================================================
 
-A result with ``isError: true`` for valid arguments is no finding: a tool may refuse
+Any other result with ``isError: true`` for valid arguments is no finding: a tool may refuse
 (``ToolError``), and the contract cannot say when.
 """
 
@@ -45,6 +45,7 @@ INVALID_PARAMS = -32602
 # what an mcpgen server answers when a handler failed or returned a bad value
 _INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
 _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)
+_REFUSED = re.compile(r"^Invalid arguments for tool '.*': ", re.S)
 _TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.DOTALL)
 _RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,), "number": (int, float), "boolean": (bool,), "object": (dict,), "array": (list,),
@@ -139,6 +140,9 @@ def _error_result(tool: ToolUnderTest, arguments: Any, result: dict[str, Any], r
                        + (f": {detail}" if detail else ""))
     if invalid or _INTERNAL.match(text):
         return Finding(tool.name, "server_error", arguments, f"valid arguments answered: {text}")
+    if _REFUSED.match(text):  # an mcpgen server reading its schema otherwise than the contract
+        return Finding(tool.name, "server_error", arguments,
+                       f"arguments the contract accepts were refused: {text}")
     return None
 
 
