@@ -45,7 +45,7 @@ INVALID_PARAMS = -32602
 # what an mcpgen server answers when a handler failed or returned a bad value
 _INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
 _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)
-_REFUSED = re.compile(r"^Invalid arguments for tool '.*': ", re.S)
+_REFUSED = re.compile(r"^Invalid arguments for tool '.*': ", re.DOTALL)
 _TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.DOTALL)
 _RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,), "number": (int, float), "boolean": (bool,), "object": (dict,), "array": (list,),
