@@ -242,3 +242,15 @@ def test_progress_lines_on_a_terminal_only() -> None:
         os.close(leader)
     assert proc.returncode == 0
     assert b"tested scale: " in output and b"0 finding(s)" in output
+
+
+def test_no_target_means_the_specs_server_implementation(tmp_path: Path) -> None:
+    spec = tmp_path / "with_impl.yaml"
+    spec.write_text((FIXTURES / "seeded.yaml").read_text(encoding="utf-8").replace(
+        "server: {name: seeded, version: 1.0.0}",
+        "server: {name: seeded, version: 1.0.0, implementation: 'seeded_impl:Buggy'}"), encoding="utf-8")
+    code, document = report(str(spec), "--examples", "20", "--seed", "1", "--tool", "initial")
+    assert code == 1 and document["findings"][0]["arguments"] == {"name": ""}
+    assert " --impl " not in document["findings"][0]["reproduce"]  # replays the same default
+    none = mcpgen_test(str(FIXTURES / "seeded.yaml"))
+    assert none.returncode == 2 and "no target" in none.stderr
