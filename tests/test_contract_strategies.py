@@ -36,6 +36,12 @@ SCHEMAS: list[dict[str, Any]] = [
      "$defs": {"T": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}}},
                      "additionalProperties": False}}},
     {"type": "string", "not": {"const": ""}},
+    {"type": "array", "contains": {"const": 5}, "maxItems": 3},
+    {"type": "object", "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False,
+     "minProperties": 1},
+    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+     "dependentRequired": {"a": ["b"]}, "if": {"required": ["a"]}, "then": {"properties": {"b": {"minLength": 1}}}},
+    {"type": ["integer", "string"], "minimum": 3, "maxLength": 2},
 ]
 
 

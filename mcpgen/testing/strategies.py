@@ -164,6 +164,11 @@ class _Compiler:
         items_schema = schema.get("items", True)
         rest = self.compile(items_schema, refs) if items_schema is not False else st.nothing()
         unique = canonical if schema.get("uniqueItems") else None
+        if not prefix and "contains" in schema:
+            # one item drawn from `contains` at a drawn place: random lists rarely hold one
+            needed = self.compile(schema["contains"], refs)
+            others = _lists(rest, max(0, low - 1), max(0, high - 1), unique)
+            return st.builds(_insert, others, needed, st.integers(0, high))
         if not prefix:
             return _lists(rest, low, high, unique)
         head = st.tuples(*prefix).map(list)
@@ -202,6 +207,10 @@ class _Compiler:
         if not maps:
             return None
         return st.tuples(*maps).map(lambda parts: {k: v for part in parts for k, v in part.items()})
+
+
+def _insert(items: list[Any], item: Any, place: int) -> list[Any]:
+    return [*items[:place], item, *items[place:]]
 
 
 def _lists(
