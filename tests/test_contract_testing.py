@@ -66,8 +66,9 @@ def test_each_seeded_bug_is_found_with_minimal_arguments(buggy: dict[str, Any]) 
     assert found[("status", "server_error")]["arguments"] == {"code": 500}
     assert ("lookup", "not_idempotent") in found
     assert found[("wait", "timeout")]["arguments"] == {"long": True}
+    assert found[("report", "handler_crash")]["arguments"] == {"pages": 50}  # run as a task
     assert ("book", "output_schema") not in found
-    assert len(found) == 7
+    assert len(found) == 8
 
 
 def test_the_same_seed_gives_the_same_report(buggy: dict[str, Any]) -> None:

@@ -79,6 +79,10 @@ class ToolUnderTest:
         return self.descriptor.get("annotations", {}).get("idempotentHint") is True
 
     @property
+    def needs_task(self) -> bool:
+        return bool(self.descriptor.get("execution", {}).get("taskSupport") == "required")
+
+    @property
     def destructive(self) -> bool:
         return self.descriptor.get("annotations", {}).get("destructiveHint") is True
 

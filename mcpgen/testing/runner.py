@@ -74,7 +74,7 @@ class _ToolRun:
         limit = self.tool.timeout if self.tool.timeout is not None else self.options.timeout
         # a tool's own timeout is the server's to enforce: give its answer a moment
         wait = limit + 5.0 if self.tool.timeout is not None and self.tool.in_process else limit
-        reply = self.target.call(self.tool.name, arguments, wait)
+        reply = self.target.call(self.tool.name, arguments, wait, task=self.tool.needs_task)
         if reply.timed_out or reply.gone is not None:
             self.target.restart()  # a hung handler or a dead server must not sink later calls
         return reply
@@ -113,8 +113,8 @@ def _test_tool(tool: ToolUnderTest, target: Target, options: Options) -> tuple[T
     if tool.destructive and not options.allow_destructive:
         outcome.result, outcome.reason = "skipped", "destructive (pass --allow-destructive)"
         return outcome, []
-    if tool.descriptor.get("execution", {}).get("taskSupport") == "required":
-        outcome.result, outcome.reason = "skipped", "task-required tools are not tested yet"
+    if tool.needs_task and not getattr(target, "runs_tasks", False):
+        outcome.result, outcome.reason = "skipped", "a tool that requires tasks: not tested over --url yet"
         return outcome, []
     schema = tool.descriptor["inputSchema"]
     run = _ToolRun(tool, target, options)

@@ -48,7 +48,7 @@ class Target(Protocol):
 
     def start(self) -> None: ...
     def list_tools(self) -> list[dict[str, Any]]: ...
-    def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Reply: ...
+    def call(self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False) -> Reply: ...
     def restart(self) -> None: ...
     def close(self) -> None: ...
 
@@ -56,6 +56,8 @@ class Target(Protocol):
 class SessionTarget:
     """A server behind the runtime's client session: a stdio command, or an app in
     process (``serve`` given)."""
+
+    runs_tasks = True  # a task-required tool runs through the session's task flow
 
     def __init__(self, command: Sequence[str] | None = None, *, serve: Callable[..., None] | None = None,
                  description: str = "", timeout: float = 30.0) -> None:
@@ -89,11 +91,18 @@ class SessionTarget:
         except (McpError, OSError) as exc:
             raise TargetFailed(f"{self.description}: tools/list failed: {exc}") from None
 
-    def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Reply:
+    def call(self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False) -> Reply:
+        """``task``: the tool requires tasks; the session's task flow runs the call and
+        waits for its result (an error result then arrives as ``ToolError``)."""
         try:
-            result = self.session.request(
-                "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
-            )
+            if task:
+                result = self.session.call_tool(name, arguments, timeout=timeout, task=True)
+            else:
+                result = self.session.request(
+                    "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
+                )
+        except ToolError as exc:
+            return Reply(result={"content": exc.content, "isError": True})
         except Timeout:
             return Reply(timed_out=True)
         except ServerExited as exc:
@@ -170,12 +179,12 @@ class InProcessTarget(SessionTarget):
 
         return wrapped
 
-    def call(self, name: str, arguments: dict[str, Any], timeout: float) -> Reply:
+    def call(self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False) -> Reply:
         self._trace = trace = _Trace()
         # the runtime reports a handler's traceback on stderr (the report says it instead),
         # and a handler's print must not land in the report on stdout
         with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
-            reply = super().call(name, arguments, timeout)
+            reply = super().call(name, arguments, timeout, task=task)
         reply.crash, reply.returned = trace.crash, trace.returned
         return reply
 
