@@ -68,6 +68,7 @@ def test(
             arguments = json.loads(replay)
         except ValueError as exc:
             raise click.BadParameter(f"not JSON: {exc}", param_hint="--replay") from None
+    _hypothesis_home_in_a_temporary_folder()
     options = Options(examples=examples, seed=seed if seed is not None else random.randrange(2**31),
                       allow_destructive=allow_destructive, timeout=timeout)
     try:
@@ -80,6 +81,20 @@ def test(
         sys.exit(2)
     _emit(report, fmt, spec, junit)
     sys.exit(1 if report.findings else 0)
+
+
+def _hypothesis_home_in_a_temporary_folder() -> None:
+    """Hypothesis keeps a cache (``.hypothesis/``) in the working folder; ``mcpgen test``
+    writes nothing beside the user's files, so it goes to a folder removed at exit."""
+    import atexit
+    import shutil
+    import tempfile
+
+    from hypothesis.configuration import set_hypothesis_home_dir
+
+    home = tempfile.mkdtemp(prefix="mcpgen-test-hypothesis-")
+    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    set_hypothesis_home_dir(home)
 
 
 def _tty() -> bool:

@@ -102,6 +102,7 @@ def test_text_report_lists_tools_then_findings() -> None:
     assert "reproduce: mcpgen test seeded.yaml --impl seeded_impl:Buggy --tool initial --replay" \
         in done.stdout
     assert done.stderr == ""  # piped: no progress lines
+    assert not (FIXTURES / ".hypothesis").exists()  # nothing written beside the spec
 
 
 @pytest.mark.skipif(shutil.which("node") is None or not (NPM_SDK / "package.json").is_file(),
@@ -180,10 +181,10 @@ def test_assert_contract_in_a_projects_own_tests(tmp_path: Path) -> None:
     script = (
         "from mcpgen.testing import assert_contract\n"
         "from seeded_impl import Buggy, Correct\n"
-        "report = assert_contract('seeded.yaml', Correct, examples=10, tools=['scale'])\n"
+        "report = assert_contract(SPEC, Correct, examples=10, tools=['scale'])\n"
         "assert report.findings == [] and report.tools[0].calls > 0\n"
         "try:\n"
-        "    assert_contract('seeded.yaml', Buggy, examples=20, tools=['scale'])\n"
+        "    assert_contract(SPEC, Buggy, examples=20, tools=['scale'])\n"
         "except AssertionError as exc:\n"
         "    assert '{\"n\": 301}' in str(exc), exc\n"
         "else:\n"
@@ -191,19 +192,19 @@ def test_assert_contract_in_a_projects_own_tests(tmp_path: Path) -> None:
         "import pathlib\n"
         "from mcpgen.testing.session import UsageFailure\n"
         "edited = pathlib.Path(TMP) / 'edited.yaml'\n"
-        "edited.write_text(pathlib.Path('seeded.yaml').read_text().replace('Ten times n.', 'Ten n.'))\n"
+        "edited.write_text(pathlib.Path(SPEC).read_text().replace('Ten times n.', 'Ten n.'))\n"
         "try:\n"
         "    assert_contract(edited, Correct, examples=5)\n"
         "except UsageFailure as exc:\n"
         "    assert 'stale' in str(exc) and 'mcpgen build' in str(exc), exc\n"
         "else:\n"
         "    raise SystemExit('a stale package was used')\n"
-    ).replace("TMP", repr(str(tmp_path)))
+    ).replace("TMP", repr(str(tmp_path))).replace("SPEC", repr(str(FIXTURES / "seeded.yaml")))
     from mcpgen.build import build_spec
 
     assert build_spec(FIXTURES / "seeded.yaml", output=tmp_path / "seeded_mcp").ok
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(FIXTURES)])}
-    done = subprocess.run(check=False, args=[sys.executable, "-c", script], cwd=FIXTURES, env=env, capture_output=True,
+    done = subprocess.run(check=False, args=[sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
