@@ -68,6 +68,8 @@ def test(
             arguments = json.loads(replay)
         except ValueError as exc:
             raise click.BadParameter(f"not JSON: {exc}", param_hint="--replay") from None
+        if not isinstance(arguments, dict):
+            raise click.BadParameter("tool arguments are a JSON object", param_hint="--replay")
     _hypothesis_home_in_a_temporary_folder()
     options = Options(examples=examples, seed=seed if seed is not None else random.randrange(2**31),
                       allow_destructive=allow_destructive, timeout=timeout)

@@ -173,6 +173,13 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert bad_impl.returncode == 2 and "cannot load" in bad_impl.stderr
     abstract = mcpgen_test("seeded.yaml", "--impl", "seeded_mcp.server:SeededServer")
     assert abstract.returncode == 2 and "abstract" in abstract.stderr
+    from fixtures.http_server import free_port
+
+    down = mcpgen_test("seeded.yaml", "--url", f"http://127.0.0.1:{free_port()}/mcp")
+    assert down.returncode == 2 and "cannot connect" in down.stderr
+    not_object = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Correct", "--tool", "scale",
+                             "--replay", "[1]")
+    assert not_object.returncode == 2 and "JSON object" in not_object.stderr
     both = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Correct", "--url", "http://127.0.0.1:9/")
     assert both.returncode == 2 and "one target" in both.stderr
 
