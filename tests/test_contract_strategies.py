@@ -142,3 +142,13 @@ def test_negative_cases_reach_into_nested_objects_through_refs() -> None:
     assert breaks["'order'.required 'qty' left out"] == {"order": {}}
     assert "'order'.'when' not a valid date" in breaks
     assert "'order'.unknown argument 'mcpgen_unexpected_argument'" in breaks
+
+
+def test_not_idempotent_says_where_the_answers_part() -> None:
+    from mcpgen.testing.checks import difference
+    from mcpgen.testing.targets import Reply
+
+    first = Reply(result={"content": [{"type": "text", "text": "created at 2:11:40 PM"}]})
+    second = Reply(result={"content": [{"type": "text", "text": "created at 2:11:41 PM"}]})
+    shown = difference(first, second)
+    assert "2:11:40" in shown.split(" then ")[0] and "2:11:41" in shown.split(" then ")[1]

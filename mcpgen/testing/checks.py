@@ -211,12 +211,26 @@ def check_invalid(tool: ToolUnderTest, arguments: Any, breaks: str, reply: Reply
                    f"arguments that break the input schema ({breaks}) got a successful result")
 
 
+def _answer(reply: Reply) -> Any:
+    result = reply.result or {}
+    if "structuredContent" in result:
+        return result["structuredContent"]
+    return {"isError": result.get("isError", False), "content": result.get("content"), "error": reply.error}
+
+
 def same_answer(first: Reply, second: Reply) -> bool:
     """Whether two replies carry the same result (``not_idempotent``)."""
-    def key(reply: Reply) -> Any:
-        result = reply.result or {}
-        if "structuredContent" in result:
-            return result["structuredContent"]
-        return (result.get("isError"), result.get("content"), reply.error)
+    return bool(_answer(first) == _answer(second))
 
-    return bool(key(first) == key(second))
+
+def difference(first: Reply, second: Reply, width: int = 160) -> str:
+    """Where two answers part, shown from a little before the first differing character."""
+    one, two = (json.dumps(_answer(r), ensure_ascii=False, sort_keys=True) for r in (first, second))
+    start = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), min(len(one), len(two)))
+    start = max(0, start - 20)
+
+    def cut(text: str) -> str:
+        part = text[start:start + width // 2]
+        return ("…" if start else "") + part + ("…" if start + width // 2 < len(text) else "")
+
+    return f"first {cut(one)} then {cut(two)}"

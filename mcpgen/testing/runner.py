@@ -24,7 +24,7 @@ from hypothesis.errors import HypothesisException
 
 from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
 
-from .checks import CHECKS, Finding, ToolUnderTest, check_invalid, check_valid, same_answer
+from .checks import CHECKS, Finding, ToolUnderTest, check_invalid, check_valid, difference, same_answer
 from .examples import ExampleError, boundary_arguments
 from .negative import invalid_arguments
 from .strategies import valid_values
@@ -88,7 +88,7 @@ class _ToolRun:
             if finding is None and not same_answer(reply, again):
                 finding = Finding(self.tool.name, "not_idempotent", arguments,
                                   "the same arguments gave a different result the second time "
-                                  "(the tool has idempotentHint)")
+                                  f"(the tool has idempotentHint): {difference(reply, again)}")
         return finding
 
     def invalid(self, arguments: Any, breaks: str) -> Finding | None:
