@@ -24,7 +24,15 @@ from hypothesis.errors import HypothesisException
 
 from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
 
-from .checks import CHECKS, Finding, ToolUnderTest, check_invalid, check_valid, difference, same_answer
+from .checks import (
+    CHECKS,
+    Finding,
+    ToolUnderTest,
+    check_invalid,
+    check_valid,
+    difference,
+    same_answer,
+)
 from .examples import ExampleError, boundary_arguments
 from .negative import invalid_arguments
 from .strategies import valid_values
