@@ -14,7 +14,7 @@ from mcpgen.testing import example_arguments
 from mcpgen.testing.examples import boundary_arguments
 from mcpgen.testing.negative import invalid_arguments
 from mcpgen.testing.strategies import valid_values
-from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 SCHEMAS: list[dict[str, Any]] = [
     {"type": "integer", "minimum": -3, "exclusiveMaximum": 7, "multipleOf": 2},

@@ -325,7 +325,7 @@ def test_missing_sdk_is_a_clear_error(weather_gen: Path, tmp_path: Path) -> None
 def test_stdio_does_not_import_the_sdk(weather_gen: Path) -> None:
     """The runtime imports the SDK only on the HTTP path (stdlib + pydantic otherwise)."""
     code = (
-        "import sys, weather_mcp, weather_mcp.__main__, mcpgen_runtime._http;"
+        "import sys, weather_mcp, weather_mcp.__main__, mcpgen_runtime.http.server;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('mcp', 'mcp_types', 'uvicorn', 'starlette', 'anyio')))"
     )
@@ -404,7 +404,7 @@ def extra_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def _call(app: Any, name: str, args: dict[str, Any] | None = None) -> Any:
-    from mcpgen_runtime._http import build_sdk_server
+    from mcpgen_runtime.http.server import build_sdk_server
 
     async def go() -> Any:
         async with Client(build_sdk_server(app), mode="legacy") as client:
@@ -462,7 +462,7 @@ def test_content_blocks_and_coercion(extra_app: Any) -> None:
 
 
 def test_unknown_cursor_is_invalid_params(extra_app: Any) -> None:
-    from mcpgen_runtime._http import build_sdk_server
+    from mcpgen_runtime.http.server import build_sdk_server
 
     async def go() -> MCPError:
         async with Client(build_sdk_server(extra_app), mode="legacy") as client:
@@ -476,7 +476,7 @@ def test_unknown_cursor_is_invalid_params(extra_app: Any) -> None:
 def test_contract_the_sdk_would_rewrite_is_refused() -> None:
     """The SDK drops null-valued keywords at a schema's root: such a contract would be
     published differently over HTTP than over stdio, so the server refuses to start."""
-    from mcpgen_runtime._http import HttpUnavailable, _check_sdk_keeps_listings
+    from mcpgen_runtime.http.server import HttpUnavailable, _check_sdk_keeps_listings
 
     fine = {"name": "t", "inputSchema": {"type": "object", "x-note": {"a": None}}}
     _check_sdk_keeps_listings({"2025-11-25": [fine], MODERN: [fine]})

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 from .targets import UNSET, Reply
 

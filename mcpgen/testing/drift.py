@@ -1,6 +1,6 @@
 """``drift`` findings: how the tools a live server lists differ from the contract.
 
-The comparison is ``mcpgen diff``'s (the runtime's ``_compat.compare_tools``, OLD = the
+The comparison is ``mcpgen diff``'s (the runtime's ``contract.compare.compare_tools``, OLD = the
 contract, NEW = the listing), both sides cut to the fields the negotiated revision
 defines (a 2024-11-05 server cannot list an output schema). Every difference is a
 finding, breaking or not, except a form written differently with the same meaning:
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from mcpgen_runtime._compat import compare_tools
-from mcpgen_runtime._versions import TOOL_FIELDS
+from mcpgen_runtime.contract.compare import compare_tools
+from mcpgen_runtime.protocol.revisions import TOOL_FIELDS
 
 from .checks import Finding
 

@@ -17,7 +17,7 @@ from typing import Any
 from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis.errors import HypothesisException
 
-from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 from .strategies import canonical, integer_bounds, valid_values
 

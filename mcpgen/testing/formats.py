@@ -1,7 +1,7 @@
 """Hypothesis strategies for the ``format`` values the runtime asserts.
 
 Each draws plausible values of its format and is filtered by the runtime's own checker
-(``_formats.format_checker``), so a generated value is one the server accepts. A format
+(``schema.formats.format_checker``), so a generated value is one the server accepts. A format
 the runtime leaves an annotation draws plain text.
 """
 
@@ -12,7 +12,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from mcpgen_runtime._formats import format_checker
+from mcpgen_runtime.schema.formats import format_checker
 
 __all__ = ["format_strategy"]
 

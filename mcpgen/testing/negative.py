@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 from .examples import NO_VALUE, example_arguments, part_example
 from .strategies import canonical, integer_bounds

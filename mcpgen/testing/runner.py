@@ -22,7 +22,7 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis.errors import HypothesisException
 
-from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
 from .checks import (
     CHECKS,

@@ -3,8 +3,8 @@
 ``hypothesis-jsonschema`` reads drafts 4–7 only (no ``prefixItems``, ``$defs``, recursive
 ``$ref``), so this module compiles a schema itself, keyword by keyword, into a strategy
 that draws mostly valid values; :func:`valid_values` then filters the draws with the
-runtime's own validator (``_jsonschema.compile_schema``, formats asserted, patterns
-with ECMA-262 semantics through ``_regex.EcmaRegex``), so every value it yields is one
+runtime's own validator (``schema.validator.compile_schema``, formats asserted, patterns
+with ECMA-262 semantics through ``schema.regex.EcmaRegex``), so every value it yields is one
 the server must accept. Where a keyword is hard to build (``not``, ``if``, ``oneOf``'s
 exclusivity, ``contains``, ``dependent*``) the filter alone enforces it.
 
@@ -27,9 +27,9 @@ from urllib.parse import unquote
 
 from hypothesis import strategies as st
 
-from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
-from mcpgen_runtime._pointer import MISSING, resolve_pointer
-from mcpgen_runtime._regex import EcmaRegex, RegexError
+from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
+from mcpgen_runtime.schema.regex import EcmaRegex, RegexError
+from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
 from .formats import format_strategy
 

@@ -69,7 +69,7 @@ class SessionTarget:
         self.protocol_version = ""
 
     def start(self) -> None:
-        from mcpgen_runtime._client import Session
+        from mcpgen_runtime.client import Session
 
         if self.serve is not None:
             session = Session.in_memory(self.serve, verify="off", timeout=self.timeout)
@@ -138,7 +138,7 @@ class InProcessTarget(SessionTarget):
     """An implementation object behind its generated package's server path."""
 
     def __init__(self, server_module: Any, impl: object, *, description: str, timeout: float) -> None:
-        from mcpgen_runtime._stdio_server import serve_streams
+        from mcpgen_runtime.server.stdio import serve_streams
 
         app = server_module.build_app(impl)
         self._trace = _Trace()

@@ -6,7 +6,7 @@
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]``
 
 stdio is served by this runtime alone; http by the optional ``mcp`` SDK
-(``_http``, imported only when asked for).
+(``http.server``, imported only when asked for).
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from . import _http_config as http_config
 from ._impl import load_implementation
-from ._stdio_server import run_stdio
-from ._tools import App
+from .http import config as http_config
+from .server.stdio import run_stdio
+from .server.tools import App
 
 __all__ = ["load_implementation", "main"]
 
 # Imported by name, only when HTTP is served: a static import would make every type
-# check of a generated package follow _http into the optional mcp SDK.
-_HTTP_MODULE = "._http"
+# check of a generated package follow http.server into the optional mcp SDK.
+_HTTP_MODULE = ".http.server"
 
 
 def main(

@@ -1,0 +1,185 @@
+"""What the HTTP server refuses before a request reaches the SDK.
+
+- Slow clients (slowloris): uvicorn bounds only the idle time *between*
+  requests (``timeout_keep_alive``, 5 s) and the size of a request head (h11:
+  16 KiB); a client that opens a connection and then sends a head or a body a
+  byte at a time held it forever. ``GuardedH11Protocol`` gives every request a
+  deadline for its complete head (``HEADER_TIMEOUT_SECONDS``, counted from the
+  connection's opening or from the first byte after a keep-alive pause) and then
+  for its complete body (``BODY_TIMEOUT_SECONDS``). These are whole deadlines,
+  not idle timeouts: trickling one byte at a time extends nothing. A late
+  request gets ``408 Request Timeout`` and the connection is closed.
+- Too many connections: beyond ``MAX_CONNECTIONS`` open at once (per process)
+  a new one gets ``503 Service Unavailable`` at once and is closed, before a
+  byte of it is read. (uvicorn's ``limit_concurrency`` answers 503 only once a
+  complete head has arrived, which a slow client never sends.)
+- DNS rebinding: ``rebinding_protection`` gives the SDK its Host/Origin checks
+  for *any* loopback address (all of 127.0.0.0/8, ``::1``, ``localhost``), not
+  only for the three names the SDK knows.
+
+Imported only when HTTP is served (it needs uvicorn and h11). The limits apply
+to the server ``python -m <package> --transport http`` runs; an application
+served by another ASGI server gets that server's own limits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+# The defaults live with the options, in the stdlib-only module.
+from .config import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, MAX_CONNECTIONS
+
+if TYPE_CHECKING:
+    from mcp.server.transport_security import TransportSecuritySettings
+
+__all__ = [
+    "BODY_TIMEOUT_SECONDS",
+    "HEADER_TIMEOUT_SECONDS",
+    "MAX_CONNECTIONS",
+    "ConnectionLimits",
+    "GuardedH11Protocol",
+    "is_loopback",
+    "rebinding_protection",
+]
+
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # what the SDK allows for loopback
+
+
+@dataclass(frozen=True)
+class ConnectionLimits:
+    header_timeout: float = HEADER_TIMEOUT_SECONDS
+    body_timeout: float = BODY_TIMEOUT_SECONDS
+    max_connections: int = MAX_CONNECTIONS
+
+
+class GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol with request deadlines and a connection cap.
+
+    ``limits`` is per process: ``serve_http`` (or each ``--workers`` process)
+    sets it before the server accepts connections.
+    """
+
+    limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._awaiting: str | None = None  # "head" or "body": what the deadline is for
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if len(self.connections) > self.limits.max_connections:
+            self._refuse(503, "Service Unavailable", "too many connections; retry later")
+            return
+        self._await("head")  # a connection that never sends a byte is a slow head too
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.IDLE:
+            self._clear()  # between requests uvicorn's keep-alive timeout applies
+        else:
+            self._follow()  # a pipelined request is under way
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._clear()
+        super().connection_lost(exc)
+
+    def _follow(self) -> None:
+        """Arm the deadline for what the client still owes, if anything."""
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            self._await("head")
+        elif state is h11.SEND_BODY:
+            self._await("body")
+        else:
+            self._clear()  # the request is complete (or the connection is over)
+
+    def _await(self, part: str) -> None:
+        if self._awaiting == part or self.transport.is_closing():
+            return  # a running deadline is never extended
+        self._clear()
+        limits = self.limits
+        seconds = limits.header_timeout if part == "head" else limits.body_timeout
+        self._awaiting = part
+        self._deadline = self.loop.call_later(seconds, self._expired, part, seconds)
+
+    def _clear(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline = None
+        self._awaiting = None
+
+    def _expired(self, part: str, seconds: float) -> None:
+        self._deadline = None
+        self._awaiting = None
+        if self.transport.is_closing():
+            return
+        self.logger.debug("closing a connection: the request %s took over %g s", part, seconds)
+        cycle = self.cycle
+        if cycle is not None and cycle.response_started and not cycle.response_complete:
+            self.transport.close()  # an answer is under way: no room for a 408
+            return
+        self._refuse(408, "Request Timeout", f"the request {part} took longer than {seconds:g} s")
+
+    def _refuse(self, status: int, reason: str, detail: str) -> None:
+        """Answer with ``status`` and close, whatever h11's state (nothing else will be read)."""
+        body = detail.encode() + b"\n"
+        head = (
+            f"HTTP/1.1 {status} {reason}\r\n"
+            "content-type: text/plain; charset=utf-8\r\n"
+            f"content-length: {len(body)}\r\n"
+            "connection: close\r\n\r\n"
+        )
+        self.transport.write(head.encode() + body)
+        self.transport.close()
+
+
+def is_loopback(host: str) -> bool:
+    """``localhost`` or an address literal in 127.0.0.0/8 or ``::1`` (also IPv4-mapped)."""
+    name = host.strip().strip("[]").lower()
+    if name in ("localhost", "localhost."):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped.is_loopback
+    return address.is_loopback
+
+
+def rebinding_protection(host: str, port: int) -> TransportSecuritySettings | None:
+    """The SDK's Host/Origin checks for a server bound to ``host``:``port``, or
+    ``None`` (no checks) when ``host`` is not a loopback address.
+
+    Allowed: exactly the address and port the server listens on (any port when
+    the OS picks it: ``port`` 0), plus the loopback names the SDK allows, with any
+    port (``127.0.0.1``, ``localhost``, ``[::1]``). A page whose attacker-chosen
+    name resolves to the loopback address sends its own name as ``Host`` (421)
+    and its own ``Origin`` (403).
+    """
+    if not is_loopback(host):
+        return None
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    name = host.strip().strip("[]")
+    literal = f"[{name}]" if ":" in name else name
+    own = [f"{literal}:{port}"] if port else [f"{literal}:*"]
+    if port == 80:
+        own.append(literal)  # a client may leave the default port out
+    hosts = [*own, *(f"{loopback}:*" for loopback in _LOOPBACK_NAMES)]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=list(dict.fromkeys(hosts)),
+        allowed_origins=list(dict.fromkeys(f"http://{allowed}" for allowed in hosts)),
+    )
