@@ -25,6 +25,9 @@ class _SplitAtDashes(click.Command):
             args = args[:cut]
         return super().parse_args(ctx, args)
 
+    def collect_usage_pieces(self, ctx: click.Context) -> list[str]:
+        return [*super().collect_usage_pieces(ctx), "[-- COMMAND…]"]
+
 
 @click.command("test", cls=_SplitAtDashes)
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
