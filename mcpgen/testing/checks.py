@@ -159,7 +159,7 @@ def _wrong_return(tool: ToolUnderTest, reply: Reply) -> str | None:
     if isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool)):
         return None
     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
-    return f"the handler returned {shown}, not a {tool.returns} (returns: {tool.returns})"
+    return f"the handler returned {shown}, but the tool declares returns: {tool.returns}"
 
 
 def _dumped(value: Any) -> Any:
@@ -186,7 +186,7 @@ def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Fin
         value = UNSET
     if value is UNSET or not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
         return Finding(tool.name, "output_schema", arguments,
-                       f"the result text is not a JSON {tool.returns} (returns: {tool.returns})")
+                       f"the result text is no JSON value of the declared type (returns: {tool.returns})")
     return None
 
 
