@@ -152,3 +152,16 @@ def test_not_idempotent_says_where_the_answers_part() -> None:
     second = Reply(result={"content": [{"type": "text", "text": "created at 2:11:41 PM"}]})
     shown = difference(first, second)
     assert "2:11:40" in shown.split(" then ")[0] and "2:11:41" in shown.split(" then ")[1]
+
+
+def test_a_remote_returns_value_of_the_wrong_type_is_an_output_schema_finding() -> None:
+    from mcpgen.testing.checks import ToolUnderTest, check_valid
+    from mcpgen.testing.targets import Reply
+
+    tool = ToolUnderTest("n", {"name": "n", "inputSchema": {"type": "object"}}, returns="integer")
+    def text(value: str) -> Reply:
+        return Reply(result={"content": [{"type": "text", "text": value}], "isError": False})
+    assert check_valid(tool, {}, text("42")) is None
+    for wrong in ("4.5", "true", '"42"', "forty-two"):
+        finding = check_valid(tool, {}, text(wrong))
+        assert finding is not None and finding.check == "output_schema", wrong
