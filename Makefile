@@ -1,11 +1,17 @@
 # The two front-door commands: `make demo` and `make test`. Both create .venv.
+# Another interpreter: `make test PYTHON=/path/to/python3.13` uses a venv of its own,
+# .venv-3.13 (named by the interpreter's version), so the default .venv is untouched.
 PYTHON ?= python3
+ifeq ($(origin PYTHON),file)
 VENV := .venv
+else
+VENV := .venv-$(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+endif
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.demo-installed
 
-.PHONY: demo test lint golden bench clean
+.PHONY: demo test test-quick lint golden bench clean
 .PHONY: npm-tools fuzz
 NPM_STAMP := node_modules/.installed
 
@@ -32,6 +38,12 @@ demo: $(DEMO_STAMP)
 test: $(STAMP) npm-tools
 	$(BIN)/mcpgen build examples/weather/tools.yaml
 	$(BIN)/pytest -q -p no:cacheprovider -n auto --dist loadfile
+
+## test-quick: the subset CI runs under every other interpreter it finds (build, golden,
+## runtime, newcomer); `make test-quick PYTHON=python3.13`
+QUICK_TESTS := tests/test_workflow_build.py tests/test_golden.py tests/runtime tests/test_newcomer.py
+test-quick: $(STAMP)
+	$(BIN)/pytest -q -p no:cacheprovider -n auto --dist loadfile $(QUICK_TESTS)
 
 ## npm-tools: the npm test tools (MCP conformance suite, MCP Inspector, a Node 22 binary), npm ci from package-lock.json
 npm-tools:
@@ -64,4 +76,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/run.py $(BENCH_ARGS)
 
 clean:
-	rm -rf $(VENV) examples/weather/weather_mcp
+	rm -rf .venv .venv-3.* examples/weather/weather_mcp

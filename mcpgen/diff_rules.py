@@ -73,6 +73,12 @@ def _rank_table() -> dict[str, int]:
 
 _RANK: Final = _rank_table()
 
+# annotations members a spec sets with keys of its own (hints, annotation_title); the
+# rest come from the spec's `annotations`
+_SPEC_ANNOTATION_KEYS: Final = frozenset(
+    {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+)
+
 CONTRACT: Final = ""  # the "tool" of a change about the whole contract
 
 class DiffFailed(Exception):
@@ -308,11 +314,14 @@ class _Lines:
             if parameters and name in positions:
                 return self.doc.position(("tools", index, "parameters", positions[name])).line
             return self.doc.position(("tools", index, "input_schema"), key=True).line
-        head = path.split(".", 1)[0]
+        head, _, member = path.partition(".")
+        if head == "annotations" and member not in _SPEC_ANNOTATION_KEYS:
+            head = "annotations.extra"  # a server's own member: the spec's `annotations`
         key = {
             "inputSchema": "parameters" if parameters else "input_schema",
             "outputSchema": "output_schema",
             "annotations": "hints",
+            "annotations.extra": "annotations",
             "execution": "task_support",
             "_meta": "meta",
             "title": "title",

@@ -11,7 +11,9 @@ A consumer project adds mcpgen to its build requirements and names the hook:
 
 ``pip install .``, ``pip wheel .`` or ``python -m build`` then builds each spec into
 a scratch folder and puts the package into the wheel under its import name, so no
-generated code needs to be committed. A spec that does not build fails the build
+generated code needs to be committed. The wheel depends on the mcpgen-runtime range
+that code needs (``mcpgen-runtime>=X.Y.Z,<X.Y+1``, added to the project's own
+dependencies), so installing the wheel alone gives a server that runs. A spec that does not build fails the build
 with its diagnostics. The sdist ships the specs (they are sources) and no
 generated code; its wheel is built the same way.
 
@@ -60,7 +62,16 @@ class McpgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                 raise RuntimeError(f"mcpgen: {spec} does not build:\n{problems}")
             (target / ".mcpgen-manifest.json").unlink(missing_ok=True)  # a build record only
             force_include[str(target)] = package
+            self._require(build_data, result.requirement)
             self.app.display_info(f"mcpgen: {spec.relative_to(root)} -> {package}/")
+
+    @staticmethod
+    def _require(build_data: dict[str, Any], requirement: str | None) -> None:
+        """Add the runtime the generated code imports to the wheel's ``Requires-Dist``
+        (hatchling appends ``build_data["dependencies"]`` to the project's own)."""
+        dependencies: list[str] = build_data.setdefault("dependencies", [])
+        if requirement is not None and requirement not in dependencies:
+            dependencies.append(requirement)
 
     def _specs(self, root: Path, config: Any) -> list[Path]:
         configured = self.config.get("specs")

@@ -122,7 +122,7 @@ class _TypeHoister:
         if base[0].isdigit():
             base = "_" + base
         if base in self._class_names or base in MODELS_PY_NAMES:  # a class that exists, or a
-            base += "Type"  # name models.py needs (a tool's …Args/…Output, Any, str, ...)
+            base += "Type"  # name models.py needs (a tool's …Args/…Output, str, list, ...)
         taken = set(self._names.values())
         candidate, counter = base, 2
         while candidate in taken:
@@ -215,13 +215,7 @@ class _ToolEntry:
             # No output schema: the server may answer any content and structuredContent;
             # `result` hands all of it to the caller (a `string` would keep the text only).
             result["returns"] = "result"
-        hints = {
-            spec_key: annotations[wire_key]
-            for wire_key, spec_key in _HINTS
-            if isinstance(annotations.get(wire_key), bool)
-        }
-        if hints:
-            result["hints"] = hints
+        result.update(_hint_keys(annotations))
         execution = _mapping(raw.get("execution"))
         if execution.get("taskSupport") in ("forbidden", "optional", "required"):
             result["task_support"] = execution["taskSupport"]  # `forbidden` written out is listed
@@ -239,6 +233,20 @@ _HINTS = (
     ("idempotentHint", "idempotent"),
     ("openWorldHint", "open_world"),
 )
+
+
+def _hint_keys(annotations: dict[str, Any]) -> dict[str, Any]:
+    """The spec's ``hints`` (the four MCP hints that are booleans) and ``annotations``
+    (every other member but the title, such as chrome-devtools-mcp's ``category``,
+    carried as listed), each only when there is something to say."""
+    hints = {
+        spec_key: annotations[wire_key]
+        for wire_key, spec_key in _HINTS
+        if isinstance(annotations.get(wire_key), bool)
+    }
+    wire = {wire_key for wire_key, _ in _HINTS} | {"title"}
+    extra = {key: value for key, value in annotations.items() if key not in wire}
+    return {key: value for key, value in (("hints", hints), ("annotations", extra)) if value}
 
 
 def _as_parameters(schema: Any) -> list[dict[str, Any]] | None:

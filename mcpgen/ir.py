@@ -91,6 +91,8 @@ class Tool:
     # What `annotations.title` publishes: `title` unless the spec's `annotation_title`
     # says otherwise (a string, or false for none): a server may send one without the other.
     annotations_title: str | None = None
+    # More `annotations` members (a server's own, such as `category`), published as given
+    annotations: dict[str, JSON] | None = None
     # `task_support: forbidden` written out: published as `execution` (a server that
     # lists it explicitly is reproduced); left out, nothing is published.
     execution_explicit: bool = False

@@ -24,10 +24,11 @@ _RESERVED = frozenset({
 })  # fmt: skip
 
 # Names a `types` entry cannot take: its model class would be a keyword, or would
-# shadow a name that models.py's own annotations use (the TypedDicts mcpgen writes
-# there say `Any`, `Literal[...]`, `str`, `list[...]`, ...).
+# shadow a builtin that models.py's own annotations use (`str`, `list[...]`, ...).
+# typing's and pydantic's names are free: models.py imports them under private
+# aliases where a type takes one (`from typing import Literal as _Literal`), and
+# server.py and client.py import such a type under a local name (`Literal_`).
 MODELS_PY_NAMES = frozenset(keyword.kwlist) | {
-    "Any", "Literal", "TypedDict", "Required", "NotRequired",
     "str", "int", "float", "bool", "bytes", "dict", "list", "set", "frozenset", "tuple",
     "object", "type",
 }

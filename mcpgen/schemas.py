@@ -44,6 +44,7 @@ def descriptor(tool: ir.Tool) -> dict[str, Any]:
     ):
         if value is not None:
             annotations[key] = value
+    annotations.update(tool.annotations or {})
     if annotations:
         result["annotations"] = annotations
     if tool.icons:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from pathlib import Path
@@ -22,3 +23,15 @@ def test_ruff_on_code_tests_and_benchmarks() -> None:
         cwd=ROOT, capture_output=True, text=True, check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_functions_stay_under_sixty_lines() -> None:
+    """The size rule for functions (about 60 lines), held for the generator, the runtime and the hook."""
+    long = []
+    for path in [*ROOT.joinpath("mcpgen").rglob("*.py"), *ROOT.joinpath("runtime", "mcpgen_runtime").rglob("*.py"), ROOT / "hatch_build.py"]:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > 60:
+                    long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
+    assert not long, "\n".join(long)

@@ -6,6 +6,8 @@ type's name). Found by the import fuzzer (tests/fuzz/test_fuzz_import.py)."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import typing
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from pydantic import BaseModel
 from mcpgen.build import build_spec
 from mcpgen.importer import spec_from_tools
 from mcpgen.spec.load import load_spec_text
+from mcpgen_runtime import ToolError
 
 
 def _spec(types: dict[str, Any], tools: list[dict[str, Any]], package: str) -> str:
@@ -88,7 +91,7 @@ def test_a_type_may_share_its_name_with_a_pydantic_import(tmp_path: Path) -> Non
         assert models.UOutput.model_validate({"f": {"label": "abc"}}).f.label == "abc"
 
 
-@pytest.mark.parametrize("name", ["Any", "Literal", "TypedDict", "str", "list", "class", "None"])
+@pytest.mark.parametrize("name", ["str", "list", "class", "None"])
 def test_a_type_named_like_what_models_py_uses_is_refused(name: str, tmp_path: Path) -> None:
     loaded = load_spec_text(_spec({name: _obj()}, [], "reserved_mcp"), "tools.yaml",
                             spec_dir=tmp_path)
@@ -97,15 +100,120 @@ def test_a_type_named_like_what_models_py_uses_is_refused(name: str, tmp_path: P
         str(d) for d in loaded.diagnostics]
 
 
-def test_import_renames_a_definition_named_like_what_models_py_uses(tmp_path: Path) -> None:
+# Every name that typing, pydantic, the runtime or the generated modules give to
+# models.py, server.py or client.py: each may name a `types` entry.
+IMPORTED_NAMES = {
+    "Required": {**_obj(a={"type": "string"}), "required": ["a"]},
+    "TypedDict": _obj(r={"$ref": "#/types/Required"}),
+    "NotRequired": _obj(n={"type": "integer"}),
+    "Any": _obj(x={"type": "integer"}),
+    "Annotated": {"type": "string", "minLength": 1},
+    "TypeAlias": {"type": "array", "items": {"$ref": "#/types/Annotated"}},
+    "Literal": {"enum": ["a", "Literal"]},
+    "TYPE_CHECKING": {"type": "boolean"},
+    "cast": {"type": "integer"},
+    "Mapping": {"type": "object", "additionalProperties": {"type": "integer"}},
+    "Sequence": {"type": "array", "items": {"type": "integer"}},
+    "App": {"enum": ["App", "Any"]},
+    "Binding": {"type": "string"},
+    "Unset": {"type": "string"},
+    "UNSET": {"type": "number"},
+    "Field": _obj(f={"type": "string"}),
+    "BaseModel": _obj(b={"type": "string"}),
+    "ConfigDict": _obj(c={"type": "string"}),
+    "MISSING": {"type": ["string", "null"]},
+    "RootModel": _obj(m={"type": "string"}),
+}
+
+TYPING_IMPL = '''
+from typing_mcp.models import Literal, TArgs, TOutput, UArgs, UOutput
+from typing_mcp.server import NamesServer
+
+
+class Impl(NamesServer):
+    def t(self, args: TArgs) -> TOutput:
+        literal: Literal = args["Literal"]
+        return TOutput.model_validate({**args, "Literal": literal})
+
+    def u(self, args: UArgs) -> UOutput:
+        return UOutput.model_validate({"k": 1})
+'''
+
+
+def test_a_type_may_take_any_name_that_typing_or_the_generated_modules_import(
+    tmp_path: Path,
+) -> None:
+    """Before: `Required`, `TypedDict`, `Any`, `Literal` were refused as type names;
+    names the generated server.py and client.py import (`App`, `cast`, `UNSET`, …)
+    shadowed those imports there."""
+    params = [{"name": name, "$ref": f"#/types/{name}"} for name in IMPORTED_NAMES]
+    output = {"type": "object", "properties": {n: {"$ref": f"#/types/{n}"} for n in IMPORTED_NAMES}}
+    tools = [{"name": "t", "parameters": params, "output_schema": output},
+             # a root keyed by additionalProperties only: a pydantic RootModel
+             {"name": "u", "parameters": [], "output_schema": {"$ref": "#/types/Mapping"}}]
+    gen = build_package(_spec(IMPORTED_NAMES, tools, "typing_mcp"), tmp_path, "typing_mcp")
+    (gen / "typing_impl.py").write_text(TYPING_IMPL, encoding="utf-8")
+    done = mypy_strict(gen / "typing_mcp", gen / "typing_impl.py", cwd=gen)
+    assert done.returncode == 0, done.stdout + done.stderr
+    sent: dict[str, Any] = {
+        "Required": {"a": "r"}, "TypedDict": {"r": {"a": "t"}}, "NotRequired": {"n": 1},
+        "Any": {"x": 2}, "Annotated": "an", "TypeAlias": ["x", "y"], "Literal": "Literal",
+        "TYPE_CHECKING": True, "cast": 3, "Mapping": {"k": 4}, "Sequence": [5], "App": "Any",
+        "Binding": "b", "Unset": "u", "UNSET": 1.5, "Field": {"f": "f"},
+        "BaseModel": {"b": "b"}, "ConfigDict": {"c": "c"}, "MISSING": None,
+        "RootModel": {"m": "m"},
+    }
+    with import_package(gen, "typing_mcp") as package:
+        import typing_impl
+
+        models = package.models
+        assert models.Required.__name__ == "Required" and issubclass(models.Any, BaseModel)
+        assert models.Literal == typing.Literal["a", "Literal"]
+        with package.NamesClient.in_memory(typing_impl.Impl()) as client:
+            # parameters in the spec's order, by their Python names
+            py_names = list(inspect.signature(client.t).parameters)[: len(sent)]
+            out = client.t(*sent.values())
+            assert out.model_dump(exclude_unset=True, mode="json") == sent
+            assert client.u().root == {"k": 1} and issubclass(models.RootModel, BaseModel)
+            attr = next(n for n, f in type(out).model_fields.items() if f.alias == "Required")
+            assert isinstance(getattr(out, attr), models.Required)
+            with pytest.raises(ToolError, match="Literal: expected one of"):
+                client.t(**dict(zip(py_names, {**sent, "Literal": "b"}.values(), strict=True)))
+
+
+def test_module_names_hold_every_name_server_and_client_bind(tmp_path: Path) -> None:
+    """`localnames.MODULE_NAMES` must list what server.py and client.py bind at module
+    level (imports, assignments), else a type of that name would be shadowed there."""
+    from mcpgen.render.localnames import MODULE_NAMES
+
+    spec = Path(__file__).resolve().parent.parent / "examples" / "weather" / "tools.yaml"
+    gen = tmp_path / "gen"
+    assert build_spec(spec, output=gen / "weather_mcp").ok
+    bound: set[str] = set()
+    for module in ("server.py", "client.py"):
+        for node in ast.walk(ast.parse((gen / "weather_mcp" / module).read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "models":
+                continue  # the types themselves
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                bound |= {(a.asname or a.name).split(".")[0] for a in node.names}
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.col_offset == 0:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                bound |= {t.id for t in targets if isinstance(t, ast.Name)}
+            elif isinstance(node, ast.FunctionDef) and node.col_offset == 0:
+                bound.add(node.name)
+    generated = {"annotations", "WeatherServer", "WeatherClient", "AsyncWeatherClient"}
+    public = {n for n in bound - generated if not n.startswith("_")}
+    assert public <= MODULE_NAMES, sorted(public - MODULE_NAMES)
+
+
+def test_import_keeps_a_definition_named_like_a_typing_import(tmp_path: Path) -> None:
     schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/Any"}},
               "$defs": {"Any": {"type": "string"}}}
     spec = spec_from_tools([{"name": "t", "inputSchema": schema}],
                            server_info={"name": "x", "version": "1"}, package="anyname_mcp")
-    # A shared type would be renamed `AnyType`, and so would the published ref: the
-    # tool keeps its own $defs, as listed, and the build names the model apart.
+    # `Any` is a type name like another (models.py imports typing's under an alias)
     data = yaml.safe_load(spec.text)
-    assert "types" not in data and data["tools"][0]["input_schema"] == schema
+    assert data["types"] == {"Any": {"type": "string"}}
     (tmp_path / "tools.yaml").write_text(spec.text)
     result = build_spec(tmp_path / "tools.yaml", output=tmp_path / "gen" / "anyname_mcp")
     assert result.ok, [str(d) for d in result.diagnostics]

@@ -21,11 +21,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from mcpgen.build import runtime_requirement
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV_BIN = Path(sys.executable).parent
@@ -156,32 +159,37 @@ def test_5_config_json_starts_the_server(walk: Walk, tmp_path: Path) -> None:
 
 
 def test_6_hatch_hook_wheel_serves_its_tools(walk: Walk, tmp_path: Path) -> None:
+    """The README's build-hook example as written: the project declares no runtime, the
+    hook adds it to the wheel. Before, the wheel did not depend on mcpgen-runtime and
+    `python -m notes_mcp` failed in a fresh venv with an ImportError."""
     consumer = tmp_path / "consumer"
     shutil.copytree(walk.project, consumer,
                     ignore=shutil.ignore_patterns("notes_mcp", "__pycache__"))  # no generated code
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    example = readme.split("## Build hook (hatchling)", 1)[1].split("```toml\n", 1)[1]
     with (consumer / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
-        pyproject.write(
-            '\n[build-system]\nrequires = ["hatchling", "mcpgen"]\n'
-            'build-backend = "hatchling.build"\n\n'
-            '[project]\nname = "notes-server"\nversion = "0.1.0"\n'
-            'dependencies = ["mcpgen-runtime>=0.1.0,<0.2"]\n\n'
-            '[tool.hatch.build.targets.wheel]\ninclude = ["notes_impl.py"]\n\n'
-            "[tool.hatch.build.hooks.mcpgen]\n"
-        )
+        pyproject.write("\n" + example.split("```", 1)[0])
     # offline: the dev venv has hatchling and this mcpgen, so no build isolation
     walk.sh(str(DEV_BIN / "pip"), "wheel", "-q", "--no-build-isolation", "--no-deps",
             "-w", str(tmp_path / "dist"), ".", cwd=consumer)
     (wheel,) = (tmp_path / "dist").glob("notes_server-*.whl")
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        requires = [line for line in archive.read(metadata).decode().splitlines()
+                    if line.startswith("Requires-Dist:")]
+    assert requires == [f"Requires-Dist: {runtime_requirement('installed')}"], requires
+    # the runtime is not on an index yet: a wheel of it, found through --find-links
+    walk.sh(str(DEV_BIN / "pip"), "wheel", "-q", "--no-build-isolation", "--no-deps",
+            "-w", str(tmp_path / "runtime"), str(ROOT / "runtime"), cwd=tmp_path)
     served = _venv(tmp_path / "served")
-    # the wheel needs the runtime (here from the checkout: it is not on an index yet)
-    _pip_or_skip(_run([str(served / "pip"), "install", "-q", str(ROOT / "runtime"), str(wheel)],
-                      tmp_path))
+    _pip_or_skip(_run([str(served / "pip"), "install", "-q", "--find-links",
+                       str(tmp_path / "runtime"), str(wheel)], tmp_path))
     assert not (served.parent / "bin" / "mcpgen").exists()  # the wheel needs no mcpgen
     replies = _initialize([str(served / "python"), "-m", "notes_mcp"], tmp_path)
     assert [t["name"] for t in replies[2]["result"]["tools"]] == ["greet", "add"]
     assert replies[3]["result"]["structuredContent"] == {"sum": 5}
-    walk.log.append(f"$ pip install {wheel.name} (fresh venv); python -m notes_mcp\n"
-                    f"add -> {replies[3]['result']['structuredContent']}")
+    walk.log.append(f"$ pip install --find-links <runtime wheel> {wheel.name} (fresh venv); "
+                    f"python -m notes_mcp\nadd -> {replies[3]['result']['structuredContent']}")
 
 
 @pytest.mark.skipif(shutil.which("git") is None or not (DEV_BIN / "pre-commit").exists(),

@@ -68,7 +68,7 @@ def test_versions_agree() -> None:
     runtime = tomllib.loads((ROOT / "runtime" / "pyproject.toml").read_text())
     assert mcpgen.__version__ == mcpgen_runtime.__version__ == root["project"]["version"]
     assert runtime["project"]["name"] == "mcpgen-runtime"
-    assert runtime["project"]["dependencies"] == ["pydantic>=2.14"]
+    assert runtime["project"]["dependencies"] == ["pydantic>=2.14", "idna>=3.7"]
     assert runtime["project"]["optional-dependencies"]["http"] == ["mcp>=2.3,<3"]
     assert runtime["project"]["optional-dependencies"]["redis"] == ["redis>=5"]
     assert root["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]
@@ -216,9 +216,10 @@ def test_golden_records_hold_generated_code_only() -> None:
 
 
 def _env_without_the_sdk(root: Path) -> Path:
-    """A Python environment with pydantic and mcpgen_runtime but not the http extra
+    """A Python environment with pydantic, idna and mcpgen_runtime but not the http extra
     (no mcp, starlette, uvicorn): its interpreter, for mypy's --python-executable."""
     import annotated_types
+    import idna
     import pydantic
     import pydantic_core
     import typing_extensions
@@ -227,7 +228,7 @@ def _env_without_the_sdk(root: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root / "env")], check=True)
     deps = root / "deps"
     deps.mkdir()
-    for module in (annotated_types, pydantic, pydantic_core, typing_inspection):
+    for module in (annotated_types, idna, pydantic, pydantic_core, typing_inspection):
         assert module.__file__ is not None
         (deps / module.__name__).symlink_to(Path(module.__file__).parent)
     assert typing_extensions.__file__ is not None

@@ -565,3 +565,82 @@ def test_import_keeps_task_support_of_a_dual_era_server(tmp_path: Path) -> None:
     tools = {tool["name"]: tool for tool in spec["tools"]}
     assert tools["get_forecast"]["task_support"] == "optional"
     assert "2025-11-25" in imported.text
+
+
+# Tools as chrome-devtools-mcp lists them: a `category` on each tool's annotations
+# and, on one, `conditions` (members MCP does not define), beside the hints.
+CHROME_LIKE = [
+    _tool("navigate_page", {"type": "object", "properties": {"url": {"type": "string"}},
+                            "required": ["url"]},
+          description="Go to a URL.",
+          annotations={"category": "Navigation automation", "readOnlyHint": False}),
+    _tool("take_screenshot", description="A screenshot.",
+          annotations={"category": "Debugging", "readOnlyHint": True}),
+    _tool("screencast_start", description="Start a screencast.",
+          annotations={"category": "Debugging", "readOnlyHint": False,
+                       "conditions": ["experimentalScreencast"], "title": "Screencast"}),
+]
+
+
+def test_unknown_annotation_members_survive_import_build_and_relisting(tmp_path: Path) -> None:
+    """Before: import kept only title and the four hints, so the generated server
+    re-listed `annotations` without `category`/`conditions` and a strict connect of the
+    generated client to the original gave one contract warning per tool."""
+    listing = tmp_path / "listing.json"
+    listing.write_text(json.dumps({"serverInfo": {"name": "chrome-like", "version": "1.0.0"},
+                                   "tools": CHROME_LIKE}), encoding="utf-8")
+    original = [sys.executable, str(ROOT / "tests" / "fixtures" / "fake_tools_server.py"),
+                str(listing)]
+    spec = tmp_path / "tools.yaml"
+    result = CliRunner().invoke(
+        main, ["import", "-o", str(spec), "--package", "chrome_like", "--", *original])
+    assert result.exit_code == 0, result.output
+    entries = {t["name"]: t for t in yaml.safe_load(spec.read_text())["tools"]}
+    assert entries["screencast_start"]["annotations"] == {
+        "category": "Debugging", "conditions": ["experimentalScreencast"]}
+    assert entries["take_screenshot"]["hints"] == {"read_only": True}
+    gen = tmp_path / "gen"
+    built = build_spec(spec, output=gen / "chrome_like")
+    assert built.ok, [str(d) for d in built.diagnostics]
+    # the generated server, over stdio, lists what the original does
+    impl = ("import chrome_like as pkg\nclass Impl(pkg.ChromeLikeServer):\n"
+            + "".join(f"    def {n}(self, *a, **k): return {{'content': []}}\n"
+                      for n in ("navigate_page", "take_screenshot", "screencast_start"))
+            + "pkg.serve(Impl())\n")
+    generated = [sys.executable, "-c", impl]
+    env = {"PYTHONPATH": str(gen), "PATH": "/usr/bin:/bin"}
+    with Session.stdio(generated, env=env, verify="off") as session:
+        relisted = [tool.raw for tool in session.list_tools()]
+    assert relisted == CHROME_LIKE
+    with import_package(gen, "chrome_like") as package, \
+            package.ChromeLikeClient.stdio(original, verify="strict") as client:
+        assert client.session.contract_warnings == []
+        assert [t.name for t in client.list_tools()] == [t["name"] for t in CHROME_LIKE]
+
+
+def test_diff_reports_an_unknown_annotation_member_at_the_spec_key(tmp_path: Path) -> None:
+    spec = spec_from_tools(CHROME_LIKE, server_info={"name": "chrome-like", "version": "1"})
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(spec.text, encoding="utf-8")
+    new.write_text(spec.text.replace("category: Debugging", "category: Performance", 1),
+                   encoding="utf-8")
+    result = CliRunner().invoke(main, ["diff", str(old), str(new), "--format", "json"])
+    assert result.exit_code == 0, result.output  # compatible: nothing breaks
+    (change,) = json.loads(result.output)["changes"]
+    line = next(i for i, text in enumerate(new.read_text().splitlines(), 1)
+                if "category: Performance" in text)
+    assert change["rule"] == "UNKNOWN_FIELD_CHANGED" and change["severity"] == "compatible"
+    assert change["path"] == "annotations.category"
+    assert change["message"] == 'annotations.category "Debugging" -> "Performance"'
+    assert change["line"] < line and new.read_text().splitlines()[change["line"] - 1].strip() == "annotations:"
+
+
+def test_a_spec_sets_hints_and_title_with_their_own_keys_not_annotations(tmp_path: Path) -> None:
+    text = yaml.safe_dump({"mcpgen": 1, "package": "a_mcp", "server": INFO, "tools": [
+        {"name": "t", "annotations": {"readOnlyHint": True, "title": "T", "category": "c"}}]})
+    loaded = load_spec_text(text, "tools.yaml", spec_dir=tmp_path)
+    assert loaded.contract is None
+    assert sorted(d.message for d in loaded.errors) == [
+        "annotations.readOnlyHint is set with hints.read_only, not here",
+        "annotations.title is set with annotation_title, not here",
+    ]

@@ -24,9 +24,10 @@ from ..paths import RUNTIME_DIR, templates_dir
 from ..schemas import descriptor
 from .escape import PySource, py_literal
 from .layout import UNIT, Layout, UnitCache, literal_node
+from .localnames import local_type_names, model_imports, types_named_in
 from .models import render_models
 from .typemap import RETURN_ANNOTATIONS, TypeMap
-from .typesource import resolve_helpers
+from .typesource import rename_types, resolve_helpers
 
 __all__ = ["RuntimeMode", "render_package", "runtime_sources"]
 
@@ -90,13 +91,8 @@ class _ToolView:
     converter: str  # module-level function turning a CallToolResult into the return value
 
 
-def _tool_view(tool: ir.Tool, typemap: TypeMap, layout: Layout) -> _ToolView:
-    # signatures name the models.py types the argument schemas map to (imported by
-    # name), so helper markers resolve to their plain names here
-    kinds = {
-        param.name: resolve_helpers(typemap.parameter(tool, param), frozenset())[0]
-        for param in tool.parameters
-    }
+def _handler_signature(tool: ir.Tool, kinds: dict[str, str]) -> tuple[tuple[str, ...], str]:
+    """The handler's parameters and return annotation, by the tool's callback style."""
     if tool.callback == "positional":
         handler_list = tuple(
             # a null default reaches the handler as None
@@ -104,14 +100,17 @@ def _tool_view(tool: ir.Tool, typemap: TypeMap, layout: Layout) -> _ToolView:
             f"{_optional(kinds[p.name], p.required or (p.has_default and p.default is not None))}"
             for p in tool.parameters
         )
-        handler_returns = RETURN_ANNOTATIONS[tool.returns]
-    else:
-        handler_list = (f"args: {tool.class_name}Args",)
-        handler_returns = (
-            f"{tool.class_name}Output | dict[str, Any]"
-            if tool.callback == "structured"
-            else RETURN_ANNOTATIONS[tool.returns]
-        )
+        return handler_list, RETURN_ANNOTATIONS[tool.returns]
+    handler_returns = (
+        f"{tool.class_name}Output | dict[str, Any]"
+        if tool.callback == "structured"
+        else RETURN_ANNOTATIONS[tool.returns]
+    )
+    return (f"args: {tool.class_name}Args",), handler_returns
+
+
+def _client_signature(tool: ir.Tool, kinds: dict[str, str]) -> tuple[list[str], bool]:
+    """The client method's parameters, and whether a ``*`` already made the rest keyword-only."""
     client_parts: list[str] = []
     keyword_only = False
     seen_optional = False
@@ -126,11 +125,11 @@ def _tool_view(tool: ir.Tool, typemap: TypeMap, layout: Layout) -> _ToolView:
             # to apply); None is sent as null, and typed only where the schema admits it.
             seen_optional = True
             client_parts.append(f"{p.py_name}: {kinds[p.name]} | Unset = UNSET")
-    locals_taken = {p.py_name for p in tool.parameters}
-    args_var = "arguments" if "arguments" not in locals_taken else "arguments_"
-    result_var = "result" if "result" not in locals_taken else "result_"
-    sent = [p for p in tool.parameters if p.required]
-    required_args = "{" + ", ".join(f"{py_literal(p.name)}: {p.py_name}" for p in sent) + "}"
+    return client_parts, keyword_only
+
+
+def _tool_texts(tool: ir.Tool) -> tuple[str, str, str]:
+    """The tool's docstring text, the client method's (with defaults) and ``start_``'s."""
     text = tool.description or tool.title or f"Call tool {tool.name!r}."
     defaults = [p for p in tool.parameters if p.has_default and not p.required]
     method_text = text
@@ -142,6 +141,26 @@ def _tool_view(tool: ir.Tool, typemap: TypeMap, layout: Layout) -> _ToolView:
         f"task's state, ``result()`` waits for what ``{tool.py_name}()`` returns,\n"
         "``cancel()`` stops it.\n"
     )
+    return text, method_text, start_text
+
+
+def _tool_view(
+    tool: ir.Tool, typemap: TypeMap, layout: Layout, renames: dict[str, str]
+) -> _ToolView:
+    # signatures name the models.py types the argument schemas map to (imported by
+    # name, or under a local name: ``renames``), so helper markers resolve to their
+    # plain names here
+    kinds = {
+        param.name: resolve_helpers(
+            rename_types(typemap.parameter(tool, param), renames), frozenset()
+        )[0]
+        for param in tool.parameters
+    }
+    handler_list, handler_returns = _handler_signature(tool, kinds)
+    client_parts, keyword_only = _client_signature(tool, kinds)
+    locals_taken = {p.py_name for p in tool.parameters}
+    sent = [p for p in tool.parameters if p.required]
+    text, method_text, start_text = _tool_texts(tool)
     return _ToolView(
         name=tool.name,
         py_name=tool.py_name,
@@ -163,15 +182,15 @@ def _tool_view(tool: ir.Tool, typemap: TypeMap, layout: Layout) -> _ToolView:
             if tool.callback == "structured"
             else RETURN_ANNOTATIONS[tool.returns]
         ),
-        required_args=required_args,
+        required_args="{" + ", ".join(f"{py_literal(p.name)}: {p.py_name}" for p in sent) + "}",
         required_pairs=tuple(f"{py_literal(p.name)}: {p.py_name}" for p in sent),
         optional_params=tuple(p for p in tool.parameters if not p.required),
         wire_params=_tuple(p.name for p in tool.parameters),
         wire_param_values=tuple(p.name for p in tool.parameters),
         defaults=_tuple(p.default if p.has_default else None for p in tool.parameters),
         default_values=tuple(p.default if p.has_default else None for p in tool.parameters),
-        args_var=args_var,
-        result_var=result_var,
+        args_var="arguments" if "arguments" not in locals_taken else "arguments_",
+        result_var="result" if "result" not in locals_taken else "result_",
         kw_sep="" if keyword_only else ", *",
         progress_kw="on_progress" if "on_progress" not in locals_taken else "on_progress_",
         start_name=f"start_{tool.py_name}",
@@ -275,6 +294,14 @@ def header(contract: ir.Contract) -> str:
     return f"# Generated by mcpgen {__version__} from {name}. Do not edit: change the spec and rebuild."
 
 
+def _server_info(server: ir.Server) -> dict[str, Any]:
+    """``serverInfo`` as the generated server reports it at initialize."""
+    info: dict[str, Any] = {"name": server.name, "version": server.version}
+    if server.title is not None:
+        info["title"] = server.title
+    return info
+
+
 def render_package(
     contract: ir.Contract, runtime: RuntimeMode = "installed", cache: UnitCache | None = None
 ) -> dict[str, bytes]:
@@ -283,18 +310,15 @@ def render_package(
     env = _environment()
     layout = Layout(cache)
     descriptors = [descriptor(tool) for tool in contract.tools]
-    server_info: dict[str, Any] = {"name": contract.server.name, "version": contract.server.version}
-    if contract.server.title is not None:
-        server_info["title"] = contract.server.title
     prefix = contract.server.class_prefix
     typemap = TypeMap.for_contract(contract)
-    tools = _client_names([_tool_view(tool, typemap, layout) for tool in contract.tools])
-    signature_types = typemap.names_in(" ".join(t.handler_params + t.client_params for t in tools))
-    model_imports = sorted(
-        {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
-        | {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
-        | signature_types
-    )
+    renames = local_type_names(contract, typemap)
+    tools = _client_names([_tool_view(tool, typemap, layout, renames) for tool in contract.tools])
+    signatures = " ".join(t.handler_params + t.client_params for t in tools)
+    signature_types = types_named_in(signatures, typemap, renames)
+    own = {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
+    own |= {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
+    imports = model_imports(own | signature_types, renames)
     shared = _shared_defs(descriptors)
     context = {
         "docs": _docstrings(contract, layout),
@@ -318,13 +342,13 @@ def render_package(
         "tools_value": (tools_value := _share_repeats(_with_shared_defs(descriptors, shared)))[0],
         "shared_schemas": tools_value[1],
         "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
-        "server_info": server_info,
+        "server_info": _server_info(contract.server),
         "spec_sha256": contract.spec_sha256,
-        "model_imports": model_imports,
+        "model_imports": imports,
         "output_models": sorted(
             f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"
         ),
-        "annotation_models": sorted(signature_types),
+        "annotation_models": model_imports(signature_types, renames),
         "task_tools": [t for t in tools if t.task_support != "forbidden"],
         "models_body": render_models(contract, typemap, layout),
         "layout": layout,

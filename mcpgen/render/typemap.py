@@ -144,10 +144,6 @@ class TypeMap:
             typemap.declare_args(tool)
         return typemap
 
-    def names_in(self, text: str) -> set[str]:
-        """The names of models.py that ``text`` (an annotation) refers to."""
-        return {name for name in identifiers_in(text) if self.declarations.get(name)}
-
     def parameter(self, tool: ir.Tool, param: ir.Parameter) -> str:
         """The annotation of one argument (JSON face), the same in Args, handler and client."""
         key = (tool.name, param.name)

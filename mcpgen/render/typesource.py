@@ -21,8 +21,8 @@ from .escape import py_docstring, py_literal, py_str
 
 __all__ = [
     "ANY", "HELPERS", "Declaration", "FieldSpec", "field_name", "helper", "identifiers_in",
-    "is_alias", "literal", "model_source", "nullable", "resolve_helpers", "root_model_source",
-    "split_union",
+    "is_alias", "literal", "model_source", "nullable", "rename_types", "resolve_helpers",
+    "root_model_source", "split_union",
     "typeddict_source", "union_of",
 ]  # fmt: skip
 
@@ -49,6 +49,24 @@ ANY = helper("Any")
 
 
 _MARKER = re.compile(f"{_MARK}([A-Za-z]+){_MARK}")
+
+
+# a string literal (a `Literal[...]` value) or a helper marker: left alone by a rename
+_STRING_OR_MARKER = re.compile(r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|\x00[A-Za-z]+\x00""")
+
+
+def rename_types(text: str, renames: Mapping[str, str]) -> str:
+    """``text`` (an annotation) with the models.py names of ``renames`` replaced by
+    their local names; string literals and helper markers are left as they are."""
+
+    def rename(part: str) -> str:
+        return _NAME.sub(lambda m: renames.get(m.group(1), m.group(1)), part)
+
+    pieces, last = [], 0
+    for match in _STRING_OR_MARKER.finditer(text):
+        pieces += [rename(text[last : match.start()]), match.group(0)]
+        last = match.end()
+    return "".join(pieces) + rename(text[last:])
 
 
 def resolve_helpers(text: str, taken: Iterable[str]) -> tuple[str, dict[str, str]]:

@@ -100,6 +100,13 @@ _TOOL: dict[str, Any] = {
             "description": "Seconds before a call is abandoned with an error.",
         },
         "meta": {"type": "object", "description": "Published as _meta."},
+        "annotations": {
+            "type": "object",
+            "description": (
+                "More members of annotations (a server's own, such as category), published "
+                "unchanged beside annotation_title and hints, which set title and the hints."
+            ),
+        },
     },
     "required": ["name"],
     "additionalProperties": False,

@@ -80,10 +80,23 @@ class Lowering(SpecChecks):
             is_async=bool(raw.get("async", False)),
             timeout=float(timeout) if isinstance(timeout, (int, float)) else None,
             meta=raw.get("meta"),
+            annotations=self.annotations(raw, path),
             line=self.doc.position(path).line,
             annotations_title=_annotations_title(raw),
             execution_explicit="task_support" in raw,
         )
+
+    def annotations(self, raw: Mapping[str, Any], path: YPath) -> dict[str, Any] | None:
+        """The spec's ``annotations``: members published beside title and the hints,
+        which have keys of their own (two ways to set one would be one too many)."""
+        extra = raw.get("annotations")
+        if not isinstance(extra, dict) or not extra:
+            return None
+        for key in extra:
+            if key in _OWN_ANNOTATIONS:
+                self.error(path + ("annotations", key),
+                           f"annotations.{key} is set with {_OWN_ANNOTATIONS[key]}, not here")
+        return {key: value for key, value in extra.items() if key not in _OWN_ANNOTATIONS}
 
     def declared_parameters(
         self, raw: Mapping[str, Any], path: YPath, bundler: Bundler
@@ -307,6 +320,14 @@ def _unhide_type_names(
                                        parameters=tuple(parameters))
         result.append((index, tool))
     return result
+
+
+# the annotations members the spec sets through keys of its own
+_OWN_ANNOTATIONS = {
+    "title": "annotation_title", "readOnlyHint": "hints.read_only",
+    "destructiveHint": "hints.destructive", "idempotentHint": "hints.idempotent",
+    "openWorldHint": "hints.open_world",
+}  # fmt: skip
 
 
 def _annotations_title(raw: Mapping[str, Any]) -> str | None:

@@ -155,8 +155,7 @@ _PLAIN_WORDS: tuple[tuple[str, str], ...] = (
     ("did not find expected ',' or '}'", "a '{' mapping is not closed: expected ',' or '}'"),
     ("could not find expected ':'", "a key without ':' (or an unquoted value broken over lines)"),
     ("that cannot start any token",
-     ("a character that cannot start a value here (a tab? YAML indents with spaces only; "
-      "quote values starting with @ or `)")),
+     "a character that cannot start a value here: quote a value that starts with @ or `"),
     ("found unexpected end of stream", "the file ends inside a quoted string"),
     ("found undefined alias", "an alias (*name) with no matching anchor (&name)"),
     ("expected <block end>, but found",
@@ -171,20 +170,42 @@ def _in_our_words(problem: str) -> str:
     return problem
 
 
+_TAB_IN_INDENT = (
+    "a tab in the indentation: YAML indents with spaces only; replace the tab with spaces"
+)
+_TAB_ELSEWHERE = "a tab where YAML allows only spaces: replace the tab with spaces"
+
+
+def _syntax_error(exc: yaml.MarkedYAMLError, text: str, filename: str) -> Diagnostic:
+    """PyYAML's parse error as mcpgen says it: where, what is usually wrong, the fix."""
+    mark = exc.problem_mark or exc.context_mark
+    line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+    problem = exc.problem or str(exc)
+    lines = text.splitlines()
+    source = lines[line - 1] if 0 < line <= len(lines) else ""
+    if "tab character" in problem or source[column - 1 : column] == "\t":
+        # PyYAML's "found a tab character that violates indentation", or "found character
+        # that cannot start any token" at a tab: point at the first tab of the indent
+        indent = source[: len(source) - len(source.lstrip(" \t"))]
+        if "\t" in indent:
+            return Diagnostic(filename, line, indent.index("\t") + 1, "",
+                              f"YAML syntax error: {_TAB_IN_INDENT}")
+        return Diagnostic(filename, line, column, "", f"YAML syntax error: {_TAB_ELSEWHERE}")
+    problem = _in_our_words(problem)
+    context = exc.context_mark
+    if exc.context and context is not None and mark is not None and context.line != mark.line:
+        # the parser notices late (an unclosed bracket shows on a later line): say where it began
+        problem += f" (it began at line {context.line + 1}, column {context.column + 1})"
+    return Diagnostic(filename, line, column, "", f"YAML syntax error: {problem}")
+
+
 def load_yaml(text: str, filename: str) -> tuple[PositionedDocument, list[Diagnostic]]:
     """Parse one YAML document; syntax errors come back as diagnostics."""
     builder = _Builder(filename)
     try:
         nodes = list(yaml.compose_all(text, Loader=_Loader))
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        problem = _in_our_words(exc.problem or str(exc))
-        context = exc.context_mark
-        if exc.context and context is not None and mark is not None and context.line != mark.line:
-            # the parser notices late (an unclosed bracket shows on a later line): say where it began
-            problem += f" (it began at line {context.line + 1}, column {context.column + 1})"
-        return builder.doc, [Diagnostic(filename, line, column, "", f"YAML syntax error: {problem}")]
+        return builder.doc, [_syntax_error(exc, text, filename)]
     except yaml.YAMLError as exc:
         return builder.doc, [Diagnostic(filename, 1, 1, "", f"YAML error: {exc}")]
     if not nodes:

@@ -8,11 +8,15 @@ Unicode tables.
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import idna
 import pytest
 
 from mcpgen_runtime.schema import formats as _formats
@@ -149,13 +153,87 @@ def test_hostile_strings_are_judged_in_linear_time(name: str) -> None:
     assert not check("(" * 200_000) or name != "regex"
 
 
-def test_the_idna_tables_are_what_the_generator_writes() -> None:
-    if not any(Path("/usr/share/perl").glob("*/unicore")):
-        pytest.skip("no Unicode tables on this machine to regenerate from")
+def _pythons() -> dict[str, str]:
+    """Python 3.12 and 3.13 where pyenv or PATH has them, by version."""
+    found = {}
+    for version in ("3.12", "3.13"):
+        pyenv = sorted((Path.home() / ".pyenv" / "versions").glob(f"{version}.*/bin/python3"))
+        on_path = shutil.which(f"python{version}")
+        for candidate in [*map(str, pyenv[-1:]), on_path]:
+            if candidate and ".pyenv/shims" not in candidate:
+                found[version] = candidate
+                break
+    return found
+
+
+def test_the_idna_props_are_what_the_generator_writes() -> None:
+    if sys.version_info[:2] != (3, 11) or "3.13" not in _pythons():
+        pytest.skip("regenerating needs Python 3.11 (Unicode 14.0) running and a Python 3.13")
     result = subprocess.run(
-        [sys.executable, str(ROOT / "tests" / "regen_idna_tables.py"), "--check"],
+        [sys.executable, str(ROOT / "tests" / "regen_idna_props.py"), "--check"],
         capture_output=True, text=True, check=False,
+        env={**os.environ, "MCPGEN_PYTHON_3_13": _pythons()["3.13"]},
     )  # fmt: skip
-    if "Python's unicodedata is" in result.stderr + result.stdout:
-        pytest.skip("this Python's Unicode version differs from the machine's tables")
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# Labels with code points Unicode 15.0 and 15.1 added (Python 3.11 has Unicode 14.0,
+# 3.12 15.0, 3.13 15.1): Kannada U+0CF3 (a spacing mark), Kawi U+11F00-U+11F02, CJK
+# extensions H and I, Nag Mundari, Arabic U+10EFD (a non-spacing mark after an Arabic
+# letter: the Bidi rule applies), and Garay U+10D4A (Unicode 16.0: unassigned for all).
+NEW_LABELS = {
+    "a\u0cf3b.example": True, "\u0cf3a.example": False, "\U00011f02\U00011f00.x": True,
+    "\U00031350.cn": True, "\U0002ebf0.cn": True, "\U0001e4d0\U0001e4d1.x": True,
+    "\u0628\U00010efd.x": True, "a\U00010efd.x": True, "\U00010d4a.x": False,
+}
+
+_VERDICTS = """
+import json, sys
+from mcpgen_runtime.schema import formats_net as f
+labels = json.loads(sys.stdin.read())
+print(json.dumps([[f.is_idn_hostname(t), f.is_hostname(t)] for t in labels]))
+"""
+
+
+def _suite_labels() -> list[str]:
+    from test_schema_suite import SUITE
+
+    labels = []
+    for name in ("idn-hostname.json", "hostname.json"):
+        path = SUITE / "optional" / "format" / name
+        if path.is_file():
+            for group in json.loads(path.read_text(encoding="utf-8")):
+                labels += [t["data"] for t in group["tests"] if isinstance(t["data"], str)]
+    return labels
+
+
+def test_idn_hostname_verdicts_are_the_same_on_every_interpreter(tmp_path: Path) -> None:
+    """Before, the tables were Unicode 14.0 read beside the interpreter's unicodedata:
+    labels with code points Unicode 15.0/15.1 added were refused on 3.11 and accepted
+    on 3.13, so a client and a server on different interpreters disagreed."""
+    pythons = _pythons()
+    if not pythons:
+        pytest.skip("no Python 3.12 or 3.13 on this machine (pyenv or PATH)")
+    labels = [*NEW_LABELS, *(a for t in NEW_LABELS if (a := _a_labels(t))), *_suite_labels()]
+    # only the runtime and idna on the path: nothing else of this venv
+    (tmp_path / "idna").symlink_to(Path(idna.__file__).parent)
+    path = os.pathsep.join([str(ROOT / "runtime"), str(tmp_path)])
+    verdicts = {}
+    for name, python in {"3.11": sys.executable, **pythons}.items():
+        done = subprocess.run([python, "-I", "-c", f"import sys; sys.path[:0] = {path.split(os.pathsep)!r}\n"
+                               + _VERDICTS], input=json.dumps(labels), capture_output=True,
+                              text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        verdicts[name] = dict(zip(labels, map(tuple, json.loads(done.stdout)), strict=True))
+    for name, found in verdicts.items():
+        assert found == verdicts["3.11"], {
+            t: (found[t], verdicts["3.11"][t]) for t in labels if found[t] != verdicts["3.11"][t]}
+        assert {t: found[t][0] for t in NEW_LABELS} == NEW_LABELS, name
+
+
+def _a_labels(text: str) -> str | None:
+    """``text`` with its non-ASCII labels written as A-labels (for ``hostname``)."""
+    try:
+        return ".".join(p if p.isascii() else "xn--" + p.encode("punycode").decode() for p in text.split("."))
+    except UnicodeError:
+        return None

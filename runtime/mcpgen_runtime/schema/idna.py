@@ -5,147 +5,122 @@ internationalized one: a U-label (its Unicode form) or the A-label that encodes 
 (``xn--`` and Punycode). RFC 5891 says what makes a U-label valid, RFC 5892 which
 code points it may hold (derived from Unicode properties, plus contextual rules for a
 few joiners and punctuation marks) and RFC 5893 (the Bidi rule) how right-to-left
-text may mix with the rest. The properties come from ``unicodedata`` and, for the few
-it lacks (Script, Joining_Type, …), from the generated tables in ``schema.idna_data``.
+text may mix with the rest.
+
+A client and a server on different interpreters must agree on every verdict, so
+nothing here depends on the Unicode version of the running Python. Which code points
+a label may hold, and the Joining_Type and Script data of the contextual rules, come
+from the ``idna`` package's tables (one fixed Unicode version, whatever the
+interpreter). The three properties that package reads from ``unicodedata`` (Bidi
+class, General_Category M, Canonical_Combining_Class) are read here from
+``unicodedata`` for the code points Unicode 14.0 (Python 3.11) has, and from
+``schema.idna_props`` for those Unicode 15.0 and 15.1 added; a code point neither knows
+(assigned after Unicode 15.1, or never) is unassigned, on Python 3.11 to 3.13 alike.
 """
 
 from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Sequence
 from typing import Final
 
-from . import idna_data as data
+from idna import idnadata
+from idna.core import valid_contexto
+from idna.intranges import intranges_contain
+
+from . import idna_props
 
 __all__ = ["a_label_of", "is_a_label", "is_u_label", "label_problems"]
 
 MAX_LABEL_OCTETS: Final = 63
 """RFC 1035 §2.3.4: a label is at most 63 octets (of its A-label form)."""
 
-# RFC 5892 §2.6: code points whose derived value is fixed by hand.
-_EXCEPTIONS: Final = {
-    0x00DF: "PVALID", 0x03C2: "PVALID", 0x06FD: "PVALID", 0x06FE: "PVALID",
-    0x0F0B: "PVALID", 0x3007: "PVALID",
-    0x00B7: "CONTEXTO", 0x0375: "CONTEXTO", 0x05F3: "CONTEXTO", 0x05F4: "CONTEXTO",
-    0x30FB: "CONTEXTO",
-    **{cp: "CONTEXTO" for cp in range(0x0660, 0x066A)},
-    **{cp: "CONTEXTO" for cp in range(0x06F0, 0x06FA)},
-    0x0640: "DISALLOWED", 0x07FA: "DISALLOWED", 0x302E: "DISALLOWED", 0x302F: "DISALLOWED",
-    0x3031: "DISALLOWED", 0x3032: "DISALLOWED", 0x3033: "DISALLOWED", 0x3034: "DISALLOWED",
-    0x3035: "DISALLOWED", 0x303B: "DISALLOWED",
-}  # fmt: skip
-_LETTER_DIGITS: Final = frozenset({"Ll", "Lu", "Lo", "Nd", "Lm", "Mn", "Mc"})
-# RFC 5892 §2.5 IgnorableBlocks: Combining Diacritical Marks for Symbols, Musical
-# Symbols, Ancient Greek Musical Notation.
-_IGNORABLE_BLOCKS: Final = ((0x20D0, 0x20FF), (0x1D100, 0x1D1FF), (0x1D200, 0x1D24F))
-_HANGUL_SYLLABLES: Final = (0xAC00, 0xD7A3)  # Hangul_Syllable_Type LV and LVT
 _VIRAMA: Final = 9  # Canonical_Combining_Class=Virama
 _RTL: Final = frozenset({"R", "AL", "AN"})
 _RTL_ALLOWED: Final = frozenset({"R", "AL", "AN", "EN", "ES", "CS", "ET", "ON", "BN", "NSM"})
 _RTL_END: Final = frozenset({"R", "AL", "EN", "AN"})
 _LTR_ALLOWED: Final = frozenset({"L", "EN", "ES", "CS", "ET", "ON", "BN", "NSM"})
 _LTR_END: Final = frozenset({"L", "EN"})
+_ADDED_STARTS: Final = tuple(row[0] for row in idna_props.ADDED)
 
 
-def _in(table: Sequence[int], cp: int) -> bool:
-    return bisect_right(table, cp) % 2 == 1
-
-
-def _is_noncharacter(cp: int) -> bool:
-    return 0xFDD0 <= cp <= 0xFDEF or cp & 0xFFFE == 0xFFFE
-
-
-def derived_property(cp: int) -> str:
-    """RFC 5892 §3: PVALID, CONTEXTJ, CONTEXTO, DISALLOWED or UNASSIGNED."""
-    if cp in _EXCEPTIONS:
-        return _EXCEPTIONS[cp]
-    char = chr(cp)
+def _properties(char: str) -> tuple[str, bool, int] | None:
+    """(Bidi class, is a mark, combining class) of ``char``, or None if unassigned."""
+    row = _added(ord(char))
+    if row is not None:  # added by Unicode 15.0/15.1: the table, on every interpreter
+        return row[2], row[3], row[4]
     category = unicodedata.category(char)
-    if category == "Cn" and not _is_noncharacter(cp):
-        return "UNASSIGNED"
-    if cp == 0x2D or 0x30 <= cp <= 0x39 or 0x61 <= cp <= 0x7A:  # LDH
-        return "PVALID"
-    if cp in (0x200C, 0x200D):  # Join_Control
-        return "CONTEXTJ"
-    # OldHangulJamo: Hangul_Syllable_Type L, V or T (every type but LV/LVT and NA).
-    if not _in(data.HANGUL_NOT_APPLICABLE, cp) and not (
-        _HANGUL_SYLLABLES[0] <= cp <= _HANGUL_SYLLABLES[1]
-    ):
-        return "DISALLOWED"
-    # Unstable: NFKC_Casefold changes it (default ignorables are handled just below).
-    if unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", char).casefold()) != char:
-        return "DISALLOWED"
-    if _in(data.DEFAULT_IGNORABLE, cp) or _in(data.WHITE_SPACE, cp) or _is_noncharacter(cp):
-        return "DISALLOWED"
-    if any(low <= cp <= high for low, high in _IGNORABLE_BLOCKS):
-        return "DISALLOWED"
-    return "PVALID" if category in _LETTER_DIGITS else "DISALLOWED"
+    if category == "Cn":
+        return None
+    return unicodedata.bidirectional(char), category[0] == "M", unicodedata.combining(char)
 
 
-def _joining(cp: int) -> str:
-    for name, table in (
-        ("D", data.JOINING_D),
-        ("L", data.JOINING_L),
-        ("R", data.JOINING_R),
-        ("T", data.JOINING_T),
-    ):
-        if _in(table, cp):
-            return name
+def _added(cp: int) -> tuple[int, int, str, bool, int] | None:
+    index = bisect_right(_ADDED_STARTS, cp) - 1
+    if index >= 0 and cp <= idna_props.ADDED[index][1]:
+        return idna_props.ADDED[index]
+    return None
+
+
+def _bidi(char: str) -> str:
+    found = _properties(char)
+    return "" if found is None else found[0]
+
+
+def derived_property(char: str) -> str:
+    """RFC 5892 §3: PVALID, CONTEXTJ, CONTEXTO, DISALLOWED or UNASSIGNED."""
+    cp = ord(char)
+    if _properties(char) is None and not 0xFDD0 <= cp <= 0xFDEF and cp & 0xFFFE != 0xFFFE:
+        return "UNASSIGNED"  # noncharacters are assigned (and DISALLOWED)
+    for value in ("PVALID", "CONTEXTJ", "CONTEXTO"):
+        if intranges_contain(cp, idnadata.codepoint_classes[value]):
+            return value
+    return "DISALLOWED"
+
+
+def _joining(char: str) -> str:
+    cp = ord(char)
+    for name, ranges in idnadata.joining_types.items():
+        if intranges_contain(cp, ranges):
+            return str(name)
     return "U"
 
 
 def _zwnj_joins(label: str, index: int) -> bool:
     """RFC 5892 A.1 regexp: (L|D) T* ZWNJ T* (R|D) around position ``index``."""
     before = index - 1
-    while before >= 0 and _joining(ord(label[before])) == "T":
+    while before >= 0 and _joining(label[before]) == "T":
         before -= 1
     after = index + 1
-    while after < len(label) and _joining(ord(label[after])) == "T":
+    while after < len(label) and _joining(label[after]) == "T":
         after += 1
     return (
         before >= 0
-        and _joining(ord(label[before])) in ("L", "D")
+        and _joining(label[before]) in ("L", "D")
         and after < len(label)
-        and _joining(ord(label[after])) in ("R", "D")
+        and _joining(label[after]) in ("R", "D")
     )
 
 
 def _context_ok(label: str, index: int) -> bool:
     """RFC 5892 Appendix A: the contextual rule of the code point at ``index``."""
-    cp = ord(label[index])
-    before = ord(label[index - 1]) if index > 0 else None
-    after = ord(label[index + 1]) if index + 1 < len(label) else None
-    if cp in (0x200C, 0x200D):  # A.1 ZERO WIDTH NON-JOINER, A.2 ZERO WIDTH JOINER
-        if before is not None and unicodedata.combining(chr(before)) == _VIRAMA:
+    if label[index] in ("\u200c", "\u200d"):  # A.1 ZWNJ, A.2 ZWJ: after a virama, or joining
+        before = _properties(label[index - 1]) if index > 0 else None
+        if before is not None and before[2] == _VIRAMA:
             return True
-        return cp == 0x200C and _zwnj_joins(label, index)
-    if cp == 0x00B7:  # A.3 MIDDLE DOT: between two 'l'
-        return before == 0x6C and after == 0x6C
-    if cp == 0x0375:  # A.4 GREEK LOWER NUMERAL SIGN (KERAIA): Greek follows
-        return after is not None and _in(data.GREEK, after)
-    if cp in (0x05F3, 0x05F4):  # A.5, A.6 HEBREW GERESH, GERSHAYIM: Hebrew precedes
-        return before is not None and _in(data.HEBREW, before)
-    if cp == 0x30FB:  # A.7 KATAKANA MIDDLE DOT: some Hiragana, Katakana or Han
-        return any(
-            _in(data.HIRAGANA, ord(c)) or _in(data.KATAKANA, ord(c)) or _in(data.HAN, ord(c))
-            for c in label
-        )
-    if 0x0660 <= cp <= 0x0669:  # A.8 ARABIC-INDIC DIGITS: no Extended Arabic-Indic
-        return not any(0x06F0 <= ord(c) <= 0x06F9 for c in label)
-    if 0x06F0 <= cp <= 0x06F9:  # A.9 EXTENDED ARABIC-INDIC DIGITS: no Arabic-Indic
-        return not any(0x0660 <= ord(c) <= 0x0669 for c in label)
-    return False
+        return label[index] == "\u200c" and _zwnj_joins(label, index)
+    # A.3-A.9 need only Script data and code points: the idna package's rules
+    return bool(valid_contexto(label, index))
 
 
 def is_rtl_label(label: str) -> bool:
     """RFC 5893 §1.4: an RTL label holds a character of Bidi class R, AL or AN."""
-    return any(unicodedata.bidirectional(c) in _RTL for c in label)
+    return any(_bidi(c) in _RTL for c in label)
 
 
 def bidi_rule_ok(label: str) -> bool:
     """RFC 5893 §2, rules 1-6, for one label of a Bidi domain name."""
-    classes = [unicodedata.bidirectional(c) for c in label]
+    classes = [_bidi(c) for c in label]
     if not classes or classes[0] not in ("L", "R", "AL"):
         return False
     end = len(classes)
@@ -169,21 +144,23 @@ def label_problems(label: str) -> str | None:
     """
     if not label:
         return "an empty label"
+    for index, char in enumerate(label):
+        value = derived_property(char)
+        if value == "PVALID":
+            continue
+        if value in ("CONTEXTJ", "CONTEXTO") and _context_ok(label, index):
+            continue
+        return f"U+{ord(char):04X} in a label ({value.lower()})"
+    # every code point is known from here on: NFC is the same on every interpreter
     if unicodedata.normalize("NFC", label) != label:
         return "a label not in Unicode NFC"
     if label[2:4] == "--":
         return "'--' in the third and fourth positions of a label"
     if label[0] == "-" or label[-1] == "-":
         return "a label that starts or ends with '-'"
-    if unicodedata.category(label[0]).startswith("M"):
+    first = _properties(label[0])
+    if first is not None and first[1]:
         return "a label that starts with a combining mark"
-    for index, char in enumerate(label):
-        value = derived_property(ord(char))
-        if value == "PVALID":
-            continue
-        if value in ("CONTEXTJ", "CONTEXTO") and _context_ok(label, index):
-            continue
-        return f"U+{ord(char):04X} in a label ({value.lower()})"
     return None
 
 
