@@ -1,8 +1,8 @@
 """The HTTP transport's options and limits: standard library only.
 
 ``_main`` reads these to build ``HttpOptions`` from the command line without importing
-``_http`` (which needs the optional ``mcp`` SDK), so neither the server's start nor a
-type checker of a generated package ever reaches for the SDK unless HTTP is served.
+``_http`` (which needs the optional uvicorn), so neither the server's start nor a
+type checker of a generated package ever reaches for it unless HTTP is served.
 """
 
 from __future__ import annotations
@@ -31,8 +31,9 @@ DEFAULT_PORT = 8000
 DEFAULT_PATH = "/mcp"
 # Largest request body accepted; the same default as a stdio frame.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
-# Sync handlers running at once per process (64; --max-concurrent-calls); further
-# calls wait for a slot, within their tool's timeout.
+# Sync handlers running in the background at once per process (those with a
+# timeout, a ctx or a task; 64; --max-concurrent-calls); further calls wait for a
+# slot, within their tool's timeout. Plain sync handlers run inline (_http_calls).
 MAX_SYNC_THREADS = 64
 # Argument checks and result conversions running at once per process (8): they
 # are CPU work, so more threads would not finish them sooner; further calls wait.
@@ -53,14 +54,12 @@ SHUTDOWN_GRACE_SECONDS = 5
 WORKER_ENV = "MCPGEN_HTTP_WORKER"
 
 INSTALL_HINT = (
-    "the HTTP transport needs the official MCP SDK: pip install 'mcpgen-runtime[http]' "
-    "(or: pip install 'mcp>=2.3,<3')"
+    "the HTTP transport needs uvicorn: pip install 'mcpgen-runtime[http]' (or: pip install uvicorn)"
 )
 
 
 class HttpUnavailable(RuntimeError):
-    """HTTP cannot be served: the optional ``mcp`` SDK is missing, or it would
-    publish this contract differently than the contract says."""
+    """HTTP cannot be served: the optional uvicorn is missing."""
 
 
 DEFAULT_LEASE_SECONDS = 15.0

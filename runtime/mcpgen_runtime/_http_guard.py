@@ -1,4 +1,4 @@
-"""What the HTTP server refuses before a request reaches the SDK.
+"""What the HTTP server refuses before a request reaches the application.
 
 - Slow clients (slowloris): uvicorn bounds only the idle time *between*
   requests (``timeout_keep_alive``, 5 s) and the size of a request head (h11:
@@ -13,9 +13,9 @@
   a new one gets ``503 Service Unavailable`` at once and is closed, before a
   byte of it is read. (uvicorn's ``limit_concurrency`` answers 503 only once a
   complete head has arrived, which a slow client never sends.)
-- DNS rebinding: ``rebinding_protection`` gives the SDK its Host/Origin checks
-  for *any* loopback address (all of 127.0.0.0/8, ``::1``, ``localhost``), not
-  only for the three names the SDK knows.
+- DNS rebinding: ``rebinding_protection`` gives the application its Host/Origin
+  checks (``RebindingRules``) for *any* loopback address (all of 127.0.0.0/8,
+  ``::1``, ``localhost``).
 
 Imported only when HTTP is served (it needs uvicorn and h11). The limits apply
 to the server ``python -m <package> --transport http`` runs; an application
@@ -27,7 +27,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -35,20 +35,18 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 # The defaults live with the options, in the stdlib-only module.
 from ._http_config import BODY_TIMEOUT_SECONDS, HEADER_TIMEOUT_SECONDS, MAX_CONNECTIONS
 
-if TYPE_CHECKING:
-    from mcp.server.transport_security import TransportSecuritySettings
-
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
     "HEADER_TIMEOUT_SECONDS",
     "MAX_CONNECTIONS",
     "ConnectionLimits",
     "GuardedH11Protocol",
+    "RebindingRules",
     "is_loopback",
     "rebinding_protection",
 ]
 
-_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # what the SDK allows for loopback
+_LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # loopback names allowed with any port
 
 
 @dataclass(frozen=True)
@@ -158,28 +156,49 @@ def is_loopback(host: str) -> bool:
     return address.is_loopback
 
 
-def rebinding_protection(host: str, port: int) -> TransportSecuritySettings | None:
-    """The SDK's Host/Origin checks for a server bound to ``host``:``port``, or
+@dataclass(frozen=True)
+class RebindingRules:
+    """Which ``Host`` and ``Origin`` values a server on a loopback address accepts.
+    An entry ``name:*`` allows ``name`` with any port; a request without ``Origin``
+    (not from a browser page) passes; one without ``Host`` does not."""
+
+    allowed_hosts: list[str]
+    allowed_origins: list[str]
+    enable_dns_rebinding_protection: bool = True
+
+    def allows_host(self, host: bytes | None) -> bool:
+        return host is not None and _allowed(host.decode("latin-1"), self.allowed_hosts)
+
+    def allows_origin(self, origin: bytes | None) -> bool:
+        return origin is None or _allowed(origin.decode("latin-1"), self.allowed_origins)
+
+
+def _allowed(value: str, allowed: list[str]) -> bool:
+    if value in allowed:
+        return True
+    return any(entry.endswith(":*") and value.startswith(entry[:-1]) and value[len(entry) - 1:].isdigit()
+               for entry in allowed)
+
+
+def rebinding_protection(host: str, port: int) -> RebindingRules | None:
+    """The Host/Origin checks for a server bound to ``host``:``port``, or
     ``None`` (no checks) when ``host`` is not a loopback address.
 
     Allowed: exactly the address and port the server listens on (any port when
-    the OS picks it: ``port`` 0), plus the loopback names the SDK allows, with any
-    port (``127.0.0.1``, ``localhost``, ``[::1]``). A page whose attacker-chosen
+    the OS picks it: ``port`` 0), plus the loopback names with any port
+    (``127.0.0.1``, ``localhost``, ``[::1]``). A page whose attacker-chosen
     name resolves to the loopback address sends its own name as ``Host`` (421)
     and its own ``Origin`` (403).
     """
     if not is_loopback(host):
         return None
-    from mcp.server.transport_security import TransportSecuritySettings
-
     name = host.strip().strip("[]")
     literal = f"[{name}]" if ":" in name else name
     own = [f"{literal}:{port}"] if port else [f"{literal}:*"]
     if port == 80:
         own.append(literal)  # a client may leave the default port out
     hosts = [*own, *(f"{loopback}:*" for loopback in _LOOPBACK_NAMES)]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
+    return RebindingRules(
         allowed_hosts=list(dict.fromkeys(hosts)),
         allowed_origins=list(dict.fromkeys(f"http://{allowed}" for allowed in hosts)),
     )

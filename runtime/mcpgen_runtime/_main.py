@@ -5,8 +5,8 @@
 [--body-timeout S] [--max-connections N] [--max-message-bytes N]
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]``
 
-stdio is served by this runtime alone; http by the optional ``mcp`` SDK
-(``_http``, imported only when asked for).
+stdio is served by this runtime alone; http by its own ASGI app on the optional
+uvicorn (``_http``, imported only when asked for).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ._tools import App
 __all__ = ["load_implementation", "main"]
 
 # Imported by name, only when HTTP is served: a static import would make every type
-# check of a generated package follow _http into the optional mcp SDK.
+# check of a generated package follow _http into the optional uvicorn.
 _HTTP_MODULE = "._http"
 
 
@@ -78,7 +78,7 @@ def _parser(
         choices=["stdio", "http"],
         default="stdio",
         help="stdio (newline-delimited JSON-RPC on stdin/stdout, the default) or http "
-        "(stateless Streamable HTTP through the official mcp SDK: pip install 'mcpgen-runtime[http]')",
+        "(stateless Streamable HTTP on uvicorn: pip install 'mcpgen-runtime[http]')",
     )
     parser.add_argument(
         "--max-message-bytes",
@@ -93,7 +93,8 @@ def _parser(
         metavar="N",
         help="tool calls running at once in the background (default 64): over stdio, task, "
         "async, ctx and timeout calls, and more are refused with error -31000 'Server busy'; "
-        "over http, sync handlers, and more wait for a slot",
+        "over http, background sync handlers (timeout, ctx), and more wait for a slot, and "
+        "tasks beyond it are refused",
     )
     _add_http_arguments(parser)
     return parser
@@ -114,7 +115,9 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument(
         "--json-response",
         action="store_true",
-        help="answer each POST with application/json instead of an SSE stream",
+        help="answer every POST with application/json, never an SSE stream (a ctx handler's "
+        "progress and logs are then dropped); by default a call streams (SSE) only when its "
+        "request asks for progress or logs and its handler can send them",
     )
     http.add_argument(
         "--header-timeout",
@@ -204,7 +207,7 @@ def _serve_http(
             task_store=args.task_store or os.environ.get("MCPGEN_TASK_STORE") or "memory",
             task_lease=args.task_lease or _lease_from_environment(),
         )
-        # stdlib-only at import time; the SDK is imported inside serve_http
+        # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(
             _HTTP_MODULE, __package__).serve_http
         serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
