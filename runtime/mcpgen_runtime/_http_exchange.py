@@ -139,7 +139,9 @@ class Exchange:
         """The task layer's answer, or ``None`` when the core answers (plain calls,
         and requests the core refuses before any task is looked at)."""
         assert self.tasks is not None
-        params = message.get("params")
+        params = message.get("params", {})
+        if params is None:
+            params = {}
         if not isinstance(params, dict):
             return None  # the core's -32602
         meta = params.get("_meta")
