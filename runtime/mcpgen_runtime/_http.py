@@ -29,7 +29,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
+import socket
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
@@ -154,9 +157,10 @@ def serve_http(
 ) -> None:
     """Serve ``app`` over Streamable HTTP until interrupted.
 
-    With ``options.workers > 1`` uvicorn starts that many processes sharing one
-    socket; each rebuilds the app from ``impl``, ``base_class`` and ``build_app``
-    (which must therefore be importable by name).
+    With ``options.workers > 1`` uvicorn starts that many processes, each with a
+    listening socket of its own in one ``SO_REUSEPORT`` group on Linux (one shared
+    socket elsewhere); each rebuilds the app from ``impl``, ``base_class`` and
+    ``build_app`` (which must therefore be importable by name).
     """
     _require_uvicorn()
     import uvicorn
@@ -184,7 +188,58 @@ def serve_http(
         options=asdict(options),
     )
     os.environ[WORKER_ENV] = json.dumps(asdict(config))
-    uvicorn.run(f"{__name__}:worker_app", factory=True, workers=options.workers, **common)
+    if not _REUSE_PORT:
+        uvicorn.run(f"{__name__}:worker_app", factory=True, workers=options.workers, **common)
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    server_config = uvicorn.Config(f"{__name__}:worker_app", factory=True, workers=options.workers,
+                                   **common)
+    reserved = _reserve_port(options.host, options.port)
+    try:
+        Multiprocess(server_config, sockets=[reserved]).run()
+    finally:
+        reserved.close()
+
+
+# Linux balances new connections over the listening sockets of one SO_REUSEPORT group
+# (other systems either lack it or hand every connection to one socket).
+_REUSE_PORT = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+
+
+class _PerWorkerSocket(socket.socket):
+    """The parent's hold on the port: bound with ``SO_REUSEPORT``, never listening
+    (so the kernel hands it no connection). Pickled into each worker process
+    (uvicorn passes its sockets to spawned workers), it arrives as a listening
+    socket of the worker's own on the same address: one accept queue per worker."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_listening_socket, (self.family, self.getsockname()))
+
+
+def _reserve_port(host: str, port: int) -> _PerWorkerSocket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = _PerWorkerSocket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise HttpUnavailable(f"cannot listen on {host}:{port}: {exc}") from None
+    logging.getLogger("uvicorn.error").info(
+        "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, sock.getsockname()[1])
+    sock.set_inheritable(True)
+    return sock
+
+
+def _listening_socket(family: int, address: tuple[Any, ...]) -> socket.socket:
+    """In a worker: a socket of its own in the port's ``SO_REUSEPORT`` group."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(address)
+    return sock
 
 
 def worker_app() -> HttpApp:
