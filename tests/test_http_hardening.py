@@ -320,6 +320,29 @@ def test_a_trickled_request_head_is_timed_out_as_a_whole(slow_server: HttpServer
         assert _read_all(sock).startswith(b"HTTP/1.1 408 ")
 
 
+def test_a_trickled_request_body_is_timed_out_as_a_whole(slow_server: HttpServer) -> None:
+    """A body sent one byte every 0.2 s resets no clock: the whole body is due within
+    the body timeout (1 s here), then 408 and the connection is closed."""
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{slow_server.port}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json\r\n"
+        "Content-Length: 1000\r\n\r\n"
+    ).encode()
+    with _raw(slow_server) as sock:
+        sock.sendall(head)
+        started = time.monotonic()
+        for _ in range(60):  # 12 s of trickling, if nothing cuts it off
+            try:
+                sock.sendall(b" ")
+            except OSError:
+                break  # the server closed it
+            time.sleep(0.2)
+        else:
+            pytest.fail("12 s of a trickled body and the connection is still open")
+        assert time.monotonic() - started < SLACK
+        assert _read_all(sock).startswith(b"HTTP/1.1 408 ")
+
+
 def test_connections_beyond_the_cap_get_503(harden: tuple[Path, Path], signals: Path) -> None:
     with serve(harden, signals, "--max-connections", "3") as server:
         held = [_raw(server) for _ in range(3)]
