@@ -36,7 +36,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -45,9 +44,9 @@ SERVERS = HERE / "servers"
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-from http_calls import free_port, wait_ready  # noqa: E402
+from http_calls import free_port, wait_ready
 
-from mcpgen.build import build_spec  # noqa: E402
+from mcpgen.build import build_spec
 
 BODY = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}

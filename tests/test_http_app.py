@@ -159,7 +159,7 @@ def test_json_unless_the_call_sends_notifications(probe: Any) -> None:
     # a handshake revision sends logs of every level unless the call names one: a stream
     asked = body("tools/call", {"name": "steps", "arguments": {"n": 2},
                                 "_meta": {"progressToken": "p"}})
-    status, headers, text = post(app, asked)
+    _, headers, text = post(app, asked)
     assert headers["content-type"] == "text/event-stream"
     events = [json.loads(line[5:]) for line in text.decode().splitlines() if line.startswith("data:")]
     assert [e.get("method") for e in events] == [
@@ -167,7 +167,7 @@ def test_json_unless_the_call_sends_notifications(probe: Any) -> None:
     assert events[-1]["result"]["content"][0]["text"] == "did 2"
     # a client that takes JSON only, or --json-response: JSON, the notifications dropped
     for accept_json in (asgi(probe, json_response=True), app):
-        status, headers, text = post(accept_json, asked, {"accept": "application/json"})
+        _status, headers, text = post(accept_json, asked, {"accept": "application/json"})
         assert headers["content-type"] == "application/json"
         assert json.loads(text)["result"]["content"][0]["text"] == "did 2"
 
