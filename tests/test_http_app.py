@@ -149,7 +149,7 @@ def test_json_unless_the_call_sends_notifications(probe: Any) -> None:
     # 2026-07-28 with neither a progress token nor a log level: nothing asked for
     modern = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "steps"}
     plain = body("tools/call", {"name": "steps", "arguments": {"n": 2}, "_meta": META})
-    status, headers, text = post(app, plain, modern)
+    _, headers, text = post(app, plain, modern)
     assert headers["content-type"] == "application/json"
     assert json.loads(text)["result"]["content"][0]["text"] == "did 2"
     # the same asking for logs: a stream
