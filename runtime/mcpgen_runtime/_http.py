@@ -28,6 +28,7 @@ worker take most keep-alive connections). Elsewhere they share one socket.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -126,15 +127,24 @@ def without_tasks(app: App) -> App:
 
 
 def _guard_connections(options: HttpOptions) -> str:
-    """Set this process's connection limits; the uvicorn ``http`` protocol that applies them."""
-    from ._http_guard import ConnectionLimits, GuardedH11Protocol
+    """Set this process's connection limits; the uvicorn ``http`` protocol that applies
+    them: httptools (C) when installed, unless ``--http-parser h11``; else h11."""
+    from ._http_guard import ConnectionLimits, _Deadlines
 
-    GuardedH11Protocol.limits = ConnectionLimits(
+    _Deadlines.limits = ConnectionLimits(
         header_timeout=options.header_timeout,
         body_timeout=options.body_timeout,
         max_connections=options.max_connections,
     )
-    return f"{GuardedH11Protocol.__module__}:{GuardedH11Protocol.__qualname__}"
+    protocol: type
+    if options.http_parser != "h11" and importlib.util.find_spec("httptools") is not None:
+        from ._http_guard_fast import GuardedHttpToolsProtocol as protocol
+    elif options.http_parser == "httptools":
+        raise HttpUnavailable("--http-parser httptools: httptools is not installed "
+                              "(pip install 'mcpgen-runtime[http]' installs it where it builds)")
+    else:
+        from ._http_guard import GuardedH11Protocol as protocol
+    return f"{protocol.__module__}:{protocol.__qualname__}"
 
 
 @dataclass(frozen=True)

@@ -85,3 +85,5 @@ class HttpOptions:
     # of a worker on the tasks it runs (seconds)
     task_store: str = "memory"
     task_lease: float = DEFAULT_LEASE_SECONDS
+    # the HTTP/1.1 parser: "auto" (httptools when installed, else h11), "h11", "httptools"
+    http_parser: str = "auto"

@@ -56,51 +56,27 @@ class ConnectionLimits:
     max_connections: int = MAX_CONNECTIONS
 
 
-class GuardedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol with request deadlines and a connection cap.
-
-    ``limits`` is per process: ``serve_http`` (or each ``--workers`` process)
-    sets it before the server accepts connections.
-    """
+class _Deadlines:
+    """The deadline and cap logic both guarded protocols share (a mixin over a
+    uvicorn HTTP protocol: ``loop``, ``transport``, ``connections``, ``cycle``,
+    ``logger``)."""
 
     limits: ClassVar[ConnectionLimits] = ConnectionLimits()
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    connections: set[Any]
+    cycle: Any
+    logger: Any
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._awaiting: str | None = None  # "head" or "body": what the deadline is for
+    _deadline: asyncio.TimerHandle | None = None
+    _awaiting: str | None = None  # "head" or "body": what the deadline is for
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def _over_the_cap(self) -> bool:
+        """A new connection beyond the cap is refused at once (503)."""
         if len(self.connections) > self.limits.max_connections:
             self._refuse(503, "Service Unavailable", "too many connections; retry later")
-            return
-        self._await("head")  # a connection that never sends a byte is a slow head too
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        self._follow()
-
-    def on_response_complete(self) -> None:
-        super().on_response_complete()
-        if self.conn.their_state is h11.IDLE:
-            self._clear()  # between requests uvicorn's keep-alive timeout applies
-        else:
-            self._follow()  # a pipelined request is under way
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._clear()
-        super().connection_lost(exc)
-
-    def _follow(self) -> None:
-        """Arm the deadline for what the client still owes, if anything."""
-        state = self.conn.their_state
-        if state is h11.IDLE:
-            self._await("head")
-        elif state is h11.SEND_BODY:
-            self._await("body")
-        else:
-            self._clear()  # the request is complete (or the connection is over)
+            return True
+        return False
 
     def _await(self, part: str) -> None:
         if self._awaiting == part or self.transport.is_closing():
@@ -130,7 +106,7 @@ class GuardedH11Protocol(H11Protocol):
         self._refuse(408, "Request Timeout", f"the request {part} took longer than {seconds:g} s")
 
     def _refuse(self, status: int, reason: str, detail: str) -> None:
-        """Answer with ``status`` and close, whatever h11's state (nothing else will be read)."""
+        """Answer with ``status`` and close, whatever the parser's state (nothing else will be read)."""
         body = detail.encode() + b"\n"
         head = (
             f"HTTP/1.1 {status} {reason}\r\n"
@@ -140,6 +116,45 @@ class GuardedH11Protocol(H11Protocol):
         )
         self.transport.write(head.encode() + body)
         self.transport.close()
+
+
+class GuardedH11Protocol(_Deadlines, H11Protocol):
+    """uvicorn's h11 protocol (pure Python) with request deadlines and a connection cap.
+    h11 bounds a request head to 16 KiB itself.
+
+    ``limits`` is per process: ``serve_http`` (or each ``--workers`` process)
+    sets it before the server accepts connections.
+    """
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        if not self._over_the_cap():
+            self._await("head")  # a connection that never sends a byte is a slow head too
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._follow()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self.conn.their_state is h11.IDLE:
+            self._clear()  # between requests uvicorn's keep-alive timeout applies
+        else:
+            self._follow()  # a pipelined request is under way
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._clear()
+        super().connection_lost(exc)
+
+    def _follow(self) -> None:
+        """Arm the deadline for what the client still owes, if anything."""
+        state = self.conn.their_state
+        if state is h11.IDLE:
+            self._await("head")
+        elif state is h11.SEND_BODY:
+            self._await("body")
+        else:
+            self._clear()  # the request is complete (or the connection is over)
 
 
 def is_loopback(host: str) -> bool:

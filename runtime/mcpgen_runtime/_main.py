@@ -3,7 +3,8 @@
 ``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
 [--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
 [--body-timeout S] [--max-connections N] [--max-message-bytes N]
-[--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]``
+[--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
+[--http-parser auto|h11|httptools]``
 
 stdio is served by this runtime alone; http by its own ASGI app on the optional
 uvicorn (``_http``, imported only when asked for).
@@ -142,6 +143,13 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         help="connections open at once per process (default 256); more get 503 at once",
     )
     http.add_argument(
+        "--http-parser",
+        choices=["auto", "h11", "httptools"],
+        default=None,
+        help="the HTTP/1.1 parser: httptools (C, installed with the http extra where it "
+        "builds) or h11 (pure Python); default auto: httptools when installed",
+    )
+    http.add_argument(
         "--task-store",
         default=None,
         metavar="URL",
@@ -175,6 +183,7 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             ("--max-connections", args.max_connections),
             ("--task-store", args.task_store),
             ("--task-lease", args.task_lease),
+            ("--http-parser", args.http_parser),
         )
         if value is not None
     ]
@@ -206,6 +215,7 @@ def _serve_http(
             max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
             task_store=args.task_store or os.environ.get("MCPGEN_TASK_STORE") or "memory",
             task_lease=args.task_lease or _lease_from_environment(),
+            http_parser=args.http_parser or "auto",
         )
         # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(
