@@ -12,8 +12,8 @@ with the same uvicorn settings (``--http``, ``--loop``):
   Streamable HTTP, JSON answers (servers/sdk_lowlevel_http.py);
 - fastmcp: FastMCP, stateless, JSON answers (servers/fastmcp_http.py);
 - mcpgen old: the generated server on the runtime in ``--baseline-runtime`` (for
-  instance ``/work/main/runtime/mcpgen_runtime``, the SDK-based HTTP path), with
-  ``--json-response``;
+  instance a checkout's ``runtime/mcpgen_runtime`` from before the ASGI app: the
+  SDK-based HTTP path), with ``--json-response`` (that path serves h11 only);
 - mcpgen: the generated server on this checkout's runtime (its own ASGI app).
 
 Load: ``h2load --h1`` (Debian package nghttp2-client) with 1 and 16 connections, one
@@ -97,8 +97,8 @@ def start_servers(tmp: Path, options: argparse.Namespace) -> dict[str, tuple[sub
         old = tmp / "old"
         shutil.copytree(options.baseline_runtime, old / "mcpgen_runtime")
         old_env = {**env, "PYTHONPATH": os.pathsep.join([str(old), str(gen), str(SERVERS)])}
-        servers["mcpgen old"] = ([*mcpgen, "--json-response"], old_env)
-    servers["mcpgen"] = (mcpgen, env)
+        servers["mcpgen old"] = ([*mcpgen, "--json-response"], old_env)  # h11 only
+    servers["mcpgen"] = ([*mcpgen, "--http-parser", options.http], env)
     running: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     for name, (args, server_env) in servers.items():
         if name == "fastmcp" and not _importable("fastmcp"):
@@ -166,13 +166,18 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--baseline-runtime", type=Path, default=None)
-    # what `python -m <package> --transport http` uses: h11 (guarded), and uvloop when
-    # it is installed (uvicorn's "auto"); the peers get the same
-    parser.add_argument("--http", default="h11", choices=["h11", "httptools"])
+    # what `python -m <package> --transport http` uses by default: httptools and uvloop
+    # when installed, else h11 and asyncio; every server gets the same (--loop: the peers;
+    # mcpgen takes uvicorn's auto, so leave it at auto for a like-for-like table)
+    parser.add_argument("--http", default=None, choices=["h11", "httptools"])
     parser.add_argument("--loop", default="auto", choices=["auto", "asyncio", "uvloop"])
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     options = parser.parse_args()
+    if options.http is None:
+        options.http = "httptools" if _importable("httptools") else "h11"
+    if options.loop == "auto" and options.workers == 1:
+        options.loop = "uvloop" if _importable("uvloop") else "asyncio"
     if shutil.which("h2load") is None:
         raise SystemExit("h2load is not installed (apt-get install nghttp2-client); "
                          "benchmarks/http_calls.py measures one client at a time without it")
