@@ -120,6 +120,9 @@ def test_media_types_and_body_limit(probe: Any) -> None:
     notification = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
     assert post(app, notification)[:3:2] == (202, b"")
     assert post(app, ping, {"accept": "application/json"})[0] == 200  # JSON alone is enough
+    status, headers, text = post(app, ping, {"accept": "text/event-stream"})  # SSE alone too
+    assert status == 200 and headers["content-type"] == "text/event-stream"
+    assert text == b'event: message\r\ndata: {"jsonrpc":"2.0","id":1,"result":{}}\r\n\r\n'
 
 
 def test_single_exchange_header_checks(probe: Any) -> None:

@@ -36,7 +36,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ._http_exchange import Exchange, send_json
+from ._http_exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_event
 from ._http_guard import RebindingRules
 from ._http_tasks import TaskLayer
 from ._jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_response
@@ -164,6 +164,8 @@ class HttpApp:
         body = await self._body(head, receive, send)
         if body is None:
             return
+        if not json_ok:  # a client that takes event streams only: JSON answers become one event
+            send = _as_event_stream(send)
         await self._post(head, body, sse_ok, scope, receive, send)
 
     async def _body(self, head: _Head, receive: Receive, send: Send) -> bytes | None:
@@ -229,6 +231,23 @@ class HttpApp:
                 await send_json(send, refused, 400)
                 return
         await self.exchange.answer(message, version, sse_ok, scope, receive, send)
+
+
+def _as_event_stream(send: Send) -> Send:
+    """``send`` with a 200 JSON answer turned into an SSE stream of one event."""
+    converting = False
+
+    async def send_events(message: Message) -> None:
+        nonlocal converting
+        if message["type"] == "http.response.start":
+            if message["status"] == 200 and JSON_HEADERS[0] in message.get("headers", []):
+                converting = True
+                message = {**message, "headers": SSE_HEADERS}
+        elif converting and message.get("body"):
+            message = {**message, "body": sse_event(message["body"])}
+        await send(message)
+
+    return send_events
 
 
 def _kind(message: Any) -> str | None:

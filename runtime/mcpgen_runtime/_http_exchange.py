@@ -41,7 +41,11 @@ from ._protocol import META_LOG_LEVEL, META_VERSION
 from ._server_core import Invoke, Send, ServerConnection
 from ._tools import App, CallOutcome
 
-__all__ = ["DEFAULT_HANDSHAKE_HEADER", "Exchange", "modern_status", "send_json", "sse_event"]
+__all__ = [
+    "DEFAULT_HANDSHAKE_HEADER", "JSON_HEADERS", "SSE_HEADERS", "Exchange", "modern_status",
+    "send_json",
+    "sse_event",
+]
 
 Message = dict[str, Any]
 ASGISend = Callable[[Message], Awaitable[None]]
