@@ -40,17 +40,16 @@ from ._http_exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_
 from ._http_guard import RebindingRules
 from ._http_tasks import TaskLayer
 from ._jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_response
-from ._protocol import META_CAPABILITIES, META_VERSION
+from ._protocol import HEADER_MISMATCH, META_CAPABILITIES, META_VERSION, UNSUPPORTED_VERSION
 from ._taskstore import TaskStore
 from ._versions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 
-__all__ = ["HEADER_MISMATCH", "HttpApp"]
+__all__ = ["HttpApp"]
 
 Message = dict[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
-HEADER_MISMATCH = -32020  # 2026-07-28: a routing header disagrees with the body
 _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
@@ -299,8 +298,6 @@ def _single_exchange_refusal(message: Mapping[str, Any], head: _Head) -> bytes |
 
 
 def _unsupported(request_id: Any, requested: Any) -> bytes:
-    from ._protocol import UNSUPPORTED_VERSION
-
     return error_response(request_id, UNSUPPORTED_VERSION, "Unsupported protocol version",
                           {"supported": list(MODERN_VERSIONS), "requested": requested})
 

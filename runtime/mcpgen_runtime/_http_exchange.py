@@ -37,7 +37,17 @@ from ._context import LOG_LEVELS
 from ._http_calls import Calls, run_invoke
 from ._http_tasks import TASK_METHODS, TaskLayer, TaskRequest
 from ._jsonrpc import INTERNAL_ERROR, error_response
-from ._protocol import META_LOG_LEVEL, META_VERSION
+from ._protocol import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    META_LOG_LEVEL,
+    META_VERSION,
+    METHOD_NOT_FOUND,
+    MISSING_CAPABILITY,
+    PARSE_ERROR,
+    UNSUPPORTED_VERSION,
+)
 from ._server_core import Invoke, Send, ServerConnection
 from ._tools import App, CallOutcome
 
@@ -61,8 +71,8 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 # The HTTP status of a 2026-07-28 JSON-RPC error, by code (others: 200).
-_MODERN_STATUS = {-32700: 400, -32600: 400, -32602: 400, -32020: 400, -32021: 400, -32022: 400,
-                  -32601: 404}
+_MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
+                  MISSING_CAPABILITY: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
 
 
 def modern_status(frame: bytes) -> int:
