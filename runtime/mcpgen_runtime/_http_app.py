@@ -51,6 +51,7 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 
 _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
+_decode = json.JSONDecoder().decode
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 
@@ -94,10 +95,21 @@ class _Head:
         """(JSON, SSE): what the ``Accept`` header admits (wildcards count; absent: both)."""
         if self.accept is None:
             return True, True
-        types = {part.split(b";")[0].strip().lower() for part in self.accept.split(b",")}
-        anything = b"*/*" in types
-        return (anything or b"application/json" in types or b"application/*" in types,
-                anything or b"text/event-stream" in types or b"text/*" in types)
+        known = _ACCEPTS.get(self.accept)
+        if known is None:
+            types = {part.split(b";")[0].strip().lower() for part in self.accept.split(b",")}
+            anything = b"*/*" in types
+            known = (anything or b"application/json" in types or b"application/*" in types,
+                     anything or b"text/event-stream" in types or b"text/*" in types)
+            if len(_ACCEPTS) < _CACHED:  # clients send a handful of distinct values
+                _ACCEPTS[self.accept] = known
+        return known
+
+
+# Parsed Accept values, and whether a Host is allowed, by the header's bytes (at most
+# _CACHED of each: enough for every real client, bounded against made-up ones).
+_CACHED = 256
+_ACCEPTS: dict[bytes, tuple[bool, bool]] = {}
 
 
 class HttpApp:
@@ -205,7 +217,9 @@ class HttpApp:
         send: Send,
     ) -> None:
         try:
-            message = json.loads(body)
+            # UTF-8 (a BOM and lone surrogates tolerated, as over stdio), not json.loads'
+            # sniffing for UTF-16/32
+            message = _decode(body.decode("utf-8-sig", "surrogatepass"))
         except (ValueError, RecursionError):  # also bad UTF-8 and huge integer literals
             await send_json(send, error_response(None, PARSE_ERROR, "Parse error: invalid JSON"), 400)
             return

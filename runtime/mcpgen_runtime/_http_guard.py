@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import h11
@@ -180,9 +180,17 @@ class RebindingRules:
     allowed_hosts: list[str]
     allowed_origins: list[str]
     enable_dns_rebinding_protection: bool = True
+    _hosts: dict[bytes, bool] = field(default_factory=dict, compare=False, repr=False)
 
     def allows_host(self, host: bytes | None) -> bool:
-        return host is not None and _allowed(host.decode("latin-1"), self.allowed_hosts)
+        if host is None:
+            return False
+        known = self._hosts.get(host)
+        if known is None:
+            known = _allowed(host.decode("latin-1"), self.allowed_hosts)
+            if len(self._hosts) < 256:  # a handful of real values; bounded against made-up ones
+                self._hosts[host] = known
+        return known
 
     def allows_origin(self, origin: bytes | None) -> bool:
         return origin is None or _allowed(origin.decode("latin-1"), self.allowed_origins)
