@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 if TYPE_CHECKING:
-    from mcpgen_runtime._compat import Category
+    from mcpgen_runtime.contract.compare import Category
 
     from .diff import DiffReport
 
@@ -59,7 +59,7 @@ def diff(
     `mcpgen diff SPEC --against GIT_REF`. With no SPEC, each [tool.mcpgen] spec (else
     ./tools.yaml) against GIT_REF (default HEAD). Exit 0 nothing breaking at
     --category, 1 on a breaking change, 2 when a spec cannot be read or git fails."""
-    from mcpgen_runtime._compat import Category
+    from mcpgen_runtime.contract.compare import Category
 
     from .diff import ALL_RULES
 

@@ -1,13 +1,13 @@
 """``mcpgen diff``: every change between two specs, classified by named rules.
 
-The wire-level rules live in the runtime's ``_compat.py`` (one implementation, shared with
+The wire-level rules live in the runtime's ``contract/compare.py`` (one implementation, shared with
 the generated clients' check on connect): this module loads both specs to IR,
 compares their published descriptors with it, and adds the rules only a spec can
 show, because they concern the Python surface generated from it (handler shape,
 return type, ``async``, Python names, package and classes).  ``--against REF``
 reads the older spec, and every schema file it references, from git.
 
-Spec rules (in ``diff_rules.py``; the wire rules are listed in the runtime's ``_compat.py``):
+Spec rules (in ``diff_rules.py``; the wire rules are listed in the runtime's ``contract/compare.py``):
 
     Rule                         Severity    Category  Meaning
     PACKAGE_RENAMED              breaking    SOURCE    ``package`` changed: imports break

@@ -8,7 +8,7 @@ import re
 
 import click
 
-from mcpgen_runtime._compat import Category, Change, Severity
+from mcpgen_runtime.contract.compare import Category, Change, Severity
 
 from .diff_rules import DiffReport
 from .printable import escape_json, escape_line

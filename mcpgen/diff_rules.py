@@ -1,5 +1,5 @@
 """The rules of ``mcpgen diff`` that only a spec can show, and the comparison of two
-loaded contracts: the wire rules (``compare_tools`` of the runtime's ``_compat``) on their
+loaded contracts: the wire rules (``compare_tools`` of the runtime's ``contract.compare``) on their
 published descriptors plus the spec rules below, each change placed at its line of NEW.
 The rule table is in ``diff.py``'s docstring.
 """
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
-from mcpgen_runtime._compat import RULES, Category, Change, Rule, Severity, compare_tools
+from mcpgen_runtime.contract.compare import RULES, Category, Change, Rule, Severity, compare_tools
 
 from . import ir
 from .schemas import descriptor
@@ -240,7 +240,7 @@ def _compare_tool(
         out.add(tool, rule, "timeout", message, lines.tool_key(new.name, "timeout"))
 
 def _renamed_parameter(old: ir.Tool, new: ir.Tool) -> tuple[str, str] | None:
-    """The one parameter renamed in place (same position), as ``_compat`` detects it."""
+    """The one parameter renamed in place (same position), as ``contract.compare`` detects it."""
     old_names = [p.name for p in old.parameters]
     new_names = [p.name for p in new.parameters]
     gone = [n for n in old_names if n not in new_names]

@@ -10,7 +10,7 @@ definition: ``parameters`` (when the derived input schema is the listed one), th
 references point to) become one shared type. A tool without an output schema gets
 ``returns: result`` (the whole result: every content block, ``structuredContent``).
 The result is checked before it is returned: the spec loads, and the descriptors it
-publishes are compatible with what the server listed (``runtime/_compat``); what
+publishes are compatible with what the server listed (``mcpgen_runtime.contract``); what
 still differs (a member the spec format has no key for) is said above the tool.
 
 The forms and shared types are ``importer_types``; the YAML text ``importer_yaml``.
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mcpgen_runtime._compat import Change, Severity, compare_tools
+from mcpgen_runtime.contract.compare import Change, Severity, compare_tools
 
 from .importer_types import _canon, _DefClasses, _text, _ToolEntry
 from .importer_yaml import _render
@@ -113,7 +113,7 @@ def _listing(
     cwd: str | Path | None,
     timeout: float,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str]:
-    from mcpgen_runtime._client import Session
+    from mcpgen_runtime.client import Session
 
     with Session.stdio(
         list(command), env=env, cwd=cwd, verify="off", timeout=timeout, server_id="import",

@@ -11,6 +11,8 @@ a configured project. Command-line arguments and flags always win over it.
     check = false              # true: a bare `mcpgen build` only checks (CI-only projects)
     diff-category = "behavior" # default of `mcpgen diff --category`
     format = "text"            # default of --format (text | json | github)
+    docs-output = "site/api"   # where `mcpgen docs` writes index.html (default of -o)
+    docs-against = "origin/main"  # default of `mcpgen docs --against` (a spec file or git ref)
 
 Paths are relative to the folder of ``pyproject.toml``.  A spec's ``output`` here
 is the user's own setting, so it is trusted like ``-o`` (it may be anywhere).
@@ -27,7 +29,8 @@ from typing import Any
 __all__ = ["ConfigError", "ProjectConfig", "SpecEntry", "find_config", "load_config"]
 
 _KEYS = frozenset(
-    {"specs", "allow-outside-refs", "allow-outside-output", "check", "diff-category", "format"}
+    {"specs", "allow-outside-refs", "allow-outside-output", "check", "diff-category", "format",
+     "docs-output", "docs-against"}
 )
 _CATEGORIES = ("source", "call", "behavior")
 _FORMATS = ("text", "json", "github")
@@ -52,6 +55,8 @@ class ProjectConfig:
     check: bool = False
     diff_category: str | None = None
     format: str | None = None
+    docs_output: Path | None = None
+    docs_against: str | None = None
 
     @property
     def root(self) -> Path:
@@ -110,6 +115,8 @@ def load_config(file: Path) -> ProjectConfig | None:
         check=_bool(file, table, "check"),
         diff_category=_choice(file, table, "diff-category", _CATEGORIES),
         format=_choice(file, table, "format", _FORMATS),
+        docs_output=_path(file, root, table, "docs-output"),
+        docs_against=_string(file, table, "docs-against"),
     )
 
 
@@ -149,6 +156,18 @@ def _bool(file: Path, table: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{file}: [tool.mcpgen] {key} must be true or false")
     return value
+
+
+def _string(file: Path, table: dict[str, Any], key: str) -> str | None:
+    value = table.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{file}: [tool.mcpgen] {key} must be a non-empty string")
+    return value
+
+
+def _path(file: Path, root: Path, table: dict[str, Any], key: str) -> Path | None:
+    value = _string(file, table, key)
+    return None if value is None else _relative(root, value)
 
 
 def _choice(file: Path, table: dict[str, Any], key: str, choices: tuple[str, ...]) -> str | None:

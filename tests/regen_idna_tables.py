@@ -1,6 +1,6 @@
-"""Regenerate runtime/mcpgen_runtime/_idna_data.py from the Unicode Character Database, on purpose.
+"""Regenerate runtime/mcpgen_runtime/schema/idna_data.py from the Unicode Character Database, on purpose.
 
-The IDNA2008 checks (runtime/_idna.py) need a few Unicode properties that Python's
+The IDNA2008 checks (runtime/mcpgen_runtime/schema/idna.py) need a few Unicode properties that Python's
 ``unicodedata`` does not expose: the Script of five scripts named by RFC 5892's
 contextual rules, Joining_Type, Default_Ignorable_Code_Point, White_Space and
 Hangul_Syllable_Type. This script reads them from the UCD tables that Perl ships
@@ -20,7 +20,7 @@ import unicodedata
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGET = ROOT / "runtime" / "mcpgen_runtime" / "_idna_data.py"
+TARGET = ROOT / "runtime" / "mcpgen_runtime" / "schema" / "idna_data.py"
 
 # name in the generated module -> (table file under lib/, what it holds)
 TABLES = {

@@ -24,15 +24,15 @@ from typing import Any
 import pytest
 from helpers import build_package, import_package
 
-from mcpgen_runtime._client import AsyncSession, Session, convert_result
-from mcpgen_runtime._client_core import (
+from mcpgen_runtime._errors import ContractMismatch, ProtocolError, Timeout, ToolError
+from mcpgen_runtime.client import AsyncSession, Session, convert_result
+from mcpgen_runtime.client.core import (
     ClientCore,
     Discover,
     Initialize,
     Outcome,
     SendLine,
 )
-from mcpgen_runtime._errors import ContractMismatch, ProtocolError, Timeout, ToolError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"

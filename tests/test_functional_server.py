@@ -265,7 +265,7 @@ class Driver:
     def __init__(self, pkg: ModuleType, impl: Any) -> None:
         import importlib
 
-        core = importlib.import_module("mcpgen_runtime._server_core")
+        core = importlib.import_module("mcpgen_runtime.server.core")
         server = importlib.import_module(f"{pkg.__name__}.server")
         self.core = core
         self.impl = impl
@@ -277,7 +277,7 @@ class Driver:
             line = json.dumps(line)
         replies = []
         for action in self.conn.receive(line):
-            if isinstance(action, self.core.Send):
+            if isinstance(action, self.core.SendFrame):
                 data = action.data
             else:
                 tool = action.tool

@@ -327,7 +327,7 @@ def test_http_does_not_import_the_sdk(weather_gen: Path) -> None:
     """Serving HTTP needs uvicorn only: building the app imports no MCP SDK nor Starlette
     (anyio may come with uvicorn itself)."""
     code = (
-        "import sys, weather_mcp, weather_impl, mcpgen_runtime._http as h;"
+        "import sys, weather_mcp, weather_impl, mcpgen_runtime.http.server as h;"
         "h.build_asgi_app(weather_mcp.server.build_app(weather_impl.Forecaster()));"
         "import uvicorn.protocols.http.h11_impl;"
         "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in "
@@ -348,7 +348,7 @@ def test_http_does_not_import_the_sdk(weather_gen: Path) -> None:
 def test_stdio_does_not_import_the_sdk(weather_gen: Path) -> None:
     """The runtime imports the SDK only on the HTTP path (stdlib + pydantic otherwise)."""
     code = (
-        "import sys, weather_mcp, weather_mcp.__main__, mcpgen_runtime._http;"
+        "import sys, weather_mcp, weather_mcp.__main__, mcpgen_runtime.http.server;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in "
         "('mcp', 'mcp_types', 'uvicorn', 'starlette', 'anyio')))"
     )
@@ -428,7 +428,7 @@ def extra_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def _call(app: Any, name: str, args: dict[str, Any] | None = None) -> Any:
     """One tools/call through the ASGI app; its result, or its JSON-RPC error."""
-    from mcpgen_runtime._http import build_asgi_app
+    from mcpgen_runtime.http.server import build_asgi_app
 
     params: dict[str, Any] = {"name": name}
     if args is not None:
@@ -480,7 +480,7 @@ def test_content_blocks_and_coercion(extra_app: Any) -> None:
 
 
 def test_unknown_cursor_is_invalid_params(extra_app: Any) -> None:
-    from mcpgen_runtime._http import build_asgi_app
+    from mcpgen_runtime.http.server import build_asgi_app
 
     answer = asgi_rpc(build_asgi_app(extra_app), "tools/list", {"cursor": "abc"})
     assert answer["error"]["code"] == -32602

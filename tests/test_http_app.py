@@ -79,8 +79,8 @@ def probe(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def asgi(app: Any, **options: Any) -> Any:
-    from mcpgen_runtime._http import build_asgi_app
-    from mcpgen_runtime._http_config import HttpOptions
+    from mcpgen_runtime.http.config import HttpOptions
+    from mcpgen_runtime.http.server import build_asgi_app
 
     return build_asgi_app(app, HttpOptions(**options))
 

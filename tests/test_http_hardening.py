@@ -72,7 +72,7 @@ IMPL = '''
 import asyncio, os, time
 from pathlib import Path
 from harden_mcp import HardenServer
-from mcpgen_runtime import _tools
+from mcpgen_runtime.server import tools as _tools
 
 SIGNALS = Path(os.environ["HARDEN_SIGNALS"])
 _check = _tools.ToolRuntime.check_arguments
@@ -244,7 +244,7 @@ def test_dns_rebinding_checks_on_any_loopback_address(
 
 
 def test_which_hosts_count_as_loopback() -> None:
-    from mcpgen_runtime._http_guard import is_loopback, rebinding_protection
+    from mcpgen_runtime.http.guard import is_loopback, rebinding_protection
 
     for host in ("127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "[::1]", "localhost",
                  "LOCALHOST", "::ffff:127.0.0.2"):

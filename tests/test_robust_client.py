@@ -28,9 +28,9 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime._client import AsyncSession, Session
 from mcpgen_runtime._errors import ProtocolError, ServerExited, Timeout
-from mcpgen_runtime._transport import DEFAULT_MAX_MESSAGE_BYTES
+from mcpgen_runtime.client import AsyncSession, Session
+from mcpgen_runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 PEER = [sys.executable, str(Path(__file__).resolve().parent / "fixtures" / "robust_peer.py")]
 SLACK = 5.0  # seconds added to every "quickly": the machine is shared
@@ -342,7 +342,7 @@ def wait_stopped(session: Session | AsyncSession) -> None:
 
 
 def test_the_default_frame_limit_mirrors_the_server() -> None:
-    from mcpgen_runtime._stdio_server import DEFAULT_MAX_MESSAGE_BYTES as SERVER_LIMIT
+    from mcpgen_runtime.server.stdio import DEFAULT_MAX_MESSAGE_BYTES as SERVER_LIMIT
 
     assert DEFAULT_MAX_MESSAGE_BYTES == SERVER_LIMIT == 16 * 1024 * 1024
     assert Session.stdio(peer("ok")).transport.max_message_bytes == DEFAULT_MAX_MESSAGE_BYTES  # type: ignore[attr-defined]

@@ -190,7 +190,7 @@ def test_vendored_package_runs_where_the_runtime_is_not_importable(tmp_path: Pat
     )
     assert result.exit_code == 0, result.output
     assert "needs mcpgen-runtime" not in result.output
-    assert (gen / "adder_mcp" / "_runtime" / "_client.py").is_file()
+    assert (gen / "adder_mcp" / "_runtime" / "client" / "__init__.py").is_file()
     proc = _run(
         """
         import sys

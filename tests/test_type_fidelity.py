@@ -228,7 +228,7 @@ def test_server_and_client_accept_the_same_results(package: Any) -> None:
     gives back as it came."""
     from mcpgen_runtime import ResultConverter
     from mcpgen_runtime._errors import ResultMismatch
-    from mcpgen_runtime._jsonschema import ValidationFailed, compile_schema
+    from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
     published = {tool["name"]: tool for tool in package.contract.TOOLS}
     converter = ResultConverter(package.contract.TOOLS)

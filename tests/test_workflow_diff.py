@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from mcpgen.cli import main
 from mcpgen.diff import ALL_RULES, SPEC_RULES, diff_files
-from mcpgen_runtime._compat import RULES, Category, Severity
+from mcpgen_runtime.contract.compare import RULES, Category, Severity
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_PATH = Path(__file__).parent / "fixtures" / "workflow" / "diff" / "corpus.yaml"

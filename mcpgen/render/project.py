@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 import jinja2
 
-from mcpgen_runtime._fingerprint import canonical_json as canonical
-from mcpgen_runtime._fingerprint import tool_fingerprint
 from mcpgen_runtime._version import requirement
+from mcpgen_runtime.protocol.fingerprint import canonical_json as canonical
+from mcpgen_runtime.protocol.fingerprint import tool_fingerprint
 
 from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
@@ -453,6 +453,6 @@ def runtime_sources(import_name: str = RUNTIME_IMPORT) -> dict[str, str]:
     """
     word = re.compile(rf"\b{RUNTIME_IMPORT}\b")
     return {
-        path.name: word.sub(import_name, path.read_text(encoding="utf-8"))
-        for path in sorted(RUNTIME_DIR.glob("*.py"))
+        path.relative_to(RUNTIME_DIR).as_posix(): word.sub(import_name, path.read_text(encoding="utf-8"))
+        for path in sorted(RUNTIME_DIR.rglob("*.py"))
     }

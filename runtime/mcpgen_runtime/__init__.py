@@ -15,7 +15,18 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ._client import (
+    from ._errors import (
+        ContractMismatch,
+        McpError,
+        ProtocolError,
+        ResultMismatch,
+        ServerExited,
+        Timeout,
+        ToolError,
+    )
+    from ._main import main
+    from ._unset import UNSET, Unset
+    from .client import (
         AsyncProgressCallback,
         AsyncSession,
         AsyncTaskHandle,
@@ -28,53 +39,42 @@ if TYPE_CHECKING:
         TaskStatus,
         convert_result,
     )
-    from ._context import Cancelled, Context
-    from ._errors import (
-        ContractMismatch,
-        McpError,
-        ProtocolError,
-        ResultMismatch,
-        ServerExited,
-        Timeout,
-        ToolError,
-    )
-    from ._main import main
-    from ._stdio_server import run_stdio, serve_streams
-    from ._tools import App, Binding
-    from ._transport import DEFAULT_MAX_MESSAGE_BYTES
-    from ._unset import UNSET, Unset
+    from .server.context import Cancelled, Context
+    from .server.stdio import run_stdio, serve_streams
+    from .server.tools import App, Binding
+    from .transport import DEFAULT_MAX_MESSAGE_BYTES
 
 from ._version import __version__, requirement, validate_runtime_version
 
 _WHERE = {
-    "App": "._tools",
-    "AsyncProgressCallback": "._client",
-    "AsyncSession": "._client",
-    "AsyncTaskHandle": "._client",
-    "Binding": "._tools",
-    "Cancelled": "._context",
+    "App": ".server.tools",
+    "AsyncProgressCallback": ".client",
+    "AsyncSession": ".client",
+    "AsyncTaskHandle": ".client",
+    "Binding": ".server.tools",
+    "Cancelled": ".server.context",
     "ContractMismatch": "._errors",
-    "Context": "._context",
-    "ListedTool": "._client",
-    "DEFAULT_MAX_MESSAGE_BYTES": "._transport",
+    "Context": ".server.context",
+    "ListedTool": ".client",
+    "DEFAULT_MAX_MESSAGE_BYTES": ".transport",
     "McpError": "._errors",
-    "ProgressCallback": "._client",
-    "ProtocolChoice": "._client",
+    "ProgressCallback": ".client",
+    "ProtocolChoice": ".client",
     "ProtocolError": "._errors",
-    "ResultConverter": "._client",
+    "ResultConverter": ".client",
     "ResultMismatch": "._errors",
     "ServerExited": "._errors",
-    "Session": "._client",
-    "TaskHandle": "._client",
-    "TaskStatus": "._client",
+    "Session": ".client",
+    "TaskHandle": ".client",
+    "TaskStatus": ".client",
     "Timeout": "._errors",
     "ToolError": "._errors",
     "UNSET": "._unset",
     "Unset": "._unset",
-    "convert_result": "._client",
+    "convert_result": ".client",
     "main": "._main",
-    "run_stdio": "._stdio_server",
-    "serve_streams": "._stdio_server",
+    "run_stdio": ".server.stdio",
+    "serve_streams": ".server.stdio",
 }
 
 __all__ = [
@@ -119,3 +119,9 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value  # later lookups skip this function
     return value
+
+
+def __dir__() -> list[str]:
+    """The public names (``__all__``), whether or not imported yet; the
+    subpackages are the runtime's own."""
+    return sorted(__all__)

@@ -12,7 +12,7 @@
     └── Timeout                   no answer within the request's time limit
 
 Handlers raise ``ToolError`` to send a message a model can act on; any other
-exception from a handler is reported without its text (see ``_tools``).
+exception from a handler is reported without its text (see ``server.tools``).
 """
 
 from __future__ import annotations

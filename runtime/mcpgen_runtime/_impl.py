@@ -1,7 +1,7 @@
 """Load the implementation class named on the command line (``--impl module:Class``).
 
 Its own module because both the command line (``_main``) and each HTTP worker process
-(``_http.worker_app``) load it, and ``_http`` must not import ``_main``.
+(``http.server.worker_app``) load it, and ``http.server`` must not import ``_main``.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@
 [--http-parser auto|h11|httptools]``
 
 stdio is served by this runtime alone; http by its own ASGI app on the optional
-uvicorn (``_http``, imported only when asked for).
+uvicorn (``http.server``, imported only when asked for).
 """
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from . import _http_config as http_config
 from ._impl import load_implementation
-from ._stdio_server import run_stdio
-from ._tools import App
+from .http import config as http_config
+from .server.stdio import run_stdio
+from .server.tools import App
 
 __all__ = ["load_implementation", "main"]
 
 # Imported by name, only when HTTP is served: a static import would make every type
-# check of a generated package follow _http into the optional uvicorn.
-_HTTP_MODULE = "._http"
+# check of a generated package follow http.server into the optional uvicorn.
+_HTTP_MODULE = ".http.server"
 
 
 def main(

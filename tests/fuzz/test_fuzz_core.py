@@ -22,9 +22,9 @@ from fuzz_settings import fuzz_settings
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from mcpgen_runtime._context import Context
-from mcpgen_runtime._server_core import Cancel, Invoke, Send, ServerConnection
-from mcpgen_runtime._tools import App, Binding, CallOutcome
+from mcpgen_runtime.server.context import Context
+from mcpgen_runtime.server.core import Cancel, Invoke, SendFrame, ServerConnection
+from mcpgen_runtime.server.tools import App, Binding, CallOutcome
 
 # --------------------------------------------------------------------------- the app
 
@@ -385,7 +385,7 @@ def run(lines_in: list[bytes], defer: list[bool]) -> None:
             if isinstance(entry, dict) and "id" in entry and valid_id(entry["id"]):
                 checker.ids.append(entry["id"])
         actions = connection.receive(line)
-        sends = [a for a in actions if isinstance(a, Send)]
+        sends = [a for a in actions if isinstance(a, SendFrame)]
         replies = [checker.frame(a.data) for a in sends]
         for reply in replies:
             event(f"answer {reply['error']['code']}" if "error" in reply else "answer result")
@@ -418,7 +418,7 @@ def run(lines_in: list[bytes], defer: list[bool]) -> None:
             assert [r["error"]["code"] for r in replies] == [-32600], (value, replies)
             assert replies[0]["id"] is None
         for action in actions:
-            assert isinstance(action, (Send, Invoke, Cancel)), action
+            assert isinstance(action, (SendFrame, Invoke, Cancel)), action
             if isinstance(action, Invoke):
                 pending.append(action)
         # run some calls now, leave others in flight (cancellations and task
@@ -449,7 +449,7 @@ def test_arbitrary_bytes(data: bytes) -> None:
     connection = ServerConnection(APP)
     for line in data.split(b"\n"):
         for action in connection.receive(line):
-            assert isinstance(action, Send), action  # nothing parseable asks for a call
+            assert isinstance(action, SendFrame), action  # nothing parseable asks for a call
             reply = checker.frame(action.data)
             assert reply["id"] is None and reply["error"]["code"] in (-32700, -32600)
 
@@ -466,5 +466,5 @@ def test_arbitrary_json_after_the_handshake(value: Any, version: str) -> None:
         if isinstance(entry, dict) and valid_id(entry.get("id")):
             checker.ids.append(entry["id"])
     for action in connection.receive(encode(value)):
-        assert isinstance(action, Send)
+        assert isinstance(action, SendFrame)
         checker.frame(action.data)

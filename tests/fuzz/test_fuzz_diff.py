@@ -54,7 +54,7 @@ from mcpgen.diff import (
 )
 from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_contract
-from mcpgen_runtime._compat import Category, Severity
+from mcpgen_runtime.contract.compare import Category, Severity
 
 ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather"

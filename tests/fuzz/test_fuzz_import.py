@@ -51,7 +51,7 @@ from mcpgen.build import build_spec
 from mcpgen.importer import ImportedSpec, ImportFailed, import_server
 from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_spec_text
-from mcpgen_runtime._compat import Severity, compare_tools
+from mcpgen_runtime.contract.compare import Severity, compare_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKE_SERVER = ROOT / "tests" / "fixtures" / "fake_tools_server.py"

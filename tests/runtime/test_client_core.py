@@ -7,15 +7,15 @@ import logging
 
 import pytest
 
-from mcpgen_runtime._client_core import (
+from mcpgen_runtime._errors import ProtocolError
+from mcpgen_runtime.client.core import (
     ClientCore,
     Notification,
     Reply,
     Response,
     error_from_response,
 )
-from mcpgen_runtime._errors import ProtocolError
-from mcpgen_runtime._versions import HANDSHAKE_VERSIONS
+from mcpgen_runtime.protocol.revisions import HANDSHAKE_VERSIONS
 
 
 def line(message: object) -> bytes:

@@ -3,21 +3,28 @@ sync and async sessions do with threads and an event loop."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
-from mcpgen_runtime import _client_flows as flows
-from mcpgen_runtime._client_tasks import TaskStatus, _TaskState
 from mcpgen_runtime._errors import ProtocolError, Timeout
+from mcpgen_runtime.client import flows
+from mcpgen_runtime.client.tasks import TaskStatus, _TaskState
 
 
-def run(flow: flows.Flow[Any], answers: list[Any]) -> tuple[Any, list[flows.Effect]]:
-    """Drive ``flow``: each effect takes the next answer (an exception is thrown in)."""
+def run(
+    flow: flows.Flow[Any], answers: list[Any], clock: list[float] | None = None
+) -> tuple[Any, list[flows.Effect]]:
+    """Drive ``flow``: each effect takes the next answer (an exception is thrown in);
+    ``Now`` takes the next reading of ``clock``, the only clock the flow sees."""
     seen: list[flows.Effect] = []
+    readings = list(clock or ())
 
     def perform(effect: flows.Effect) -> Any:
         seen.append(effect)
+        if isinstance(effect, flows.Now):
+            return readings.pop(0)
         if isinstance(effect, (flows.Request, flows.Exchange, flows.Connected)):
             answer = answers.pop(0)
             if isinstance(answer, Exception):
@@ -69,3 +76,60 @@ def test_list_tools_follows_cursors_and_refuses_a_repeated_one() -> None:
     tools, seen = run(flows.list_tools("srv"), [page, {"tools": []}])
     assert [t.name for t in tools] == ["a"]
     assert seen[1] == flows.Request("tools/list", {"cursor": "c1"})
+
+
+def test_deadlines_are_read_from_the_driver_s_clock_only() -> None:
+    """The flows ask for the time (``Now``) and read no clock: a fake clock decides
+    the request's limit, the sleep between polls and the timeout."""
+    working = {"taskId": "t1", "status": "working", "pollIntervalMs": 5000}
+    with pytest.raises(Timeout, match="no result within 10s"):
+        run(flows.task_outcome(modern_task(), 100.0, False, 10.0, 30.0),
+            [working], clock=[96.0, 97.5, 100.0])
+    _, seen = run(flows.task_outcome(modern_task(), 100.0, False, 10.0, 30.0),
+                  [working, {"taskId": "t1", "status": "completed", "result": {"content": []}}],
+                  clock=[96.0, 97.5, 99.0])
+    requests = [e for e in seen if isinstance(e, flows.Request)]
+    assert [r.timeout for r in requests] == [4.0, 1.0]  # deadline - now, below the 30 s
+    assert [e for e in seen if isinstance(e, flows.Sleep)] == [flows.Sleep(2.5)]
+    # call_tool's deadline is the clock's reading plus the timeout
+    call = flows.call_tool(_SessionStub(), "slow", {}, 3.0, None, False)
+    assert next(call) == flows.Now()
+
+
+class _SessionStub:
+    """Just enough of a session for call_tool's first step."""
+
+    timeout = 30.0
+
+    def _check_usable(self) -> None:
+        return None
+
+
+def test_an_interrupted_waiter_cancels_its_task_without_waiting() -> None:
+    """A waiter stopped from outside (asyncio cancellation, Ctrl-C: not an
+    ``Exception``) cancels the task, fire-and-forget; an error does not."""
+    for stop in (asyncio.CancelledError, KeyboardInterrupt):
+        seen_cancel: list[Any] = []
+
+        def perform(
+            effect: flows.Effect, stop: type[BaseException] = stop, seen: list[Any] = seen_cancel
+        ) -> Any:
+            seen.append(effect)
+            if isinstance(effect, flows.Request):
+                raise stop()
+            return None
+
+        with pytest.raises(stop):
+            flows.run(flows.task_outcome(modern_task(), None, True, None, 30.0), perform)
+        assert [type(e).__name__ for e in seen_cancel] == ["Usable", "Request", "CancelNowait"]
+    seen_error: list[Any] = []
+
+    def fails(effect: flows.Effect) -> Any:
+        seen_error.append(effect)
+        if isinstance(effect, flows.Request):
+            raise ProtocolError("boom")
+        return None
+
+    with pytest.raises(ProtocolError):
+        flows.run(flows.task_outcome(modern_task(), None, True, None, 30.0), fails)
+    assert not any(isinstance(e, flows.CancelNowait) for e in seen_error)

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime import _client_flows as flows
-from mcpgen_runtime._client_base import _SessionState
-from mcpgen_runtime._client_core import Outcome
-from mcpgen_runtime._client_tasks import TaskStatus, _TaskState
 from mcpgen_runtime._errors import ProtocolError, Timeout
-from mcpgen_runtime._protocol import TASKS_EXTENSION
+from mcpgen_runtime.client import flows
+from mcpgen_runtime.client.base import _SessionState
+from mcpgen_runtime.client.core import Outcome
+from mcpgen_runtime.client.tasks import TaskStatus, _TaskState
+from mcpgen_runtime.protocol.constants import TASKS_EXTENSION
 
 
 def session(**options: Any) -> _SessionState[None, None]:
@@ -38,6 +38,10 @@ def drive(
 
     def perform(effect: Any) -> Any:
         seen.append(effect)
+        if isinstance(effect, flows.Start):
+            state._connected = True  # what a driver records once the transport runs
+        if isinstance(effect, flows.Now):
+            return 0.0
         if isinstance(effect, flows.Prepare):
             request_id, line = state._core.request(
                 effect.method, effect.params, None, progress=effect.progress, tasks=effect.tasks
@@ -78,7 +82,9 @@ def test_an_unanswered_probe_falls_back_to_initialize_without_cancelling() -> No
     state._connected = False
     init = Outcome(result={"protocolVersion": "2025-06-18", "capabilities": {}})
     tools = Outcome(result={"tools": []})
-    _, seen = drive(state, flows.connect(state), [Timeout("probe"), init, tools])
+    connection, seen = drive(state, flows.connect(state), [Timeout("probe"), init, tools])
+    assert state.protocol_version == ""  # the flow changes no session state itself
+    state._adopt(connection)
     awaits = [effect for effect in seen if isinstance(effect, flows.Await)]
     assert [(a.label, a.limit, a.cancellable) for a in awaits] == [
         ("server/discover", 0.5, False),
@@ -86,7 +92,7 @@ def test_an_unanswered_probe_falls_back_to_initialize_without_cancelling() -> No
         ("tools/list", 30.0, True),
     ]
     assert state.protocol_version == "2025-06-18" and state.era == "legacy"
-    sent = [effect for effect in seen if isinstance(effect, flows.Send)]
+    sent = [effect for effect in seen if isinstance(effect, flows.Write)]
     assert [json.loads(effect.line)["method"] for effect in sent] == ["notifications/initialized"]
 
 
@@ -100,9 +106,10 @@ def test_a_timed_out_call_stops_routing_its_progress() -> None:
             [Timeout("tools/call 'slow': no answer within 1s")],
             seen,
         )
-    token = seen[0].progress and json.loads(seen[1].pending.line)["params"]["_meta"]["progressToken"]
+    assert seen[0] == flows.Now()  # the deadline starts at the driver's clock
+    token = seen[1].progress and json.loads(seen[2].pending.line)["params"]["_meta"]["progressToken"]
     assert seen[-1] == flows.ProgressDrop(token)
-    assert seen[1] == flows.Await(seen[1].pending, "tools/call 'slow'", 1.0)
+    assert seen[2] == flows.Await(seen[2].pending, "tools/call 'slow'", 1.0)
 
 
 def test_a_call_the_server_wants_as_a_task_is_sent_again_as_one() -> None:
@@ -124,7 +131,7 @@ def test_a_cancelled_async_wait_cancels_the_task_without_waiting() -> None:
     with pytest.raises(asyncio.CancelledError):
         drive(state, flows.task_outcome(task, None, True, None, 30.0),
               [asyncio.CancelledError()], seen)
-    assert kinds(seen) == ["Prepare", "Await", "ProgressDrop", "Prepare", "SendNowait"]
+    assert kinds(seen) == ["Prepare", "Await", "ProgressDrop", "Prepare", "WriteNowait"]
     assert json.loads(seen[-1].line)["method"] == "tasks/cancel"
     # told not to cancel on giving up: nothing is sent
     seen.clear()
@@ -139,7 +146,7 @@ def test_cancel_nowait_is_lowered_to_a_forgotten_tasks_cancel() -> None:
     state = session()
     task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=3)
     _, seen = drive(state, iter_once(flows.CancelNowait(task)), [])
-    assert kinds(seen) == ["ProgressDrop", "Prepare", "SendNowait"]
+    assert kinds(seen) == ["ProgressDrop", "Prepare", "WriteNowait"]
     line = json.loads(seen[2].line)
     assert line["method"] == "tasks/cancel" and line["params"]["taskId"] == "t1"
     assert state._core.pending_count == 0  # an ack is dropped as late

@@ -13,8 +13,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpgen_runtime import _compat
-from mcpgen_runtime._compat import (
+from mcpgen_runtime.contract import compare as _compat
+from mcpgen_runtime.contract.compare import (
     RULES,
     Category,
     Change,

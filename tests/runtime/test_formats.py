@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime import _formats
-from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+from mcpgen_runtime.schema import formats as _formats
+from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
 ROOT = Path(__file__).resolve().parents[2]
 

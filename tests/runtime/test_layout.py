@@ -1,14 +1,19 @@
-"""The runtime's layout rules: protocol constants in one module, no import cycles."""
+"""The runtime's layout rules: protocol constants in one module, the import rules
+(tests/runtime/import_rules.py) hold, and they catch each kind of violation."""
 
 from __future__ import annotations
 
 import ast
+import textwrap
 from pathlib import Path
+
+import pytest
+from import_rules import load, violations
 
 import mcpgen_runtime
 
 RUNTIME = Path(mcpgen_runtime.__file__).parent
-MODULES = {path.stem: ast.parse(path.read_text()) for path in sorted(RUNTIME.glob("*.py"))}
+MODULES = load(RUNTIME)
 
 
 def _docstrings(tree: ast.Module) -> set[int]:
@@ -22,10 +27,10 @@ def _docstrings(tree: ast.Module) -> set[int]:
 
 def test_protocol_constants_live_in_one_module() -> None:
     """`_meta` keys, extension names and reserved error codes are written only in
-    _protocol; everywhere else uses its names."""
+    protocol.constants; everywhere else uses its names."""
     found = []
     for name, tree in MODULES.items():
-        if name == "_protocol":
+        if name == "protocol.constants":
             continue
         skip = _docstrings(tree)
         for node in ast.walk(tree):
@@ -43,58 +48,116 @@ def test_protocol_constants_live_in_one_module() -> None:
     assert found == []
 
 
-def _type_only(tree: ast.Module) -> set[int]:
-    """Ids of the import statements under ``if TYPE_CHECKING:`` (never run)."""
-    ids = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
-            ids.update(id(sub) for sub in ast.walk(node))
-    return ids
+def test_the_runtime_keeps_its_import_rules() -> None:
+    assert violations(MODULES) == []
+    # every subpackage is a part the rules know, and the rules see them all
+    assert {name.split(".")[0] for name in MODULES if "." in name} == {
+        "client", "contract", "http", "protocol", "schema", "server", "tasks", "transport"
+    }
 
 
-def _imports(tree: ast.Module) -> set[str]:
-    """Runtime modules this one imports when it runs, at any depth (a function-level
-    import counts; one under ``if TYPE_CHECKING:`` does not)."""
-    out = set()
-    skip = _type_only(tree)
-    for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                out.add(node.module)
-            else:
-                out.update(alias.name for alias in node.names)
-    return out & set(MODULES)
+def _fake(**sources: str) -> dict[str, ast.Module]:
+    """A synthetic runtime: dotted module name -> source."""
+    return {name: ast.parse(textwrap.dedent(text)) for name, text in sources.items()}
 
 
-def test_no_import_cycles() -> None:
-    graph = {name: _imports(tree) for name, tree in MODULES.items()}
-    cycles = []
+BROKEN = {
+    "a cycle through TYPE_CHECKING": (
+        _fake(**{"client.a": "from .b import x\n",
+                 "client.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                             "    from .a import y\n"}),
+        "cycle: client.a -> client.b -> client.a",
+    ),
+    "a cycle through a by-name import": (
+        _fake(**{"tasks.store": "import importlib\n"
+                                "def f():\n    importlib.import_module('.redis_store', __package__)\n",
+                 "tasks.redis_store": "from .store import x\n"}),
+        "cycle: tasks.redis_store -> tasks.store -> tasks.redis_store",
+    ),
+    "the client importing the server": (
+        _fake(**{"client.core": "def f():\n    from ..server.tools import App\n",
+                 "server.tools": ""}),
+        "client may not import server",
+    ),
+    "the client importing HTTP": (
+        _fake(**{"client.core": "from ..http import config\n", "http": "", "http.config": ""}),
+        "client may not import http",
+    ),
+    "the server importing the client": (
+        _fake(**{"server.core": "from ..client import Session\n", "client": ""}),
+        "server may not import client",
+    ),
+    "the schema importing a part above it": (
+        _fake(**{"schema.validator": "from ..contract.rules import Rule\n", "contract.rules": ""}),
+        "schema may not import contract",
+    ),
+    "the SDK at module level outside http": (
+        _fake(**{"server.core": "import uvicorn\n"}),
+        "only http imports the SDK/ASGI stack at module level",
+    ),
+    "redis outside tasks": (
+        _fake(**{"http.server": "def f():\n    from redis.asyncio import Redis\n"}),
+        "only tasks imports redis",
+    ),
+    "a module in no known part": (
+        _fake(**{"misc.helpers": ""}),
+        "misc.helpers is in no part the rules know",
+    ),
+}
 
-    def visit(node: str, path: list[str]) -> None:
-        for nxt in sorted(graph[node]):
-            if nxt in path:
-                cycles.append(path[path.index(nxt):] + [nxt])
-            elif nxt not in done:
-                visit(nxt, [*path, nxt])
-        done.add(node)
 
-    done: set[str] = set()
-    for name in sorted(graph):
-        if name not in done and name != "__init__":
-            visit(name, [name])
-    assert cycles == []
+@pytest.mark.parametrize("case", sorted(BROKEN))
+def test_the_import_rules_catch_each_violation(case: str) -> None:
+    modules, expected = BROKEN[case]
+    found = violations(modules)
+    assert any(expected in line for line in found), found
+
+
+def test_the_import_rules_allow_what_the_layout_allows() -> None:
+    allowed = _fake(**{
+        "http.server": "import uvicorn\nfrom ..server.tools import App\n",
+        "server.tools": "def f():\n    import mcp_types\n",
+        "tasks.factory": "def f():\n    import importlib\n    importlib.import_module('.redis_store', __package__)\n",
+        "tasks.redis_store": "import redis\n",
+        "_main": "HTTP = '.http.server'\n",
+    })
+    assert violations(allowed) == []
 
 
 def test_the_runtime_explains_itself() -> None:
     """Comments and messages state facts, not sections of documents outside the
     repository, and point users of the runtime at the runtime's own extra."""
     root = RUNTIME.parent.parent
-    sources = [*RUNTIME.glob("*.py"), *(root / "mcpgen").rglob("*.py"), *(root / "templates").glob("*")]
+    sources = [*RUNTIME.rglob("*.py"), *(root / "mcpgen").rglob("*.py"), *(p for p in (root / "templates").rglob("*") if p.is_file())]
     # the two outside documents' citation forms, spelled in pieces so that this file
     # does not cite them itself
     outside = ("DESIGN" + " §", "PROTOCOL" + ".md")
     cited = [f"{p.name}: {word}" for p in sources for word in outside if word in p.read_text()]
     assert cited == []
-    assert not [p.name for p in RUNTIME.glob("*.py") if "mcpgen[http]" in p.read_text()]
+    assert not [p.name for p in RUNTIME.rglob("*.py") if "mcpgen[http]" in p.read_text()]
+
+
+SANS_IO = ("client.core", "client.negotiate", "client.effects", "client.flows", "server.core")
+IO_MODULES = frozenset({"asyncio", "time", "threading", "socket", "subprocess", "select", "signal"})
+
+
+def test_the_sans_io_cores_do_no_io() -> None:
+    """The protocol cores import no clock, loop, thread or socket (the drivers do the
+    I/O and answer ``Now`` with the time), and the client flows set no session
+    attribute (they return what they learned; the session records it)."""
+    found = []
+    for name in SANS_IO:
+        for node in ast.walk(MODULES[name]):
+            if isinstance(node, ast.Import):
+                found += [f"{name}: import {a.name}" for a in node.names
+                          if a.name.split(".")[0] in IO_MODULES]
+            elif (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
+                    and node.module.split(".")[0] in IO_MODULES):
+                found.append(f"{name}: from {node.module}")
+    for node in ast.walk(MODULES["client.flows"]):
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "session":
+                found.append(f"client.flows:{node.lineno}: sets session.{target.attr}")
+    assert found == []

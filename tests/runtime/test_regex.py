@@ -1,4 +1,4 @@
-"""``pattern`` has ECMA-262 meaning and linear-time matching (``mcpgen_runtime._regex``)."""
+"""``pattern`` has ECMA-262 meaning and linear-time matching (``mcpgen_runtime.schema.regex``)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from mcpgen_runtime._jsonschema import SchemaError, compile_schema
-from mcpgen_runtime._regex import EcmaRegex, RegexError, translate
+from mcpgen_runtime.schema.regex import EcmaRegex, RegexError, translate
+from mcpgen_runtime.schema.validator import SchemaError, compile_schema
 
 
 def matches(pattern: str, text: str) -> bool:

@@ -23,8 +23,8 @@ from typing import Any
 
 import pytest
 
-from mcpgen_runtime._formats import FORMATS
-from mcpgen_runtime._jsonschema import SchemaError, ValidationFailed, compile_schema
+from mcpgen_runtime.schema.formats import FORMATS
+from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
 # Beside the checkout, found from any depth (a worktree sits one level further down).
 _DEFAULT = next(

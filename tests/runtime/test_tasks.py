@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mcpgen_runtime._tasks import DEFAULT_TTL_MS, MAX_TTL_MS, TaskTable
+from mcpgen_runtime.tasks.table import DEFAULT_TTL_MS, MAX_TTL_MS, TaskTable
 
 
 class Clock:

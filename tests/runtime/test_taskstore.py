@@ -8,7 +8,8 @@ import asyncio
 
 import pytest
 
-from mcpgen_runtime._taskstore import MemoryTaskStore, open_task_store, outcome_status
+from mcpgen_runtime.tasks.factory import open_task_store
+from mcpgen_runtime.tasks.store import MemoryTaskStore, outcome_status
 
 
 class Clock:

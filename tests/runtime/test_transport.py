@@ -18,7 +18,7 @@ from typing import BinaryIO
 import pytest
 
 from mcpgen_runtime._errors import ServerExited
-from mcpgen_runtime._transport import (
+from mcpgen_runtime.transport import (
     AsyncInMemoryTransport,
     AsyncStdioTransport,
     InMemoryTransport,

@@ -1,0 +1,304 @@
+"""``AsyncSession``: the client on an asyncio event loop (a future per request); the
+protocol flows come from ``client.core`` and ``client.flows``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import time
+from collections.abc import Callable, Mapping
+from types import TracebackType
+from typing import Any, Self, overload
+
+from .._errors import ServerExited, Timeout
+from ..transport import (
+    AsyncInMemoryTransport,
+    AsyncStdioTransport,
+    AsyncTransport,
+    ServeFunction,
+)
+from . import flows
+from .base import (
+    AsyncProgressCallback,
+    T,
+    _identity,
+    _SessionState,
+)
+from .core import Outcome, Response
+from .listing import ListedTool
+from .tasks import _NO_LIMIT, TaskStatus, _TaskHandleBase, _TaskState
+
+logger = logging.getLogger("mcpgen.client")
+
+
+class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]):
+    """The asyncio twin of ``Session``, method for method."""
+
+    @classmethod
+    def _stdio_transport(cls, argv: list[str], **options: Any) -> AsyncTransport:
+        return AsyncStdioTransport(argv, **options)
+
+    @classmethod
+    def _in_memory_transport(cls, serve: ServeFunction) -> AsyncTransport:
+        return AsyncInMemoryTransport(serve)
+
+    async def connect(self) -> None:
+        """See ``Session.connect``."""
+        self._adopt(await self._drive(flows.connect(self)))
+
+    async def close(self) -> None:
+        """See ``Session.close``."""
+        if self._closed:
+            return
+        self._closed = True
+        await self.transport.stop()
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def request(
+        self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
+    ) -> dict[str, Any]:
+        """See ``Session.request``."""
+        return await self._drive(flows.request(self, method, params, timeout))
+
+    async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """See ``Session.notify``."""
+        self._check_usable()
+        await self.transport.send(self._core.notification(method, params))
+
+    async def list_tools(self) -> list[ListedTool]:
+        """See ``Session.list_tools``."""
+        return await self._drive(flows.list_tools(self.server_id))
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: AsyncProgressCallback | None = None,
+        task: bool = False,
+    ) -> dict[str, Any]:
+        """See ``Session.call_tool``; ``on_progress`` may also be a coroutine function."""
+        return await self._drive(
+            flows.call_tool(self, name, arguments, timeout, on_progress, task)
+        )
+
+    @overload
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None = None,
+        on_progress: AsyncProgressCallback | None = None,
+    ) -> AsyncTaskHandle[dict[str, Any]]: ...
+
+    @overload
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        convert: Callable[[dict[str, Any]], T],
+        *,
+        timeout: float | None = None,
+        on_progress: AsyncProgressCallback | None = None,
+    ) -> AsyncTaskHandle[T]: ...
+
+    async def start_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any],
+        convert: Callable[[dict[str, Any]], Any] | None = None,
+        *,
+        timeout: float | None = None,
+        on_progress: AsyncProgressCallback | None = None,
+    ) -> AsyncTaskHandle[Any]:
+        """See ``Session.start_tool``."""
+        state = await self._drive(flows.start_tool(self, name, arguments, timeout, on_progress))
+        return AsyncTaskHandle(self, state, convert or _identity)
+
+    # -- progress -----------------------------------------------------------------------
+
+    def _run_progress(
+        self,
+        token: Any,
+        callback: Callable[[float, float | None, str | None], object],
+        arguments: tuple[float, float | None, str | None],
+    ) -> None:
+        try:
+            outcome = callback(*arguments)
+        except Exception:
+            logger.exception("the progress callback failed")
+            return
+        if inspect.isawaitable(outcome):
+            task = asyncio.ensure_future(outcome)
+            running = self._progress_tasks.setdefault(token, set())
+            running.add(task)
+            task.add_done_callback(_progress_task_done)
+            task.add_done_callback(running.discard)
+
+    async def _progress_done(self, token: Any) -> None:
+        """Stop routing ``token``'s progress and let its running callbacks finish."""
+        if token is None:
+            return
+        self._progress.pop(token, None)
+        running = self._progress_tasks.pop(token, None)
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+    def _progress_drop(self, token: Any) -> None:
+        """Stop routing ``token``'s progress and cancel its running callbacks (the
+        call failed or was cancelled: nobody waits for them)."""
+        if token is None:
+            return
+        self._progress.pop(token, None)
+        for task in self._progress_tasks.pop(token, ()):
+            task.cancel()
+
+    # -- tasks (what an AsyncTaskHandle asks) -------------------------------------------
+
+    async def _task_status(self, state: _TaskState) -> TaskStatus:
+        return await self._drive(flows.task_status(state))
+
+    async def _task_outcome(
+        self,
+        state: _TaskState,
+        deadline: float | None,
+        cancel_on_timeout: bool,
+        limit: float | None,
+    ) -> dict[str, Any]:
+        """See ``flows.task_outcome``."""
+        return await self._drive(
+            flows.task_outcome(state, deadline, cancel_on_timeout, limit, self.timeout)
+        )
+
+    async def _task_cancel(self, state: _TaskState) -> TaskStatus:
+        return await self._drive(flows.task_cancel(state))
+
+    # -- the flows' driver: the only I/O ----------------------------------------------
+
+    async def _drive(self, flow: flows.Flow[T]) -> T:
+        """Run a protocol flow (``client.flows``) on this session's event loop."""
+        steps = flows.lowered(self, flow)
+        value: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                effect = steps.send(value) if error is None else steps.throw(error)
+            except StopIteration as stop:
+                result: T = stop.value
+                return result
+            value, error = None, None
+            try:
+                value = await self._effect(effect)
+            except BaseException as exc:  # noqa: BLE001  (thrown into the flow, which may clean up)
+                error = exc
+
+    async def _effect(self, effect: flows.Primitive) -> Any:
+        if isinstance(effect, flows.Prepare):
+            future: asyncio.Future[Response[Any]] = asyncio.get_running_loop().create_future()
+            request_id, line = self._core.request(
+                effect.method, effect.params, future, progress=effect.progress, tasks=effect.tasks
+            )
+            return flows.Pending(request_id, line, future)
+        if isinstance(effect, flows.Await):
+            return await self._exchange(effect)
+        if isinstance(effect, flows.Write):
+            await self.transport.send(effect.line)
+        elif isinstance(effect, flows.WriteNowait):
+            self._send_quietly(effect.line)
+        elif isinstance(effect, flows.Sleep):
+            await asyncio.sleep(effect.seconds)
+        elif isinstance(effect, flows.ProgressDone):
+            await self._progress_done(effect.token)
+        elif isinstance(effect, flows.ProgressDrop):
+            self._progress_drop(effect.token)
+        elif isinstance(effect, flows.Now):
+            return time.monotonic()
+        elif isinstance(effect, flows.Start):
+            await self.transport.start(self._on_line, self._on_close)
+            self._connected = True
+        elif isinstance(effect, flows.Close):
+            await self.close()
+        return None
+
+    async def _exchange(self, effect: flows.Await) -> Outcome:
+        """See ``Session._exchange``."""
+        request_id, future, limit = effect.pending.id, effect.pending.waiter, effect.limit
+        if self._gone:
+            self._core.forget(request_id)
+            raise self.transport.exit_error()
+        try:
+            await self.transport.send(effect.pending.line)
+        except BaseException:
+            self._core.forget(request_id)
+            raise
+        try:
+            async with asyncio.timeout(None if limit == _NO_LIMIT else max(limit, 0.0)):
+                response: Response[Any] = await future
+        except TimeoutError:
+            self._abandon(request_id, f"timed out after {limit:g}s", effect.cancellable)
+            raise Timeout(f"{effect.label}: no answer within {limit:g}s") from None
+        except asyncio.CancelledError:
+            self._abandon(request_id, "the caller was cancelled", effect.cancellable)
+            raise
+        return Outcome(response.result, response.error)
+
+    def _abandon(self, request_id: int, reason: str, cancellable: bool) -> None:
+        line = self._core.cancel(request_id, reason)
+        if cancellable and not self._gone:
+            self._send_quietly(line)
+
+    def _send_quietly(self, line: bytes) -> None:
+        try:
+            self.transport.send_nowait(line)
+        except ServerExited:
+            pass
+
+    def _deliver(self, response: Response[asyncio.Future[Response[Any]]]) -> None:
+        future = response.waiter
+        if not future.done():
+            future.set_result(response)
+
+    def _fail(self, waiter: asyncio.Future[Response[Any]]) -> None:
+        if not waiter.done():
+            waiter.set_exception(self.transport.exit_error())
+
+
+def _progress_task_done(task: asyncio.Task[Any]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        logger.error("the progress callback failed", exc_info=task.exception())
+
+
+class AsyncTaskHandle(_TaskHandleBase["AsyncSession", T]):
+    """The asyncio twin of ``TaskHandle``."""
+
+    __slots__ = ()
+
+    async def status(self) -> TaskStatus:
+        """See ``TaskHandle.status``."""
+        return await self._session._task_status(self._state)
+
+    async def result(self, timeout: float | None = None, *, cancel_on_timeout: bool = True) -> T:
+        """See ``TaskHandle.result``."""
+        outcome = await self._session._task_outcome(
+            self._state, self._deadline(timeout), cancel_on_timeout, timeout
+        )
+        return self._convert(outcome)
+
+    async def cancel(self) -> TaskStatus:
+        """See ``TaskHandle.cancel``."""
+        return await self._session._task_cancel(self._state)

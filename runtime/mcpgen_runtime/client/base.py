@@ -1,0 +1,328 @@
+"""What the sync and async sessions share: callback types and ``_SessionState`` (era, progress routing, notifications,
+the parts of a call that do not wait).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shlex
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
+
+from ..contract.check import Verify
+from ..transport import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
+from .core import (
+    ClientCore,
+    Discover,
+    Era,
+    Notification,
+    ProtocolChoice,
+    Reply,
+    Response,
+)
+from .tasks import (
+    TaskStatus,
+    _TaskState,
+)
+
+if TYPE_CHECKING:
+    from ..contract.compare import Change
+    from .effects import Connection
+
+logger = logging.getLogger("mcpgen.client")
+
+
+NotificationHandler = Callable[[Notification], None]
+
+
+#: Called with (progress, total, message) for each ``notifications/progress`` of a
+#: request made with ``on_progress=``; it runs on the session's reader thread.
+ProgressCallback = Callable[[float, float | None, str | None], None]
+
+
+#: The async session also accepts a coroutine function; it runs as a task on the
+#: loop and the call returns only once the callbacks of its progress have finished.
+AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
+
+
+T = TypeVar("T")
+
+
+_MAX_WAIT = threading.TIMEOUT_MAX
+
+
+DEFAULT_PROBE_TIMEOUT = 5.0  # seconds a server/discover probe waits before falling back
+
+
+DEFAULT_TASK_TTL_MS = 10 * 60 * 1000  # the ttl a 2025-11-25 task-augmented call asks for
+
+
+_CALL_RESULT_TYPES = frozenset({"complete", "task"})
+
+
+def _argv(command: str | Sequence[str]) -> list[str]:
+    return shlex.split(command) if isinstance(command, str) else [os.fspath(c) for c in command]
+
+
+def _progress_args(params: Mapping[str, Any]) -> tuple[float, float | None, str | None] | None:
+    progress, total, message = params.get("progress"), params.get("total"), params.get("message")
+    if not isinstance(progress, (int, float)) or isinstance(progress, bool):
+        return None
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        total = None
+    return progress, total, message if isinstance(message, str) else None
+
+
+def _identity(result: dict[str, Any]) -> dict[str, Any]:
+    return result
+
+
+TR = TypeVar("TR")  # the transport a session drives
+W = TypeVar("W")  # what a caller waits on: a lock (sync) or a future (async)
+
+
+class _SessionState(Generic[TR, W]):
+    """Fields, read-only views and constructors both sessions share; the protocol
+    flows (``client.flows``) read this state and return what they learn, the sessions
+    record it (``_adopt``) and the drivers do the I/O."""
+
+    def __init__(
+        self,
+        transport: TR,
+        *,
+        contract: Sequence[Mapping[str, Any]] = (),
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str,
+        client_info: Mapping[str, Any] | None = None,
+        on_notification: NotificationHandler | None = None,
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+    ) -> None:
+        if verify not in ("strict", "warn", "off"):
+            raise ValueError(f"verify must be 'strict', 'warn' or 'off', not {verify!r}")
+        if protocol not in ("auto", "legacy", "modern"):
+            raise ValueError(f"protocol must be 'auto', 'legacy' or 'modern', not {protocol!r}")
+        self.transport = transport
+        self.contract = list(contract)
+        self.verify: Verify = verify
+        self.timeout = timeout
+        self.server_id = server_id
+        self.on_notification = on_notification
+        self.protocol: ProtocolChoice = protocol
+        self.probe_timeout = probe_timeout
+        self.task_ttl_ms = DEFAULT_TASK_TTL_MS
+        self.protocol_version = ""
+        self.server_info: dict[str, Any] = {}
+        self.server_capabilities: dict[str, Any] = {}
+        self.instructions: str | None = None
+        self.contract_warnings: list[Change] = []
+        self._core: ClientCore[W] = ClientCore(client_info)
+        self._progress: dict[Any, Callable[[float, float | None, str | None], object]] = {}
+        # the async session's coroutine progress callbacks still running, by token
+        self._progress_tasks: dict[Any, set[asyncio.Task[Any]]] = {}
+        self._connected = False
+        self._closed = False
+        self._gone = False  # set once the server side ended; no new request may wait
+
+    @classmethod
+    def _stdio_transport(cls, argv: list[str], **options: Any) -> TR:
+        """The driver's stdio transport (options: ``env``, ``cwd``, ``max_message_bytes``)."""
+        raise NotImplementedError
+
+    @classmethod
+    def _in_memory_transport(cls, serve: ServeFunction) -> TR:
+        raise NotImplementedError
+
+    @classmethod
+    def stdio(
+        cls,
+        command: str | Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        contract: Sequence[Mapping[str, Any]] = (),
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str | None = None,
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> Self:
+        """A session with a server run as a child process (a ``str`` command is
+        split with ``shlex``); ``server_id`` defaults to the command line.
+
+        ``env=None`` inherits this process's environment; a mapping *replaces* it,
+        as with ``subprocess`` (merge ``os.environ`` yourself to extend it). When
+        that mapping has no ``PATH``, the program is still looked up on ours.
+
+        ``max_message_bytes`` bounds one line from the server (16 MiB by default,
+        the server's own default): a longer one is never buffered whole; it fails
+        every pending and later call with ``ProtocolError`` (``reason``
+        ``"message_too_large"``) and the server is stopped.
+        """
+        argv = _argv(command)
+        return cls(
+            cls._stdio_transport(argv, env=env, cwd=cwd, max_message_bytes=max_message_bytes),
+            contract=contract,
+            verify=verify,
+            timeout=timeout,
+            server_id=server_id if server_id is not None else shlex.join(argv),
+            protocol=protocol,
+            probe_timeout=probe_timeout,
+        )
+
+    @classmethod
+    def in_memory(
+        cls,
+        serve: ServeFunction,
+        *,
+        contract: Sequence[Mapping[str, Any]] = (),
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str = "in-memory",
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+    ) -> Self:
+        """A session with a server running in this process (see ``InMemoryTransport``)."""
+        return cls(
+            cls._in_memory_transport(serve),
+            contract=contract,
+            verify=verify,
+            timeout=timeout,
+            server_id=server_id,
+            protocol=protocol,
+            probe_timeout=probe_timeout,
+        )
+
+    @property
+    def era(self) -> Era | None:
+        """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (the initialize
+        handshake) once connected; decided once per session, i.e. per server process."""
+        return self._core.era
+
+    def _alive(self) -> bool:
+        """Whether requests can still be sent: open, and the server still there."""
+        return not (self._gone or self._closed)
+
+    def _adopt(self, connection: Connection | None) -> None:
+        """Record what ``flows.connect`` agreed (None: the session was connected)."""
+        if connection is None:
+            return
+        handshake, self.contract_warnings = connection
+        self.protocol_version = handshake.protocol_version
+        self.server_info = handshake.server_info
+        self.server_capabilities = handshake.capabilities
+        self.instructions = handshake.instructions
+
+    def _probe_limit(self, step: Discover) -> float:
+        return min(self.timeout, self.probe_timeout) if step.probe else self.timeout
+
+    def _legacy_tasks(self) -> bool:
+        """Whether this handshake-era server takes task-augmented ``tools/call``."""
+        if self.protocol_version != "2025-11-25":
+            return False
+        tasks = self.server_capabilities.get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return isinstance(tools, dict) and "call" in tools
+
+    def _call_params(
+        self, name: str, arguments: Mapping[str, Any], legacy_task: bool
+    ) -> dict[str, Any]:
+        params: dict[str, Any] = {
+            "name": name,
+            "arguments": arguments if type(arguments) is dict else dict(arguments),
+        }
+        if legacy_task:
+            params["task"] = {"ttl": self.task_ttl_ms}
+        return params
+
+    def _started(
+        self, name: str, result: dict[str, Any], legacy_task: bool, token: int | None
+    ) -> _TaskState | None:
+        """The task a ``tools/call`` result created, or None for a direct result."""
+        kind = self._core.result_type(result, f"tools/call {name!r}", _CALL_RESULT_TYPES)
+        if kind == "task":
+            state = _TaskState(name, "modern", created=TaskStatus.from_wire(result), token=token)
+        elif legacy_task and isinstance(result.get("task"), dict) and "content" not in result:
+            state = _TaskState(
+                name, "legacy", created=TaskStatus.from_wire(result["task"]), token=token
+            )
+        else:
+            return None
+        if state.last is not None and state.last.terminal and state.era == "modern":
+            state.absorb(result)  # created already ended: a modern result carries it
+        return state
+
+    def _notify(self, event: Notification) -> None:
+        if event.method == "notifications/progress":
+            callback = self._progress.get(event.params.get("progressToken"))
+            arguments = _progress_args(event.params)
+            if callback is not None and arguments is not None:
+                self._run_progress(event.params.get("progressToken"), callback, arguments)
+        if self.on_notification is None:
+            logger.debug("notification from %s: %s", self.server_id, event.method)
+            return
+        try:
+            self.on_notification(event)
+        except Exception:
+            logger.exception("the notification handler failed on %s", event.method)
+
+    def _run_progress(
+        self,
+        token: Any,
+        callback: Callable[[float, float | None, str | None], object],
+        arguments: tuple[float, float | None, str | None],
+    ) -> None:
+        try:
+            callback(*arguments)
+        except Exception:
+            logger.exception("the progress callback failed")
+
+    def _progress_drop(self, token: Any) -> None:
+        """Stop routing ``token``'s progress (the call failed or was cancelled)."""
+        if token is not None:
+            self._progress.pop(token, None)
+
+    # -- the reader's callbacks (the transport calls them; the drivers wake waiters) ----
+
+    def _on_line(self, line: bytes) -> None:
+        for event in self._core.receive(line):
+            if isinstance(event, Response):
+                self._deliver(event)
+            elif isinstance(event, Reply):
+                self._send_quietly(event.line)
+            else:
+                self._notify(event)
+
+    def _on_close(self) -> None:
+        self._gone = True
+        for waiter in self._core.fail_all():
+            self._fail(waiter)
+
+    def _deliver(self, response: Response[W]) -> None:
+        """Wake the caller waiting for ``response``."""
+        raise NotImplementedError
+
+    def _fail(self, waiter: W) -> None:
+        """Wake a caller whose server is gone, with ``transport.exit_error()``."""
+        raise NotImplementedError
+
+    def _send_quietly(self, line: bytes) -> None:
+        """Write a line nobody waits for; a gone server is ignored."""
+        raise NotImplementedError
+
+    def _check_usable(self) -> None:
+        # Using a session outside its lifetime is a bug in the caller, not an MCP error.
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        if not self._connected:
+            raise RuntimeError("the session is not connected; call connect() or use `with`")
+
+
+#: A session of either kind, as the flows see it.
+AnySession = _SessionState[Any, Any]

@@ -1,0 +1,483 @@
+"""The client's protocol flows, written once for the sync and the async session.
+
+Each flow is a generator that yields effects (``client.effects``, re-exported here)
+and is sent their results; the sessions (``client.sync``, ``client.aio``) only
+perform the primitive effects, with threads or with an event loop, and hold no
+protocol logic of their own (the pattern of ``ClientCore.negotiate``, which
+``open_connection`` runs). ``lowered`` expands the session-level effects
+(``Request``, ``Exchange``, ``Usable``, ``Connected``, ``CancelNowait``) into
+primitives; whatever a primitive raises is thrown into the flow.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._errors import McpError, ProtocolError, Timeout
+from ..contract.check import check_contract
+from ..protocol.constants import INVALID_PARAMS
+from .core import Discover, Handshake, Outcome, SendLine, Step, error_from_response
+from .effects import (
+    COMPLETE,
+    Await,
+    CancelNowait,
+    Close,
+    Connected,
+    Effect,
+    Exchange,
+    Flow,
+    Now,
+    Pending,
+    Prepare,
+    Primitive,
+    ProgressDone,
+    ProgressDrop,
+    Request,
+    Sleep,
+    Start,
+    Usable,
+    Write,
+    WriteNowait,
+)
+from .listing import ListedTool, _tools_page
+from .results import _checked_tool_result
+from .tasks import (
+    _NO_LIMIT,
+    TaskStatus,
+    _poll_seconds,
+    _requires_tasks,
+    _TaskState,
+)
+
+if TYPE_CHECKING:
+    from ..contract.compare import Change
+    from .base import AnySession
+    from .effects import Connection
+
+__all__ = [
+    "Await",
+    "CancelNowait",
+    "Close",
+    "Connected",
+    "Effect",
+    "Exchange",
+    "Flow",
+    "Now",
+    "Pending",
+    "Prepare",
+    "Primitive",
+    "ProgressDone",
+    "ProgressDrop",
+    "Request",
+    "Sleep",
+    "Start",
+    "Usable",
+    "Write",
+    "WriteNowait",
+    "call_tool",
+    "cancel_quietly",
+    "connect",
+    "list_tools",
+    "lowered",
+    "open_connection",
+    "request",
+    "run",
+    "start_call",
+    "start_tool",
+    "task_cancel",
+    "task_outcome",
+    "task_status",
+]
+
+T = TypeVar("T")
+E = TypeVar("E")
+
+logger = logging.getLogger("mcpgen.client")
+
+CANCEL_TIMEOUT = 5.0  # seconds a best-effort tasks/cancel waits for its ack
+TASK_RESULT_TYPES = frozenset({"complete", "task"})  # what tasks/get and tasks/cancel may answer
+
+
+def lowered(session: AnySession, flow: Flow[T]) -> Generator[Primitive, Any, T]:
+    """``flow`` with its session-level effects expanded into primitives: what a
+    driver runs. An exception a primitive raises is thrown into ``flow``."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            effect = flow.send(value) if error is None else flow.throw(error)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        value, error = None, None
+        try:
+            value = yield from _lower(session, effect)
+        except GeneratorExit:
+            flow.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001  (thrown into the flow, which may catch it)
+            error = exc
+
+
+def run(steps: Generator[E, Any, T], perform: Callable[[E], Any]) -> T:
+    """Run ``steps`` to its value: each step it yields is given to ``perform``, whose
+    return value is sent back in and whose exception is thrown in (the steps may
+    catch it to clean up). The synchronous session's driver, and the tests'."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = steps.send(value) if error is None else steps.throw(error)
+        except StopIteration as stop:
+            result: T = stop.value
+            return result
+        value, error = None, None
+        try:
+            value = perform(step)
+        except BaseException as exc:  # noqa: BLE001  (thrown into the steps, which may clean up)
+            error = exc
+
+
+def _lower(session: AnySession, effect: Effect) -> Generator[Primitive, Any, Any]:
+    if isinstance(effect, Request):
+        return (
+            yield from request(session, effect.method, effect.params, effect.timeout, effect.allowed)
+        )
+    if isinstance(effect, Exchange):
+        pending = yield Prepare(effect.method, effect.params)
+        return (yield Await(pending, effect.label, effect.timeout, cancellable=False))
+    if isinstance(effect, Usable):
+        session._check_usable()
+        return None
+    if isinstance(effect, Connected):
+        return session._alive()
+    if isinstance(effect, CancelNowait):
+        yield ProgressDrop(effect.state.token)
+        if effect.state.task_id is None or not session._alive():
+            return None
+        pending = yield Prepare("tasks/cancel", {"taskId": effect.state.task_id})
+        session._core.forget(pending.id)  # its ack, if any, is dropped as late
+        yield WriteNowait(pending.line)
+        return None
+    return (yield effect)
+
+
+# -- requests and the connection -------------------------------------------------------
+
+
+def request(
+    session: AnySession,
+    method: str,
+    params: Mapping[str, Any] | None,
+    timeout: float | None,
+    allowed: frozenset[str] = COMPLETE,
+) -> Generator[Primitive, Any, dict[str, Any]]:
+    """A request's result object (JSON-RPC error → ``ProtocolError``)."""
+    session._check_usable()
+    pending: Pending = yield Prepare(method, params)
+    limit = session.timeout if timeout is None else timeout
+    outcome: Outcome = yield Await(pending, method, limit)
+    if outcome.error is not None:
+        raise error_from_response(outcome.error, method)
+    assert outcome.result is not None
+    session._core.result_type(outcome.result, method, allowed)
+    return outcome.result
+
+
+def connect(session: AnySession) -> Flow[Connection | None]:
+    """Start the transport, agree on the era, check the contract; on any failure
+    the session is closed before the error propagates. Returns the handshake and
+    the contract warnings for the session to record (None: it was connected)."""
+    if session._connected or session._closed:
+        if session._closed:
+            raise RuntimeError("a closed session cannot be reconnected")
+        return None
+    yield Start()
+    warnings: list[Change] = []
+    try:
+        handshake = yield from open_connection(session)
+        if session.verify != "off":
+            tools = yield from list_tools(session.server_id)
+            warnings = check_contract(
+                session.contract, [tool.raw for tool in tools], handshake.protocol_version,
+                session.verify,
+            )
+    except GeneratorExit:
+        raise
+    except BaseException:
+        yield Close()
+        raise
+    return handshake, warnings
+
+
+def open_connection(session: AnySession) -> Flow[Handshake]:
+    """Run ``ClientCore.negotiate`` (which decides); return what it agreed."""
+    steps: Generator[Step, Outcome | None, None] = session._core.negotiate(session.protocol)
+    outcome: Outcome | None = None
+    while True:
+        try:
+            step = steps.send(outcome)
+        except StopIteration:
+            break
+        outcome = yield from _negotiation_step(session, step)
+    handshake = session._core.handshake
+    assert handshake is not None  # negotiation ends agreed or raises
+    return handshake
+
+
+def _negotiation_step(session: AnySession, step: Step) -> Flow[Outcome | None]:
+    if isinstance(step, SendLine):
+        yield Write(step.line)
+        return None
+    if isinstance(step, Discover):
+        # Negotiation runs before an era is set, so ``request`` adds no envelope of
+        # its own: this is the line ``ClientCore.discover_request`` builds.
+        pending = yield Prepare("server/discover", {"_meta": session._core.envelope(step.version)})
+        try:
+            # A probe is never cancelled: a handshake-era server must see nothing
+            # but the probe and the initialize that follows it.
+            outcome: Outcome = yield Await(
+                pending, "server/discover", session._probe_limit(step), cancellable=not step.probe
+            )
+        except Timeout:
+            if not step.probe:
+                raise
+            logger.info("%s: no answer to server/discover; trying initialize", session.server_id)
+            return Outcome()
+        return outcome
+    pending = yield Prepare("initialize", session._core.initialize_params())
+    answer: Outcome = yield Await(pending, "initialize", session.timeout, cancellable=False)
+    return answer
+
+
+# -- tool calls -------------------------------------------------------------------------
+
+
+def call_tool(
+    session: AnySession,
+    name: str,
+    arguments: Mapping[str, Any],
+    timeout: float | None,
+    on_progress: Any,
+    task: bool,
+) -> Flow[dict[str, Any]]:
+    """``Session.call_tool``: the checked result, following a task to its end."""
+    session._check_usable()
+    limit = session.timeout if timeout is None else timeout
+    deadline = (yield Now()) + limit
+    started = yield from start_call(session, name, arguments, limit, on_progress, task)
+    if isinstance(started, _TaskState):
+        return (yield from task_outcome(started, deadline, True, limit, session.timeout))
+    return _checked_tool_result(started)
+
+
+def start_tool(
+    session: AnySession,
+    name: str,
+    arguments: Mapping[str, Any],
+    timeout: float | None,
+    on_progress: Any,
+) -> Flow[_TaskState]:
+    """``Session.start_tool``: the state of the task the call made (a direct answer
+    is a state that has already ended)."""
+    session._check_usable()
+    limit = session.timeout if timeout is None else timeout
+    started = yield from start_call(session, name, arguments, limit, on_progress, True)
+    if isinstance(started, _TaskState):
+        return started
+    return _TaskState(name, session._core.era or "legacy", final=started)
+
+
+def start_call(
+    session: AnySession,
+    name: str,
+    arguments: Mapping[str, Any],
+    limit: float,
+    on_progress: Any,
+    as_task: bool,
+) -> Flow[dict[str, Any] | _TaskState]:
+    """Send ``tools/call``: the raw direct result, or the state of the task it made."""
+    legacy_task = as_task and session._legacy_tasks()
+    label = f"tools/call {name!r}"
+    pending: Pending = yield Prepare(
+        "tools/call",
+        session._call_params(name, arguments, legacy_task),
+        progress=on_progress is not None,
+        tasks=as_task,
+    )
+    token = pending.id if on_progress is not None else None
+    if on_progress is not None:
+        session._progress[pending.id] = on_progress
+    try:
+        outcome: Outcome = yield Await(pending, label, limit)
+        if outcome.error is not None:
+            if not as_task and _requires_tasks(outcome.error):
+                # the server runs this tool only as a task: go along with it
+                yield ProgressDrop(token)
+                return (yield from start_call(session, name, arguments, limit, on_progress, True))
+            raise error_from_response(outcome.error, label)
+        assert outcome.result is not None
+        state = session._started(name, outcome.result, legacy_task, token)
+    except GeneratorExit:
+        raise
+    except BaseException:
+        yield ProgressDrop(token)
+        raise
+    if state is None or state.settled:
+        yield ProgressDone(token)
+    return outcome.result if state is None else state
+
+
+# -- tools and tasks --------------------------------------------------------------------
+
+
+def list_tools(server_id: str) -> Flow[list[ListedTool]]:
+    """Every tool the server lists, following ``nextCursor`` pages."""
+    seen: set[str] = set()
+    tools, cursor = _tools_page((yield Request("tools/list", None)), server_id, seen)
+    while cursor is not None:
+        page, cursor = _tools_page(
+            (yield Request("tools/list", {"cursor": cursor})), server_id, seen
+        )
+        tools.extend(page)
+    return tools
+
+
+def task_status(state: _TaskState) -> Flow[TaskStatus]:
+    """``tasks/get``; a modern task that ended stops routing its progress."""
+    if state.task_id is None:
+        return state.local_status()
+    body = yield Request("tasks/get", {"taskId": state.task_id}, None, TASK_RESULT_TYPES)
+    status = state.absorb(body)
+    if status.terminal and state.era == "modern":
+        yield ProgressDone(state.token)
+    return status
+
+
+def task_outcome(
+    state: _TaskState, deadline: float | None, cancel_on_timeout: bool, limit: float | None,
+    request_timeout: float,
+) -> Flow[dict[str, Any]]:
+    """Wait for the task to end: the checked result, or its error raised; after
+    ``limit`` seconds (the deadline), cancel it unless told not to and raise
+    ``Timeout``. A settled task answers from memory, even on a closed session. An
+    async waiter cancelled by its caller cancels the task too (unless told not to),
+    without waiting for the ack."""
+    try:
+        if not state.settled:
+            yield from _wait_outcome(state, deadline, cancel_on_timeout, limit, request_timeout)
+        yield ProgressDone(state.token)
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        # The waiter itself was stopped (an async caller's cancellation, Ctrl-C),
+        # not the task: cancel the task too, without waiting for the ack.
+        if not isinstance(exc, Exception) and cancel_on_timeout and not state.settled:
+            yield CancelNowait(state)
+        raise
+    outcome: dict[str, Any] = state.outcome()
+    return outcome
+
+
+def _wait_outcome(
+    state: _TaskState, deadline: float | None, cancel_on_timeout: bool, limit: float | None,
+    request_timeout: float,
+) -> Flow[None]:
+    yield Usable()
+    try:
+        if state.era == "legacy":
+            yield from _legacy_outcome(state, deadline)
+        else:
+            yield from _poll_outcome(state, deadline, request_timeout)
+    except Timeout:
+        if cancel_on_timeout:
+            yield from cancel_quietly(state)
+        if limit is None:
+            raise  # a tasks/* request went unanswered
+        raise Timeout(f"{state.label}: no result within {limit:g}s") from None
+
+
+def _legacy_outcome(state: _TaskState, deadline: float | None) -> Flow[None]:
+    # 2025-11-25: tasks/result blocks until the task ends. It is abandoned, not
+    # cancelled, on timeout: tasks are stopped with tasks/cancel only.
+    assert state.task_id is not None
+    outcome: Outcome = yield Exchange(
+        "tasks/result", {"taskId": state.task_id}, state.label, (yield from _time_left(deadline))
+    )
+    if outcome.result is not None:
+        state.final = outcome.result
+        return
+    assert outcome.error is not None
+    try:
+        yield from task_status(state)  # a cancelled task reads as cancelled, in both eras
+    except McpError:
+        pass
+    if state.failure is None:
+        state.failure = error_from_response(outcome.error, state.label)
+
+
+def _poll_outcome(state: _TaskState, deadline: float | None, request_timeout: float) -> Flow[None]:
+    # 2026-07-28: no tasks/result; poll tasks/get at the server's pollIntervalMs.
+    assert state.task_id is not None
+    while True:
+        remaining = yield from _time_left(deadline)
+        if remaining <= 0:
+            raise Timeout(f"{state.label}: the task did not end in time")
+        body = yield Request(
+            "tasks/get", {"taskId": state.task_id}, min(request_timeout, remaining),
+            TASK_RESULT_TYPES,
+        )
+        status = state.absorb(body)
+        if status.terminal:
+            return
+        if status.status == "input_required":
+            state.failure = ProtocolError(
+                f"{state.label}: the task asks for input, which this client cannot give",
+                reason="input_required",
+                data=status.raw,
+            )
+            return
+        left = yield from _time_left(deadline)
+        yield Sleep(min(_poll_seconds(status), max(left, 0.0)))
+
+
+def task_cancel(state: _TaskState) -> Flow[TaskStatus]:
+    """``tasks/cancel``, and the task's status after it."""
+    if state.task_id is None:
+        return state.local_status()
+    try:
+        body = yield Request("tasks/cancel", {"taskId": state.task_id}, None, TASK_RESULT_TYPES)
+    except ProtocolError as exc:
+        if exc.code != INVALID_PARAMS:
+            raise
+        return (yield from task_status(state))  # 2025-11-25: the task already ended
+    if "taskId" in body and "status" in body:
+        status = state.absorb(body)  # 2025-11-25 answers with the task
+    else:
+        status = yield from task_status(state)  # 2026 answers with an ack
+    if status.terminal:
+        yield ProgressDone(state.token)
+    return status
+
+
+def cancel_quietly(state: _TaskState) -> Flow[None]:
+    """A best-effort ``tasks/cancel`` (a task whose waiter gave up); failures are logged."""
+    if state.task_id is None or not (yield Connected()):
+        return
+    try:
+        yield Request(
+            "tasks/cancel", {"taskId": state.task_id}, CANCEL_TIMEOUT, TASK_RESULT_TYPES
+        )
+    except McpError as exc:
+        logger.info("%s: tasks/cancel failed: %s", state.label, exc)
+    yield ProgressDone(state.token)
+
+
+def _time_left(deadline: float | None) -> Flow[float]:
+    """Seconds until ``deadline`` by the driver's clock (no deadline: no limit)."""
+    if deadline is None:
+        return _NO_LIMIT
+    now: float = yield Now()
+    return deadline - now

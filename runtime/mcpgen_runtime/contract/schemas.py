@@ -1,0 +1,474 @@
+"""The schema half of the compatibility rules: how an input or output schema changed,
+from the caller's point of view (an input that admits less breaks callers, an output
+that admits more breaks consumers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .rules import _Out
+from .shapes import (
+    _ALL_TYPES,
+    _ANALYSED,
+    _IGNORED,
+    _MAX_PATH_DEPTH,
+    _MISSING,
+    _UNANALYSED,
+    _bound,
+    _bound_rel,
+    _canon,
+    _child,
+    _count_rel,
+    _declared_ok,
+    _differs,
+    _enum_values,
+    _fmt,
+    _mapping,
+    _multiple_rel,
+    _normalize,
+    _number,
+    _presence_rel,
+    _Rel,
+    _same,
+    _show_bound,
+    _slot,
+    _sub,
+    _types,
+)
+
+
+class _SchemaDiff:
+    """Compares one inputSchema or outputSchema pair, emitting side-specific rules."""
+
+    def __init__(self, out: _Out, output: bool, old_root: Any, new_root: Any) -> None:
+        self.out = out
+        self.output = output
+        self.old_root = old_root
+        self.new_root = new_root
+
+    def who(self, subject: str) -> str:
+        if not subject:
+            return "output schema" if self.output else "input schema"
+        return f"output field {subject!r}" if self.output else f"parameter {subject!r}"
+
+    def relation(self, rel: _Rel, path: str, subject: str, what: str, kind: str) -> None:
+        """Emit a type/constraint change: ``kind`` is "type" or "constraint"."""
+        if rel is _Rel.EQUAL:
+            return
+        if kind == "type":
+            if self.output:
+                narrowed = rel is _Rel.NARROWER
+                rule = "OUTPUT_FIELD_TYPE_NARROWED" if narrowed else "OUTPUT_FIELD_TYPE_CHANGED"
+            else:
+                rule = {
+                    _Rel.NARROWER: "PARAM_TYPE_NARROWED",
+                    _Rel.WIDER: "PARAM_TYPE_WIDENED",
+                    _Rel.INCOMPARABLE: "PARAM_TYPE_CHANGED",
+                }[rel]
+        elif self.output:
+            narrowed = rel is _Rel.NARROWER
+            rule = "OUTPUT_CONSTRAINT_TIGHTENED" if narrowed else "OUTPUT_CONSTRAINT_LOOSENED"
+        else:
+            widened = rel is _Rel.WIDER
+            rule = "PARAM_CONSTRAINT_LOOSENED" if widened else "PARAM_CONSTRAINT_TIGHTENED"
+        self.out.add(rule, path, f"{self.who(subject)}: {what}")
+
+    def keyword_changed(self, path: str, subject: str, keyword: str) -> None:
+        rule = "OUTPUT_KEYWORD_CHANGED" if self.output else "PARAM_KEYWORD_CHANGED"
+        self.out.add(
+            rule,
+            _child(path, keyword),
+            f"{self.who(subject)}: {keyword!r} changed (not analysed; assumed breaking)",
+        )
+
+    # -- entry point
+
+    def compare(
+        self,
+        old_raw: Any,
+        new_raw: Any,
+        path: str,
+        subject: str,
+        stack: frozenset[tuple[object, object]] = frozenset(),
+        top: bool = False,
+    ) -> None:
+        if path.count(".") > _MAX_PATH_DEPTH:
+            return  # absurdly deep schemas: the section's EQUIVALENT_FORM net still fires
+        old, old_chain = _normalize(old_raw, self.old_root)
+        new, new_chain = _normalize(new_raw, self.new_root)
+        if old_chain or new_chain:
+            key = (old_chain or ("@", id(old_raw)), new_chain or ("@", id(new_raw)))
+            if key in stack:
+                return
+            stack = stack | {key}
+        self.compare_types(old, new, path, subject)
+        self.compare_enums(old, new, path, subject)
+        self.compare_constraints(old, new, path, subject)
+        self.compare_object(old, new, path, subject, stack, top)
+        self.compare_slot(old, new, "items", path, subject, stack)
+        self.compare_unions(old, new, path, subject, stack)
+        self.compare_rest(old, new, path, subject)
+
+    # -- aspects
+
+    def compare_types(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        declared_same = not _differs(old, new, "type")
+        if not declared_same and not (_declared_ok(old) and _declared_ok(new)):
+            self.keyword_changed(path, subject, "type")
+            return
+        if declared_same and _enum_values(old) is not None and _enum_values(new) is not None:
+            return  # the value sets decide; compare_enums reports them
+        old_types, new_types = _types(old), _types(new)
+        if old_types == new_types:
+            return
+        if new_types < old_types:
+            rel = _Rel.NARROWER
+        elif new_types > old_types:
+            rel = _Rel.WIDER
+        else:
+            rel = _Rel.INCOMPARABLE
+
+        def show(types: frozenset[str]) -> str:
+            if types == _ALL_TYPES:
+                return "any"
+            shown = types - {"integer"} if "number" in types else types
+            return "|".join(sorted(shown)) or "nothing"
+
+        type_path = _child(path, "type") if "type" in old or "type" in new else path
+        what = f"type {show(old_types)} -> {show(new_types)}"
+        self.relation(rel, type_path, subject, what, "type")
+
+    def compare_enums(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        if "enum" in old and "enum" in new and _same(old["enum"], new["enum"]):
+            return
+        if ("enum" in old and not isinstance(old["enum"], list)) or (
+            "enum" in new and not isinstance(new["enum"], list)
+        ):
+            self.keyword_changed(path, subject, "enum")
+            return
+        old_values, new_values = old.get("enum"), new.get("enum")
+        if old_values is None and new_values is None:
+            return
+        enum_path = _child(path, "enum")
+        who = self.who(subject)
+        narrowed_rule = "OUTPUT_ENUM_VALUE_REMOVED" if self.output else "PARAM_ENUM_VALUE_REMOVED"
+        widened_rule = "OUTPUT_ENUM_VALUE_ADDED" if self.output else "PARAM_ENUM_VALUE_ADDED"
+        if old_values is None:
+            self.out.add(narrowed_rule, enum_path, f"{who}: enum {_fmt(new_values)} added")
+            return
+        if new_values is None:
+            self.out.add(widened_rule, enum_path, f"{who}: enum restriction removed")
+            return
+        old_keys = {_canon(v): v for v in old_values}
+        new_keys = {_canon(v): v for v in new_values}
+        removed = [old_keys[k] for k in sorted(old_keys.keys() - new_keys.keys())]
+        added = [new_keys[k] for k in sorted(new_keys.keys() - old_keys.keys())]
+        if removed:
+            shown = ", ".join(_fmt(v) for v in removed)
+            self.out.add(narrowed_rule, enum_path, f"{who}: enum value(s) {shown} removed")
+        if added:
+            shown = ", ".join(_fmt(v) for v in added)
+            self.out.add(widened_rule, enum_path, f"{who}: enum value(s) {shown} added")
+
+    def compare_constraints(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        self.compare_bounds(old, new, path, subject)
+        self.compare_counts(old, new, path, subject)
+        self.compare_value_rules(old, new, path, subject)
+
+    def compare_bounds(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        """The numeric bounds (``minimum``/``exclusiveMinimum`` and the maximums)."""
+        for lower in (True, False):
+            keywords = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
+            if not any(_differs(old, new, kw) for kw in keywords):
+                continue
+            junk = [
+                kw
+                for kw in keywords
+                for side in (old, new)
+                if kw in side
+                and _number(side[kw]) is None
+                and not (kw.startswith("exclusive") and isinstance(side[kw], bool))
+            ]
+            if junk:
+                self.keyword_changed(path, subject, junk[0])
+                continue
+            old_bound, new_bound = _bound(old, lower), _bound(new, lower)
+            rel = _bound_rel(old_bound, new_bound, lower)
+            setter = new_bound or old_bound
+            kw_path = _child(path, setter[2] if setter else keywords[0])
+            name = "lower bound" if lower else "upper bound"
+            what = f"{name} {_show_bound(old_bound, lower)} -> {_show_bound(new_bound, lower)}"
+            self.relation(rel, kw_path, subject, what, "constraint")
+
+    def compare_counts(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        """The length, item and property counts."""
+        for keyword, lower in (
+            ("minLength", True), ("maxLength", False), ("minItems", True), ("maxItems", False),
+            ("minProperties", True), ("maxProperties", False),
+        ):  # fmt: skip
+            if not _differs(old, new, keyword):
+                continue
+            old_n, new_n = _number(old.get(keyword)), _number(new.get(keyword))
+            if (keyword in old and old_n is None) or (keyword in new and new_n is None):
+                self.keyword_changed(path, subject, keyword)
+                continue
+            rel = _count_rel(old_n, new_n, lower)
+            what = f"{keyword} {_fmt(old.get(keyword, _MISSING))} -> "
+            what += _fmt(new.get(keyword, _MISSING))
+            self.relation(rel, _child(path, keyword), subject, what, "constraint")
+
+    def compare_value_rules(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        """``multipleOf``, ``pattern``, ``format``, ``const`` and ``uniqueItems``."""
+        if _differs(old, new, "multipleOf"):
+            old_m, new_m = _number(old.get("multipleOf")), _number(new.get("multipleOf"))
+            valid = [
+                number is not None and number > 0
+                for side, number in ((old, old_m), (new, new_m))
+                if "multipleOf" in side
+            ]
+            if not all(valid):
+                self.keyword_changed(path, subject, "multipleOf")
+            else:
+                what = f"multipleOf {_fmt(old.get('multipleOf', _MISSING))} -> "
+                what += _fmt(new.get("multipleOf", _MISSING))
+                rel = _multiple_rel(old_m, new_m)
+                self.relation(rel, _child(path, "multipleOf"), subject, what, "constraint")
+        for keyword in ("pattern", "format", "const"):
+            if not _differs(old, new, keyword):
+                continue
+            old_v, new_v = old.get(keyword, _MISSING), new.get(keyword, _MISSING)
+            rel = _presence_rel(old_v, new_v)
+            if old_v is _MISSING:
+                what = f"{keyword} {_fmt(new_v)} added"
+            elif new_v is _MISSING:
+                what = f"{keyword} {_fmt(old_v)} removed"
+            else:
+                what = f"{keyword} {_fmt(old_v)} -> {_fmt(new_v)}"
+            self.relation(rel, _child(path, keyword), subject, what, "constraint")
+        if _differs(old, new, "uniqueItems"):
+            old_u, new_u = old.get("uniqueItems") is True, new.get("uniqueItems") is True
+            if old_u != new_u:
+                rel = _Rel.NARROWER if new_u else _Rel.WIDER
+                what = "uniqueItems required" if new_u else "uniqueItems no longer required"
+                self.relation(rel, _child(path, "uniqueItems"), subject, what, "constraint")
+
+    def compare_object(
+        self,
+        old: Mapping[str, Any],
+        new: Mapping[str, Any],
+        path: str,
+        subject: str,
+        stack: frozenset[tuple[object, object]],
+        top: bool,
+    ) -> None:
+        old_props, new_props = _mapping(old.get("properties")), _mapping(new.get("properties"))
+        old_req, new_req = _required(old), _required(new)
+        old_names = list(old_props) + [n for n in old_req if n not in old_props]
+        new_names = list(new_props) + [n for n in new_req if n not in new_props]
+        self.compare_slot(old, new, "additionalProperties", path, subject, stack)
+        if not old_names and not new_names:
+            return
+        props_path = _child(path, "properties")
+        removed = [n for n in old_names if n not in new_names]
+        added = [n for n in new_names if n not in old_names]
+        renamed: dict[str, str] = {}
+        if not self.output and len(removed) == 1 and len(added) == 1:
+            before, after = removed[0], added[0]
+            if (
+                before in old_props
+                and after in new_props
+                and list(old_props).index(before) == list(new_props).index(after)
+                and (before in old_req) == (after in new_req)
+                and _same(old_props[before], new_props[after])
+            ):
+                renamed[before] = after
+                who = self.who(_sub(subject, before))
+                self.out.add(
+                    "PARAM_RENAMED", _child(props_path, before), f"{who} renamed to {after!r}"
+                )
+        closed_new = new.get("additionalProperties") is False
+        for name in removed:
+            if name not in renamed:
+                self.member_removed(name, props_path, subject, closed_new)
+        closed_old = old.get("additionalProperties") is False
+        for name in added:
+            if name not in renamed.values():
+                self.member_added(name, props_path, subject, closed_old, name in new_req)
+        for name in old_names:
+            if name not in new_names:
+                continue
+            child, child_subject = _child(props_path, name), _sub(subject, name)
+            was, now = name in old_req, name in new_req
+            if was != now:
+                who = self.who(child_subject)
+                if self.output:
+                    rule = "OUTPUT_FIELD_MADE_REQUIRED" if now else "OUTPUT_FIELD_MADE_OPTIONAL"
+                else:
+                    rule = "PARAM_MADE_REQUIRED" if now else "PARAM_MADE_OPTIONAL"
+                self.out.add(rule, child, f"{who} became {'required' if now else 'optional'}")
+            self.compare(
+                old_props.get(name, {}), new_props.get(name, {}), child, child_subject, stack
+            )
+        if top and not self.output:
+            self.compare_order(list(old_props), list(new_props), renamed, props_path)
+
+    def member_removed(self, name: str, props_path: str, subject: str, closed_new: bool) -> None:
+        who = self.who(_sub(subject, name))
+        if self.output:
+            message = f"{who} was removed"
+            self.out.add("OUTPUT_FIELD_REMOVED", _child(props_path, name), message)
+        else:
+            effect = "is rejected" if closed_new else "is ignored by the server"
+            message = f"{who} was removed; a call that sends it {effect}"
+            self.out.add("PARAM_REMOVED", _child(props_path, name), message)
+
+    def member_added(
+        self, name: str, props_path: str, subject: str, closed_old: bool, required: bool
+    ) -> None:
+        who = self.who(_sub(subject, name))
+        child = _child(props_path, name)
+        if self.output:
+            if closed_old:
+                message = f"new {who} in an object that forbade additional properties"
+                self.out.add("OUTPUT_CONSTRAINT_LOOSENED", child, message)
+            else:
+                self.out.add("OUTPUT_FIELD_ADDED", child, f"new {who}")
+        elif required:
+            self.out.add("PARAM_REQUIRED_ADDED", child, f"new required {who}")
+        else:
+            self.out.add("PARAM_OPTIONAL_ADDED", child, f"new optional {who}")
+
+    def compare_order(
+        self, old_order: list[str], new_order: list[str], renamed: Mapping[str, str], path: str
+    ) -> None:
+        mapped = [renamed.get(name, name) for name in old_order]
+        common_old = [name for name in mapped if name in new_order]
+        common_new = [name for name in new_order if name in mapped]
+        if common_old != common_new:
+            message = "parameter order changed: " + ", ".join(common_old)
+            message += " -> " + ", ".join(common_new)
+            self.out.add("PARAM_ORDER_CHANGED", path, message)
+            return
+        if not common_new:
+            return
+        last = new_order.index(common_new[-1])
+        inserted = [name for name in new_order[:last] if name not in mapped]
+        if inserted:
+            shown = ", ".join(repr(name) for name in inserted)
+            message = f"parameter(s) {shown} inserted before existing ones; positions shift"
+            self.out.add("PARAM_ORDER_CHANGED", path, message)
+
+    def compare_slot(
+        self,
+        old: Mapping[str, Any],
+        new: Mapping[str, Any],
+        keyword: str,
+        path: str,
+        subject: str,
+        stack: frozenset[tuple[object, object]],
+    ) -> None:
+        """``items`` or ``additionalProperties``: closed (false), open, or a schema."""
+        if keyword not in old and keyword not in new:
+            return
+        old_value, new_value = old.get(keyword), new.get(keyword)
+        if isinstance(old_value, list) or isinstance(new_value, list):  # tuple-form items
+            if not _same(old_value, new_value):
+                self.keyword_changed(path, subject, keyword)
+            return
+        old_slot, new_slot = _slot(old_value), _slot(new_value)
+        slot_path = _child(path, keyword)
+        if old_slot is False or new_slot is False:
+            if old_slot is new_slot:
+                return
+            rel = _Rel.NARROWER if new_slot is False else _Rel.WIDER
+            closed = "closed" if new_slot is False else "opened"
+            self.relation(rel, slot_path, subject, f"{keyword} {closed}", "constraint")
+            return
+        suffix = "[]" if keyword == "items" else "*"
+        child_subject = subject + suffix if keyword == "items" else _sub(subject, suffix)
+        self.compare(old_slot, new_slot, slot_path, child_subject, stack)
+
+    def compare_unions(
+        self,
+        old: Mapping[str, Any],
+        new: Mapping[str, Any],
+        path: str,
+        subject: str,
+        stack: frozenset[tuple[object, object]],
+    ) -> None:
+        for keyword in ("anyOf", "oneOf", "allOf"):
+            old_alts, new_alts = old.get(keyword, _MISSING), new.get(keyword, _MISSING)
+            if not isinstance(old_alts, list) or not isinstance(new_alts, list):
+                if not _same(old_alts, new_alts):
+                    self.keyword_changed(path, subject, keyword)
+                continue
+            if len(old_alts) == len(new_alts):
+                for index, (old_alt, new_alt) in enumerate(zip(old_alts, new_alts, strict=True)):
+                    alt_path = f"{_child(path, keyword)}[{index}]"
+                    self.compare(old_alt, new_alt, alt_path, subject, stack)
+                continue
+            if keyword == "allOf":
+                self.keyword_changed(path, subject, keyword)
+                continue
+            old_keys = {_canon(alt) for alt in old_alts}
+            new_keys = {_canon(alt) for alt in new_alts}
+            gone, came = len(old_keys - new_keys), len(new_keys - old_keys)
+            if gone and came:
+                rel = _Rel.INCOMPARABLE
+            elif gone:
+                rel = _Rel.NARROWER
+            elif came:
+                rel = _Rel.WIDER
+            else:
+                rel = _Rel.EQUAL
+            what = f"{keyword}: {gone} alternative(s) removed, {came} added"
+            self.relation(rel, _child(path, keyword), subject, what, "type")
+
+    def compare_rest(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> None:
+        who = self.who(subject)
+        if _differs(old, new, "default"):
+            if self.output:
+                self.out.add(
+                    "SCHEMA_ANNOTATION_CHANGED", _child(path, "default"), f"{who}: default changed"
+                )
+            else:
+                what = f"{who}: default {_fmt(old.get('default', _MISSING))} -> "
+                what += _fmt(new.get("default", _MISSING))
+                self.out.add("PARAM_DEFAULT_CHANGED", _child(path, "default"), what)
+        if _differs(old, new, "description"):
+            rule = "SCHEMA_ANNOTATION_CHANGED" if self.output else "PARAM_DESCRIPTION_CHANGED"
+            self.out.add(rule, _child(path, "description"), f"{who}: description changed")
+        for keyword in sorted((old.keys() | new.keys()) - _ANALYSED - _IGNORED):
+            if not _differs(old, new, keyword):
+                continue
+            if keyword in _UNANALYSED:
+                self.keyword_changed(path, subject, keyword)
+            else:
+                self.out.add(
+                    "SCHEMA_ANNOTATION_CHANGED",
+                    _child(path, keyword),
+                    f"{who}: annotation {keyword!r} changed",
+                )
+
+
+def _required(schema: Mapping[str, Any]) -> list[str]:
+    names = schema.get("required")
+    if not isinstance(names, list):
+        return []
+    return list(dict.fromkeys(name for name in names if isinstance(name, str)))

@@ -1,0 +1,283 @@
+"""Streamable HTTP: the same tool table served by mcpgen's own ASGI application.
+
+``python -m <package> --transport http`` serves ``app.HttpApp`` with
+uvicorn: stateless Streamable HTTP (no ``Mcp-Session-Id``; any worker answers any
+request), both the handshake revisions and 2026-07-28, over the same sans-I/O
+server core as stdio (``server.core``), so the tool list, every answer and the
+error mapping of ``server.tools`` are the stdio server's. Tasks live in a
+``tasks.store.TaskStore`` (this process's, or a Redis shared by every worker).
+
+The modules: ``app`` (the HTTP side of a request: methods, headers, body,
+status codes), ``exchange`` (one JSON-RPC request through the core, its
+answer as JSON or SSE), ``calls`` (which calls run inline and which on the
+bounded pools), ``tasks`` (task calls and ``tasks/*``), ``guard``
+(connection deadlines and cap, Host/Origin rules) and ``config`` (the
+options, standard library only).
+
+uvicorn is an optional extra (``pip install 'mcpgen-runtime[http]'``). This module
+imports only the standard library at import time; uvicorn is imported when HTTP
+is actually served, and a missing one is reported as ``HttpUnavailable`` with
+the install command.
+
+``--workers N``: N uvicorn processes; each binds its own listening socket with
+``SO_REUSEPORT`` where the platform has it, so the kernel spreads new
+connections evenly over the workers (one shared socket would let the busiest
+worker take most keep-alive connections). Elsewhere they share one socket.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import logging
+import os
+import socket
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..server.tools import App
+from ..tasks.factory import open_task_store
+
+if TYPE_CHECKING:
+    from .app import HttpApp
+
+__all__ = [
+    "BODY_TIMEOUT_SECONDS",
+    "DEFAULT_HOST",
+    "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_PATH",
+    "DEFAULT_PORT",
+    "HEADER_TIMEOUT_SECONDS",
+    "MAX_CHECK_THREADS",
+    "MAX_CONNECTIONS",
+    "MAX_SYNC_THREADS",
+    "HttpOptions",
+    "HttpUnavailable",
+    "build_asgi_app",
+    "serve_http",
+    "worker_app",
+]
+
+from .config import (  # re-exported: the names callers know from here
+    BODY_TIMEOUT_SECONDS,
+    DEFAULT_HOST,
+    DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_PATH,
+    DEFAULT_PORT,
+    HEADER_TIMEOUT_SECONDS,
+    INSTALL_HINT,
+    MAX_CHECK_THREADS,
+    MAX_CONNECTIONS,
+    MAX_SYNC_THREADS,
+    SHUTDOWN_GRACE_SECONDS,
+    WORKER_ENV,
+    HttpOptions,
+    HttpUnavailable,
+)
+
+
+def _require_uvicorn() -> None:
+    try:
+        importlib.import_module("uvicorn")
+    except ImportError as exc:
+        raise HttpUnavailable(f"{INSTALL_HINT} ({exc})") from None
+
+
+_DEFAULT_OPTIONS = HttpOptions()
+
+
+def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp:
+    """The ASGI application serving ``app`` statelessly at ``options.path``."""
+    from .app import HttpApp
+    from .calls import Calls
+    from .exchange import Exchange
+    from .guard import rebinding_protection
+    from .tasks import TaskLayer
+
+    store = open_task_store(
+        options.task_store, namespace=str(app.server_info.get("name", "")) or "default",
+        lease_seconds=options.task_lease,
+    )
+    calls = Calls.create(MAX_CHECK_THREADS, options.max_sync_threads)
+    # an in-process store serves tasks only when this one process answers everything
+    served = bool(app.task_tools) and (store.shared or options.workers <= 1)
+    tasks = TaskLayer(app, store, calls, max_running=options.max_sync_threads) if served else None
+    exchange = Exchange(app if served else without_tasks(app), calls, tasks,
+                        json_only=options.json_response)
+    return HttpApp(exchange, path=options.path, max_body_bytes=options.max_body_bytes,
+                   rebinding=rebinding_protection(options.host, options.port), tasks=tasks,
+                   store=store)
+
+
+def without_tasks(app: App) -> App:
+    """``app`` as a server that serves no tasks publishes it: no ``execution`` in any
+    descriptor, every tool ``forbidden`` (a ``required`` one runs as a plain call)."""
+    import dataclasses
+
+    tools = {
+        name: dataclasses.replace(
+            tool, binding=dataclasses.replace(tool.binding, task_support="forbidden"),
+            descriptor={k: v for k, v in tool.descriptor.items() if k != "execution"})
+        for name, tool in app.tools.items()
+    }
+    return App(tools, server_info=app.server_info, instructions=app.instructions)
+
+
+def _guard_connections(options: HttpOptions) -> str:
+    """Set this process's connection limits; the uvicorn ``http`` protocol that applies
+    them: httptools (C) when installed, unless ``--http-parser h11``; else h11."""
+    from .guard import ConnectionLimits, _Deadlines
+
+    _Deadlines.limits = ConnectionLimits(
+        header_timeout=options.header_timeout,
+        body_timeout=options.body_timeout,
+        max_connections=options.max_connections,
+    )
+    protocol: type
+    if options.http_parser != "h11" and importlib.util.find_spec("httptools") is not None:
+        from .guard_fast import GuardedHttpToolsProtocol as protocol
+    elif options.http_parser == "httptools":
+        raise HttpUnavailable("--http-parser httptools: httptools is not installed "
+                              "(pip install 'mcpgen-runtime[http]' installs it where it builds)")
+    else:
+        from .guard import GuardedH11Protocol as protocol
+    return f"{protocol.__module__}:{protocol.__qualname__}"
+
+
+@dataclass(frozen=True)
+class _WorkerConfig:
+    """What a worker process needs to rebuild the app (JSON in ``WORKER_ENV``)."""
+
+    base_class: str  # module:qualname
+    build_app: str  # module:qualname
+    impl: str  # module:Class
+    options: dict[str, Any]
+
+
+def serve_http(
+    app: App,
+    options: HttpOptions,
+    *,
+    impl: str | None = None,
+    base_class: type | None = None,
+    build_app: Callable[[Any], App] | None = None,
+) -> None:
+    """Serve ``app`` over Streamable HTTP until interrupted.
+
+    With ``options.workers > 1`` uvicorn starts that many processes, each with a
+    listening socket of its own in one ``SO_REUSEPORT`` group on Linux (one shared
+    socket elsewhere); each rebuilds the app from ``impl``, ``base_class`` and
+    ``build_app`` (which must therefore be importable by name).
+    """
+    _require_uvicorn()
+    import uvicorn
+
+    common: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_level": options.log_level,
+        "access_log": False,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+        # by name, so that --workers processes (spawned, not forked) import it too
+        "http": _guard_connections(options),
+    }
+    asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
+    if options.workers <= 1:
+        uvicorn.run(asgi_app, **common)
+        return
+    if impl is None or base_class is None or build_app is None:
+        raise ValueError("--workers needs the implementation, base class and build_app by name")
+    config = _WorkerConfig(
+        base_class=_reference(base_class),
+        build_app=_reference(build_app),
+        impl=impl,
+        options=asdict(options),
+    )
+    os.environ[WORKER_ENV] = json.dumps(asdict(config))
+    if not _REUSE_PORT:
+        uvicorn.run(f"{__name__}:worker_app", factory=True, workers=options.workers, **common)
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    server_config = uvicorn.Config(f"{__name__}:worker_app", factory=True, workers=options.workers,
+                                   **common)
+    reserved = _reserve_port(options.host, options.port)
+    try:
+        Multiprocess(server_config, sockets=[reserved]).run()
+    finally:
+        reserved.close()
+
+
+# Linux balances new connections over the listening sockets of one SO_REUSEPORT group
+# (other systems either lack it or hand every connection to one socket).
+_REUSE_PORT = sys.platform.startswith("linux") and hasattr(socket, "SO_REUSEPORT")
+
+
+class _PerWorkerSocket(socket.socket):
+    """The parent's hold on the port: bound with ``SO_REUSEPORT``, never listening
+    (so the kernel hands it no connection). Pickled into each worker process
+    (uvicorn passes its sockets to spawned workers), it arrives as a listening
+    socket of the worker's own on the same address: one accept queue per worker."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_listening_socket, (self.family, self.getsockname()))
+
+
+def _reserve_port(host: str, port: int) -> _PerWorkerSocket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = _PerWorkerSocket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise HttpUnavailable(f"cannot listen on {host}:{port}: {exc}") from None
+    logging.getLogger("uvicorn.error").info(
+        "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, sock.getsockname()[1])
+    sock.set_inheritable(True)
+    return sock
+
+
+def _listening_socket(family: int, address: tuple[Any, ...]) -> socket.socket:
+    """In a worker: a socket of its own in the port's ``SO_REUSEPORT`` group."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(address)
+    return sock
+
+
+def worker_app() -> HttpApp:
+    """uvicorn factory run in each worker process (configuration from ``WORKER_ENV``)."""
+    from .._impl import load_implementation
+
+    raw = os.environ.get(WORKER_ENV)
+    if not raw:
+        raise RuntimeError(f"{WORKER_ENV} is not set: worker_app is started by serve_http")
+    config = _WorkerConfig(**json.loads(raw))
+    base_class = _resolve(config.base_class)
+    build_app: Callable[[Any], App] = _resolve(config.build_app)
+    impl = load_implementation(config.impl, base_class)
+    options = HttpOptions(**config.options)
+    _guard_connections(options)
+    return build_asgi_app(build_app(impl), options)
+
+
+def _reference(obj: Any) -> str:
+    ref = f"{obj.__module__}:{obj.__qualname__}"
+    if _resolve(ref) is not obj:
+        raise ValueError(f"{ref} cannot be imported by name, so --workers cannot use it")
+    return ref
+
+
+def _resolve(ref: str) -> Any:
+    module_name, _, qualname = ref.partition(":")
+    target: Any = importlib.import_module(module_name)
+    for part in qualname.split("."):
+        target = getattr(target, part)
+    return target

@@ -1,0 +1,1 @@
+"""The MCP wire: protocol constants, revisions, JSON-RPC framing, JSON pointers and fingerprints."""

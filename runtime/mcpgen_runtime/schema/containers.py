@@ -1,0 +1,419 @@
+"""Compiling the container keywords: ``items``, ``prefixItems``, ``contains`` and the
+array counts; ``properties``, ``patternProperties``, ``additionalProperties``,
+``propertyNames``, ``required``, ``dependent*`` and the object counts; and the
+``unevaluated*`` keywords, which read what the in-place applicators evaluated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .compiler import _CompilerBase
+from .errors import MAX_PROBLEMS, SchemaError
+from .nodes import (
+    _evaluated_items,
+    _evaluated_props,
+    _is_valid,
+    _Node,
+    _prefix,
+    _run_chain,
+)
+from .regex import EcmaRegex
+from .values import (
+    _Check,
+    _count,
+    _Err,
+    _key,
+    _names,
+    _short,
+)
+
+
+class _ContainerKeywords(_CompilerBase):
+    """The keywords of arrays and objects, and ``unevaluatedItems``/``unevaluatedProperties``."""
+
+    def array_group(
+        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
+    ) -> _Check:
+        min_items = self.count(schema, "minItems", where)
+        max_items = self.count(schema, "maxItems", where)
+        unique = schema.get("uniqueItems", False)
+        if not isinstance(unique, bool):
+            raise SchemaError(f"{where}/uniqueItems: must be a boolean")
+        walk = self.array_items(schema, base, coerce, where, node)
+        contains = self.array_contains(schema, base, where, node)
+
+        def arrays(value: Any, errs: list[_Err]) -> Any:
+            if not isinstance(value, list):
+                return value
+            size = len(value)
+            if min_items is not None and size < min_items:
+                errs.append(
+                    (
+                        (),
+                        f"expected at least {_count(min_items, 'item', 'items')}, got {size}",
+                        None,
+                    )
+                )
+            if max_items is not None and size > max_items:
+                errs.append(((), f"expected at most {max_items} items, got {size}", None))
+            final = value if walk is None else walk(value, errs)
+            if contains is not None:
+                contains(final, errs)
+            if unique:
+                _check_unique(final, errs)
+            return final
+
+        return arrays
+
+    def array_items(
+        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
+    ) -> _Check | None:
+        """``prefixItems`` and ``items``: a check of each item (the array, with the
+        items it coerced, comes back), or None when neither constrains anything."""
+        prefix: tuple[_Check, ...] = ()
+        if "prefixItems" in schema:
+            prefix = tuple(
+                self.sub(s, base, coerce, f"{where}/prefixItems/{i}")
+                for i, s in enumerate(self.schema_list(schema, "prefixItems", where))
+            )
+        items_schema = schema.get("items", True)
+        if not isinstance(items_schema, (Mapping, bool)):
+            raise SchemaError(f"{where}/items: must be a schema (use prefixItems for tuples)")
+        items_false = items_schema is False
+        items = (
+            None
+            if items_schema is True or items_false
+            else (self.sub(items_schema, base, coerce, f"{where}/items"))
+        )
+        node.prefix = len(prefix)
+        node.all_items = "items" in schema
+        n_prefix = len(prefix)
+        if not n_prefix and not items_false and items is None:
+            return None
+
+        def walk(value: list[Any], errs: list[_Err]) -> list[Any]:
+            size = len(value)
+            out: list[Any] | None = None
+            if n_prefix:
+                for index, check in enumerate(prefix[:size]):
+                    item = value[index]
+                    start = len(errs)
+                    result = check(item, errs)
+                    if len(errs) != start:
+                        _prefix(errs, start, index)
+                    if result is not item:
+                        if out is None:
+                            out = list(value)
+                        out[index] = result
+            if items_false:
+                if size > n_prefix:
+                    errs.append(((), f"expected at most {n_prefix} items, got {size}", None))
+            elif items is not None:
+                for index in range(n_prefix, size):
+                    item = value[index]
+                    start = len(errs)
+                    result = items(item, errs)
+                    if len(errs) != start:
+                        _prefix(errs, start, index)
+                        if len(errs) >= MAX_PROBLEMS:
+                            break
+                    if result is not item:
+                        if out is None:
+                            out = list(value)
+                        out[index] = result
+            return value if out is None else out
+
+        return walk
+
+    def array_contains(
+        self, schema: Mapping[str, Any], base: Any, where: str, node: _Node
+    ) -> Callable[[list[Any], list[_Err]], None] | None:
+        """``contains`` with ``minContains``/``maxContains``, or None without it."""
+        if "contains" not in schema:
+            return None
+        # Counting matches must not coerce: which items the caller meant is unknowable.
+        contains_node = self.node(schema["contains"], base, False, f"{where}/contains")
+        contains = self.check_of(contains_node)
+        node.contains = contains_node
+        given_min = self.count(schema, "minContains", where)
+        min_contains = 1 if given_min is None else given_min
+        max_contains = self.count(schema, "maxContains", where)
+
+        def count_matches(final: list[Any], errs: list[_Err]) -> None:
+            matches = sum(1 for item in final if _is_valid(contains, item))
+            if matches < min_contains:
+                errs.append(
+                    (
+                        (),
+                        (
+                            f"expected at least {_count(min_contains, 'item', 'items')} "
+                            f"matching the 'contains' schema, got {matches}"
+                        ),
+                        None,
+                    )
+                )
+            if max_contains is not None and matches > max_contains:
+                errs.append(
+                    (
+                        (),
+                        (
+                            f"expected at most {_count(max_contains, 'item', 'items')} "
+                            f"matching the 'contains' schema, got {matches}"
+                        ),
+                        None,
+                    )
+                )
+
+        return count_matches
+
+    def object_group(
+        self,
+        schema: Mapping[str, Any],
+        base: Any,
+        coerce: bool,
+        where: str,
+        node: _Node,
+        typed: bool,
+    ) -> _Check:
+        members = self.object_members(schema, base, coerce, where, node)
+        shape = self.object_shape(schema, base, where)
+        type_message = "expected object, got "
+
+        def objects(value: Any, errs: list[_Err]) -> Any:
+            if not isinstance(value, dict):
+                if typed:
+                    errs.append(((), type_message + _short(value), "object"))
+                return value
+            if shape is not None:
+                shape(value, errs)
+            return value if members is None else members(value, errs)
+
+        return objects
+
+    def object_shape(
+        self, schema: Mapping[str, Any], base: Any, where: str
+    ) -> Callable[[dict[str, Any], list[_Err]], None] | None:
+        """``propertyNames``, ``required``, the property counts and
+        ``dependentRequired``: what an object must look like, whatever its values."""
+        names = None
+        if "propertyNames" in schema:
+            names = self.sub(schema["propertyNames"], base, False, f"{where}/propertyNames")
+        required = self.string_list(schema.get("required", ()), f"{where}/required")
+        required_set = frozenset(required)
+        min_props = self.count(schema, "minProperties", where)
+        max_props = self.count(schema, "maxProperties", where)
+        dep_required: list[tuple[str, tuple[str, ...]]] = []
+        if "dependentRequired" in schema:
+            for name, needs in self.schema_map(schema, "dependentRequired", where).items():
+                dep_required.append((name, self.string_list(needs, f"{where}/dependentRequired")))
+        if not (names or required_set or dep_required) and min_props is None and max_props is None:
+            return None
+
+        def shape(value: dict[str, Any], errs: list[_Err]) -> None:
+            if required_set and not value.keys() >= required_set:
+                missing = [name for name in required if name not in value]
+                if len(missing) == 1:
+                    errs.append(((), f"missing required property {_short(missing[0])}", None))
+                else:
+                    errs.append(((), f"missing required properties {_names(missing)}", None))
+            if min_props is not None and len(value) < min_props:
+                wanted = _count(min_props, "property", "properties")
+                errs.append(((), f"expected at least {wanted}, got {len(value)}", None))
+            if max_props is not None and len(value) > max_props:
+                wanted = _count(max_props, "property", "properties")
+                errs.append(((), f"expected at most {wanted}, got {len(value)}", None))
+            for name, needs in dep_required:
+                if name in value:
+                    absent = [need for need in needs if need not in value]
+                    if absent:
+                        what = "property" if len(absent) == 1 else "properties"
+                        errs.append(
+                            ((), f"property {_short(name)} requires {what} {_names(absent)}", None)
+                        )
+            if names is not None:
+                for name in value:
+                    scratch: list[_Err] = []
+                    names(name, scratch)
+                    if scratch:
+                        reason = scratch[0][1]
+                        errs.append(((), f"invalid property name {_short(name)}: {reason}", None))
+
+        return shape
+
+    def object_members(
+        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
+    ) -> _Check | None:
+        """``properties``, ``patternProperties`` and ``additionalProperties``: a check
+        of each member (the object, with the members it coerced, comes back), or
+        None when no member is constrained."""
+        props: dict[str, _Check] = {}
+        if "properties" in schema:
+            for name, sub in self.schema_map(schema, "properties", where).items():
+                props[name] = self.sub(sub, base, coerce, f"{where}/properties/{name}")
+        patterns: list[tuple[EcmaRegex, _Check]] = []
+        if "patternProperties" in schema:
+            for source, sub in self.schema_map(schema, "patternProperties", where).items():
+                regex = self.regex(source, f"{where}/patternProperties")
+                patterns.append((regex, self.sub(sub, base, coerce, f"{where}/patternProperties")))
+        additional_schema = schema.get("additionalProperties", True)
+        forbid = additional_schema is False
+        additional = None
+        if not forbid and additional_schema is not True:
+            additional = self.sub(additional_schema, base, coerce, f"{where}/additionalProperties")
+        node.props = frozenset(props)
+        node.patterns = tuple(regex for regex, _ in patterns)
+        node.all_props = "additionalProperties" in schema
+        if not (props or patterns or forbid or additional is not None):
+            return None
+        props_get = props.get
+        matching = _matching(props, patterns, additional)
+
+        def members(value: dict[str, Any], errs: list[_Err]) -> dict[str, Any]:
+            out: dict[str, Any] | None = None
+            extras: list[str] = []
+            for name, item in value.items():
+                check = matching(name) if patterns else props_get(name, additional)
+                if check is None:
+                    if forbid:
+                        extras.append(name)
+                    continue
+                start = len(errs)
+                if isinstance(check, list):
+                    result = _run_chain(check, item, errs, coerce)
+                else:
+                    result = check(item, errs)
+                if len(errs) != start:
+                    _prefix(errs, start, name)
+                    if len(errs) >= MAX_PROBLEMS:
+                        break
+                if result is not item:
+                    if out is None:
+                        out = dict(value)
+                    out[name] = result
+            if extras:
+                if len(extras) == 1:
+                    errs.append(((), f"unexpected property {_short(extras[0])}", None))
+                else:
+                    errs.append(((), f"unexpected properties {_names(extras)}", None))
+            return value if out is None else out
+
+        return members
+
+    def unevaluated(
+        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
+    ) -> list[_Check]:
+        result: list[_Check] = []
+        if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
+            return result
+        # Which branches were valid is judged without coercion, on the final value.
+        plain = self.node(schema, base, False, where) if coerce else node
+        if "unevaluatedProperties" in schema:
+            node.uneval_props = True
+            result.append(
+                self.uneval_props(schema["unevaluatedProperties"], base, coerce, where, plain)
+            )
+        if "unevaluatedItems" in schema:
+            node.uneval_items = True
+            result.append(self.uneval_items(schema["unevaluatedItems"], base, coerce, where, plain))
+        return result
+
+    def uneval_props(self, sub: Any, base: Any, coerce: bool, where: str, plain: _Node) -> _Check:
+        forbid = sub is False
+        check = None if forbid else self.sub(sub, base, coerce, f"{where}/unevaluatedProperties")
+
+        def unevaluated_properties(value: Any, errs: list[_Err]) -> Any:
+            if not isinstance(value, dict):
+                return value
+            seen: set[str] = set()
+            if _evaluated_props(plain, value, seen, True):
+                return value
+            rest = [name for name in value if name not in seen]
+            if not rest:
+                return value
+            if forbid or check is None:
+                if len(rest) == 1:
+                    errs.append(((), f"unexpected property {_short(rest[0])}", None))
+                else:
+                    errs.append(((), f"unexpected properties {_names(rest)}", None))
+                return value
+            out: dict[str, Any] | None = None
+            for name in rest:
+                item = value[name]
+                start = len(errs)
+                result = check(item, errs)
+                if len(errs) != start:
+                    _prefix(errs, start, name)
+                if result is not item:
+                    if out is None:
+                        out = dict(value)
+                    out[name] = result
+            return value if out is None else out
+
+        return unevaluated_properties
+
+    def uneval_items(self, sub: Any, base: Any, coerce: bool, where: str, plain: _Node) -> _Check:
+        forbid = sub is False
+        check = None if forbid else self.sub(sub, base, coerce, f"{where}/unevaluatedItems")
+
+        def unevaluated_items(value: Any, errs: list[_Err]) -> Any:
+            if not isinstance(value, list):
+                return value
+            seen: set[int] = set()
+            if _evaluated_items(plain, value, seen, True):
+                return value
+            rest = [index for index in range(len(value)) if index not in seen]
+            if not rest:
+                return value
+            if forbid or check is None:
+                shown = ", ".join(str(i) for i in rest[:10]) + (", …" if len(rest) > 10 else "")
+                what = "item" if len(rest) == 1 else "items"
+                errs.append(((), f"unexpected {what} at index {shown}", None))
+                return value
+            out: list[Any] | None = None
+            for index in rest:
+                item = value[index]
+                start = len(errs)
+                result = check(item, errs)
+                if len(errs) != start:
+                    _prefix(errs, start, index)
+                if result is not item:
+                    if out is None:
+                        out = list(value)
+                    out[index] = result
+            return value if out is None else out
+
+        return unevaluated_items
+
+
+def _check_unique(final: list[Any], errs: list[_Err]) -> None:
+    first: dict[Any, int] = {}
+    for index, item in enumerate(final):
+        earlier = first.setdefault(_key(item), index)
+        if earlier != index:
+            errs.append(
+                ((), f"expected unique items, but items {earlier} and {index} are equal", None)
+            )
+            break
+
+
+def _matching(
+    props: Mapping[str, _Check],
+    patterns: list[tuple[EcmaRegex, _Check]],
+    additional: _Check | None,
+) -> Callable[[str], list[_Check] | None]:
+    """With ``patternProperties``: every check that applies to a member's name (its
+    own, then each matching pattern's; ``additionalProperties`` when none), or None."""
+    props_get = props.get
+
+    def matching(name: str) -> list[_Check] | None:
+        found = [check for regex, check in patterns if regex.search(name)]
+        own = props_get(name)
+        if own is not None:
+            found.insert(0, own)
+        elif not found and additional is not None:
+            found.append(additional)
+        return found or None
+
+    return matching

@@ -1,0 +1,380 @@
+"""The pieces compiled checks are assembled from: accept/reject, running a chain of
+checks, the compiled node of one (sub)schema, the annotations ``unevaluated*`` reads,
+and the ``anyOf``/``oneOf`` combinators with their merged messages.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .errors import Problem
+from .regex import EcmaRegex
+from .values import _EXACT_TYPES, _Check, _Err, _is_type, _short
+
+
+def _accept(value: Any, errs: list[_Err]) -> Any:
+    return value
+
+
+def _reject(value: Any, errs: list[_Err]) -> Any:
+    errs.append(((), "no value is allowed here", None))
+    return value
+
+
+def _prefix(errs: list[_Err], start: int, step: str | int) -> None:
+    for i in range(start, len(errs)):
+        path, message, expected = errs[i]
+        errs[i] = ((step, *path), message, expected)
+
+
+def _run_chain(checks: Sequence[_Check], value: Any, errs: list[_Err], coerce: bool) -> Any:
+    """Apply several schemas to one value; if one coerced it, check again from the start."""
+    start = len(errs)
+    result = value
+    for check in checks:
+        result = check(result, errs)
+    if coerce and result is not value:
+        del errs[start:]
+        final = result
+        for check in checks:
+            final = check(final, errs)
+        result = final
+    return result
+
+
+def _is_valid(check: _Check, value: Any) -> bool:
+    scratch: list[_Err] = []
+    check(value, scratch)
+    return not scratch
+
+
+def _report_alternatives(value: Any, failures: list[list[_Err]], errs: list[_Err]) -> None:
+    """Explain why no anyOf/oneOf branch matched, as specifically as the failures allow."""
+    deep = [
+        (index, errors)
+        for index, errors in enumerate(failures)
+        if not (len(errors) == 1 and errors[0][0] == () and errors[0][2] is not None)
+    ]
+    if not deep:
+        expected: list[str] = []
+        for errors in failures:
+            want = errors[0][2]
+            if want is not None and want not in expected:
+                expected.append(want)
+        want_text = " or ".join(expected)
+        errs.append(((), f"expected {want_text}, got {_short(value)}", want_text))
+    elif len(deep) == 1:
+        # The other branches wanted another kind of value entirely, so the one that
+        # got further is the alternative the caller was aiming for.
+        errs.extend(deep[0][1])
+    else:
+        parts = []
+        for index, errors in deep:
+            path, message, _ = errors[0]
+            rendered = Problem(path, message).render()
+            if len(rendered) > 200:
+                rendered = rendered[:199] + "…"
+            parts.append(f"(option {index + 1}) {rendered}")
+        errs.append(((), "does not match any allowed alternative: " + "; ".join(parts), None))
+
+
+class _Node:
+    """A compiled schema: its check, plus what unevaluated* needs to know about it."""
+
+    __slots__ = (
+        "all_items",
+        "all_props",
+        "always",
+        "check",
+        "cond",
+        "contains",
+        "dependent",
+        "edges",
+        "else_",
+        "maybe",
+        "patterns",
+        "prefix",
+        "props",
+        "ready",
+        "then",
+        "uneval_items",
+        "uneval_props",
+        "where",
+    )
+
+    def __init__(self) -> None:
+        self.check: _Check = _accept
+        self.ready = False
+        self.props: frozenset[str] = frozenset()
+        self.patterns: tuple[EcmaRegex, ...] = ()
+        self.all_props = False
+        self.uneval_props = False
+        self.prefix = 0
+        self.all_items = False
+        self.uneval_items = False
+        self.contains: _Node | None = None
+        self.always: list[_Node] = []
+        self.maybe: list[_Node] = []
+        self.cond: _Node | None = None
+        self.then: _Node | None = None
+        self.else_: _Node | None = None
+        self.dependent: list[tuple[str, _Node]] = []
+        # Subschemas applied to the same value (not to a part of it), for loop detection.
+        self.edges: list[_Node] = []
+        self.where = "#"
+
+
+def _evaluated_props(node: _Node, value: Mapping[str, Any], seen: set[str], top: bool) -> bool:
+    """Collect the property names ``node`` evaluates in ``value`` (which it accepts).
+
+    Returns True as soon as every property is known to be evaluated.
+    """
+    if node.all_props or (node.uneval_props and not top):
+        return True
+    seen.update(name for name in node.props if name in value)
+    if node.patterns:
+        seen.update(name for name in value if any(p.search(name) for p in node.patterns))
+    for sub in node.always:
+        if _evaluated_props(sub, value, seen, False):
+            return True
+    for sub in node.maybe:
+        if _is_valid(sub.check, value) and _evaluated_props(sub, value, seen, False):
+            return True
+    if node.cond is not None:
+        if _is_valid(node.cond.check, value):
+            if _evaluated_props(node.cond, value, seen, False):
+                return True
+            if node.then is not None and _evaluated_props(node.then, value, seen, False):
+                return True
+        elif node.else_ is not None and _evaluated_props(node.else_, value, seen, False):
+            return True
+    for name, sub in node.dependent:
+        if name in value and _evaluated_props(sub, value, seen, False):
+            return True
+    return False
+
+
+def _evaluated_items(node: _Node, value: Sequence[Any], seen: set[int], top: bool) -> bool:
+    """Collect the indices ``node`` evaluates in ``value``; True when that is all of them."""
+    if node.all_items or (node.uneval_items and not top):
+        return True
+    seen.update(range(min(node.prefix, len(value))))
+    if node.contains is not None:
+        check = node.contains.check
+        seen.update(i for i, item in enumerate(value) if _is_valid(check, item))
+    for sub in node.always:
+        if _evaluated_items(sub, value, seen, False):
+            return True
+    for sub in node.maybe:
+        if _is_valid(sub.check, value) and _evaluated_items(sub, value, seen, False):
+            return True
+    if node.cond is not None:
+        if _is_valid(node.cond.check, value):
+            if _evaluated_items(node.cond, value, seen, False):
+                return True
+            if node.then is not None and _evaluated_items(node.then, value, seen, False):
+                return True
+        elif node.else_ is not None and _evaluated_items(node.else_, value, seen, False):
+            return True
+    return False
+
+
+def _member_type(value: Any) -> str:
+    """The JSON type of an enum or const member, telling integers from other numbers:
+    the literal a string must be to become that member."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "integer"
+    return _json_type(value)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    return "object"
+
+
+def _any_of(plain: list[_Check], coercing: list[_Check] | None) -> _Check:
+    def any_of(value: Any, errs: list[_Err]) -> Any:
+        failures: list[list[_Err]] = []
+        for check in plain:
+            scratch: list[_Err] = []
+            check(value, scratch)
+            if not scratch:
+                return value
+            failures.append(scratch)
+        if coercing is not None:
+            failures = []
+            for check in coercing:
+                scratch = []
+                result = check(value, scratch)
+                if not scratch:
+                    return result
+                failures.append(scratch)
+        _report_alternatives(value, failures, errs)
+        return value
+
+    return any_of
+
+
+def _one_of(plain: list[_Check], coercing: list[_Check] | None) -> _Check:
+    def too_many(matched: list[int], errs: list[_Err]) -> None:
+        which = " and ".join(str(i + 1) for i in matched[:2])
+        errs.append(((), f"must match exactly one alternative, but matches options {which}", None))
+
+    def one_of(value: Any, errs: list[_Err]) -> Any:
+        matched: list[int] = []
+        failures: list[list[_Err]] = []
+        for index, check in enumerate(plain):
+            scratch: list[_Err] = []
+            check(value, scratch)
+            if scratch:
+                failures.append(scratch)
+            else:
+                matched.append(index)
+        if len(matched) == 1:
+            return value
+        if matched:
+            too_many(matched, errs)
+            return value
+        if coercing is not None:
+            results: list[tuple[int, Any]] = []
+            failures = []
+            for index, check in enumerate(coercing):
+                scratch = []
+                result = check(value, scratch)
+                if scratch:
+                    failures.append(scratch)
+                else:
+                    results.append((index, result))
+            if len(results) == 1:
+                return results[0][1]
+            if results:
+                too_many([index for index, _ in results], errs)
+                return value
+        _report_alternatives(value, failures, errs)
+        return value
+
+    return one_of
+
+
+def _assemble(
+    types: tuple[str, ...] | None,
+    desc: str,
+    coercer: Callable[[str], Any] | None,
+    checks: list[_Check],
+    uneval: list[_Check],
+    rerun: bool,
+) -> _Check:
+    """Combine a schema object's type check and keyword checks into one closure."""
+    if types is None and not uneval and len(checks) <= 1 and not rerun:
+        return checks[0] if checks else _accept
+    exact, integral_float, mismatch, type_ok = _type_test(types, desc)
+    expected = desc
+    if types is not None and not checks and not uneval:
+        return _typed_only(exact, integral_float, mismatch, type_ok, expected, coercer)
+
+    def run(value: Any, errs: list[_Err]) -> Any:
+        if coercer is not None and integral_float and type(value) is float and value.is_integer():
+            value = int(value)
+        if types is not None and type(value) not in exact and not type_ok(value):
+            converted = coercer(value) if coercer is not None and type(value) is str else value
+            if converted is value:
+                errs.append(((), mismatch(value), expected))
+                return value
+            value = converted
+        start = len(errs)
+        original = value
+        for check in checks:
+            value = check(value, errs)
+        if uneval and len(errs) == start:
+            for check in uneval:
+                value = check(value, errs)
+        if rerun and value is not original:
+            # A keyword coerced part of the value after others had judged the
+            # original; judge the coerced value afresh so each keyword agrees.
+            del errs[start:]
+            final = value
+            for check in checks:
+                final = check(final, errs)
+            if uneval and len(errs) == start:
+                for check in uneval:
+                    final = check(final, errs)
+            value = final
+        return value
+
+    return run
+
+
+def _type_test(
+    types: tuple[str, ...] | None, desc: str
+) -> tuple[frozenset[type], bool, Callable[[Any], str], Callable[[Any], bool]]:
+    """For ``types``: the Python types that pass outright, whether a float with an
+    integral value counts as an integer, the message for a value of another type,
+    and the full type test."""
+    exact: frozenset[type] = frozenset()
+    if types is not None:
+        exact = frozenset(t for name in types for t in _EXACT_TYPES[name])
+    integral_float = types is not None and "integer" in types and "number" not in types
+    type_message = f"expected {desc}, got "
+    wants_number = types is not None and ("integer" in types or "number" in types)
+
+    def mismatch(value: Any) -> str:
+        if wants_number and type(value) is float and not math.isfinite(value):
+            # NaN or an infinity (what a decoder makes of NaN, Infinity or 1e400).
+            return f"expected a finite number, got {_short(value)}"
+        return type_message + _short(value)
+
+    def type_ok(value: Any) -> bool:
+        if integral_float and type(value) is float and value.is_integer():
+            return True
+        return types is not None and any(_is_type(value, name) for name in types)
+
+    return exact, integral_float, mismatch, type_ok
+
+
+def _typed_only(
+    exact: frozenset[type],
+    integral_float: bool,
+    mismatch: Callable[[Any], str],
+    type_ok: Callable[[Any], bool],
+    expected: str,
+    coercer: Callable[[str], Any] | None,
+) -> _Check:
+    """A schema object that only states a type (the commonest leaf)."""
+    if coercer is None:
+
+        def typed(value: Any, errs: list[_Err]) -> Any:
+            if type(value) in exact or type_ok(value):
+                return value
+            errs.append(((), mismatch(value), expected))
+            return value
+
+        return typed
+
+    def typed_coerced(value: Any, errs: list[_Err]) -> Any:
+        if integral_float and type(value) is float and value.is_integer():
+            return int(value)  # 1.0 is a JSON integer; a handler typed `int` gets an int
+        if type(value) in exact or type_ok(value):
+            return value
+        if type(value) is str:
+            converted = coercer(value)
+            if converted is not value:
+                return converted
+        errs.append(((), mismatch(value), expected))
+        return value
+
+    return typed_coerced
+
+
+def _identity(instance: Any) -> Any:
+    return instance

@@ -1,0 +1,1 @@
+"""The server side: the tool table, the sans-I/O server core and the stdio shell."""

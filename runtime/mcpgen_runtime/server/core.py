@@ -1,0 +1,462 @@
+"""The sans-I/O server core: lines in, frames and tool invocations out.
+
+``ServerConnection.receive(line)`` parses one line from the client and returns
+actions: ``SendFrame`` (a frame to write), ``Invoke`` (a tool call the shell runs,
+then reports with ``complete``) or ``Cancel`` (stop a running invocation). No
+threads, no I/O, no event loop: the stdio shell, the in-memory transport and
+the fuzzers all drive this same object. It is not thread-safe; a shell that
+completes calls on other threads serialises its calls into it.
+
+Calls that run in the background (tasks, async handlers, handlers with ``ctx``
+or a ``timeout``) each hold a slot from their ``Invoke`` until the shell reports
+the handler ended (``complete``, or ``release`` after answering a handler that
+still runs past its timeout). With ``max_concurrent_calls`` slots taken, one
+more is refused with ``SERVER_BUSY`` (-31000) before anything runs or any task
+is created; inline calls, which the shell runs one at a time, need no slot.
+
+Both protocol eras are served, and the first request decides, once per connection.
+A non-``initialize`` request carrying ``_meta["io.modelcontextprotocol/
+protocolVersion"]`` opens a stateless 2026-07-28 connection; anything else
+opens a handshake-era one (2024-11-05 … 2025-11-25).
+
+The actions live in ``server.actions``; the ``tasks/*`` requests and whether a call
+runs as a task in ``server.tasks`` (``TaskMethods``, a base of ``ServerConnection``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .._errors import ToolError
+from ..protocol.constants import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    META_CAPABILITIES,
+    META_LOG_LEVEL,
+    META_SERVER_INFO,
+    META_VERSION,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    SERVER_BUSY,
+    TASKS_EXTENSION,
+    UNSUPPORTED_VERSION,
+)
+from ..protocol.jsonrpc import error_response, result_response, result_response_raw
+from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
+from ..tasks.table import TaskTable
+from .actions import Action, Cancel, Invoke, SendFrame, runs_inline
+from .context import LOG_LEVELS, Context
+from .tasks import TASKS_VERSION, TaskMethods
+from .tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
+
+__all__ = ["SERVER_BUSY", "Cancel", "Invoke", "SendFrame", "ServerConnection"]
+
+_decode = json.JSONDecoder().decode
+_BATCH_VERSION = "2025-03-26"  # the one revision whose clients may send JSON-RPC batches
+
+
+_Handler = Callable[[Any, Mapping[str, Any]], list[Action]]
+
+
+class ServerConnection(TaskMethods):
+    """One client connection (one stdio process) of a tools-only MCP server."""
+
+    def __init__(
+        self,
+        app: App,
+        *,
+        emit: Callable[[bytes], None] | None = None,
+        tasks: TaskTable | None = None,
+        max_concurrent_calls: int | None = None,
+        defer_checks: bool = False,
+    ) -> None:
+        self.app = app
+        # True: a call that runs in the background (not inline) comes out as an
+        # ``Invoke`` whose ``args`` are still unchecked (``checked`` False); the shell
+        # checks them where it likes (the HTTP shell: off its event loop)
+        self.defer_checks = defer_checks
+        self.emit = emit  # where handler notifications (progress, logs) go
+        self.max_concurrent_calls = max_concurrent_calls  # None: no bound
+        self.running_calls = 0  # background calls holding a slot
+        self.era: str | None = None  # "legacy" | "modern", fixed by the first request
+        self.version: str | None = None  # negotiated handshake revision
+        self.log_level: str | None = None  # set by logging/setLevel (handshake era)
+        self.tasks = tasks or TaskTable()
+        self.in_flight: dict[Any, Invoke] = {}  # request id → running call (not tasks)
+        self._task_invokes: dict[str, Invoke] = {}
+        self._meta = {META_SERVER_INFO: dict(app.server_info)}
+        self._legacy: dict[str, _Handler] = {
+            "initialize": self._initialize,
+            "ping": self._ping,
+            "logging/setLevel": self._set_level,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "tasks/get": self._tasks_get,
+            "tasks/result": self._tasks_result,
+            "tasks/list": self._tasks_list,
+            "tasks/cancel": self._tasks_cancel,
+        }
+        self._modern: dict[str, _Handler] = {
+            "server/discover": self._discover,
+            "tools/list": self._tools_list,
+            "tools/call": self._tools_call,
+            "tasks/get": self._tasks_get,
+            "tasks/update": self._tasks_update,
+            "tasks/cancel": self._tasks_cancel,
+        }
+        self._request_meta: Mapping[str, Any] = {}
+
+    # -- input ------------------------------------------------------------
+
+    def receive(self, line: bytes | str) -> list[Action]:
+        """Everything one line from the client asks for."""
+        if not line.strip():
+            return []  # blank lines between frames are harmless
+        try:
+            # Decode the UTF-8 ourselves: json.loads(bytes) first sniffs for UTF-16/32.
+            # The same leniency as json.loads: a stray BOM, encoded lone surrogates.
+            text = line.decode("utf-8-sig", "surrogatepass") if isinstance(line, bytes) else line
+            message = _decode(text)
+        except RecursionError:
+            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: nested too deeply"))]
+        except (ValueError, UnicodeDecodeError):
+            return [SendFrame(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"))]
+        if isinstance(message, list):
+            return self._batch(message)
+        return self._message(message)
+
+    def receive_message(self, message: Any) -> list[Action]:
+        """``receive`` for one message the shell has already decoded (no batches)."""
+        return self._message(message)
+
+    def _batch(self, messages: list[Any]) -> list[Action]:
+        if self.version != _BATCH_VERSION:
+            return [SendFrame(error_response(
+                None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not accepted at this "
+                "protocol revision"))]
+        if not messages:
+            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: empty batch"))]
+        actions: list[Action] = []
+        for message in messages:
+            if isinstance(message, dict) and message.get("method") == "initialize":
+                if "id" in message:  # a notification is never answered; a bad id gets null
+                    request_id = message["id"] if type(message["id"]) in (str, int) else None
+                    actions.append(SendFrame(error_response(
+                        request_id, INVALID_REQUEST, "Invalid Request: initialize cannot be batched")))
+                continue
+            actions.extend(self._message(message))
+        # Replies to a batch go out one frame each; 2025-03-26 clients match them by id.
+        return actions
+
+    def _message(self, message: Any) -> list[Action]:
+        if not isinstance(message, dict):
+            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object"))]
+        method = message.get("method")
+        if "id" not in message:
+            if isinstance(method, str):
+                return self._notification(method, message.get("params"))
+            return []  # never answer a notification, nor an id-less response or error
+        request_id = message["id"]
+        if method is None and ("result" in message or "error" in message):
+            return []  # a response: this server sends no requests, so nothing awaits it
+        if type(request_id) not in (str, int):
+            return [SendFrame(error_response(
+                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"))]
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+            return [SendFrame(error_response(
+                request_id, INVALID_REQUEST, "Invalid Request: expected jsonrpc '2.0' and a method"))]
+        params = message.get("params", {})
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: expected an object"))]
+        meta = params.get("_meta")
+        enveloped = isinstance(meta, dict) and META_VERSION in meta
+        if self.era is None:
+            self.era = "modern" if enveloped and method != "initialize" else "legacy"
+        if self.era == "modern":
+            return self._modern_request(request_id, method, params, meta)
+        if enveloped and method != "initialize":
+            return [SendFrame(error_response(
+                request_id, INVALID_REQUEST, "this connection serves the handshake protocol era; "
+                "requests carrying the 2026-07-28 envelope are not accepted on it"))]
+        handler = self._legacy.get(method)
+        if handler is None:
+            return [SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
+        self._request_meta = meta if isinstance(meta, dict) else {}
+        return handler(request_id, params)
+
+    def _modern_request(
+        self, request_id: Any, method: str, params: Mapping[str, Any], meta: Any
+    ) -> list[Action]:
+        if method == "initialize":
+            requested = params.get("protocolVersion")
+            return [SendFrame(error_response(
+                request_id, UNSUPPORTED_VERSION, "connection is serving the 2026-07-28 protocol; the "
+                "initialize handshake is not accepted",
+                {"supported": list(MODERN_VERSIONS), "requested": requested}))]
+        refused = self.envelope_refusal(request_id, meta)
+        if refused is not None:
+            return [refused]
+        handler = self._modern.get(method)
+        if handler is None:
+            return [SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
+        self._request_meta = meta
+        return handler(request_id, params)
+
+    def envelope_refusal(self, request_id: Any, meta: Any) -> SendFrame | None:
+        """The error refusing a 2026-07-28 request's ``_meta`` envelope, or ``None``."""
+        if not isinstance(meta, dict):
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, "Invalid params: params._meta must be an object carrying "
+                f"{META_VERSION} and {META_CAPABILITIES}"))
+        missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
+        if missing:
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}"))
+        version = meta[META_VERSION]
+        if not isinstance(version, str):
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, f"Invalid params: {META_VERSION} must be a string"))
+        if version not in MODERN_VERSIONS:
+            return SendFrame(error_response(
+                request_id, UNSUPPORTED_VERSION, "Unsupported protocol version",
+                {"supported": list(MODERN_VERSIONS), "requested": version}))
+        if not isinstance(meta[META_CAPABILITIES], dict):
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, f"Invalid params: {META_CAPABILITIES} must be an object"))
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None and level not in LOG_LEVELS:
+            return SendFrame(error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}"))
+        return None
+
+    def _notification(self, method: str, params: Any) -> list[Action]:
+        if method != "notifications/cancelled" or not isinstance(params, dict):
+            return []  # notifications/initialized and unknown notifications need nothing
+        request_id = params.get("requestId")
+        if type(request_id) not in (str, int):
+            return []  # no request of ours has such an id (a list or an object would not hash)
+        invoke = self.in_flight.get(request_id)
+        if invoke is None or invoke.cancelled:
+            return []  # finished, unknown or already cancelled: races are normal
+        invoke.cancelled = True
+        if invoke.context is not None:
+            invoke.context.cancel()
+        return [Cancel(invoke)]
+
+    # -- shared result shaping ------------------------------------------------------
+
+    @property
+    def _is_modern(self) -> bool:
+        return self.era == "modern"
+
+    def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
+        if self._is_modern:
+            result = {"resultType": "complete", **result, "_meta": {**result.get("_meta", {}), **self._meta}}
+        return SendFrame(result_response(request_id, result))
+
+    def _modern_extension(self, name: str) -> bool:
+        capabilities = self._request_meta.get(META_CAPABILITIES)
+        extensions = capabilities.get("extensions") if isinstance(capabilities, dict) else None
+        return isinstance(extensions, dict) and name in extensions
+
+    # -- lifecycle ---------------------------------------------------------------
+
+    def _initialize(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        version = negotiate_version(params.get("protocolVersion"))
+        self.version = version
+        info = dict(self.app.server_info)
+        if version in ("2024-11-05", "2025-03-26"):
+            info.pop("title", None)
+        capabilities: dict[str, Any] = {"logging": {}, "tools": {"listChanged": False}}
+        if version == TASKS_VERSION and self.app.task_tools:
+            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+        result: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": capabilities,
+            "serverInfo": info,
+        }
+        if self.app.instructions is not None:
+            result["instructions"] = self.app.instructions
+        return [SendFrame(result_response(request_id, result))]
+
+    def _discover(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
+        if self.app.task_tools:
+            capabilities["extensions"] = {TASKS_EXTENSION: {}}
+        result: dict[str, Any] = {
+            "supportedVersions": list(MODERN_VERSIONS),
+            "capabilities": capabilities,
+            "ttlMs": LIST_TTL_MS,
+            "cacheScope": LIST_CACHE_SCOPE,
+        }
+        if self.app.instructions is not None:
+            result["instructions"] = self.app.instructions
+        return [self._result(request_id, result)]
+
+    def _ping(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        return [SendFrame(result_response(request_id, {}))]
+
+    def _set_level(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        level = params.get("level")
+        if level not in LOG_LEVELS:
+            return [SendFrame(error_response(
+                request_id, INVALID_PARAMS, f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}"))]
+        self.log_level = level
+        return [SendFrame(result_response(request_id, {}))]
+
+    def _require_initialized(self, request_id: Any) -> list[Action] | None:
+        if self.version is None and not self._is_modern:
+            return [SendFrame(error_response(
+                request_id, INVALID_REQUEST, "Invalid Request: send initialize first"))]
+        return None
+
+    # -- tools ---------------------------------------------------------------------
+
+    def _tools_list(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        refused = self._require_initialized(request_id)
+        if refused:
+            return refused
+        if params.get("cursor") is not None:
+            # one page holds every tool, so no cursor this server issued can exist
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
+        if self._is_modern:
+            return [SendFrame(result_response_raw(request_id, self.app.modern_list_payload))]
+        version = self.version or LATEST_HANDSHAKE
+        return [SendFrame(result_response_raw(request_id, self.app.list_payloads[version]))]
+
+    def _tools_call(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        refused = self._require_initialized(request_id)
+        if refused:
+            return refused
+        name = params.get("name")
+        if not isinstance(name, str):
+            return [SendFrame(error_response(
+                request_id, INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'"))]
+        tool = self.app.tools.get(name)
+        if tool is None:
+            return [SendFrame(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {name}"))]
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            return [SendFrame(error_response(
+                request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"))]
+        as_task, refusal = self._task_mode(request_id, tool, params)
+        if refusal is not None:
+            return [refusal]
+        background = not runs_inline(tool, as_task)
+        if background and self._full():
+            return [SendFrame(error_response(
+                request_id, SERVER_BUSY, f"Server busy: {self.max_concurrent_calls} tool calls are "
+                "already running (the server's limit); retry when one has finished",
+                {"limit": self.max_concurrent_calls}))]
+        deferred = self.defer_checks and background and not as_task
+        if deferred:
+            args: tuple[Any, ...] | dict[str, Any] = arguments
+        else:
+            try:
+                args = tool.check_arguments(arguments)
+            except ToolError as exc:
+                return [self._result(request_id, {"content": exc.content, "isError": True})]
+        version = self.version or LATEST_HANDSHAKE
+        context = self._context(request_id, tool) if tool.wants_context else None
+        if not as_task:
+            invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context)
+            invoke.checked = not deferred
+            self.in_flight[request_id] = invoke
+            self._hold(invoke, background)
+            return [invoke]
+        task_params = params.get("task")
+        ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
+        task = self.tasks.create(tool.name, "modern" if self._is_modern else "legacy", ttl)
+        if context is not None:
+            context.task_id = task.task_id
+        invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context,
+                        task=task)
+        self._task_invokes[task.task_id] = invoke
+        self._hold(invoke, background)
+        if self._is_modern:
+            created = SendFrame(result_response(
+                request_id, {"resultType": "task", **task.wire(), "_meta": self._meta}))
+        else:
+            created = SendFrame(result_response(request_id, {"task": task.wire()}))
+        return [created, invoke]
+
+    def _full(self) -> bool:
+        limit = self.max_concurrent_calls
+        return limit is not None and self.running_calls >= limit
+
+    def _hold(self, invoke: Invoke, background: bool) -> None:
+        if background:
+            invoke.holds_slot = True
+            self.running_calls += 1
+
+    def release(self, invoke: Invoke) -> None:
+        """The handler of ``invoke`` has ended: its slot is free again. Called by
+        ``complete`` unless the shell answered a handler that still runs."""
+        if invoke.holds_slot:
+            invoke.holds_slot = False
+            self.running_calls -= 1
+
+    def _context(self, request_id: Any, tool: ToolRuntime) -> Context:
+        meta = self._request_meta
+        level = meta.get(META_LOG_LEVEL) if self._is_modern else self.log_level
+        token = meta.get("progressToken")
+        if not isinstance(token, str | int) or isinstance(token, bool):
+            token = None  # a progress token is a string or an integer; nothing else is echoed
+        return Context(
+            request_id=request_id,
+            progress_token=token,
+            emit=self.emit,
+            log_level=level if isinstance(level, str) else None,
+            logger=str(self.app.server_info.get("name", "")),
+            progress_messages=self.version != "2024-11-05",
+        )
+
+    # -- output ---------------------------------------------------------------
+
+    def _call_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        """A ``CallToolResult`` with only the fields this connection's revision defines."""
+        if self._is_modern:
+            return result
+        return for_revision(result, self.version or LATEST_HANDSHAKE)
+
+    def complete(
+        self, invoke: Invoke, outcome: CallOutcome, *, still_running: bool = False
+    ) -> list[bytes]:
+        """Frames answering a finished (or abandoned) ``Invoke``. ``still_running``:
+        the handler goes on (past its timeout); the shell calls ``release`` when it ends."""
+        if not still_running:
+            self.release(invoke)
+        task = invoke.task
+        if task is None:
+            self.in_flight.pop(invoke.request_id, None)
+            if invoke.cancelled or outcome.cancelled:
+                return []  # cancelled: the reply is suppressed
+            return [self.respond(invoke, outcome)]
+        self._task_invokes.pop(task.task_id, None)
+        if outcome.cancelled or invoke.cancelled:
+            return []
+        error = None
+        if outcome.result is None:
+            error = {"code": INTERNAL_ERROR, "message": outcome.internal_error or "Internal error"}
+        if not self.tasks.finish(task, result=outcome.result, error=error):
+            return []
+        return self._task_ended(task)
+
+    def respond(self, invoke: Invoke, outcome: CallOutcome) -> bytes:
+        """The response frame for a finished, non-task ``Invoke``."""
+        if outcome.result is None:
+            return error_response(invoke.request_id, INTERNAL_ERROR, outcome.internal_error or
+                                  "Internal error")
+        try:
+            return self._result(invoke.request_id, self._call_result(outcome.result)).data
+        except (TypeError, ValueError, RecursionError):
+            # a content block the handler built by hand that JSON cannot carry (or too deep)
+            return error_response(invoke.request_id, INTERNAL_ERROR,
+                                  f"Internal error in tool '{invoke.tool.name}'")
+

@@ -1,0 +1,312 @@
+"""The stdio server shell around ``ServerConnection``.
+
+The main thread reads frames and runs sync handlers inline (no thread hop on
+the hot path). Async handlers run on one event loop in a helper thread and
+answer as they finish; sync handlers with a ``timeout``, a ``ctx`` or a task run
+on worker threads so a hung one can be abandoned. At most
+``max_concurrent_calls`` such background calls run at once (64 by default,
+``--max-concurrent-calls``): a worker thread keeps its slot until it ends, even
+past its timeout, so threads stay bounded (about one per slot, two for a call
+with a timeout); further calls are refused with "Server busy" (-31000). Writes to stdout are serialised by a lock, and
+stdout is moved out of reach of handlers: ``print`` and even C-level writes to
+fd 1 land on stderr, so the protocol stream carries only frames.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+if TYPE_CHECKING:
+    import asyncio
+
+from ..protocol.jsonrpc import INVALID_REQUEST, error_response
+from .core import Cancel, Invoke, SendFrame, ServerConnection
+from .tools import App, CallOutcome
+
+__all__ = ["DEFAULT_MAX_CONCURRENT_CALLS", "DEFAULT_MAX_MESSAGE_BYTES", "run_stdio", "serve_streams"]
+
+# A frame longer than this is refused (and skipped) instead of being buffered.
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+# Background calls (tasks, async, ctx or timeout handlers) running at once (64,
+# the HTTP server's bound on sync handler threads); further ones get "Server busy".
+DEFAULT_MAX_CONCURRENT_CALLS = 64
+# How long in-flight calls may still finish after stdin reaches EOF.
+SHUTDOWN_GRACE_SECONDS = 5.0
+
+
+class _Writer:
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+        self.broken = False
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            if self.broken:
+                return
+            try:
+                self._stream.write(data)
+                self._stream.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                self.broken = True  # the client went away; keep draining quietly
+
+
+class _Background:
+    """Lazily started helpers: an event loop thread and daemon worker threads."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self.pending: set[concurrent.futures.Future[Any]] = set()
+        self._lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        import asyncio  # only servers with async tools pay for importing it
+
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+            self._thread = threading.Thread(
+                target=self._loop.run_forever, name="mcpgen-async-tools", daemon=True
+            )
+            self._thread.start()
+        return self._loop
+
+    def submit(self, fn: Any, *args: Any) -> concurrent.futures.Future[Any]:
+        """Run ``fn`` on a daemon thread. Not a ThreadPoolExecutor: its workers are
+        joined at interpreter exit, so one hung handler would keep the server alive
+        after stdin EOF (and a few hung ones would starve every later timed call)."""
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+        def work() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                future.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiter
+                future.set_exception(exc)
+
+        threading.Thread(target=work, name="mcpgen-tool", daemon=True).start()
+        return future
+
+    def track(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self.pending.add(future)
+        future.add_done_callback(self._untrack)
+
+    def _untrack(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self.pending.discard(future)
+
+    def close(self, grace: float) -> None:
+        with self._lock:
+            pending = list(self.pending)
+        if pending:
+            concurrent.futures.wait(pending, timeout=grace)
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            assert self._thread is not None
+            self._thread.join(timeout=grace)
+
+
+def serve_streams(
+    app: App,
+    instream: BinaryIO,
+    outstream: BinaryIO,
+    *,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS,
+) -> None:
+    """Serve one client reading frames from ``instream`` until EOF."""
+    server = _Server(app, outstream, max_concurrent_calls)
+    try:
+        while True:
+            line = instream.readline(max_message_bytes + 1)
+            if not line:
+                break
+            if len(line) > max_message_bytes and not line.endswith(b"\n"):
+                _skip_rest_of_line(instream)
+                server.writer.write(error_response(
+                    None, INVALID_REQUEST,
+                    f"Invalid Request: message larger than {max_message_bytes} bytes"))
+                continue
+            server.feed(line)
+    finally:
+        server.background.close(SHUTDOWN_GRACE_SECONDS)
+
+
+def _skip_rest_of_line(stream: BinaryIO) -> None:
+    while True:
+        chunk = stream.readline(1 << 20)
+        if not chunk or chunk.endswith(b"\n"):
+            return
+
+
+class _Server:
+    """Runs the actions of one ``ServerConnection``; every call into the core
+    holds ``lock``, since calls complete on other threads."""
+
+    def __init__(self, app: App, outstream: BinaryIO, max_concurrent_calls: int | None) -> None:
+        self.writer = _Writer(outstream)
+        self.lock = threading.Lock()
+        self.connection = ServerConnection(
+            app, emit=self.writer.write, max_concurrent_calls=max_concurrent_calls
+        )
+        self.background = _Background()
+
+    def feed(self, line: bytes) -> None:
+        with self.lock:
+            actions = self.connection.receive(line)
+        for action in actions:
+            if isinstance(action, SendFrame):
+                self.writer.write(action.data)
+            elif isinstance(action, Invoke):
+                self.start(action)
+            else:
+                self.cancel(action)
+
+    def finish(self, invoke: Invoke, outcome: CallOutcome, *, still_running: bool = False) -> None:
+        with self.lock:
+            frames = self.connection.complete(invoke, outcome, still_running=still_running)
+        for frame in frames:
+            self.writer.write(frame)
+
+    def release(self, invoke: Invoke) -> None:
+        with self.lock:
+            self.connection.release(invoke)
+
+    def start(self, invoke: Invoke) -> None:
+        tool = invoke.tool
+        if invoke.runs_inline:  # the hot path: no thread hop
+            self.finish(invoke, tool.call_sync(invoke.args))
+            return
+        if tool.binding.is_async:
+            import asyncio
+
+            future = asyncio.run_coroutine_threadsafe(_run_async(invoke), self.background.loop)
+            invoke.future = future
+            self.background.track(future)
+            future.add_done_callback(lambda done: self.finish(invoke, _async_outcome(invoke, done)))
+            return
+        worker = self.background.submit(tool.call_sync, invoke.args, invoke.context)
+        invoke.future = worker
+        if tool.binding.timeout is None:
+            # nothing to time: the worker answers when it ends (no waiting thread)
+            self.background.track(worker)
+            worker.add_done_callback(lambda done: self.finish(invoke, _worker_outcome(invoke, done)))
+            return
+        # Shutdown waits for the answer, not for a handler that already timed out.
+        answered: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.background.track(answered)
+        threading.Thread(
+            target=self._await_worker, args=(invoke, worker, answered),
+            name="mcpgen-wait", daemon=True,
+        ).start()
+
+    def _await_worker(
+        self,
+        invoke: Invoke,
+        worker: concurrent.futures.Future[CallOutcome],
+        answered: concurrent.futures.Future[None],
+    ) -> None:
+        try:
+            done, _ = concurrent.futures.wait([worker], timeout=invoke.tool.binding.timeout)
+            if done:
+                self.finish(invoke, _worker_outcome(invoke, worker))
+                return
+            # The worker cannot be killed; it finishes in the background (a daemon
+            # thread), keeping its slot, and its result is dropped. The caller gets a
+            # clear error now.
+            if invoke.context is not None:
+                invoke.context.cancel()
+            self.finish(invoke, CallOutcome(invoke.tool.timed_out()), still_running=True)
+            worker.add_done_callback(lambda _: self.release(invoke))
+        finally:
+            answered.set_result(None)
+
+    def cancel(self, action: Cancel) -> None:
+        # Async handlers are interrupted; sync ones see ctx.cancelled (Python
+        # cannot stop a thread), and the core suppresses whatever they return.
+        future = action.invoke.future
+        if future is not None and action.invoke.tool.binding.is_async:
+            future.cancel()
+
+
+async def _run_async(invoke: Invoke) -> CallOutcome:
+    import asyncio
+
+    timeout = invoke.tool.binding.timeout
+    call = invoke.tool.call_async(invoke.args, invoke.context)
+    if timeout is None:
+        return await call
+    try:
+        return await asyncio.wait_for(call, timeout)
+    except TimeoutError:
+        return CallOutcome(invoke.tool.timed_out())
+
+
+def _worker_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome]) -> CallOutcome:
+    error = future.exception()
+    if error is not None:  # SystemExit from the handler: reported like a failure
+        return CallOutcome(invoke.tool.handler_failed(error))
+    return future.result()
+
+
+def _async_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome]) -> CallOutcome:
+    if future.cancelled():
+        return CallOutcome(cancelled=True)
+    error = future.exception()
+    if error is not None:
+        return CallOutcome(invoke.tool.handler_failed(error))
+    return future.result()
+
+
+def run_stdio(
+    app: App,
+    *,
+    max_message_bytes: int | None = None,
+    max_concurrent_calls: int | None = None,
+) -> None:
+    """Serve ``app`` on this process's stdin/stdout until EOF."""
+    limit = max_message_bytes or _limit_from_environment()
+    protocol_out = _take_stdout()
+    try:
+        serve_streams(
+            app, sys.stdin.buffer, protocol_out, max_message_bytes=limit,
+            max_concurrent_calls=max_concurrent_calls or DEFAULT_MAX_CONCURRENT_CALLS,
+        )
+    except KeyboardInterrupt:
+        pass
+    finally:
+        try:
+            protocol_out.close()
+        except OSError:
+            pass
+
+
+def _limit_from_environment() -> int:
+    text = os.environ.get("MCPGEN_MAX_MESSAGE_BYTES")
+    if text is None:
+        return DEFAULT_MAX_MESSAGE_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:  # a negative limit would silently lift the bound altogether
+        print(f"mcpgen: ignoring MCPGEN_MAX_MESSAGE_BYTES={text!r} (not a positive integer); "
+              f"the limit is {DEFAULT_MAX_MESSAGE_BYTES} bytes", file=sys.stderr, flush=True)
+        return DEFAULT_MAX_MESSAGE_BYTES
+    return value
+
+
+def _take_stdout() -> BinaryIO:
+    """A private handle on the real stdout; fd 1 and ``sys.stdout`` now go to stderr."""
+    sys.stdout.flush()
+    private = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(private, "wb")

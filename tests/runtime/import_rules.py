@@ -1,0 +1,191 @@
+"""The runtime's import rules, checked over its source (tests/runtime/test_layout.py).
+
+Every import counts: at module level, inside a function, under ``if TYPE_CHECKING:``
+and by name (a string such as ``".http.server"`` handed to ``importlib.import_module``,
+or kept in a table for it). The rules:
+
+- no cycle between runtime modules;
+- each part imports only the parts below it (``ALLOWED``): the client never imports
+  the server or HTTP, the server never imports the client, the schema part imports
+  nothing but the protocol part and the root's leaf modules;
+- only the http part imports the SDK/ASGI stack (``SDK_STACK``) at module level (the
+  rest may load it inside a function, when HTTP is asked for);
+- only the tasks part imports redis, at any level.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+# A module's part: its subpackage, or one of two groups of root modules.
+LEAVES = frozenset({"_errors", "_impl", "_unset", "_version"})  # root modules that import no part
+# the public surface, the command line, and the two old paths the README once named
+ENTRY = frozenset({"__init__", "_main", "_http", "_http_config"})
+
+ALLOWED: Mapping[str, frozenset[str]] = {
+    "leaf": frozenset(),
+    "protocol": frozenset({"leaf"}),
+    "schema": frozenset({"leaf", "protocol"}),
+    "contract": frozenset({"leaf", "protocol", "schema"}),
+    "tasks": frozenset({"leaf", "protocol"}),
+    "transport": frozenset({"leaf", "protocol"}),
+    "server": frozenset({"leaf", "protocol", "schema", "tasks"}),
+    "client": frozenset({"leaf", "protocol", "schema", "contract", "transport"}),
+    "http": frozenset({"leaf", "protocol", "schema", "tasks", "server"}),
+    "entry": frozenset(
+        {"leaf", "protocol", "schema", "contract", "tasks", "transport", "server", "client", "http"}
+    ),
+}
+
+SDK_STACK = frozenset({"mcp", "mcp_types", "starlette", "uvicorn", "h11", "anyio", "sse_starlette"})
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # the importing runtime module, dotted below the package ("client.core")
+    target: str  # a runtime module (same form) or an outside top-level package
+    kind: str  # "module", "function", "type" (under TYPE_CHECKING) or "name" (a string)
+    inside: bool  # target is a runtime module
+    line: int
+
+
+def load(root: Path) -> dict[str, ast.Module]:
+    """The runtime's modules by dotted name below the package (``__init__`` for the
+    package itself, ``client`` for ``client/__init__.py``)."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__" and len(parts) > 1:
+            parts.pop()
+        out[".".join(parts)] = ast.parse(path.read_text(encoding="utf-8"))
+    return out
+
+
+def part_of(module: str) -> str:
+    head = module.split(".")[0]
+    if head in LEAVES:
+        return "leaf"
+    if head in ENTRY:
+        return "entry"
+    return head
+
+
+def _package_of(module: str, modules: Mapping[str, object]) -> list[str]:
+    """The package a module's relative imports start from."""
+    if module == "__init__":
+        return []
+    parts = module.split(".")
+    is_package = any(other.startswith(module + ".") for other in modules)
+    return parts if is_package else parts[:-1]
+
+
+def _resolve(module: str, level: int, name: str, modules: Mapping[str, object]) -> str | None:
+    base = _package_of(module, modules)
+    if level > len(base) + 1:
+        return None
+    base = base[: len(base) - (level - 1)]
+    dotted = ".".join([*base, *filter(None, name.split("."))])
+    if dotted in modules:
+        return dotted
+    return "__init__" if dotted == "" else None
+
+
+def _kinds(tree: ast.Module) -> dict[int, str]:
+    """The kind of each import node: under TYPE_CHECKING, inside a function, else module."""
+    kinds: dict[int, str] = {}
+
+    def walk(node: ast.AST, kind: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            here = kind
+            if isinstance(child, ast.If) and ast.unparse(child.test) in (
+                "TYPE_CHECKING", "typing.TYPE_CHECKING"
+            ):
+                here = "type"
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                here = "function" if kind == "module" else kind
+            if isinstance(child, (ast.Import, ast.ImportFrom)):
+                kinds[id(child)] = here
+            walk(child, here)
+
+    walk(tree, "module")
+    return kinds
+
+
+def imports(module: str, tree: ast.Module, modules: Mapping[str, object]) -> list[Import]:
+    """Every import of one module, resolved to runtime modules where it is one."""
+    out: list[Import] = []
+    kinds = _kinds(tree)
+    for node in ast.walk(tree):
+        kind = kinds.get(id(node), "module")
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                out.append(Import(module, alias.name.split(".")[0], kind, False, node.lineno))
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append(Import(module, node.module.split(".")[0], kind, False, node.lineno))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            for alias in node.names:  # a submodule named in the list is imported itself
+                sub = _resolve(module, node.level, f"{base}.{alias.name}", modules)
+                target = sub or _resolve(module, node.level, base, modules)
+                if target is not None:
+                    out.append(Import(module, target, kind, True, node.lineno))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+            node.value.startswith(".") and len(node.value) > 1
+        ):
+            target = _by_name(module, node.value, modules)
+            if target is not None:
+                out.append(Import(module, target, "name", True, node.lineno))
+    return out
+
+
+def _by_name(module: str, text: str, modules: Mapping[str, object]) -> str | None:
+    """The runtime module a relative dotted string names, if it names one."""
+    level = len(text) - len(text.lstrip("."))
+    rest = text[level:]
+    if not all(piece.isidentifier() for piece in rest.split(".") if rest):
+        return None
+    return _resolve(module, level, rest, modules)
+
+
+def cycles(edges: list[Import]) -> list[list[str]]:
+    graph: dict[str, set[str]] = {}
+    for edge in edges:
+        if edge.inside and edge.target != edge.source:
+            graph.setdefault(edge.source, set()).add(edge.target)
+    found: list[list[str]] = []
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph.get(node, ())):
+            if nxt in path:
+                found.append([*path[path.index(nxt):], nxt])
+            elif nxt not in done:
+                visit(nxt, [*path, nxt])
+        done.add(node)
+
+    for name in sorted(graph):
+        if name not in done:
+            visit(name, [name])
+    return found
+
+
+def violations(modules: Mapping[str, ast.Module]) -> list[str]:
+    """Every broken rule, one line each (empty: the layout holds)."""
+    edges = [edge for name, tree in modules.items() for edge in imports(name, tree, modules)]
+    out = [f"cycle: {' -> '.join(cycle)}" for cycle in cycles(edges)]
+    out += [f"{name} is in no part the rules know" for name in modules if part_of(name) not in ALLOWED]
+    for edge in edges:
+        where = f"{edge.source}:{edge.line} imports {edge.target} ({edge.kind})"
+        src = part_of(edge.source)
+        if edge.inside:
+            dst = part_of(edge.target)
+            if dst != src and dst not in ALLOWED.get(src, frozenset()):
+                out.append(f"{src} may not import {dst}: {where}")
+        elif edge.target in SDK_STACK and edge.kind == "module" and src != "http":
+            out.append(f"only http imports the SDK/ASGI stack at module level: {where}")
+        elif edge.target == "redis" and src != "tasks":
+            out.append(f"only tasks imports redis: {where}")
+    return out
