@@ -100,17 +100,27 @@ def start_servers(tmp: Path, options: argparse.Namespace) -> dict[str, tuple[sub
         servers["mcpgen old"] = ([*mcpgen, "--json-response"], old_env)  # h11 only
     servers["mcpgen"] = ([*mcpgen, "--http-parser", options.http], env)
     running: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
-    for name, (args, server_env) in servers.items():
-        if name == "fastmcp" and not _importable("fastmcp"):
-            print("fastmcp is not installed (pip install -e '.[bench]'): left out", file=sys.stderr)
-            continue
-        port = free_port()
-        proc = subprocess.Popen([sys.executable, *(a.replace("{port}", str(port)) for a in args)],
-                                cwd=SERVERS, env=server_env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
-        running[name] = (proc, f"http://127.0.0.1:{port}/mcp")
-        wait_ready(port, proc)
+    try:
+        for name, (args, server_env) in servers.items():
+            if name == "fastmcp" and not _importable("fastmcp"):
+                print("fastmcp is not installed (pip install -e '.[bench]'): left out", file=sys.stderr)
+                continue
+            port = free_port()
+            proc = subprocess.Popen([sys.executable, *(a.replace("{port}", str(port)) for a in args)],
+                                    cwd=SERVERS, env=server_env, stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.DEVNULL)
+            running[name] = (proc, f"http://127.0.0.1:{port}/mcp")
+            wait_ready(port, proc)
+    except BaseException:  # one server failed to start: stop the others
+        stop(running)
+        raise
     return running
+
+
+def stop(running: dict[str, tuple[subprocess.Popen[bytes], str]]) -> None:
+    for proc, _ in running.values():
+        proc.terminate()
+        proc.wait()
 
 
 def _importable(module: str) -> bool:
@@ -187,9 +197,7 @@ def main() -> None:
         try:
             results = measure(running, Path(tmp), options)
         finally:
-            for proc, _ in running.values():
-                proc.terminate()
-                proc.wait()
+            stop(running)
     report(results, load, options)
     if options.json:
         options.json.write_text(json.dumps({"load": load, "options": vars(options) | {
