@@ -28,6 +28,7 @@ from .cli_common import (
 from .cli_contract import diff, import_
 from .cli_docs import docs
 from .cli_project import config_, init
+from .cli_test import test
 
 if TYPE_CHECKING:
     from .build import BuildResult, RuntimeMode
@@ -287,3 +288,4 @@ main.add_command(config_)
 main.add_command(diff)
 main.add_command(import_)
 main.add_command(docs)
+main.add_command(test)

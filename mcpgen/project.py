@@ -76,16 +76,36 @@ def find_config(start: Path | None = None) -> ProjectConfig | None:
     ``start`` (default: the working folder) upward; None when there is none.
 
     A ``pyproject.toml`` without the table does not stop the search: a monorepo's
-    sub-project may configure mcpgen at the top only.
+    sub-project may configure mcpgen at the top only. The search stops, as git's
+    ``safe.directory`` does, where a file there could be someone else's: after the
+    repository root (a folder holding ``.git``), and before a folder or a
+    ``pyproject.toml`` another user owns (the table can move outputs and set
+    ``allow-outside-refs``, so a shared ``/tmp`` or a parent folder must not).
     """
     folder = (start or Path.cwd()).resolve()
     for candidate in (folder, *folder.parents):
+        if not _owned_by_us(candidate):
+            return None
         file = candidate / "pyproject.toml"
-        if file.is_file():
+        if file.is_file() and _owned_by_us(file):
             config = load_config(file)
             if config is not None:
                 return config
+        if (candidate / ".git").exists():
+            return None
     return None
+
+
+def _owned_by_us(path: Path) -> bool:
+    """Is ``path`` owned by the user running mcpgen (always true where the OS has no
+    owners mcpgen can compare, as on Windows)?"""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:
+        return True
+    try:
+        return bool(path.stat().st_uid == geteuid())
+    except OSError:
+        return False
 
 
 def load_config(file: Path) -> ProjectConfig | None:

@@ -48,6 +48,7 @@ from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
 from ..server.context import LOG_LEVELS
 from ..server.core import Invoke, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
+from ..tasks.table import TaskTable
 from .calls import Calls, run_invoke
 from .tasks import TASK_METHODS, TaskLayer, TaskRequest
 
@@ -106,9 +107,17 @@ class Exchange:
         self.tasks = tasks
         self.json_only = json_only  # --json-response: never SSE
 
-    def connection(self, message: Mapping[str, Any], header_version: str | None) -> ServerConnection:
-        """A core connection in the state this stateless request implies."""
-        conn = ServerConnection(self.app, defer_checks=True)
+    def connection(
+        self, message: Mapping[str, Any], header_version: str | None, scope: Mapping[str, Any]
+    ) -> ServerConnection:
+        """A core connection in the state this stateless request implies: with tasks
+        served, its requestor (``http.identity``) and a table that creates no task."""
+        if self.tasks is None:
+            conn = ServerConnection(self.app, defer_checks=True)
+        else:
+            requestor = self.tasks.requestor(scope)
+            conn = ServerConnection(self.app, defer_checks=True, tasks=TaskTable(max_tasks=None),
+                                    requestor=requestor, tasks_listed=requestor is not None)
         modern = header_version in _MODERN_HEADERS
         if not modern and message.get("method") != "initialize":
             conn.era = "legacy"
@@ -121,7 +130,7 @@ class Exchange:
         scope: Mapping[str, Any], receive: ASGIReceive, send: ASGISend,
     ) -> None:
         """Answer one request (``message`` has a valid id and a string method)."""
-        conn = self.connection(message, header_version)
+        conn = self.connection(message, header_version, scope)
         modern = header_version in _MODERN_HEADERS
         method = message["method"]
         if self.tasks is not None and (method == "tools/call" or method in TASK_METHODS):

@@ -13,6 +13,9 @@
   a new one gets ``503 Service Unavailable`` at once and is closed, before a
   byte of it is read. (uvicorn's ``limit_concurrency`` answers 503 only once a
   complete head has arrived, which a slow client never sends.)
+- Streams that never end: a stateless server has no session to push messages
+  on; the application (``http.app``) answers ``GET`` and ``DELETE`` with 405
+  (``Allow: POST``) instead of opening a stream nobody would close.
 - DNS rebinding: ``rebinding_protection`` gives the application its Host/Origin
   checks (``RebindingRules``) for *any* loopback address (all of 127.0.0.0/8,
   ``::1``, ``localhost``).

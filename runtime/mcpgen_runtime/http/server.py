@@ -97,14 +97,19 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
     from .guard import rebinding_protection
     from .tasks import TaskLayer
 
+    name = str(app.server_info.get("name", "")) or "default"
     store = open_task_store(
-        options.task_store, namespace=str(app.server_info.get("name", "")) or "default",
-        lease_seconds=options.task_lease,
+        options.task_store, key_prefix=options.task_key_prefix or f"mcpgen:{name}:",
+        lease_seconds=options.task_lease, max_tasks_per_worker=options.max_tasks_per_worker,
+        max_tasks=options.max_tasks,
     )
     calls = Calls.create(MAX_CHECK_THREADS, options.max_sync_threads)
     # an in-process store serves tasks only when this one process answers everything
     served = bool(app.task_tools) and (store.shared or options.workers <= 1)
-    tasks = TaskLayer(app, store, calls, max_running=options.max_sync_threads) if served else None
+    tasks = None
+    if served:
+        tasks = TaskLayer(app, store, calls, max_running=options.max_sync_threads,
+                          identity_header=options.identity_header)
     exchange = Exchange(app if served else without_tasks(app), calls, tasks,
                         json_only=options.json_response)
     return HttpApp(exchange, path=options.path, max_body_bytes=options.max_body_bytes,

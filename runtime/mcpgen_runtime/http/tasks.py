@@ -15,8 +15,16 @@ they are dropped; a cancellation sets ``ctx.cancelled`` (and cancels an async
 handler). At most ``max_running`` tasks run at once per worker; one more is
 refused with ``SERVER_BUSY`` (-31000) before any task is created, as over stdio.
 
-A store that cannot be reached fails only what needs it (task calls, ``tasks/*``)
-with -32603 and a message naming the store; plain calls never touch it.
+Isolation: each request's requestor is its identity (``http.identity``: an
+authenticated ``scope["user"]``, or the ``identity_header`` of an authenticating
+proxy), or None. A task is owned by the requestor that created it; the core
+answers ``tasks/*`` of another's task as for an unknown one, and the store is
+asked to wait on or cancel a task only once the core has found it visible.
+``tasks/list`` and ``tasks.list`` exist only for an identified requestor.
+
+A store that cannot be reached, or fails in any other way, fails only what needs
+it (task calls, ``tasks/*``) with -32603 and a generic message; the detail (with
+the store URL's secrets masked) goes to stderr. Plain calls never touch it.
 
 The seam for the transport: ``TaskRequest`` carries what this layer reads of a
 request (its id, method, params and the ASGI ``scope``, whose headers and
@@ -29,7 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,13 +46,16 @@ from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
 from ..server.context import Context
 from ..server.core import SERVER_BUSY, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome, ToolRuntime
-from ..tasks.store import TaskStore, TaskStoreUnavailable
-from ..tasks.table import Task, TaskTable
+from ..tasks.store import TaskStore, TaskStoreUnavailable, scrub
+from ..tasks.table import Task, TaskLimitReached, TaskTable, decode_cursor
 from .calls import Calls
+from .identity import requestor_identity
 
 __all__ = ["TASK_METHODS", "TaskLayer", "TaskRequest"]
 
 SHUTDOWN_MESSAGE = "the worker running this task shut down before it finished"
+# What a client is told when the task store fails (the detail goes to stderr).
+STORE_FAILED_MESSAGE = "Internal error: the task store cannot be reached; retry later"
 # How long a worker that shuts down spends recording that its running tasks failed (2 s).
 SHUTDOWN_RECORD_SECONDS = 2.0
 TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"})
@@ -65,12 +76,16 @@ class TaskLayer:
     Built only when the server serves tasks (``app`` has task tools and the store is
     shared, or this is the only process)."""
 
-    def __init__(self, app: App, store: TaskStore, calls: Calls, *, max_running: int) -> None:
+    def __init__(
+        self, app: App, store: TaskStore, calls: Calls, *, max_running: int,
+        identity_header: str | None = None,
+    ) -> None:
         self.app = app
         self.store = store
         self.calls = calls
         self.max_running = max_running
-        self.running = 0
+        self.running = 0  # task slots taken (checked and taken with no await between)
+        self.identity_header = identity_header
         self._logger = str(app.server_info.get("name", ""))
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -88,36 +103,64 @@ class TaskLayer:
             return None, refusal.data
         return (tool, None) if as_task else (None, None)
 
+    def requestor(self, scope: Mapping[str, Any]) -> str | None:
+        """Who sends the request of ``scope`` (``http.identity``), or None."""
+        return requestor_identity(scope, self.identity_header)
+
     async def start(self, conn: ServerConnection, request: TaskRequest, tool: ToolRuntime) -> bytes:
-        """Create the task in the store and start it here; the answer naming it."""
+        """Create the task in the store, owned by the requestor, and start it here;
+        the answer naming it."""
         request_id = request.request_id
         if self.running >= self.max_running:
             return error_response(
                 request_id, SERVER_BUSY, f"Server busy: {self.max_running} tasks are already running "
                 "on this worker (its limit); retry when one has finished", {"limit": self.max_running})
-        params = request.params
+        self.running += 1  # taken with the check: concurrent calls cannot both pass it
+        launched = False
         try:
-            args = await self.calls.check(tool, params.get("arguments") or {})
-        except ToolError as exc:
-            return conn._result(request_id, {"content": exc.content, "isError": True}).data
-        task_params = params.get("task")
-        ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
-        era = conn.era or "legacy"
-        self.running += 1  # held from here: the limit also covers a slow store
-        try:
-            task = await self.store.create(tool.name, era, ttl)
-        except TaskStoreUnavailable as exc:
-            self.running -= 1
-            return error_response(request_id, INTERNAL_ERROR, f"Internal error: {exc}")
-        context = None
-        if tool.wants_context:
-            context = Context(request_id=request_id, logger=self._logger, task_id=task.task_id)
-        runner = asyncio.get_running_loop().create_task(self._run(task, tool, args, context))
-        self._tasks.add(runner)
-        runner.add_done_callback(self._tasks.discard)
-        if era == "modern":
+            params = request.params
+            try:
+                args = await self.calls.check(tool, params.get("arguments") or {})
+            except ToolError as exc:
+                return conn._result(request_id, {"content": exc.content, "isError": True}).data
+            task_params = params.get("task")
+            ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
+            try:
+                task: Task = await self._store(self.store.create(
+                    tool.name, conn.era or "legacy", ttl, conn.requestor))
+            except TaskLimitReached as reached:
+                return conn.task_limit_error(request_id, reached).data
+            except _StoreFailed:
+                return error_response(request_id, INTERNAL_ERROR, STORE_FAILED_MESSAGE)
+            context = None
+            if tool.wants_context:
+                context = Context(request_id=request_id, logger=self._logger, task_id=task.task_id)
+            runner = asyncio.get_running_loop().create_task(self._run(task, tool, args, context))
+            launched = True  # the runner gives the slot back when the handler ends
+            self._tasks.add(runner)
+            runner.add_done_callback(self._tasks.discard)
+        finally:
+            if not launched:
+                self.running -= 1
+        if task.era == "modern":
             return conn._result(request_id, {"resultType": "task", **task.wire()}).data
         return conn._result(request_id, {"task": task.wire()}).data
+
+    async def _store(self, call: Awaitable[Any]) -> Any:
+        """Await a store call; its failure is logged (secrets masked) and raised as
+        ``_StoreFailed`` (``TaskLimitReached`` passes: it is the caller's to answer)."""
+        try:
+            return await call
+        except TaskLimitReached:
+            raise
+        except TaskStoreUnavailable as exc:
+            print(f"mcpgen: {exc}", file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - a store bug or a corrupt record: log it, tell no secret
+            import traceback
+
+            print(scrub(f"mcpgen: the task store failed:\n{traceback.format_exc()}", self.store.url),
+                  file=sys.stderr, flush=True)
+        raise _StoreFailed
 
     async def _run(
         self, task: Task, tool: ToolRuntime, args: tuple[Any, ...] | dict[str, Any],
@@ -181,34 +224,46 @@ class TaskLayer:
     # -- tasks/* --------------------------------------------------------------------
 
     async def task_method(self, conn: ServerConnection, request: TaskRequest) -> bytes:
-        """``tasks/*``: the store's task, answered by the core as over stdio."""
+        """``tasks/*``: the store's task, answered by the core as over stdio, visible
+        only to its owner."""
         method, params, request_id = request.method, request.params, request.request_id
-        refused = conn._task_methods_allowed(request_id)
+        if not conn.serves(method):  # e.g. tasks/result at 2026-07-28: the core's -32601
+            return _answer(conn, TaskTable(max_tasks=None), request)
+        refused = conn._task_methods_allowed(request_id, method)
         if refused is not None:
             return refused.data
-        task_id = params.get("taskId")
-        task: Task | None
-        table = TaskTable()
         try:
             if method == "tasks/list":
-                for task in await self.store.list(conn.era or "legacy"):
-                    table._tasks[task.task_id] = task
-                return _answer(conn, table, request)
+                return await self._tasks_list(conn, request_id, params.get("cursor"))
+            task_id = params.get("taskId")
             if not isinstance(task_id, str):
-                return _answer(conn, table, request)  # the core's -32602
-            if method == "tasks/cancel":
-                task, _ = await self.store.cancel(task_id)
-            elif method == "tasks/result":
-                task = await self.store.wait(task_id)
-            else:
-                task = await self.store.get(task_id)
-        except TaskStoreUnavailable as exc:
-            return error_response(request_id, INTERNAL_ERROR, f"Internal error: {exc}")
+                return _answer(conn, TaskTable(max_tasks=None), request)  # the core's -32602
+            task: Task | None = await self._store(self.store.get(task_id))
+            if task is not None and conn.may_see(task):
+                # only now is the store asked to wait or to cancel: another requestor's
+                # task is neither waited on nor cancelled, and answers as unknown
+                if method == "tasks/cancel":
+                    task, _ = await self._store(self.store.cancel(task_id))
+                elif method == "tasks/result":
+                    task = await self._store(self.store.wait(task_id))
+        except _StoreFailed:
+            return error_response(request_id, INTERNAL_ERROR, STORE_FAILED_MESSAGE)
+        table = TaskTable(max_tasks=None)
         if task is not None:
             # the core shapes the answer from the task as the store had it (for
             # tasks/cancel: before the cancellation, which the core then applies)
-            table._tasks[task.task_id] = task
+            table.add(task)
         return _answer(conn, table, request)
+
+    async def _tasks_list(self, conn: ServerConnection, request_id: Any, cursor: object) -> bytes:
+        """One page of the requestor's own tasks (the core has checked that there is one)."""
+        if cursor is not None:
+            try:
+                decode_cursor(cursor)
+            except ValueError:
+                return conn.unknown_cursor(request_id).data
+        tasks, following = await self._store(self.store.page(conn.era or "legacy", conn.requestor, cursor))
+        return conn.task_page(request_id, tasks, following).data
 
     async def shutdown(self) -> None:
         """This process stops: its running tasks are recorded as failed (the handlers
@@ -220,6 +275,10 @@ class TaskLayer:
         if runners:
             await asyncio.wait(runners, timeout=SHUTDOWN_RECORD_SECONDS + 1)
         await self.store.close()
+
+
+class _StoreFailed(Exception):
+    """The task store failed (already logged): the client gets -32603, generic."""
 
 
 def _answer(conn: ServerConnection, table: TaskTable, request: TaskRequest) -> bytes:
