@@ -102,7 +102,7 @@ def test_get_and_delete_are_405_in_stateless_mode(probe: Any) -> None:
     for method in ("GET", "DELETE", "PUT"):
         status, headers, text = post(app, b"", {"accept": "text/event-stream"}, method=method)
         assert status == 405 and headers["allow"] == "POST", (method, status)
-        assert b"POST only" in text
+        assert b"POST only" in text and json.loads(text)["error"]["code"] == -32600
 
 
 def test_media_types_and_body_limit(probe: Any) -> None:

@@ -166,8 +166,11 @@ class HttpApp:
                 await _plain(send, 403, "Invalid Origin header")
                 return
         if scope["method"] != "POST":
-            await _plain(send, 405, "Method Not Allowed: this stateless server takes POST only",
-                         [(b"allow", b"POST")])
+            frame = error_response(None, INVALID_REQUEST,
+                                   "Method Not Allowed: this stateless server takes POST only")
+            await send({"type": "http.response.start", "status": 405, "headers": [
+                *JSON_HEADERS, (b"allow", b"POST"), (b"content-length", str(len(frame)).encode())]})
+            await send({"type": "http.response.body", "body": frame})
             return
         content_type = (head.content_type or b"").split(b";")[0].strip().lower()
         if content_type != b"application/json":
