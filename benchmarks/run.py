@@ -16,7 +16,8 @@ a temporary directory, (b) the official SDK's low-level ``Server``, (c) the SDK'
   in a fresh directory, then a no-op rebuild, then a rebuild after editing one tool
   (compared byte for byte with a full build); the realistic 300-tool spec;
 - HTTP: benchmarks/http_calls.py, the generated server's Streamable HTTP against the
-  SDK's and FastMCP's (one call at a time).
+  SDK's and FastMCP's (one call at a time), and benchmarks/http_load.py (h2load, 1 and
+  16 in flight, p50/p99, RSS, against a bare ASGI floor) when h2load is installed.
 
 Measurements are interleaved: start-ups go round-robin over the servers, and
 for calls every server (every client) is live at once and they take turns in
@@ -312,6 +313,39 @@ def run_http(args: argparse.Namespace, env: dict[str, str]) -> dict[str, dict[st
     stats = {name: {"median_ms": float(m), "p99_ms": float(p)} for name, m, p in found}
     _progress(f"http: {stats}")
     return stats
+
+
+def run_http_load(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str], list[dict[str, Any]]]:
+    """benchmarks/http_load.py (h2load, 1 and 16 in flight, RSS) when h2load is installed;
+    without it, a note (the one-client table above is the fallback)."""
+    if shutil.which("h2load") is None:
+        note = ("HTTP under load: h2load is not installed (apt-get install nghttp2-client); "
+                "the one-client table above stands in for it")
+        return ["", note], []
+    figures = Path(tempfile.mkdtemp()) / "http_load.json"
+    done = subprocess.run(
+        [PY, str(HERE / "http_load.py"), "--requests", "2000" if args.quick else "10000",
+         "--rounds", "1" if args.quick else "3", "--json", str(figures)],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"http_load.py failed:\n{done.stdout}{done.stderr}")
+    _progress(done.stdout)
+    results = json.loads(figures.read_text())["results"]
+    floor, sdk, ours = results["floor"], results["sdk lowlevel"], results["mcpgen"]
+    checks = [
+        {"target": "HTTP 16 in flight ≥ 3× SDK low-level req/s", "limit": 3.0, "unit": "×",
+         "value": ours["c16"]["rps"] / sdk["c16"]["rps"]},
+        {"target": "HTTP 16 in flight ≥ 0.5× the floor's req/s", "limit": 0.5, "unit": "×",
+         "value": ours["c16"]["rps"] / floor["c16"]["rps"]},
+        {"target": "HTTP one at a time ≤ 1.5× the floor's time per call", "limit": 1.5, "unit": "×",
+         "value": floor["c1"]["rps"] / ours["c1"]["rps"]},
+    ]
+    for check in checks:  # the first two are floors, the last a ceiling
+        higher = "≥" in check["target"]
+        check["met"] = check["value"] >= check["limit"] if higher else check["value"] <= check["limit"]
+    return ["", "HTTP under load (benchmarks/http_load.py, h2load)", "", "```", *done.stdout.splitlines(),
+            "```"], checks
 
 
 def print_http_table(stats: dict[str, dict[str, float]]) -> list[str]:
@@ -833,7 +867,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             http = run_http(args, env)
             result["http"] = http
             lines += print_http_table(http)
+            load_lines, load_checks = run_http_load(args, env)
+            lines += load_lines
         checks = targets(rows, client_stats, gen_rows, steps, realistic)
+        if "http" not in args.skip:
+            checks += load_checks
         if http:
             checks.append(
                 {

@@ -1,11 +1,11 @@
 """``--transport http``: the generated weather server over stateless Streamable HTTP
-(the official ``mcp`` SDK's transport, mcpgen's tool table and call path).
+(mcpgen's own ASGI app on uvicorn, mcpgen's tool table and call path).
 
 Differential: the same package is started once over stdio (mcpgen's own
 runtime, driven raw) and once over HTTP (a subprocess on a free loopback port,
 driven by the SDK's streamable HTTP client and by plain HTTP POSTs); the same
 calls must give the same tools and the same ``CallToolResult``s. Further
-tests: ``--workers 2``, the 2026-07-28 era over HTTP, a missing SDK, argument
+tests: ``--workers 2``, the 2026-07-28 era over HTTP, a missing uvicorn, argument
 checks, and the call path (timeouts, sync/async, internal errors) in process.
 """
 
@@ -23,6 +23,7 @@ from typing import Any
 
 import anyio
 import pytest
+from fixtures.asgi_client import rpc as asgi_rpc
 from fixtures.http_server import HttpServer, free_port, http_server
 from helpers import RawServer, build_package, import_package
 
@@ -303,11 +304,11 @@ def test_http_flags_need_http_transport(weather_gen: Path) -> None:
     assert "--port need --transport http" in proc.stderr
 
 
-def test_missing_sdk_is_a_clear_error(weather_gen: Path, tmp_path: Path) -> None:
-    # a stand-in `mcp` package that cannot be imported, first on the path
-    fake = tmp_path / "no_sdk" / "mcp"
+def test_missing_uvicorn_is_a_clear_error(weather_gen: Path, tmp_path: Path) -> None:
+    # a stand-in `uvicorn` package that cannot be imported, first on the path
+    fake = tmp_path / "no_uvicorn" / "uvicorn"
     fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text("raise ImportError('No module named mcp (simulated)')\n")
+    (fake / "__init__.py").write_text("raise ImportError('No module named uvicorn (simulated)')\n")
     proc = subprocess.run(
         [sys.executable, "-m", "weather_mcp", "--transport", "http", "--port", str(free_port())],
         cwd=WEATHER_DIR,
@@ -320,6 +321,28 @@ def test_missing_sdk_is_a_clear_error(weather_gen: Path, tmp_path: Path) -> None
     assert proc.returncode == 2, proc.stderr
     assert "pip install 'mcpgen-runtime[http]'" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_http_does_not_import_the_sdk(weather_gen: Path) -> None:
+    """Serving HTTP needs uvicorn only: building the app imports no MCP SDK nor Starlette
+    (anyio may come with uvicorn itself)."""
+    code = (
+        "import sys, weather_mcp, weather_impl, mcpgen_runtime.http.server as h;"
+        "h.build_asgi_app(weather_mcp.server.build_app(weather_impl.Forecaster()));"
+        "import uvicorn.protocols.http.h11_impl;"
+        "print(sorted({m.split('.')[0] for m in sys.modules if m.split('.')[0] in "
+        "('mcp', 'mcp_types', 'starlette', 'sse_starlette')}))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=WEATHER_DIR,
+        env={**os.environ, "PYTHONPATH": f"{weather_gen}{os.pathsep}{WEATHER_DIR}"},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    assert proc.stdout.strip() == "[]", proc.stdout
 
 
 def test_stdio_does_not_import_the_sdk(weather_gen: Path) -> None:
@@ -341,7 +364,7 @@ def test_stdio_does_not_import_the_sdk(weather_gen: Path) -> None:
     assert proc.stdout.strip() == "[]"
 
 
-# -- the call path in process (SDK in-memory client, the SDK's real serialiser) -------
+# -- the call path in process (the ASGI app driven without a socket) -----------------
 
 EXTRA_SPEC = """\
 mcpgen: 1
@@ -404,18 +427,14 @@ def extra_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 
 def _call(app: Any, name: str, args: dict[str, Any] | None = None) -> Any:
-    from mcpgen_runtime.http.server import build_sdk_server
+    """One tools/call through the ASGI app; its result, or its JSON-RPC error."""
+    from mcpgen_runtime.http.server import build_asgi_app
 
-    async def go() -> Any:
-        async with Client(build_sdk_server(app), mode="legacy") as client:
-            try:
-                return (await client.call_tool(name, args)).model_dump(
-                    by_alias=True, exclude_none=True, mode="json"
-                )
-            except MCPError as exc:
-                return exc
-
-    return anyio.run(go)
+    params: dict[str, Any] = {"name": name}
+    if args is not None:
+        params["arguments"] = args
+    answer = asgi_rpc(build_asgi_app(app), "tools/call", params)
+    return answer["result"] if "result" in answer else answer["error"]
 
 
 def test_sync_handler_timeout(extra_app: Any) -> None:
@@ -443,7 +462,6 @@ def test_handler_exception_hides_its_text(extra_app: Any, capfd: pytest.CaptureF
 
 def test_bad_structured_output_is_a_tool_error(extra_app: Any) -> None:
     result = _call(extra_app, "bad_output", {})
-    result.pop("resultType", None)  # what the SDK's in-memory pairing adds
     assert result == {
         "content": [{"type": "text", "text": "Tool 'bad_output' produced an invalid result: it "
                                              "does not match the tool's output schema."}],
@@ -462,27 +480,10 @@ def test_content_blocks_and_coercion(extra_app: Any) -> None:
 
 
 def test_unknown_cursor_is_invalid_params(extra_app: Any) -> None:
-    from mcpgen_runtime.http.server import build_sdk_server
+    from mcpgen_runtime.http.server import build_asgi_app
 
-    async def go() -> MCPError:
-        async with Client(build_sdk_server(extra_app), mode="legacy") as client:
-            with pytest.raises(MCPError) as info:
-                await client.list_tools(cursor="abc")
-            return info.value
-
-    assert anyio.run(go).code == -32602
-
-
-def test_contract_the_sdk_would_rewrite_is_refused() -> None:
-    """The SDK drops null-valued keywords at a schema's root: such a contract would be
-    published differently over HTTP than over stdio, so the server refuses to start."""
-    from mcpgen_runtime.http.server import HttpUnavailable, _check_sdk_keeps_listings
-
-    fine = {"name": "t", "inputSchema": {"type": "object", "x-note": {"a": None}}}
-    _check_sdk_keeps_listings({"2025-11-25": [fine], MODERN: [fine]})
-    rewritten = {"name": "t", "inputSchema": {"type": "object", "x-note": None}}
-    with pytest.raises(HttpUnavailable, match="'t': the mcp SDK would publish a different"):
-        _check_sdk_keeps_listings({"2025-11-25": [rewritten]})
+    answer = asgi_rpc(build_asgi_app(extra_app), "tools/list", {"cursor": "abc"})
+    assert answer["error"]["code"] == -32602
 
 
 # -- ctx over HTTP: progress, logs and cancellation reach the client ---------------------

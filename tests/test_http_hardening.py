@@ -277,9 +277,14 @@ def _read_all(sock: socket.socket) -> bytes:
     return data
 
 
-@pytest.fixture
-def slow_server(harden: tuple[Path, Path], signals: Path) -> Iterator[HttpServer]:
-    with serve(harden, signals, "--header-timeout", "1", "--body-timeout", "1") as server:
+# both guarded protocols: httptools (C, the default when installed) and h11 (pure Python)
+PARSERS = ["httptools", "h11"]
+
+
+@pytest.fixture(params=PARSERS)
+def slow_server(harden: tuple[Path, Path], signals: Path, request: pytest.FixtureRequest) -> Iterator[HttpServer]:
+    with serve(harden, signals, "--header-timeout", "1", "--body-timeout", "1",
+               "--http-parser", request.param) as server:
         yield server
 
 
@@ -361,8 +366,24 @@ def test_a_trickled_request_body_is_cut_off(slow_server: HttpServer, framing: st
             sock.close()
 
 
-def test_connections_beyond_the_cap_get_503(harden: tuple[Path, Path], signals: Path) -> None:
-    with serve(harden, signals, "--max-connections", "3") as server:
+@pytest.mark.parametrize("parser", PARSERS)
+def test_an_oversized_request_head_is_refused(harden: tuple[Path, Path], signals: Path, parser: str) -> None:
+    """A head over 16 KiB is refused (h11's own bound; the guard's for httptools)."""
+    with serve(harden, signals, "--http-parser", parser) as server, _raw(server) as sock:
+        sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode())
+        try:
+            for i in range(400):
+                sock.sendall(f"X-Pad-{i}: {'y' * 60}\r\n".encode())
+        except OSError:
+            pass  # the server closed it mid-head
+        answer = _read_all(sock)
+        assert answer.startswith((b"HTTP/1.1 431 ", b"HTTP/1.1 400 ")), answer[:80]
+        assert rpc(server, "ping")[0] == 200
+
+
+@pytest.mark.parametrize("parser", PARSERS)
+def test_connections_beyond_the_cap_get_503(harden: tuple[Path, Path], signals: Path, parser: str) -> None:
+    with serve(harden, signals, "--max-connections", "3", "--http-parser", parser) as server:
         held = [_raw(server) for _ in range(3)]
         try:
             for sock in held:

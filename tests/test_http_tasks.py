@@ -344,16 +344,15 @@ def test_task_store_flags(package: tuple[Path, Path], tmp_path: Path) -> None:
 
 def test_a_malformed_call_is_left_to_the_sdk(server: HttpServer) -> None:
     """The task layer looks at every tools/call first: a name that is not a string
-    (unhashable) must reach the SDK's own validation, not crash the layer."""
+    (unhashable) must reach the core's own validation (-32602), not crash the layer."""
     for name in (["batch_job"], {"x": 1}, None):
         reply = rpc(server.url, 1, "tools/call", {"name": name, "arguments": {}, "task": {}})
         assert reply["error"]["code"] == -32602, reply
 
 
 def test_notifications_pass_the_task_layer(server: HttpServer) -> None:
-    """The SDK runs its middleware for notifications too: an id-less ``initialize``
-    or ``tasks/get`` is a notification, accepted (202) and ignored, never an error
-    in the server's log (found by tests/fuzz/test_fuzz_http.py)."""
+    """An id-less ``initialize`` or ``tasks/get`` is a notification, accepted (202)
+    and ignored, never an error in the server's log (found by tests/fuzz/test_fuzz_http.py)."""
     for method in ("initialize", "tasks/get", "tools/call"):
         response = httpx2.post(server.url, json={"jsonrpc": "2.0", "method": method, "params": {}},
                                headers={"accept": "application/json, text/event-stream",

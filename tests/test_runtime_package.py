@@ -69,7 +69,10 @@ def test_versions_agree() -> None:
     assert mcpgen.__version__ == mcpgen_runtime.__version__ == root["project"]["version"]
     assert runtime["project"]["name"] == "mcpgen-runtime"
     assert runtime["project"]["dependencies"] == ["pydantic>=2.14", "idna>=3.7"]
-    assert runtime["project"]["optional-dependencies"]["http"] == ["mcp>=2.3,<3"]
+    # HTTP needs uvicorn (its C parser and loop where they build), never the mcp SDK
+    http = runtime["project"]["optional-dependencies"]["http"]
+    assert http == root["project"]["optional-dependencies"]["http"]
+    assert http[0] == "uvicorn>=0.30,<1" and not any(dep.startswith("mcp") for dep in http)
     assert runtime["project"]["optional-dependencies"]["redis"] == ["redis>=5"]
     assert root["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]
 

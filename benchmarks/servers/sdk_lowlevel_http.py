@@ -1,6 +1,6 @@
 """``sdk_lowlevel.py``'s server over the SDK's own stateless Streamable HTTP (uvicorn).
 
-    python sdk_lowlevel_http.py PORT
+    python sdk_lowlevel_http.py PORT [HTTP] [LOOP]
 
 The reference for benchmarks/http_calls.py: the SDK's HTTP stack with nothing of
 mcpgen in it.
@@ -14,5 +14,8 @@ import uvicorn
 from sdk_lowlevel import server
 
 if __name__ == "__main__":
-    app = server.streamable_http_app(stateless_http=True, host="127.0.0.1")
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+    app = server.streamable_http_app(stateless_http=True, json_response=True, host="127.0.0.1")
+    http = sys.argv[2] if len(sys.argv) > 2 else "h11"
+    loop = sys.argv[3] if len(sys.argv) > 3 else "auto"
+    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
+                access_log=False, http=http, loop=loop)  # type: ignore[arg-type]

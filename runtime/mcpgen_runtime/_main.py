@@ -4,10 +4,11 @@
 [--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
 [--body-timeout S] [--max-connections N] [--max-message-bytes N]
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
-[--task-key-prefix P] [--max-tasks-per-worker N] [--max-tasks N] [--identity-header NAME]``
+[--task-key-prefix P] [--max-tasks-per-worker N] [--max-tasks N] [--identity-header NAME]
+[--http-parser auto|h11|httptools]``
 
-stdio is served by this runtime alone; http by the optional ``mcp`` SDK
-(``http.server``, imported only when asked for).
+stdio is served by this runtime alone; http by its own ASGI app on the optional
+uvicorn (``http.server``, imported only when asked for).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .server.tools import App
 __all__ = ["load_implementation", "main"]
 
 # Imported by name, only when HTTP is served: a static import would make every type
-# check of a generated package follow http.server into the optional mcp SDK.
+# check of a generated package follow http.server into the optional uvicorn.
 _HTTP_MODULE = ".http.server"
 
 
@@ -79,7 +80,7 @@ def _parser(
         choices=["stdio", "http"],
         default="stdio",
         help="stdio (newline-delimited JSON-RPC on stdin/stdout, the default) or http "
-        "(stateless Streamable HTTP through the official mcp SDK: pip install 'mcpgen-runtime[http]')",
+        "(stateless Streamable HTTP on uvicorn: pip install 'mcpgen-runtime[http]')",
     )
     parser.add_argument(
         "--max-message-bytes",
@@ -94,7 +95,8 @@ def _parser(
         metavar="N",
         help="tool calls running at once in the background (default 64): over stdio, task, "
         "async, ctx and timeout calls, and more are refused with error -31000 'Server busy'; "
-        "over http, sync handlers, and more wait for a slot",
+        "over http, background sync handlers (timeout, ctx), and more wait for a slot, and "
+        "tasks beyond it are refused",
     )
     _add_http_arguments(parser)
     return parser
@@ -115,7 +117,9 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
     http.add_argument(
         "--json-response",
         action="store_true",
-        help="answer each POST with application/json instead of an SSE stream",
+        help="answer every POST with application/json, never an SSE stream (a ctx handler's "
+        "progress and logs are then dropped); by default a call streams (SSE) only when its "
+        "request asks for progress or logs and its handler can send them",
     )
     http.add_argument(
         "--header-timeout",
@@ -138,6 +142,13 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="connections open at once per process (default 256); more get 503 at once",
+    )
+    http.add_argument(
+        "--http-parser",
+        choices=["auto", "h11", "httptools"],
+        default=None,
+        help="the HTTP/1.1 parser: httptools (C, installed with the http extra where it "
+        "builds) or h11 (pure Python); default auto: httptools when installed",
     )
     http.add_argument(
         "--task-store",
@@ -212,6 +223,7 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             ("--max-tasks-per-worker", args.max_tasks_per_worker),
             ("--max-tasks", args.max_tasks),
             ("--identity-header", args.identity_header),
+            ("--http-parser", args.http_parser),
         )
         if value is not None
     ]
@@ -247,8 +259,9 @@ def _serve_http(
             max_tasks_per_worker=args.max_tasks_per_worker or http_config.DEFAULT_MAX_TASKS_PER_WORKER,
             max_tasks=args.max_tasks or http_config.DEFAULT_MAX_TASKS,
             identity_header=args.identity_header or None,
+            http_parser=args.http_parser or "auto",
         )
-        # stdlib-only at import time; the SDK is imported inside serve_http
+        # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(
             _HTTP_MODULE, __package__).serve_http
         serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)

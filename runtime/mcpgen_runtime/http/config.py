@@ -1,8 +1,8 @@
 """The HTTP transport's options and limits: standard library only.
 
 ``_main`` reads these to build ``HttpOptions`` from the command line without importing
-``http.server`` (which needs the optional ``mcp`` SDK), so neither the server's start nor a
-type checker of a generated package ever reaches for the SDK unless HTTP is served.
+``http.server`` (which needs the optional uvicorn), so neither the server's start nor a
+type checker of a generated package ever reaches for it unless HTTP is served.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ DEFAULT_PORT = 8000
 DEFAULT_PATH = "/mcp"
 # Largest request body accepted; the same default as a stdio frame.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
-# Sync handlers running at once per process (64; --max-concurrent-calls); further
-# calls wait for a slot, within their tool's timeout.
+# Sync handlers running in the background at once per process (those with a
+# timeout, a ctx or a task; 64; --max-concurrent-calls); further calls wait for a
+# slot, within their tool's timeout. Plain sync handlers run inline (http.calls).
 MAX_SYNC_THREADS = 64
 # Argument checks and result conversions running at once per process (8): they
 # are CPU work, so more threads would not finish them sooner; further calls wait.
@@ -58,14 +59,12 @@ SHUTDOWN_GRACE_SECONDS = 5
 WORKER_ENV = "MCPGEN_HTTP_WORKER"
 
 INSTALL_HINT = (
-    "the HTTP transport needs the official MCP SDK: pip install 'mcpgen-runtime[http]' "
-    "(or: pip install 'mcp>=2.3,<3')"
+    "the HTTP transport needs uvicorn: pip install 'mcpgen-runtime[http]' (or: pip install uvicorn)"
 )
 
 
 class HttpUnavailable(RuntimeError):
-    """HTTP cannot be served: the optional ``mcp`` SDK is missing, or it would
-    publish this contract differently than the contract says."""
+    """HTTP cannot be served: the optional uvicorn is missing."""
 
 
 # How long a worker's lease on its running tasks lasts without renewal: the tasks
@@ -88,7 +87,7 @@ class HttpOptions:
     header_timeout: float = HEADER_TIMEOUT_SECONDS
     body_timeout: float = BODY_TIMEOUT_SECONDS
     max_connections: int = MAX_CONNECTIONS
-    # where tasks live ("memory" or a redis:// URL, see tasks.store) and the lease
+    # where tasks live ("memory" or a redis:// URL, see tasks.factory) and the lease
     # of a worker on the tasks it runs (seconds)
     task_store: str = "memory"
     task_lease: float = DEFAULT_LEASE_SECONDS
@@ -100,3 +99,5 @@ class HttpOptions:
     # a header an authenticating proxy sets to the requestor's identity (None: off);
     # tasks are bound to it (see http.identity)
     identity_header: str | None = None
+    # the HTTP/1.1 parser: "auto" (httptools when installed, else h11), "h11", "httptools"
+    http_parser: str = "auto"

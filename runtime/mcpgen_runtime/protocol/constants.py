@@ -19,6 +19,7 @@ task it belongs to (2025-11-25 tasks and the tasks extension).
 from __future__ import annotations
 
 __all__ = [
+    "HEADER_MISMATCH",
     "INTERNAL_ERROR",
     "INVALID_PARAMS",
     "INVALID_REQUEST",
@@ -45,6 +46,7 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 
 # MCP 2026-07-28
+HEADER_MISMATCH = -32020  # an HTTP routing header disagrees with the request body
 MISSING_CAPABILITY = -32021
 UNSUPPORTED_VERSION = -32022
 

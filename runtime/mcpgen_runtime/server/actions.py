@@ -23,8 +23,8 @@ class SendFrame:
 class Invoke:
     """Run ``tool`` with ``args`` (already validated), then report to ``complete``."""
 
-    __slots__ = ("args", "cancelled", "context", "future", "holds_slot", "modern", "request_id",
-                 "task", "tool", "version")  # fmt: skip
+    __slots__ = ("args", "cancelled", "checked", "context", "future", "holds_slot", "modern",
+                 "request_id", "task", "tool", "version")  # fmt: skip
 
     def __init__(
         self,
@@ -47,6 +47,9 @@ class Invoke:
         self.cancelled = False
         self.future: Any = None  # the shell's handle, for Cancel
         self.holds_slot = False  # counts against max_concurrent_calls until released
+        # False: ``args`` are the raw arguments, still to be checked by the shell
+        # (``ServerConnection(defer_checks=True)``) with ``tool.check_arguments``
+        self.checked = True
 
     @property
     def runs_inline(self) -> bool:

@@ -52,6 +52,16 @@ class Context:
         self._last_progress: float | None = None
         self._cancelled = threading.Event()
 
+    @property
+    def notifies(self) -> bool:
+        """Whether this call's caller asked for anything (progress, or logs at some
+        level): a shell that has a choice answers the call on a stream only then."""
+        return self._progress_token is not None or self._log_threshold is not None
+
+    def send_to(self, emit: Callable[[bytes], None] | None) -> None:
+        """Where this context's notifications go from now on (``None``: nowhere)."""
+        self._emit = emit
+
     # -- cancellation ---------------------------------------------------------
 
     @property

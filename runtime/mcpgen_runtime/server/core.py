@@ -73,8 +73,13 @@ class ServerConnection(TaskMethods):
         max_concurrent_calls: int | None = None,
         requestor: str | None = None,
         tasks_listed: bool = True,
+        defer_checks: bool = False,
     ) -> None:
         self.app = app
+        # True: a call that runs in the background (not inline) comes out as an
+        # ``Invoke`` whose ``args`` are still unchecked (``checked`` False); the shell
+        # checks them where it likes (the HTTP shell: off its event loop)
+        self.defer_checks = defer_checks
         self.emit = emit  # where handler notifications (progress, logs) go
         self.max_concurrent_calls = max_concurrent_calls  # None: no bound
         self.running_calls = 0  # background calls holding a slot
@@ -127,6 +132,10 @@ class ServerConnection(TaskMethods):
             return [SendFrame(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"))]
         if isinstance(message, list):
             return self._batch(message)
+        return self._message(message)
+
+    def receive_message(self, message: Any) -> list[Action]:
+        """``receive`` for one message the shell has already decoded (no batches)."""
         return self._message(message)
 
     def _batch(self, messages: list[Any]) -> list[Action]:
@@ -195,33 +204,40 @@ class ServerConnection(TaskMethods):
                 request_id, UNSUPPORTED_VERSION, "connection is serving the 2026-07-28 protocol; the "
                 "initialize handshake is not accepted",
                 {"supported": list(MODERN_VERSIONS), "requested": requested}))]
-        if not isinstance(meta, dict):
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, "Invalid params: params._meta must be an object carrying "
-                f"{META_VERSION} and {META_CAPABILITIES}"))]
-        missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
-        if missing:
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}"))]
-        version = meta[META_VERSION]
-        if not isinstance(version, str):
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: {META_VERSION} must be a string"))]
-        if version not in MODERN_VERSIONS:
-            return [SendFrame(error_response(
-                request_id, UNSUPPORTED_VERSION, "Unsupported protocol version",
-                {"supported": list(MODERN_VERSIONS), "requested": version}))]
-        if not isinstance(meta[META_CAPABILITIES], dict):
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: {META_CAPABILITIES} must be an object"))]
-        level = meta.get(META_LOG_LEVEL)
-        if level is not None and level not in LOG_LEVELS:
-            return [SendFrame(error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}"))]
+        refused = self.envelope_refusal(request_id, meta)
+        if refused is not None:
+            return [refused]
         handler = self._modern.get(method)
         if handler is None:
             return [SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
         self._request_meta = meta
         return handler(request_id, params)
+
+    def envelope_refusal(self, request_id: Any, meta: Any) -> SendFrame | None:
+        """The error refusing a 2026-07-28 request's ``_meta`` envelope, or ``None``."""
+        if not isinstance(meta, dict):
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, "Invalid params: params._meta must be an object carrying "
+                f"{META_VERSION} and {META_CAPABILITIES}"))
+        missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
+        if missing:
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}"))
+        version = meta[META_VERSION]
+        if not isinstance(version, str):
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, f"Invalid params: {META_VERSION} must be a string"))
+        if version not in MODERN_VERSIONS:
+            return SendFrame(error_response(
+                request_id, UNSUPPORTED_VERSION, "Unsupported protocol version",
+                {"supported": list(MODERN_VERSIONS), "requested": version}))
+        if not isinstance(meta[META_CAPABILITIES], dict):
+            return SendFrame(error_response(
+                request_id, INVALID_PARAMS, f"Invalid params: {META_CAPABILITIES} must be an object"))
+        level = meta.get(META_LOG_LEVEL)
+        if level is not None and level not in LOG_LEVELS:
+            return SendFrame(error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}"))
+        return None
 
     def _notification(self, method: str, params: Any) -> list[Action]:
         if method != "notifications/cancelled" or not isinstance(params, dict):
@@ -349,14 +365,19 @@ class ServerConnection(TaskMethods):
                 request_id, SERVER_BUSY, f"Server busy: {self.max_concurrent_calls} tool calls are "
                 "already running (the server's limit); retry when one has finished",
                 {"limit": self.max_concurrent_calls}))]
-        try:
-            args = tool.check_arguments(arguments)
-        except ToolError as exc:
-            return [self._result(request_id, {"content": exc.content, "isError": True})]
+        deferred = self.defer_checks and background and not as_task
+        if deferred:
+            args: tuple[Any, ...] | dict[str, Any] = arguments
+        else:
+            try:
+                args = tool.check_arguments(arguments)
+            except ToolError as exc:
+                return [self._result(request_id, {"content": exc.content, "isError": True})]
         version = self.version or LATEST_HANDSHAKE
         context = self._context(request_id, tool) if tool.wants_context else None
         if not as_task:
             invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context)
+            invoke.checked = not deferred
             self.in_flight[request_id] = invoke
             self._hold(invoke, background)
             return [invoke]
@@ -399,9 +420,12 @@ class ServerConnection(TaskMethods):
     def _context(self, request_id: Any, tool: ToolRuntime) -> Context:
         meta = self._request_meta
         level = meta.get(META_LOG_LEVEL) if self._is_modern else self.log_level
+        token = meta.get("progressToken")
+        if not isinstance(token, str | int) or isinstance(token, bool):
+            token = None  # a progress token is a string or an integer; nothing else is echoed
         return Context(
             request_id=request_id,
-            progress_token=meta.get("progressToken"),
+            progress_token=token,
             emit=self.emit,
             log_level=level if isinstance(level, str) else None,
             logger=str(self.app.server_info.get("name", "")),
