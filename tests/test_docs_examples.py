@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from mcpgen.build import build_spec
-from mcpgen.docs.examples import FORMAT_EXAMPLES, NoExample, example_arguments
 from mcpgen.docs.model import tool_view
 from mcpgen.spec.load import load_contract
+from mcpgen.testing.examples import ExampleError, example_arguments
+from mcpgen.testing.readable import FORMAT_EXAMPLES
 from mcpgen_runtime.schema.validator import compile_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,9 +105,9 @@ def test_optional_properties_with_defaults_are_shown() -> None:
 
 def test_unsatisfiable_schema_is_said_not_faked() -> None:
     impossible = _obj({"a": {"type": "string", "minLength": 5, "maxLength": 2}})
-    with pytest.raises(NoExample, match="no generated value"):
+    with pytest.raises(ExampleError, match="no generated value"):
         example_arguments(impossible)
-    with pytest.raises(NoExample, match="cannot be compiled"):
+    with pytest.raises(ExampleError, match="cannot be compiled"):
         example_arguments(_obj({"a": {"type": "string", "pattern": "(a)\\1"}}))
 
 

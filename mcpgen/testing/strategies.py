@@ -17,6 +17,7 @@ property is left out, an array stays empty).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -25,7 +26,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 
 from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
 from mcpgen_runtime.schema.regex import EcmaRegex, RegexError
@@ -33,7 +36,7 @@ from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compi
 
 from .formats import format_strategy
 
-__all__ = ["MAX_REF_DEPTH", "json_values", "schema_strategy", "valid_values"]
+__all__ = ["FIND_SETTINGS", "MAX_REF_DEPTH", "json_values", "pattern_string", "schema_strategy", "valid_values"]
 
 MAX_REF_DEPTH = 2
 _OPEN_ARRAY_EXTRA = 4
@@ -47,6 +50,12 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     JSON_SCALARS,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=6,
+)
+# ``find`` with these is deterministic (derandomized, no example database) and shrinks
+# to the simplest value: the deterministic picks of ``examples`` use them.
+FIND_SETTINGS = settings(
+    database=None, derandomize=True, max_examples=200, deadline=None,
+    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
 )
 _ALL_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
@@ -338,6 +347,17 @@ def _pattern_text(pattern: str, low: int, high: int | None) -> st.SearchStrategy
         base = st.text(max_size=high if high is not None else 16)
     limit = high if high is not None else math.inf
     return base.filter(lambda text: low <= len(text) <= limit and matcher.search(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def pattern_string(pattern: str, low: int = 0, high: int | None = None) -> str | None:
+    """The simplest string ``pattern`` matches (ECMA-262) with a length in ``low..high``,
+    deterministic; None when none is found. Shrinking costs ~10-50 ms a pattern, so
+    each is worked out once per process."""
+    try:
+        return find(_pattern_text(pattern, low, high), lambda _: True, settings=FIND_SETTINGS)
+    except HypothesisException:
+        return None
 
 
 def _merge(base: Mapping[str, Any], branch: Any) -> Any:

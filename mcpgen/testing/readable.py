@@ -1,31 +1,31 @@
-"""Deterministic example arguments for a tool's ``inputSchema``.
+"""The readable pick of :mod:`.examples`: one value a schema suggests, built by hand.
 
-``example_arguments(schema)`` builds one object the schema accepts: every required
-property, plus each optional property that declares a ``default`` (shown with that
-default), each value chosen from what the schema says (``const``, ``enum``,
-``default``, ``examples``, bounds and ``multipleOf``, lengths, ``format``,
-``pattern``, ``$ref``/``$defs``, ``anyOf``/``oneOf``/``allOf``, ``prefixItems``,
-``uniqueItems``). The result is checked with the runtime's own validator (the one the
-generated server runs), so an example shown is one the server accepts; when no value
-the generator can think of passes, :class:`NoExample` says why instead of a wrong one.
-
-Same schema, same example: nothing here is random. ``mcpgen test`` has its own
-generator with the same signature; either can stand in for the other.
+:func:`readable_value` walks the schema once and picks, for each value, what a reader
+would write: ``const``, ``default``, ``examples``, the first ``enum`` member, a bound
+(or the middle of two) that meets ``multipleOf``, ``"example"`` stretched or cut to the
+lengths, a sample per ``format``, a pattern's simplest match, the branches of
+``anyOf``/``oneOf``/``allOf``, ``$ref``/``$defs`` followed, ``prefixItems``,
+``uniqueItems``. Every required property is present, and each optional one that
+declares a ``default`` (shown with it) when the object still validates with it.
+Each candidate is checked against its own sub-schema so a wrong first pick falls back
+to the next; the caller checks the whole value with the runtime's validator and falls
+back to Hypothesis when even that fails. Nothing here is random.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
-from .regex_example import pattern_example
+from .strategies import pattern_string
 
-__all__ = ["NoExample", "example_arguments", "example_value"]
+__all__ = ["FORMAT_EXAMPLES", "NO_VALUE", "readable_value"]
 
+NO_VALUE: Final = object()  # "no value": None is a JSON value
 # One valid value per format the runtime asserts (any other format is an annotation).
 FORMAT_EXAMPLES: Final[Mapping[str, str]] = {
     "date": "2024-01-31",
@@ -52,34 +52,15 @@ _TYPE_ORDER: Final = ("object", "string", "integer", "number", "boolean", "array
 _MAX_DEPTH: Final = 24  # a deeper (or endlessly recursive) schema gets its minimal values
 
 
-class NoExample(ValueError):
-    """No value the generator could build passes the schema (the message says why)."""
-
-
-def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments valid against ``schema`` (a tool's ``inputSchema``), deterministic.
-
-    Raises NoExample when the schema accepts no object the generator can build (an
-    unsatisfiable schema, a pattern it cannot invert) or is not a schema the runtime
-    can compile."""
-    value = example_value(schema)
-    if not isinstance(value, dict):
-        raise NoExample("the schema does not describe an object")
-    return value
-
-
-def example_value(schema: Mapping[str, Any] | bool) -> Any:
-    """Any JSON value valid against ``schema`` (see :func:`example_arguments`)."""
-    try:
-        check = compile_schema(schema)
-    except (SchemaError, RecursionError) as exc:
-        raise NoExample(f"the schema cannot be compiled: {exc}") from None
+def readable_value(schema: Mapping[str, Any] | bool, check: Callable[[Any], Any]) -> tuple[Any, str]:
+    """The readable value of ``schema`` that ``check`` (its compiled validator) accepts
+    and ``""``; or NO_VALUE and what was wrong with the first pick."""
     root = schema if isinstance(schema, Mapping) else {}
-    failure = ""
     # First each value's first candidate, checked once at the root (most schemas need
     # no more); then with every candidate checked against its own sub-schema. Optional
     # properties with a default are shown when they can be; a default can drag in
     # another keyword (dependentRequired, if/then), so last without them.
+    failure = ""
     for careful, with_defaults in ((False, True), (True, True), (True, False)):
         value = _Builder(root, with_defaults, careful).value(schema, 0, ())
         try:
@@ -87,8 +68,11 @@ def example_value(schema: Mapping[str, Any] | bool) -> Any:
         except ValidationFailed as exc:
             failure = failure or exc.describe(1)
             continue
-        return value
-    raise NoExample(f"no generated value passes the schema: {failure}")
+        except RecursionError:
+            failure = failure or "the schema nests too deeply"
+            continue
+        return value, ""
+    return NO_VALUE, failure
 
 
 class _Builder:
@@ -361,10 +345,9 @@ def _strings(schema: Mapping[str, Any]) -> Any:
     pattern = schema.get("pattern")
     fmt = schema.get("format")
     if isinstance(pattern, str):
-        for stretch in (0, 1, 2, 4, 8, 16, 64):
-            text = pattern_example(pattern, stretch)
-            if text is not None:
-                yield text
+        text = pattern_string(pattern, low, high)
+        if text is not None:
+            yield text
     if isinstance(fmt, str) and fmt in FORMAT_EXAMPLES:
         yield FORMAT_EXAMPLES[fmt]
     base = "example"
