@@ -93,12 +93,15 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
     """Valid arguments at the edges, each one place away from the example: every top
     property at its bounds (minimum/maximum, min/max length, empty and full arrays,
     each enum member, null where allowed, a non-ASCII string), optional properties
-    present one at a time and all at once. At most ``limit``, deduplicated, in a
-    fixed order; each accepted by the runtime's validator."""
+    present one at a time, all at once and all absent (the example shows those with a
+    ``default``). At most ``limit``, deduplicated, in a fixed order; each accepted by
+    the runtime's validator."""
     validate = compile_schema(schema)
     base = example_arguments(schema)
     properties: Mapping[str, Any] = schema.get("properties", {})
-    cases: list[dict[str, Any]] = [base]
+    required = set(schema.get("required", []))
+    # the example shows optional properties that have a default: also call without them
+    cases: list[dict[str, Any]] = [base, {k: v for k, v in base.items() if k in required}]
     every_optional = dict(base)
     for name, sub in properties.items():
         resolved = _resolve(sub, schema)
