@@ -26,10 +26,10 @@ from typing import Any
 from hypothesis import find
 from hypothesis.errors import HypothesisException
 
-from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import SchemaError, compile_schema
 
 from .readable import NO_VALUE, readable_value
-from .strategies import FIND_SETTINGS, canonical, integer_bounds, valid_values
+from .strategies import FIND_SETTINGS, canonical, integer_bounds, passes, valid_values
 
 __all__ = [
     "NO_VALUE", "ExampleError", "boundary_arguments", "example_arguments", "example_value", "part_example",
@@ -78,14 +78,6 @@ def simplest(schema: Mapping[str, Any] | bool) -> Any:
         raise ExampleError(f"no value matching the schema was found ({type(exc).__name__})") from None
 
 
-def _valid(validate: Any, value: Any) -> bool:
-    try:
-        validate(value)
-    except ValidationFailed:
-        return False
-    return True
-
-
 # ------------------------------------------------------------------ boundary cases
 
 
@@ -117,7 +109,7 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
     kept: list[dict[str, Any]] = []
     for case in cases:
         key = canonical(case)
-        if key not in seen and _valid(validate, case):
+        if key not in seen and passes(validate, case):
             seen.add(key)
             kept.append(case)
         if len(kept) >= limit:

@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
-from .strategies import pattern_string
+from .strategies import is_number, merge_schemas, pattern_string, ref_target
 
 __all__ = ["FORMAT_EXAMPLES", "NO_VALUE", "readable_value"]
 
@@ -141,21 +141,21 @@ class _Builder:
             target = self.resolve(ref)
             if target is not None and ref not in refs and depth < _MAX_DEPTH:
                 siblings = {k: v for k, v in schema.items() if k != "$ref"}
-                yield self.value(_merge(target, siblings), depth + 1, (*refs, ref))
+                yield self.value(merge_schemas(target, siblings), depth + 1, (*refs, ref))
                 return
         for keyword in ("oneOf", "anyOf"):
             if isinstance(schema.get(keyword), list):
                 rest = {k: v for k, v in schema.items() if k != keyword}
                 for branch in schema[keyword]:
                     if isinstance(branch, Mapping):
-                        yield self.value(_merge(rest, branch), depth + 1, refs)
+                        yield self.value(merge_schemas(rest, branch), depth + 1, refs)
                 return
         if isinstance(schema.get("allOf"), list):
             merged = {k: v for k, v in schema.items() if k != "allOf"}
             for part in schema["allOf"]:
                 if isinstance(part, Mapping):
                     part = self.inline_ref(part, refs)
-                    merged = _merge(merged, part)
+                    merged = merge_schemas(merged, part)
             yield self.value(merged, depth + 1, refs)
             return
         for kind in _types(schema):
@@ -166,22 +166,12 @@ class _Builder:
         if isinstance(ref, str) and ref not in refs:
             target = self.resolve(ref)
             if target is not None:
-                return _merge(target, {k: v for k, v in part.items() if k != "$ref"})
+                return merge_schemas(target, {k: v for k, v in part.items() if k != "$ref"})
         return part
 
     def resolve(self, ref: str) -> Mapping[str, Any] | None:
         """A local ``#/…`` pointer into the root schema; nothing else is followed."""
-        if not ref.startswith("#"):
-            return None
-        node: Any = self.root
-        for raw in ref[1:].split("/")[1:]:
-            token = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                return None
+        node = ref_target(self.root, ref)
         return node if isinstance(node, Mapping) else None
 
     def typed(self, kind: str, schema: Mapping[str, Any], depth: int, refs: tuple[str, ...]) -> Any:
@@ -290,31 +280,6 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
     return ["string", "integer", "boolean", "null", "object", "array"]
 
 
-def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``allOf`` of two schemas as one (properties merged, required joined, bounds the
-    stricter); the validator has the last word on the value built from it."""
-    merged = dict(base)
-    for key, value in extra.items():
-        if key not in merged:
-            merged[key] = value
-        elif key == "properties" and isinstance(value, Mapping):
-            props = dict(merged[key])
-            for name, sub in value.items():
-                props[name] = {"allOf": [props[name], sub]} if name in props else sub
-            merged[key] = props
-        elif key == "required" and isinstance(value, list):
-            merged[key] = list(dict.fromkeys([*merged[key], *value]))
-        elif key in ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"):
-            merged[key] = max(merged[key], value)
-        elif key in ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"):
-            merged[key] = min(merged[key], value)
-        elif key == "type" and isinstance(value, str) and isinstance(merged[key], list):
-            merged[key] = value if value in merged[key] else merged[key]
-        else:
-            merged[key] = value
-    return merged
-
-
 def _extra_schema(schema: Mapping[str, Any]) -> Any:
     """The schema a required key outside ``properties`` must satisfy."""
     extra = schema.get("additionalProperties", {})
@@ -383,16 +348,12 @@ def _numbers(schema: Mapping[str, Any], *, integer: bool) -> Any:
 def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, sign: int) -> float | None:
     """The tightest bound on one side; an exclusive one nudged inwards."""
     values: list[float] = []
-    if _is_number(schema.get(inclusive)):
+    if is_number(schema.get(inclusive)):
         values.append(schema[inclusive])
-    if _is_number(schema.get(exclusive)):
+    if is_number(schema.get(exclusive)):
         bound = schema[exclusive]
         nudge = 1 if isinstance(bound, int) else max(abs(bound) * 1e-9, 1e-9)
         values.append(bound + sign * nudge)
     if not values:
         return None
     return max(values) if sign > 0 else min(values)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)

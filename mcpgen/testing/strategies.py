@@ -36,7 +36,10 @@ from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compi
 
 from .formats import format_strategy
 
-__all__ = ["FIND_SETTINGS", "MAX_REF_DEPTH", "json_values", "pattern_string", "schema_strategy", "valid_values"]
+__all__ = [
+    "FIND_SETTINGS", "MAX_REF_DEPTH", "is_number", "json_values", "merge_schemas", "passes",
+    "pattern_string", "ref_target", "schema_strategy", "valid_values",
+]
 
 MAX_REF_DEPTH = 2
 _OPEN_ARRAY_EXTRA = 4
@@ -69,10 +72,10 @@ def valid_values(schema: Mapping[str, Any] | bool) -> st.SearchStrategy[Any]:
     """Values ``schema`` accepts, by the runtime's validator (raises SchemaError for a
     schema the runtime cannot compile)."""
     validate = compile_schema(schema)
-    return schema_strategy(schema).filter(lambda value: _passes(validate, value))
+    return schema_strategy(schema).filter(lambda value: passes(validate, value))
 
 
-def _passes(validate: Any, value: Any) -> bool:
+def passes(validate: Any, value: Any) -> bool:
     try:
         validate(value)
     except ValidationFailed:
@@ -122,10 +125,7 @@ class _Compiler:
         return schema
 
     def target(self, ref: Any) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            return None
-        found = resolve_pointer(self.root, unquote(ref[1:]))
-        return None if found is MISSING else found
+        return ref_target(self.root, ref)
 
     def reference(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
         ref = schema["$ref"]
@@ -148,7 +148,7 @@ class _Compiler:
             validate = compile_schema(local)
         except (SchemaError, RecursionError):
             return strategy  # a reference the local copy cannot reach: the root filter decides
-        return strategy.filter(lambda value: _passes(validate, value))
+        return strategy.filter(lambda value: passes(validate, value))
 
     def typed(self, kind: str, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
         if kind == "null":
@@ -216,6 +216,15 @@ class _Compiler:
         if not maps:
             return None
         return st.tuples(*maps).map(lambda parts: {k: v for part in parts for k, v in part.items()})
+
+
+def ref_target(root: Any, ref: Any) -> Any:
+    """What a local ``$ref`` (``#`` or ``#/…``, percent-encoded) points to in ``root``,
+    or None; nothing outside the document is followed."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    found = resolve_pointer(root, unquote(ref[1:]))
+    return None if found is MISSING else found
 
 
 def _insert(items: list[Any], item: Any, place: int) -> list[Any]:
@@ -374,23 +383,51 @@ def _merge_all_of(schema: Mapping[str, Any], resolve: Any) -> dict[str, Any]:
     merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
     for member in schema["allOf"]:
         member = resolve(member)
-        if not isinstance(member, Mapping):
-            continue
-        for key, value in member.items():
-            if key == "properties" and isinstance(merged.get(key), Mapping):
-                props = dict(merged[key])
-                for name, sub in value.items():
-                    props[name] = {"allOf": [props[name], sub]} if name in props else sub
-                merged[key] = props
-            elif key == "required":
-                merged[key] = list(dict.fromkeys([*merged.get(key, []), *value]))
-            elif key == "type" and key in merged:
-                mine = {merged[key]} if isinstance(merged[key], str) else set(merged[key])
-                theirs = {value} if isinstance(value, str) else set(value)
-                both = mine & theirs
-                if ("number" in mine and "integer" in theirs) or ("integer" in mine and "number" in theirs):
-                    both.add("integer")
-                merged[key] = sorted(both)
-            elif key not in merged:
-                merged[key] = value
+        if isinstance(member, Mapping):
+            merged = merge_schemas(merged, member)
     return merged
+
+
+_STRICTER: dict[str, Any] = {
+    **dict.fromkeys(("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"), max),
+    **dict.fromkeys(("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"), min),
+}
+
+
+def merge_schemas(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Two schemas that must both hold, as one to build candidates from: properties
+    merged (one both name becomes an ``allOf``), ``required`` joined, types intersected
+    (``integer`` within ``number``), bounds the stricter; any other keyword of ``extra``
+    replaces ``base``'s. The validator has the last word on what is built from it."""
+    merged = dict(base)
+    for key, value in extra.items():
+        mine = merged.get(key)
+        if key not in merged:
+            merged[key] = value
+        elif key == "properties" and isinstance(mine, Mapping) and isinstance(value, Mapping):
+            props = dict(mine)
+            for name, sub in value.items():
+                props[name] = {"allOf": [props[name], sub]} if name in props else sub
+            merged[key] = props
+        elif key == "required" and isinstance(mine, list) and isinstance(value, list):
+            merged[key] = list(dict.fromkeys([*mine, *value]))
+        elif key == "type" and isinstance(mine, (str, list)) and isinstance(value, (str, list)):
+            merged[key] = _common_types(mine, value)
+        elif key in _STRICTER and is_number(mine) and is_number(value):
+            merged[key] = _STRICTER[key](mine, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _common_types(mine: str | list[str], theirs: str | list[str]) -> list[str]:
+    ours = {mine} if isinstance(mine, str) else set(mine)
+    other = {theirs} if isinstance(theirs, str) else set(theirs)
+    both = ours & other
+    if ("number" in ours and "integer" in other) or ("integer" in ours and "number" in other):
+        both.add("integer")
+    return sorted(both)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
