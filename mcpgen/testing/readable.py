@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
-from .strategies import is_number, merge_schemas, pattern_string, ref_target
+from .strategies import is_number, merge_schemas, pattern_string, ref_target, schema_types
 
 __all__ = ["FORMAT_EXAMPLES", "NO_VALUE", "readable_value"]
 
@@ -49,6 +49,7 @@ FORMAT_EXAMPLES: Final[Mapping[str, str]] = {
     "regex": "^[a-z]+$",
 }
 _TYPE_ORDER: Final = ("object", "string", "integer", "number", "boolean", "array", "null")
+_UNTYPED_ORDER: Final = ("string", "integer", "number", "boolean", "null", "object", "array")
 _MAX_DEPTH: Final = 24  # a deeper (or endlessly recursive) schema gets its minimal values
 
 
@@ -264,20 +265,9 @@ def _has_root_ref(schema: Any) -> bool:
 
 
 def _types(schema: Mapping[str, Any]) -> list[str]:
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    if isinstance(declared, list):
-        names = [t for t in declared if isinstance(t, str)]
-        return sorted(names, key=lambda t: _TYPE_ORDER.index(t) if t in _TYPE_ORDER else 99)
-    # no type: guess from the keywords present
-    if any(k in schema for k in ("properties", "required", "additionalProperties")):
-        return ["object"]
-    if any(k in schema for k in ("items", "prefixItems", "minItems", "contains")):
-        return ["array"]
-    if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "multipleOf")):
-        return ["number"]
-    return ["string", "integer", "boolean", "null", "object", "array"]
+    """The types ``schema`` allows, the most readable first (an untyped one: a string)."""
+    order = _TYPE_ORDER if "type" in schema else _UNTYPED_ORDER
+    return sorted(schema_types(schema), key=lambda t: order.index(t) if t in order else 99)
 
 
 def _extra_schema(schema: Mapping[str, Any]) -> Any:

@@ -38,7 +38,7 @@ from .formats import format_strategy
 
 __all__ = [
     "FIND_SETTINGS", "MAX_REF_DEPTH", "is_number", "json_values", "merge_schemas", "passes",
-    "pattern_string", "ref_target", "schema_strategy", "valid_values",
+    "pattern_string", "ref_target", "schema_strategy", "schema_types", "valid_values",
 ]
 
 MAX_REF_DEPTH = 2
@@ -112,7 +112,7 @@ class _Compiler:
             return st.just(schema["const"])
         if "enum" in schema:
             return st.sampled_from(list(schema["enum"])) if schema["enum"] else st.nothing()
-        strategy = st.one_of([self.typed(t, schema, refs) for t in _types(schema)])
+        strategy = st.one_of([self.typed(t, schema, refs) for t in schema_types(schema)])
         if any(key in schema for key in ("not", "if", "dependentSchemas")):
             return self.checked(strategy, schema)
         return strategy
@@ -247,7 +247,9 @@ def _maps(
     return st.dictionaries(keys, values, max_size=high)
 
 
-def _types(schema: Mapping[str, Any]) -> tuple[str, ...]:
+def schema_types(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The JSON types ``schema`` allows: its ``type``, else those its keywords hint at,
+    else all."""
     declared = schema.get("type")
     if isinstance(declared, str):
         return (declared,)
