@@ -102,6 +102,13 @@ def test_boundary_cases_are_valid_and_reach_the_edges() -> None:
     assert any(c.get("tags") == [] for c in cases) and any(len(c.get("tags", [])) == 2 for c in cases)
 
 
+def test_boundary_cases_call_with_and_without_defaulted_options() -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"},
+              "unit": {"enum": ["c", "f"], "default": "c"}}, "required": ["n"]}
+    assert example_arguments(schema) == {"n": 1, "unit": "c"}  # the page shows the default
+    assert {"n": 1} in boundary_arguments(schema, 100)
+
+
 def test_negative_cases_each_break_the_schema_after_coercion() -> None:
     coercing = compile_schema(TOOL, coerce=True)
     cases = invalid_arguments(TOOL, 100)

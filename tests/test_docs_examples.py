@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from mcpgen.build import build_spec
-from mcpgen.docs.examples import FORMAT_EXAMPLES, NoExample, example_arguments
 from mcpgen.docs.model import tool_view
 from mcpgen.spec.load import load_contract
+from mcpgen.testing.examples import ExampleError, example_arguments
+from mcpgen.testing.readable import FORMAT_EXAMPLES
 from mcpgen_runtime.schema.validator import compile_schema
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,10 +105,38 @@ def test_optional_properties_with_defaults_are_shown() -> None:
 
 def test_unsatisfiable_schema_is_said_not_faked() -> None:
     impossible = _obj({"a": {"type": "string", "minLength": 5, "maxLength": 2}})
-    with pytest.raises(NoExample, match="no generated value"):
+    with pytest.raises(ExampleError, match="no generated value"):
         example_arguments(impossible)
-    with pytest.raises(NoExample, match="cannot be compiled"):
+    with pytest.raises(ExampleError, match="cannot be compiled"):
         example_arguments(_obj({"a": {"type": "string", "pattern": "(a)\\1"}}))
+
+
+def test_patterns_keep_ecma_meaning() -> None:
+    """Patterns Python's own parser cannot read (``\\p{…}``, ``[^]``) still get a
+    match, by the runtime's ECMA-262 matcher; ``\\d`` stays ASCII."""
+    schema = _obj({"a": {"type": "string", "pattern": "^\\p{Lu}\\p{Ll}+$"},
+                   "b": {"type": "string", "pattern": "^[^]{3}$"},
+                   "c": {"type": "string", "pattern": "^\\d{2}-[a-z]+$", "minLength": 6}})
+    arguments = example_arguments(schema)
+    compile_schema(schema)(arguments)
+    assert len(arguments["b"]) == 3 and arguments["c"][:2].isascii() and len(arguments["c"]) >= 6
+
+
+def test_hypothesis_stands_in_when_the_readable_pick_is_refused() -> None:
+    # "example" is the readable string and the one value refused: the strategy's
+    # simplest value is shown instead of no example
+    schema = _obj({"a": {"type": "string", "not": {"enum": ["example", "exampl"]}}})
+    assert example_arguments(schema) == {"a": ""}
+
+
+def test_docs_shows_the_example_mcpgen_test_calls_with() -> None:
+    from mcpgen import testing
+
+    contract = load_contract(WEATHER).contract
+    assert contract is not None
+    for tool in contract.tools:
+        request = json.loads(tool_view(contract, tool, "WeatherClient").example.request or "")
+        assert request["params"]["arguments"] == testing.example_arguments(tool.input_schema)
 
 
 def test_every_tool_of_the_diff_corpus_gets_a_valid_example(tmp_path: Path) -> None:

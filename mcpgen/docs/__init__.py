@@ -5,9 +5,10 @@
     schema_html.py    JSON Schema → field tables, nested tables, alternatives, links
     constraints.py    every validation keyword in words
     markdown.py       descriptions: Markdown (raw HTML off) → nh3-sanitised HTML
-    examples.py       deterministic example arguments, checked by the runtime validator
-    regex_example.py  a string a ``pattern`` matches
     changes.py        "Changes since X" from ``mcpgen diff``'s classification
+
+Each tool's example request comes from ``mcpgen.testing.examples`` (the generator
+``mcpgen test`` calls with): readable, deterministic, checked by the runtime validator.
 """
 
 from __future__ import annotations

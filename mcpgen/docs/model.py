@@ -16,7 +16,7 @@ from markupsafe import Markup
 
 from .. import ir
 from ..schemas import descriptor
-from .examples import NoExample, example_arguments
+from ..testing.examples import ExampleError, example_arguments
 from .markdown import render_markdown
 from .schema_html import Links, SchemaRenderer
 
@@ -199,7 +199,7 @@ def _icon(icon: ir.Icon) -> IconView:
 def _example(tool: ir.Tool, client_class: str) -> Example:
     try:
         arguments = example_arguments(tool.input_schema)
-    except NoExample as exc:
+    except ExampleError as exc:
         return Example(None, None, str(exc))
     request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
                "params": {"name": tool.name, "arguments": arguments}}

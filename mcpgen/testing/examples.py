@@ -1,11 +1,20 @@
-"""Deterministic valid values of a schema: the example of each tool's arguments, and
-the boundary cases the first phase of ``mcpgen test`` calls.
+"""Example values of a schema, the one generator behind ``mcpgen docs`` and ``mcpgen test``:
+the example request of each tool on the page, and the example and boundary cases the
+first phase of ``mcpgen test`` calls (and the base its negative cases break).
 
-:func:`example_arguments` is public (``mcpgen docs`` shows it): for the same schema it
-returns the same value, always one the runtime's validator accepts. It prefers what the
-schema offers (``examples``, ``default``, ``const``, the first ``enum`` member) and
-otherwise takes the simplest value Hypothesis can draw (shrunk: ``0``, ``""``, the
-lower bound, the required keys only).
+:func:`example_value` is deterministic (same schema, same value, whatever
+``PYTHONHASHSEED``) and returns only values the runtime's validator (the one a
+generated server runs) accepts. It tries, in order:
+
+1. the readable pick (:mod:`.readable`): what a reader would write and what the schema
+   suggests (``examples``, ``default``, ``enum``, bounds, ``"example"``, a sample per
+   ``format``, a pattern's simplest match), optional properties shown with their
+   ``default``;
+2. when the validator refuses that, the simplest value Hypothesis finds with the
+   strategy ``mcpgen test`` draws from (:mod:`.strategies`, shrunk: ``0``, ``""``, the
+   lower bound, the required keys only).
+
+When neither gives a valid value, :class:`ExampleError` says why instead of a wrong one.
 """
 
 from __future__ import annotations
@@ -14,108 +23,59 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis import find
 from hypothesis.errors import HypothesisException
 
-from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import SchemaError, compile_schema
 
-from .strategies import canonical, integer_bounds, valid_values
+from .readable import NO_VALUE, readable_value
+from .strategies import FIND_SETTINGS, canonical, integer_bounds, passes, valid_values
 
 __all__ = [
     "NO_VALUE", "ExampleError", "boundary_arguments", "example_arguments", "example_value", "part_example",
 ]
 
-_QUIET = settings(
-    database=None, derandomize=True, max_examples=200, deadline=None,
-    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
-)
 _UNICODE_SAMPLE = "é✓😀"
 _MAX_FULL = 64  # the longest string or array a boundary case writes out
 
 
 class ExampleError(ValueError):
-    """No valid value of the schema could be found (the message says which)."""
+    """No valid value of the schema could be found, or the schema cannot be compiled
+    (the message says which)."""
 
 
 def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
     """Deterministic valid arguments for a tool's ``inputSchema``.
 
-    Raises ExampleError when none can be found (an unsatisfiable schema), SchemaError
-    when the runtime cannot compile it."""
+    Raises ExampleError when none can be found (an unsatisfiable schema) or the runtime
+    cannot compile the schema."""
     value = example_value(schema)
     if not isinstance(value, dict):
-        raise ExampleError("the input schema does not describe an object")
+        raise ExampleError("the schema does not describe an object")
     return value
 
 
 def example_value(schema: Mapping[str, Any] | bool) -> Any:
     """A deterministic value ``schema`` accepts (see the module docstring)."""
-    validate = compile_schema(schema)
-    root = schema if isinstance(schema, Mapping) else {}
-    candidate = _preferred(schema, root, 0)
-    if candidate is not NO_VALUE and _valid(validate, candidate):
-        return candidate
-    return simplest(schema)
+    try:
+        validate = compile_schema(schema)
+    except (SchemaError, RecursionError) as exc:
+        raise ExampleError(f"the schema cannot be compiled: {exc}") from None
+    value, failure = readable_value(schema, validate)
+    if value is not NO_VALUE:
+        return value
+    try:
+        return simplest(schema)
+    except ExampleError:  # the readable pick's fault says best what is wrong
+        raise ExampleError(f"no generated value passes the schema: {failure}") from None
 
 
 def simplest(schema: Mapping[str, Any] | bool) -> Any:
     """The shrunk-minimal value Hypothesis finds for ``schema``."""
     try:
-        return find(valid_values(schema), lambda _: True, settings=_QUIET)
+        return find(valid_values(schema), lambda _: True, settings=FIND_SETTINGS)
     except HypothesisException as exc:
         raise ExampleError(f"no value matching the schema was found ({type(exc).__name__})") from None
-
-
-NO_VALUE = object()
-
-
-def _valid(validate: Any, value: Any) -> bool:
-    try:
-        validate(value)
-    except ValidationFailed:
-        return False
-    return True
-
-
-def _preferred(schema: Any, root: Mapping[str, Any], depth: int) -> Any:
-    """What the schema itself suggests, built field by field (unchecked)."""
-    if not isinstance(schema, Mapping) or depth > 8:
-        return NO_VALUE
-    if "$ref" in schema and isinstance(schema["$ref"], str) and schema["$ref"].startswith("#/$defs/"):
-        target = root.get("$defs", {}).get(schema["$ref"][len("#/$defs/"):])
-        return _preferred(target, root, depth + 1)
-    if isinstance(schema.get("examples"), list) and schema["examples"]:
-        return schema["examples"][0]
-    if "default" in schema:
-        return schema["default"]
-    if "const" in schema:
-        return schema["const"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
-    if schema.get("type") == "object" and isinstance(schema.get("properties"), Mapping):
-        result: dict[str, Any] = {}
-        for name in schema.get("required", []):
-            sub = schema["properties"].get(name)
-            value = _preferred(sub, root, depth + 1)
-            if value is NO_VALUE:
-                value = _simplest_part(sub, root)
-            if value is NO_VALUE:
-                return NO_VALUE
-            result[name] = value
-        return result
-    return NO_VALUE
-
-
-def _simplest_part(sub: Any, root: Mapping[str, Any]) -> Any:
-    if not isinstance(sub, Mapping):
-        return NO_VALUE
-    local = dict(sub)
-    if "$defs" in root and "$defs" not in local:
-        local["$defs"] = root["$defs"]
-    try:
-        return simplest(local)
-    except (ExampleError, ValueError):
-        return NO_VALUE
 
 
 # ------------------------------------------------------------------ boundary cases
@@ -125,12 +85,15 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
     """Valid arguments at the edges, each one place away from the example: every top
     property at its bounds (minimum/maximum, min/max length, empty and full arrays,
     each enum member, null where allowed, a non-ASCII string), optional properties
-    present one at a time and all at once. At most ``limit``, deduplicated, in a
-    fixed order; each accepted by the runtime's validator."""
+    present one at a time, all at once and all absent (the example shows those with a
+    ``default``). At most ``limit``, deduplicated, in a fixed order; each accepted by
+    the runtime's validator."""
     validate = compile_schema(schema)
     base = example_arguments(schema)
     properties: Mapping[str, Any] = schema.get("properties", {})
-    cases: list[dict[str, Any]] = [base]
+    required = set(schema.get("required", []))
+    # the example shows optional properties that have a default: also call without them
+    cases: list[dict[str, Any]] = [base, {k: v for k, v in base.items() if k in required}]
     every_optional = dict(base)
     for name, sub in properties.items():
         resolved = _resolve(sub, schema)
@@ -146,7 +109,7 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
     kept: list[dict[str, Any]] = []
     for case in cases:
         key = canonical(case)
-        if key not in seen and _valid(validate, case):
+        if key not in seen and passes(validate, case):
             seen.add(key)
             kept.append(case)
         if len(kept) >= limit:

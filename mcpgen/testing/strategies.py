@@ -17,6 +17,7 @@ property is left out, an array stays empty).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -25,7 +26,9 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
+from hypothesis import HealthCheck, Phase, find, settings
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException
 
 from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
 from mcpgen_runtime.schema.regex import EcmaRegex, RegexError
@@ -33,7 +36,10 @@ from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compi
 
 from .formats import format_strategy
 
-__all__ = ["MAX_REF_DEPTH", "json_values", "schema_strategy", "valid_values"]
+__all__ = [
+    "FIND_SETTINGS", "MAX_REF_DEPTH", "is_number", "json_values", "merge_schemas", "passes",
+    "pattern_string", "ref_target", "schema_strategy", "schema_types", "valid_values",
+]
 
 MAX_REF_DEPTH = 2
 _OPEN_ARRAY_EXTRA = 4
@@ -48,6 +54,12 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
     max_leaves=6,
 )
+# ``find`` with these is deterministic (derandomized, no example database) and shrinks
+# to the simplest value: the deterministic picks of ``examples`` use them.
+FIND_SETTINGS = settings(
+    database=None, derandomize=True, max_examples=200, deadline=None,
+    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+)
 _ALL_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
 
@@ -60,10 +72,10 @@ def valid_values(schema: Mapping[str, Any] | bool) -> st.SearchStrategy[Any]:
     """Values ``schema`` accepts, by the runtime's validator (raises SchemaError for a
     schema the runtime cannot compile)."""
     validate = compile_schema(schema)
-    return schema_strategy(schema).filter(lambda value: _passes(validate, value))
+    return schema_strategy(schema).filter(lambda value: passes(validate, value))
 
 
-def _passes(validate: Any, value: Any) -> bool:
+def passes(validate: Any, value: Any) -> bool:
     try:
         validate(value)
     except ValidationFailed:
@@ -100,7 +112,7 @@ class _Compiler:
             return st.just(schema["const"])
         if "enum" in schema:
             return st.sampled_from(list(schema["enum"])) if schema["enum"] else st.nothing()
-        strategy = st.one_of([self.typed(t, schema, refs) for t in _types(schema)])
+        strategy = st.one_of([self.typed(t, schema, refs) for t in schema_types(schema)])
         if any(key in schema for key in ("not", "if", "dependentSchemas")):
             return self.checked(strategy, schema)
         return strategy
@@ -113,10 +125,7 @@ class _Compiler:
         return schema
 
     def target(self, ref: Any) -> Any:
-        if not isinstance(ref, str) or not ref.startswith("#"):
-            return None
-        found = resolve_pointer(self.root, unquote(ref[1:]))
-        return None if found is MISSING else found
+        return ref_target(self.root, ref)
 
     def reference(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
         ref = schema["$ref"]
@@ -139,7 +148,7 @@ class _Compiler:
             validate = compile_schema(local)
         except (SchemaError, RecursionError):
             return strategy  # a reference the local copy cannot reach: the root filter decides
-        return strategy.filter(lambda value: _passes(validate, value))
+        return strategy.filter(lambda value: passes(validate, value))
 
     def typed(self, kind: str, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
         if kind == "null":
@@ -209,6 +218,15 @@ class _Compiler:
         return st.tuples(*maps).map(lambda parts: {k: v for part in parts for k, v in part.items()})
 
 
+def ref_target(root: Any, ref: Any) -> Any:
+    """What a local ``$ref`` (``#`` or ``#/…``, percent-encoded) points to in ``root``,
+    or None; nothing outside the document is followed."""
+    if not isinstance(ref, str) or not ref.startswith("#"):
+        return None
+    found = resolve_pointer(root, unquote(ref[1:]))
+    return None if found is MISSING else found
+
+
 def _insert(items: list[Any], item: Any, place: int) -> list[Any]:
     return [*items[:place], item, *items[place:]]
 
@@ -229,7 +247,9 @@ def _maps(
     return st.dictionaries(keys, values, max_size=high)
 
 
-def _types(schema: Mapping[str, Any]) -> tuple[str, ...]:
+def schema_types(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The JSON types ``schema`` allows: its ``type``, else those its keywords hint at,
+    else all."""
     declared = schema.get("type")
     if isinstance(declared, str):
         return (declared,)
@@ -340,6 +360,17 @@ def _pattern_text(pattern: str, low: int, high: int | None) -> st.SearchStrategy
     return base.filter(lambda text: low <= len(text) <= limit and matcher.search(text))
 
 
+@functools.lru_cache(maxsize=4096)
+def pattern_string(pattern: str, low: int = 0, high: int | None = None) -> str | None:
+    """The simplest string ``pattern`` matches (ECMA-262) with a length in ``low..high``,
+    deterministic; None when none is found. Shrinking costs ~10-50 ms a pattern, so
+    each is worked out once per process."""
+    try:
+        return find(_pattern_text(pattern, low, high), lambda _: True, settings=FIND_SETTINGS)
+    except HypothesisException:
+        return None
+
+
 def _merge(base: Mapping[str, Any], branch: Any) -> Any:
     """``base``'s keywords with ``branch``'s on top (a branch of anyOf/oneOf)."""
     if not isinstance(branch, Mapping):
@@ -354,23 +385,51 @@ def _merge_all_of(schema: Mapping[str, Any], resolve: Any) -> dict[str, Any]:
     merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
     for member in schema["allOf"]:
         member = resolve(member)
-        if not isinstance(member, Mapping):
-            continue
-        for key, value in member.items():
-            if key == "properties" and isinstance(merged.get(key), Mapping):
-                props = dict(merged[key])
-                for name, sub in value.items():
-                    props[name] = {"allOf": [props[name], sub]} if name in props else sub
-                merged[key] = props
-            elif key == "required":
-                merged[key] = list(dict.fromkeys([*merged.get(key, []), *value]))
-            elif key == "type" and key in merged:
-                mine = {merged[key]} if isinstance(merged[key], str) else set(merged[key])
-                theirs = {value} if isinstance(value, str) else set(value)
-                both = mine & theirs
-                if ("number" in mine and "integer" in theirs) or ("integer" in mine and "number" in theirs):
-                    both.add("integer")
-                merged[key] = sorted(both)
-            elif key not in merged:
-                merged[key] = value
+        if isinstance(member, Mapping):
+            merged = merge_schemas(merged, member)
     return merged
+
+
+_STRICTER: dict[str, Any] = {
+    **dict.fromkeys(("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"), max),
+    **dict.fromkeys(("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"), min),
+}
+
+
+def merge_schemas(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Two schemas that must both hold, as one to build candidates from: properties
+    merged (one both name becomes an ``allOf``), ``required`` joined, types intersected
+    (``integer`` within ``number``), bounds the stricter; any other keyword of ``extra``
+    replaces ``base``'s. The validator has the last word on what is built from it."""
+    merged = dict(base)
+    for key, value in extra.items():
+        mine = merged.get(key)
+        if key not in merged:
+            merged[key] = value
+        elif key == "properties" and isinstance(mine, Mapping) and isinstance(value, Mapping):
+            props = dict(mine)
+            for name, sub in value.items():
+                props[name] = {"allOf": [props[name], sub]} if name in props else sub
+            merged[key] = props
+        elif key == "required" and isinstance(mine, list) and isinstance(value, list):
+            merged[key] = list(dict.fromkeys([*mine, *value]))
+        elif key == "type" and isinstance(mine, (str, list)) and isinstance(value, (str, list)):
+            merged[key] = _common_types(mine, value)
+        elif key in _STRICTER and is_number(mine) and is_number(value):
+            merged[key] = _STRICTER[key](mine, value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _common_types(mine: str | list[str], theirs: str | list[str]) -> list[str]:
+    ours = {mine} if isinstance(mine, str) else set(mine)
+    other = {theirs} if isinstance(theirs, str) else set(theirs)
+    both = ours & other
+    if ("number" in ours and "integer" in other) or ("integer" in ours and "number" in other):
+        both.add("integer")
+    return sorted(both)
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -1,31 +1,31 @@
-"""Deterministic example arguments for a tool's ``inputSchema``.
+"""The readable pick of :mod:`.examples`: one value a schema suggests, built by hand.
 
-``example_arguments(schema)`` builds one object the schema accepts: every required
-property, plus each optional property that declares a ``default`` (shown with that
-default), each value chosen from what the schema says (``const``, ``enum``,
-``default``, ``examples``, bounds and ``multipleOf``, lengths, ``format``,
-``pattern``, ``$ref``/``$defs``, ``anyOf``/``oneOf``/``allOf``, ``prefixItems``,
-``uniqueItems``). The result is checked with the runtime's own validator (the one the
-generated server runs), so an example shown is one the server accepts; when no value
-the generator can think of passes, :class:`NoExample` says why instead of a wrong one.
-
-Same schema, same example: nothing here is random. ``mcpgen test`` has its own
-generator with the same signature; either can stand in for the other.
+:func:`readable_value` walks the schema once and picks, for each value, what a reader
+would write: ``const``, ``default``, ``examples``, the first ``enum`` member, a bound
+(or the middle of two) that meets ``multipleOf``, ``"example"`` stretched or cut to the
+lengths, a sample per ``format``, a pattern's simplest match, the branches of
+``anyOf``/``oneOf``/``allOf``, ``$ref``/``$defs`` followed, ``prefixItems``,
+``uniqueItems``. Every required property is present, and each optional one that
+declares a ``default`` (shown with it) when the object still validates with it.
+Each candidate is checked against its own sub-schema so a wrong first pick falls back
+to the next; the caller checks the whole value with the runtime's validator and falls
+back to Hypothesis when even that fails. Nothing here is random.
 """
 
 from __future__ import annotations
 
 import copy
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
-from .regex_example import pattern_example
+from .strategies import is_number, merge_schemas, pattern_string, ref_target, schema_types
 
-__all__ = ["NoExample", "example_arguments", "example_value"]
+__all__ = ["FORMAT_EXAMPLES", "NO_VALUE", "readable_value"]
 
+NO_VALUE: Final = object()  # "no value": None is a JSON value
 # One valid value per format the runtime asserts (any other format is an annotation).
 FORMAT_EXAMPLES: Final[Mapping[str, str]] = {
     "date": "2024-01-31",
@@ -49,37 +49,19 @@ FORMAT_EXAMPLES: Final[Mapping[str, str]] = {
     "regex": "^[a-z]+$",
 }
 _TYPE_ORDER: Final = ("object", "string", "integer", "number", "boolean", "array", "null")
+_UNTYPED_ORDER: Final = ("string", "integer", "number", "boolean", "null", "object", "array")
 _MAX_DEPTH: Final = 24  # a deeper (or endlessly recursive) schema gets its minimal values
 
 
-class NoExample(ValueError):
-    """No value the generator could build passes the schema (the message says why)."""
-
-
-def example_arguments(schema: dict[str, Any]) -> dict[str, Any]:
-    """Arguments valid against ``schema`` (a tool's ``inputSchema``), deterministic.
-
-    Raises NoExample when the schema accepts no object the generator can build (an
-    unsatisfiable schema, a pattern it cannot invert) or is not a schema the runtime
-    can compile."""
-    value = example_value(schema)
-    if not isinstance(value, dict):
-        raise NoExample("the schema does not describe an object")
-    return value
-
-
-def example_value(schema: Mapping[str, Any] | bool) -> Any:
-    """Any JSON value valid against ``schema`` (see :func:`example_arguments`)."""
-    try:
-        check = compile_schema(schema)
-    except (SchemaError, RecursionError) as exc:
-        raise NoExample(f"the schema cannot be compiled: {exc}") from None
+def readable_value(schema: Mapping[str, Any] | bool, check: Callable[[Any], Any]) -> tuple[Any, str]:
+    """The readable value of ``schema`` that ``check`` (its compiled validator) accepts
+    and ``""``; or NO_VALUE and what was wrong with the first pick."""
     root = schema if isinstance(schema, Mapping) else {}
-    failure = ""
     # First each value's first candidate, checked once at the root (most schemas need
     # no more); then with every candidate checked against its own sub-schema. Optional
     # properties with a default are shown when they can be; a default can drag in
     # another keyword (dependentRequired, if/then), so last without them.
+    failure = ""
     for careful, with_defaults in ((False, True), (True, True), (True, False)):
         value = _Builder(root, with_defaults, careful).value(schema, 0, ())
         try:
@@ -87,8 +69,11 @@ def example_value(schema: Mapping[str, Any] | bool) -> Any:
         except ValidationFailed as exc:
             failure = failure or exc.describe(1)
             continue
-        return value
-    raise NoExample(f"no generated value passes the schema: {failure}")
+        except RecursionError:
+            failure = failure or "the schema nests too deeply"
+            continue
+        return value, ""
+    return NO_VALUE, failure
 
 
 class _Builder:
@@ -157,21 +142,21 @@ class _Builder:
             target = self.resolve(ref)
             if target is not None and ref not in refs and depth < _MAX_DEPTH:
                 siblings = {k: v for k, v in schema.items() if k != "$ref"}
-                yield self.value(_merge(target, siblings), depth + 1, (*refs, ref))
+                yield self.value(merge_schemas(target, siblings), depth + 1, (*refs, ref))
                 return
         for keyword in ("oneOf", "anyOf"):
             if isinstance(schema.get(keyword), list):
                 rest = {k: v for k, v in schema.items() if k != keyword}
                 for branch in schema[keyword]:
                     if isinstance(branch, Mapping):
-                        yield self.value(_merge(rest, branch), depth + 1, refs)
+                        yield self.value(merge_schemas(rest, branch), depth + 1, refs)
                 return
         if isinstance(schema.get("allOf"), list):
             merged = {k: v for k, v in schema.items() if k != "allOf"}
             for part in schema["allOf"]:
                 if isinstance(part, Mapping):
                     part = self.inline_ref(part, refs)
-                    merged = _merge(merged, part)
+                    merged = merge_schemas(merged, part)
             yield self.value(merged, depth + 1, refs)
             return
         for kind in _types(schema):
@@ -182,22 +167,12 @@ class _Builder:
         if isinstance(ref, str) and ref not in refs:
             target = self.resolve(ref)
             if target is not None:
-                return _merge(target, {k: v for k, v in part.items() if k != "$ref"})
+                return merge_schemas(target, {k: v for k, v in part.items() if k != "$ref"})
         return part
 
     def resolve(self, ref: str) -> Mapping[str, Any] | None:
         """A local ``#/…`` pointer into the root schema; nothing else is followed."""
-        if not ref.startswith("#"):
-            return None
-        node: Any = self.root
-        for raw in ref[1:].split("/")[1:]:
-            token = raw.replace("~1", "/").replace("~0", "~")
-            if isinstance(node, Mapping) and token in node:
-                node = node[token]
-            elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
-                node = node[int(token)]
-            else:
-                return None
+        node = ref_target(self.root, ref)
         return node if isinstance(node, Mapping) else None
 
     def typed(self, kind: str, schema: Mapping[str, Any], depth: int, refs: tuple[str, ...]) -> Any:
@@ -290,45 +265,9 @@ def _has_root_ref(schema: Any) -> bool:
 
 
 def _types(schema: Mapping[str, Any]) -> list[str]:
-    declared = schema.get("type")
-    if isinstance(declared, str):
-        return [declared]
-    if isinstance(declared, list):
-        names = [t for t in declared if isinstance(t, str)]
-        return sorted(names, key=lambda t: _TYPE_ORDER.index(t) if t in _TYPE_ORDER else 99)
-    # no type: guess from the keywords present
-    if any(k in schema for k in ("properties", "required", "additionalProperties")):
-        return ["object"]
-    if any(k in schema for k in ("items", "prefixItems", "minItems", "contains")):
-        return ["array"]
-    if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum", "multipleOf")):
-        return ["number"]
-    return ["string", "integer", "boolean", "null", "object", "array"]
-
-
-def _merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
-    """``allOf`` of two schemas as one (properties merged, required joined, bounds the
-    stricter); the validator has the last word on the value built from it."""
-    merged = dict(base)
-    for key, value in extra.items():
-        if key not in merged:
-            merged[key] = value
-        elif key == "properties" and isinstance(value, Mapping):
-            props = dict(merged[key])
-            for name, sub in value.items():
-                props[name] = {"allOf": [props[name], sub]} if name in props else sub
-            merged[key] = props
-        elif key == "required" and isinstance(value, list):
-            merged[key] = list(dict.fromkeys([*merged[key], *value]))
-        elif key in ("minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"):
-            merged[key] = max(merged[key], value)
-        elif key in ("maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"):
-            merged[key] = min(merged[key], value)
-        elif key == "type" and isinstance(value, str) and isinstance(merged[key], list):
-            merged[key] = value if value in merged[key] else merged[key]
-        else:
-            merged[key] = value
-    return merged
+    """The types ``schema`` allows, the most readable first (an untyped one: a string)."""
+    order = _TYPE_ORDER if "type" in schema else _UNTYPED_ORDER
+    return sorted(schema_types(schema), key=lambda t: order.index(t) if t in order else 99)
 
 
 def _extra_schema(schema: Mapping[str, Any]) -> Any:
@@ -361,10 +300,9 @@ def _strings(schema: Mapping[str, Any]) -> Any:
     pattern = schema.get("pattern")
     fmt = schema.get("format")
     if isinstance(pattern, str):
-        for stretch in (0, 1, 2, 4, 8, 16, 64):
-            text = pattern_example(pattern, stretch)
-            if text is not None:
-                yield text
+        text = pattern_string(pattern, low, high)
+        if text is not None:
+            yield text
     if isinstance(fmt, str) and fmt in FORMAT_EXAMPLES:
         yield FORMAT_EXAMPLES[fmt]
     base = "example"
@@ -400,16 +338,12 @@ def _numbers(schema: Mapping[str, Any], *, integer: bool) -> Any:
 def _bound(schema: Mapping[str, Any], inclusive: str, exclusive: str, sign: int) -> float | None:
     """The tightest bound on one side; an exclusive one nudged inwards."""
     values: list[float] = []
-    if _is_number(schema.get(inclusive)):
+    if is_number(schema.get(inclusive)):
         values.append(schema[inclusive])
-    if _is_number(schema.get(exclusive)):
+    if is_number(schema.get(exclusive)):
         bound = schema[exclusive]
         nudge = 1 if isinstance(bound, int) else max(abs(bound) * 1e-9, 1e-9)
         values.append(bound + sign * nudge)
     if not values:
         return None
     return max(values) if sign > 0 else min(values)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
