@@ -111,19 +111,18 @@ def test_rebuilding_after_deleting_the_output_gives_the_same_bytes(tmp_path: Pat
 
 
 _NOOP_PROBE = """
-import json, sys, time
+import json, sys
 from pathlib import Path
-started = time.perf_counter()
 from mcpgen.build import build_spec
 result = build_spec(Path(sys.argv[1]))
-seconds = time.perf_counter() - started
 heavy = sorted({name.split(".")[0] for name in sys.modules} & {
     "black", "datamodel_code_generator", "jinja2", "jsonschema", "pydantic"})
-print(json.dumps({"status": result.status, "seconds": seconds, "heavy": heavy}))
+print(json.dumps({"status": result.status, "heavy": heavy}))
 """
 
 
-def test_a_no_op_build_imports_no_generator_and_is_fast(tmp_path: Path) -> None:
+def test_a_no_op_build_imports_no_generator(tmp_path: Path) -> None:
+    """A no-op build stays cheap by what it imports (timings live in benchmarks/, not here)."""
     spec = _copy_spec(tmp_path / "spec")
     assert build_spec(spec).status == "written"
     done = subprocess.run(
@@ -137,15 +136,11 @@ def test_a_no_op_build_imports_no_generator_and_is_fast(tmp_path: Path) -> None:
     probe = json.loads(done.stdout)
     assert probe["status"] == "unchanged"
     assert probe["heavy"] == [], f"a no-op build imported {probe['heavy']}"
-    assert probe["seconds"] < 0.5, probe  # import of mcpgen.build included
 
-    started = time.perf_counter()
     cli = subprocess.run(
         [str(MCPGEN), "build", str(spec)], capture_output=True, text=True, check=False
     )
-    wall = time.perf_counter() - started
     assert cli.returncode == 0 and "unchanged" in cli.stdout
-    assert wall < 2.0, f"`mcpgen build` no-op took {wall:.2f}s (process start included)"
 
 
 def test_an_unchanged_build_touches_no_file(tmp_path: Path) -> None:
