@@ -13,12 +13,8 @@ from types import TracebackType
 from typing import Any, Self, overload
 
 from .._errors import ServerExited, Timeout
-from ..transport import (
-    AsyncInMemoryTransport,
-    AsyncStdioTransport,
-    AsyncTransport,
-    ServeFunction,
-)
+from ..transport.aio import AsyncInMemoryTransport, AsyncStdioTransport
+from ..transport.lines import AsyncTransport, ServeFunction
 from . import flows
 from .base import (
     AsyncProgressCallback,

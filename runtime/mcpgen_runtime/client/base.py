@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 from ..contract.check import Verify
-from ..transport import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
+from ..transport.lines import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
 from .core import (
     ClientCore,
     Discover,
