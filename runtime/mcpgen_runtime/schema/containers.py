@@ -347,6 +347,6 @@ def _matching(
             return additional
         if len(found) == 1:
             return found[0]
-        return partial(_run_chain, found, coerce=coerce)
+        return partial(_run_chain, found, (), rerun=coerce)
 
     return matching

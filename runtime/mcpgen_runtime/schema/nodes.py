@@ -29,18 +29,27 @@ def _prefix(errs: list[_Err], start: int, step: str | int) -> None:
         errs[i] = ((step, *path), message, expected)
 
 
-def _run_chain(checks: Sequence[_Check], value: Any, errs: list[_Err], coerce: bool) -> Any:
-    """Apply several schemas to one value; if one coerced it, check again from the start."""
+def _run_chain(
+    checks: Sequence[_Check],
+    uneval: Sequence[_Check],
+    value: Any,
+    errs: list[_Err],
+    rerun: bool,
+) -> Any:
+    """Apply several checks to one value in turn, then (if they found nothing) the
+    ``uneval`` ones; with ``rerun``, a value one of them coerced is judged afresh from
+    the start, so that every check agrees on the final value."""
     start = len(errs)
     result = value
     for check in checks:
         result = check(result, errs)
-    if coerce and result is not value:
+    if uneval and len(errs) == start:
+        for check in uneval:
+            result = check(result, errs)
+    if rerun and result is not value:
+        # A check coerced part of the value after others had judged the original.
         del errs[start:]
-        final = result
-        for check in checks:
-            final = check(final, errs)
-        result = final
+        return _run_chain(checks, uneval, result, errs, False)
     return result
 
 
@@ -301,25 +310,7 @@ def _assemble(
                 errs.append(((), mismatch(value), expected))
                 return value
             value = converted
-        start = len(errs)
-        original = value
-        for check in checks:
-            value = check(value, errs)
-        if uneval and len(errs) == start:
-            for check in uneval:
-                value = check(value, errs)
-        if rerun and value is not original:
-            # A keyword coerced part of the value after others had judged the
-            # original; judge the coerced value afresh so each keyword agrees.
-            del errs[start:]
-            final = value
-            for check in checks:
-                final = check(final, errs)
-            if uneval and len(errs) == start:
-                for check in uneval:
-                    final = check(final, errs)
-            value = final
-        return value
+        return _run_chain(checks, uneval, value, errs, rerun)
 
     return run
 
