@@ -36,7 +36,10 @@ keyed by content, so a rebuild formats only units that changed. It lives in the 
 directory, beside the manifest, so that mcpgen writes nowhere the user did not point
 it; it exists only when some unit needed black. A build reads and rewrites it; ``--check``
 neither reads nor writes it (what it compares must not depend on a file in the
-directory it checks); each entry is checked to be the same code before use."""
+directory it checks). Anyone who can commit can edit it, so an entry is used only when
+it is the same code as its unit: the same syntax tree, the same comments (a coding
+cookie is one), no character the unit lacks (``layout._same_code``); anything else is
+formatted by black again."""
 MAX_LAYOUT_CACHE_BYTES = 32 * 1024 * 1024
 """Largest layout cache read (32 MiB); a larger one is ignored and rewritten."""
 
@@ -184,9 +187,11 @@ def _build(
     allow_outside_output: bool,
     runtime: RuntimeMode,
 ) -> BuildResult:
-    peeked = _peek_output(spec, override, allow_outside_output=allow_outside_output)
+    # --check always renders and compares: the manifest it would trust lives in the
+    # directory being checked, where a hand edit can update its hash too.
+    peeked = None if check else _peek_output(spec, override, allow_outside_output=allow_outside_output)
     if peeked is not None and is_up_to_date(peeked, spec.parent, runtime):
-        return BuildResult(spec, "fresh" if check else "unchanged", peeked)
+        return BuildResult(spec, "unchanged", peeked)
 
     from .render.project import render_package  # heavy: only when something changed
     from .spec.load import load_contract

@@ -1,6 +1,6 @@
 """The ``mcpgen`` command line: thin wrappers over build, validate, schema, init, diff,
-config and import. This module holds the group and build, validate and schema;
-``cli_project`` (init, config) and ``cli_contract`` (diff, import) the others,
+config, import and docs. This module holds the group and build, validate and schema;
+``cli_project`` (init, config), ``cli_contract`` (diff, import) and ``cli_docs`` the others,
 ``cli_common`` what they share."""
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from .cli_common import (
     _write_user_file,
 )
 from .cli_contract import diff, import_
+from .cli_docs import docs
 from .cli_project import config_, init
+from .cli_test import test
 
 if TYPE_CHECKING:
     from .build import BuildResult, RuntimeMode
@@ -285,3 +287,5 @@ main.add_command(init)
 main.add_command(config_)
 main.add_command(diff)
 main.add_command(import_)
+main.add_command(docs)
+main.add_command(test)

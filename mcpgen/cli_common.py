@@ -35,31 +35,52 @@ def _echo_warning(text: str) -> None:
     _echo(text, err=True, fg="yellow")
 
 
-def _write_user_file(target: Path, text: str, *, force: bool) -> None:
-    """Write a file the user named (``init``, ``import -o``), or exit.
+def _write_user_file(target: Path, text: str, *, force: bool, base: Path | None = None) -> None:
+    """Write a file the user named (``init``, ``import -o``, ``config --write``), or exit.
 
     A symlink at ``target`` is refused (exit 2), even with --force, and never
     followed: a dangling one planted in a shared folder would otherwise make the
-    write create its target wherever it points. The bytes go through a temporary
-    file beside ``target`` and a rename (safeio.replace_file), so a link planted
-    between this check and the write is replaced, not followed, either way.
+    write create its target wherever it points. So is a symlinked folder on the way
+    from ``base`` (default: the working folder) to ``target``: ``.vscode ->
+    ../elsewhere`` must not carry ``config vscode --write`` out of the project.
+    Folders above ``base`` (a home folder that is a link) are the user's business.
+    The bytes go through a temporary file beside ``target`` and a rename
+    (safeio.replace_file), so a link planted between this check and the write is
+    replaced, not followed, either way.
     """
     from .safeio import replace_file
 
-    _check_user_target(target, force=force)
+    _check_user_target(target, force=force, base=base)
     target.parent.mkdir(parents=True, exist_ok=True)
     replace_file(target, text.encode("utf-8"))
 
 
-def _check_user_target(target: Path, *, force: bool) -> None:
-    """Exit 2 when ``target`` is a symlink, 1 when it exists and --force is not given."""
-    if target.is_symlink():
-        _echo_error(f"{target} is a symbolic link; mcpgen does not write through one "
-                    "(remove it or choose another path)")
-        sys.exit(2)
+def _check_user_target(target: Path, *, force: bool, base: Path | None = None) -> None:
+    """Exit 2 when ``target`` or a folder between ``base`` and it is a symlink, 1
+    when it exists and --force is not given."""
+    for path in (*_folders_below(target, base or Path.cwd()), target):
+        if path.is_symlink():
+            _echo_error(f"{path} is a symbolic link; mcpgen does not write through one "
+                        "(remove it or choose another path)")
+            sys.exit(2)
     if target.exists() and not force:
         _echo_error(f"{target} exists; pass --force to overwrite it")
         sys.exit(1)
+
+
+def _folders_below(target: Path, base: Path) -> list[Path]:
+    """The folders from ``base`` (excluded) down to ``target``'s parent, when
+    ``target`` lies under ``base`` (compared without resolving links); else none."""
+    absolute, root = target.absolute(), base.absolute()
+    try:
+        parts = absolute.relative_to(root).parts[:-1]
+    except ValueError:
+        return []
+    folders = []
+    for part in parts:
+        root = root / part
+        folders.append(root)
+    return folders
 
 
 _FORMAT = click.option(
@@ -74,10 +95,14 @@ def _project() -> ProjectConfig | None:
     from .project import ConfigError, find_config
 
     try:
-        return find_config()
+        config = find_config()
     except ConfigError as exc:
         _echo_error(f"mcpgen: {exc}")
         sys.exit(2)
+    if config is not None and config.root.resolve() != Path.cwd().resolve():
+        # settings from a folder above this one: say which file they came from
+        _echo(f"mcpgen: using [tool.mcpgen] of {config.file}", err=True)
+    return config
 
 
 def _specs_or_config(specs: tuple[Path, ...], config: ProjectConfig | None) -> tuple[Path, ...]:

@@ -44,8 +44,8 @@ def init(directory: Path, name: str | None) -> None:
                        json.dumps(EDITOR_SCHEMA, indent=2) + "\n")
     pyproject = directory / "pyproject.toml"
     for rel in [*project.files, "pyproject.toml", ".gitignore"]:
-        if (directory / rel).is_symlink():
-            _check_user_target(directory / rel, force=True)  # exits 2: never written through
+        # exits 2 on a symlink at the file or on a folder below DIRECTORY: never written through
+        _check_user_target(directory / rel, force=True, base=directory)
     taken = [rel for rel in project.files if (directory / rel).exists() or (directory / rel).is_symlink()]
     if pyproject.is_file() and "[tool.mcpgen]" in pyproject.read_text(encoding="utf-8"):
         taken.append("pyproject.toml ([tool.mcpgen])")
@@ -54,7 +54,7 @@ def init(directory: Path, name: str | None) -> None:
                     "written (init never overwrites: move them away or pick another folder)")
         sys.exit(1)
     for rel, text in project.files.items():
-        _write_user_file(directory / rel, text, force=False)
+        _write_user_file(directory / rel, text, force=False, base=directory)
     if pyproject.is_file():
         existing = pyproject.read_text(encoding="utf-8")
         _write_user_file(pyproject, existing.rstrip("\n") + "\n\n" + project.pyproject_table,
@@ -103,14 +103,17 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
     if _unreadable(chosen):
         _echo_error(f"{chosen}: cannot read spec")
         sys.exit(2)
-    loaded = load_contract(chosen, allow_outside_refs=True, allow_outside_output=True)
+    configured = project.output_for(chosen) if project else None
+    # the spec's `output:` passes the check `build` makes (a folder outside the spec's
+    # tree would go first on the host's PYTHONPATH); [tool.mcpgen] settings are the user's
+    outside = configured is not None or bool(project and project.allow_outside_output)
+    loaded = load_contract(chosen, allow_outside_refs=True, allow_outside_output=outside)
     if loaded.contract is None:
         for diagnostic in loaded.diagnostics:
             _echo_error(str(diagnostic))
         _echo_error(f"mcpgen config: {chosen} is not valid (mcpgen validate {chosen})")
         sys.exit(1)
     contract = loaded.contract
-    configured = project.output_for(chosen) if project else None
     package_dir = output_dir(chosen, contract.output, contract.package, configured)
     if not (package_dir / "__init__.py").is_file():
         _echo_warning(f"note: {package_dir} holds no built package yet; run mcpgen build {chosen}")
@@ -123,10 +126,15 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
     target = host_file or default_path(host)
     if target is None:
         raise click.UsageError("the json host has no usual file: give --path FILE")
+    # A per-user host file (Claude Desktop's, Cursor's) is not the project's: only a
+    # link at the file itself is refused there (a linked ~/.config is common). A
+    # workspace file or a --path is checked from the working folder down.
+    base = target.parent if host_file is None and host != "vscode" else None
+    _check_user_target(target, force=True, base=base)  # before reading it
     try:
         text, replaced = merge_entry(host, target, label, entry)
     except HostError as exc:
         _echo_error(f"mcpgen config: {exc}")
         sys.exit(2)
-    _write_user_file(target, text, force=True)
+    _write_user_file(target, text, force=True, base=base)
     _echo(f"{'replaced' if replaced else 'added'} server '{label}' in {target}")

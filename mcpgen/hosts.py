@@ -83,12 +83,8 @@ def merge_entry(host: str, path: Path, name: str, entry: dict[str, Any]) -> tupl
     """The host file's new text with ``name`` set to ``entry``, and whether a server of
     that name was replaced. Every other key and server stays as it was."""
     document: Any = {}
-    if path.exists():
-        try:
-            document = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise HostError(f"{path} is not plain JSON ({exc}); mcpgen does not rewrite it: "
-                            "add the entry `mcpgen config` prints by hand") from exc
+    if path.exists() or path.is_symlink():
+        document = _read_host_file(path)
         if not isinstance(document, dict):
             raise HostError(f"{path} does not hold a JSON object")
     servers = document.setdefault(HOSTS[host].servers_key, {})
@@ -97,3 +93,27 @@ def merge_entry(host: str, path: Path, name: str, entry: dict[str, Any]) -> tupl
     replaced = name in servers
     servers[name] = entry
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n", replaced
+
+
+MAX_HOST_FILE_BYTES = 16 * 1024 * 1024
+"""Largest host file read (16 MiB; real ones are kilobytes)."""
+
+
+def _read_host_file(path: Path) -> Any:
+    """The JSON of a host file that is a regular file of sane size (a FIFO would block
+    the read forever, a device never end it), nested no deeper than Python parses."""
+    from .safeio import UnsafeFile, read_regular
+
+    hint = "mcpgen does not rewrite it: add the entry `mcpgen config` prints by hand"
+    try:
+        raw = read_regular(path, limit=MAX_HOST_FILE_BYTES)
+    except UnsafeFile as exc:
+        raise HostError(f"{exc}; {hint}") from None
+    except OSError as exc:
+        raise HostError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return json.loads(raw.decode("utf-8") or "{}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise HostError(f"{path} is not plain JSON ({exc}); {hint}") from exc
+    except RecursionError:
+        raise HostError(f"{path} is nested too deeply to read as JSON; {hint}") from None

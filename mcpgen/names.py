@@ -58,11 +58,20 @@ def py_identifier(name: str) -> str:
     return text
 
 
-# Third-party modules a generated package imports at run time (models, HTTP transport):
-# a package named like one of them would import itself in their place.
-_RUNTIME_IMPORTS = frozenset(
-    {"pydantic", "pydantic_core", "typing_extensions", "annotated_types", "mcp", "mcp_types",
-     "starlette", "uvicorn", "anyio"}
+# Top-level import names a generated package must not take: on ``sys.path`` beside
+# them (``python -m pkg`` puts the working folder first) it would be imported in their
+# place. Kept as a fixed list, so a spec is valid or not whatever is installed.
+_OWN = frozenset({"mcpgen", "mcpgen_runtime"})
+_GENERATED_IMPORTS = frozenset(  # the runtime, its http and redis extras, and theirs
+    {"pydantic", "pydantic_core", "typing_extensions", "typing_inspection", "annotated_types",
+     "mcp", "mcp_types", "starlette", "uvicorn", "anyio", "sniffio", "httpx", "httpx2",
+     "httpcore", "h11", "sse_starlette", "multipart", "python_multipart", "jwt",
+     "opentelemetry", "jsonschema", "referencing", "rpds", "attrs", "redis", "idna", "certifi"}
+)
+_MCPGEN_IMPORTS = frozenset(  # mcpgen's own dependencies (pyproject.toml) and theirs
+    {"jinja2", "markupsafe", "click", "black", "blib2to3", "pathspec", "platformdirs",
+     "mypy_extensions", "packaging", "yaml", "_yaml", "jsonschema", "jsonschema_specifications",
+     "referencing", "rpds", "attrs", "pydantic", "pydantic_core"}
 )
 
 
@@ -72,14 +81,19 @@ def shadowed_module(package: str) -> str | None:
     A generated package sits on ``sys.path`` like any other: named ``json``,
     ``typing`` or ``os`` it replaces the standard library module for everything
     imported after it (``python -m json`` runs the standard one, and the runtime's
-    own ``import json`` gets the package). The standard library is this
+    own ``import json`` gets the package); named ``click`` or ``redis`` it replaces
+    what mcpgen or the generated server imports. The standard library is this
     interpreter's (``sys.stdlib_module_names``, builtins included)."""
     if package in sys.stdlib_module_names or package in sys.builtin_module_names:
         return "the standard library module"
     if package == "__main__":
         return "the module Python runs as the program"
-    if package in _RUNTIME_IMPORTS:
-        return "a module the generated package imports"
+    if package in _OWN:
+        return "mcpgen's own package"
+    if package in _GENERATED_IMPORTS:
+        return "a package the generated server imports (mcpgen-runtime or its dependencies)"
+    if package in _MCPGEN_IMPORTS:
+        return "a package mcpgen itself depends on"
     return None
 
 

@@ -11,6 +11,8 @@ a configured project. Command-line arguments and flags always win over it.
     check = false              # true: a bare `mcpgen build` only checks (CI-only projects)
     diff-category = "behavior" # default of `mcpgen diff --category`
     format = "text"            # default of --format (text | json | github)
+    docs-output = "site/api"   # where `mcpgen docs` writes index.html (default of -o)
+    docs-against = "origin/main"  # default of `mcpgen docs --against` (a spec file or git ref)
 
 Paths are relative to the folder of ``pyproject.toml``.  A spec's ``output`` here
 is the user's own setting, so it is trusted like ``-o`` (it may be anywhere).
@@ -27,7 +29,8 @@ from typing import Any
 __all__ = ["ConfigError", "ProjectConfig", "SpecEntry", "find_config", "load_config"]
 
 _KEYS = frozenset(
-    {"specs", "allow-outside-refs", "allow-outside-output", "check", "diff-category", "format"}
+    {"specs", "allow-outside-refs", "allow-outside-output", "check", "diff-category", "format",
+     "docs-output", "docs-against"}
 )
 _CATEGORIES = ("source", "call", "behavior")
 _FORMATS = ("text", "json", "github")
@@ -52,6 +55,8 @@ class ProjectConfig:
     check: bool = False
     diff_category: str | None = None
     format: str | None = None
+    docs_output: Path | None = None
+    docs_against: str | None = None
 
     @property
     def root(self) -> Path:
@@ -71,16 +76,36 @@ def find_config(start: Path | None = None) -> ProjectConfig | None:
     ``start`` (default: the working folder) upward; None when there is none.
 
     A ``pyproject.toml`` without the table does not stop the search: a monorepo's
-    sub-project may configure mcpgen at the top only.
+    sub-project may configure mcpgen at the top only. The search stops, as git's
+    ``safe.directory`` does, where a file there could be someone else's: after the
+    repository root (a folder holding ``.git``), and before a folder or a
+    ``pyproject.toml`` another user owns (the table can move outputs and set
+    ``allow-outside-refs``, so a shared ``/tmp`` or a parent folder must not).
     """
     folder = (start or Path.cwd()).resolve()
     for candidate in (folder, *folder.parents):
+        if not _owned_by_us(candidate):
+            return None
         file = candidate / "pyproject.toml"
-        if file.is_file():
+        if file.is_file() and _owned_by_us(file):
             config = load_config(file)
             if config is not None:
                 return config
+        if (candidate / ".git").exists():
+            return None
     return None
+
+
+def _owned_by_us(path: Path) -> bool:
+    """Is ``path`` owned by the user running mcpgen (always true where the OS has no
+    owners mcpgen can compare, as on Windows)?"""
+    geteuid = getattr(os, "geteuid", None)
+    if geteuid is None:
+        return True
+    try:
+        return bool(path.stat().st_uid == geteuid())
+    except OSError:
+        return False
 
 
 def load_config(file: Path) -> ProjectConfig | None:
@@ -110,6 +135,8 @@ def load_config(file: Path) -> ProjectConfig | None:
         check=_bool(file, table, "check"),
         diff_category=_choice(file, table, "diff-category", _CATEGORIES),
         format=_choice(file, table, "format", _FORMATS),
+        docs_output=_path(file, root, table, "docs-output"),
+        docs_against=_string(file, table, "docs-against"),
     )
 
 
@@ -149,6 +176,18 @@ def _bool(file: Path, table: dict[str, Any], key: str) -> bool:
     if not isinstance(value, bool):
         raise ConfigError(f"{file}: [tool.mcpgen] {key} must be true or false")
     return value
+
+
+def _string(file: Path, table: dict[str, Any], key: str) -> str | None:
+    value = table.get(key)
+    if value is not None and (not isinstance(value, str) or not value):
+        raise ConfigError(f"{file}: [tool.mcpgen] {key} must be a non-empty string")
+    return value
+
+
+def _path(file: Path, root: Path, table: dict[str, Any], key: str) -> Path | None:
+    value = _string(file, table, key)
+    return None if value is None else _relative(root, value)
 
 
 def _choice(file: Path, table: dict[str, Any], key: str, choices: tuple[str, ...]) -> str | None:

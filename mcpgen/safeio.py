@@ -118,24 +118,50 @@ def replace_file(target: Path, data: bytes) -> None:
 
     A reader never sees half a file, and a symlink planted at ``target`` is replaced,
     never followed. The temporary is created exclusively under a random name
-    (``O_EXCL``, ``O_NOFOLLOW``), so nothing planted can stand in for it; its mode
-    is the usual ``0o666`` less the umask.
+    (``O_EXCL``, ``O_NOFOLLOW``), so nothing planted can stand in for it. A regular
+    file replaced keeps its permission bits and, where the OS lets this process set
+    them, its owner and group (a 0600 host file holding tokens stays 0600); a new
+    file gets the usual ``0o666`` less the umask.
     """
+    try:
+        previous: os.stat_result | None = os.lstat(target)
+    except OSError:
+        previous = None
+    if previous is not None and not stat.S_ISREG(previous.st_mode):
+        previous = None  # a symlink or anything else is replaced, never copied from
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY | _CLOEXEC
+    # a private file's replacement is never readable by others, even for a moment
+    mode = stat.S_IMODE(previous.st_mode) & 0o777 if previous is not None else 0o666
     while True:
         temporary = target.with_name(f".{target.name}.{secrets.token_hex(6)}.mcpgen-tmp")
         try:
-            fd = os.open(temporary, flags, 0o666)
+            fd = os.open(temporary, flags, mode & 0o600 if previous is not None else mode)
             break
         except FileExistsError:
             continue
     try:
         with os.fdopen(fd, "wb") as handle:
+            if previous is not None:
+                _keep_owner_and_mode(handle.fileno(), previous)
             handle.write(data)
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+
+
+def _keep_owner_and_mode(fd: int, previous: os.stat_result) -> None:
+    """Give the open file ``fd`` the owner, group and mode of ``previous``: the owner
+    first (changing it may clear set-id bits), each only where permitted."""
+    if hasattr(os, "fchown"):
+        for uid, gid in ((previous.st_uid, previous.st_gid), (-1, previous.st_gid)):
+            try:
+                os.fchown(fd, uid, gid)
+                break
+            except OSError:  # not permitted: keep what we may
+                continue
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, stat.S_IMODE(previous.st_mode))
 
 
 def outside_reason(root: Path, declared: str) -> str | None:

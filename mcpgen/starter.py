@@ -71,12 +71,19 @@ class {prefix}({prefix}Server):
 '''
 
 _TEST = '''\
-"""The tools through the generated client, in memory (no subprocess)."""
+"""The tools through the generated client, in memory (no subprocess), and the
+implementation checked against the whole contract (mcpgen test, in process)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from mcpgen.testing import assert_contract
+
 from {package} import {prefix}Client
 from {module} import {prefix}
+
+SPEC = Path(__file__).resolve().parent.parent / "tools.yaml"
 
 
 def test_greet_and_add() -> None:
@@ -84,6 +91,12 @@ def test_greet_and_add() -> None:
         assert client.greet("Ada") == "Hello, Ada."
         assert client.greet("Ada", excited=True) == "Hello, Ada!"
         assert client.add(2, 3).sum == 5
+
+
+def test_contract() -> None:
+    # generated arguments (boundary, random, invalid) against {prefix}; fails with
+    # the findings and a `mcpgen test ... --replay` line for each
+    assert_contract(SPEC, {prefix}, examples=25, seed=0)
 '''
 
 _PYPROJECT_TABLE = """\

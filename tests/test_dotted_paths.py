@@ -41,6 +41,10 @@ NOT_A_PATH: dict[str, str] = {
         "http/server.py means the generated package's contract module, which a "
         "generated server passes to the runtime"
     ),
+    "mcpgen_runtime.tasks.list": (
+        "server/tasks.py and http/tasks.py name MCP's ``tasks.list`` capability "
+        "(capabilities.tasks.list), not a module"
+    ),
 }
 
 
@@ -180,6 +184,6 @@ def test_the_architecture_names_every_module() -> None:
             missing.append(f"runtime {'/'.join(parts)}")
     for path in sorted((ROOT / "mcpgen").rglob("*.py")):
         name = path.stem
-        if not re.search(rf"`{name}(\.py)?`|\*\*{name}\.py\*\*|`\w+/{name}`", doc):
+        if not re.search(rf"`{name}(\.py)?`|\*\*(\w+/)?{name}\.py\*\*|`\w+/{name}`", doc):
             missing.append(f"generator {path.relative_to(ROOT)}")
     assert missing == []

@@ -320,6 +320,47 @@ def test_a_trickled_request_head_is_timed_out_as_a_whole(slow_server: HttpServer
         assert _read_all(sock).startswith(b"HTTP/1.1 408 ")
 
 
+def trickle(sock: socket.socket, data: bytes, seconds: float) -> bool:
+    """Send ``data`` a byte every 0.2 s for at most ``seconds``; whether the server
+    closed the connection meanwhile."""
+    deadline = time.monotonic() + seconds
+    for byte in data:
+        if time.monotonic() > deadline:
+            return False
+        try:
+            sock.sendall(bytes([byte]))
+        except OSError:
+            return True  # the server closed it
+        time.sleep(0.2)
+    return False
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+def test_a_trickled_request_body_is_cut_off(slow_server: HttpServer, framing: str) -> None:
+    """A body sent a byte at a time resets no clock: ten such clients are all cut
+    off within the body timeout (1 s here), and a normal client is served meanwhile."""
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * 200 + b'"}}'
+    length = f"Content-Length: {len(body)}" if framing == "content-length" else "Transfer-Encoding: chunked"
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{slow_server.port}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        f"mcp-protocol-version: {VERSION}\r\n{length}\r\n\r\n"
+    ).encode()
+    if framing == "chunked":
+        body = b"".join(b"1\r\n" + bytes([byte]) + b"\r\n" for byte in body) + b"0\r\n\r\n"
+    socks = [_raw(slow_server) for _ in range(10)]
+    try:
+        for sock in socks:
+            sock.sendall(head)
+        with ThreadPoolExecutor(10) as pool:
+            cut: list[Future[bool]] = [pool.submit(trickle, sock, body, 12) for sock in socks]
+            assert rpc(slow_server, "ping")[0] == 200
+            assert [future.result() for future in cut] == [True] * 10
+    finally:
+        for sock in socks:
+            sock.close()
+
+
 def test_connections_beyond_the_cap_get_503(harden: tuple[Path, Path], signals: Path) -> None:
     with serve(harden, signals, "--max-connections", "3") as server:
         held = [_raw(server) for _ in range(3)]

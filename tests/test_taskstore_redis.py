@@ -111,14 +111,20 @@ def running(
         stop(workers)
 
 
+IDENTITY_HEADER = "X-Mcp-User"  # what an authenticating proxy in front would set
+ALICE = {IDENTITY_HEADER: "alice"}
+
+
 @pytest.fixture(scope="module")
 def pair(package: tuple[Path, Path], redis: RedisServer) -> Iterator[list[HttpServer]]:
-    with running(package, redis.url, 2) as workers:
+    with running(package, redis.url, 2, "--identity-header", IDENTITY_HEADER) as workers:
         yield workers
 
 
-def create(url: str, name: str, arguments: dict[str, Any], task: dict[str, Any] | None = None) -> str:
-    reply = rpc(url, "create", "tools/call", {"name": name, "arguments": arguments, "task": task or {}})
+def create(url: str, name: str, arguments: dict[str, Any], task: dict[str, Any] | None = None,
+           headers: dict[str, str] | None = None) -> str:
+    reply = rpc(url, "create", "tools/call", {"name": name, "arguments": arguments, "task": task or {}},
+                headers=headers)
     assert "result" in reply, reply
     task_id: str = reply["result"]["task"]["taskId"]
     return task_id
@@ -138,14 +144,15 @@ def wait_for(path: Path, timeout: float = 10.0) -> str:
 
 def test_a_task_started_on_one_worker_is_finished_from_another(pair: list[HttpServer]) -> None:
     a, b = pair
-    task_id = create(a.url, "batch_job", {"n": 7})
-    result = rpc(b.url, 1, "tasks/result", {"taskId": task_id})["result"]  # waits on b
+    task_id = create(a.url, "batch_job", {"n": 7}, headers=ALICE)
+    result = rpc(b.url, 1, "tasks/result", {"taskId": task_id}, headers=ALICE)["result"]  # waits on b
     assert result["content"] == [{"type": "text", "text": "14"}]
     assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
-    got = rpc(b.url, 2, "tasks/get", {"taskId": task_id})["result"]
+    got = rpc(b.url, 2, "tasks/get", {"taskId": task_id}, headers=ALICE)["result"]
     assert got["status"] == "completed" and got["ttl"] == 600000
-    assert task_id in {t["taskId"] for t in rpc(a.url, 3, "tasks/list")["result"]["tasks"]}
-    assert task_id in {t["taskId"] for t in rpc(b.url, 4, "tasks/list")["result"]["tasks"]}
+    listed = rpc(a.url, 3, "tasks/list", headers=ALICE)["result"]["tasks"]
+    assert task_id in {t["taskId"] for t in listed}
+    assert task_id in {t["taskId"] for t in rpc(b.url, 4, "tasks/list", headers=ALICE)["result"]["tasks"]}
     # an isError result fails the task at 2025-11-25, on every worker alike
     failed = create(b.url, "batch_job", {"n": -1})
     outcome = rpc(a.url, 5, "tasks/result", {"taskId": failed})["result"]
@@ -226,16 +233,18 @@ def test_a_restarted_worker_still_serves_results(package: tuple[Path, Path], red
 
 def test_a_result_expires_after_its_ttl(pair: list[HttpServer]) -> None:
     a, b = pair
-    task_id = create(a.url, "batch_job", {"n": 1}, {"ttl": 1500})
-    assert rpc(b.url, 1, "tasks/result", {"taskId": task_id})["result"]["content"][0]["text"] == "2"
+    task_id = create(a.url, "batch_job", {"n": 1}, {"ttl": 1500}, headers=ALICE)
+    assert rpc(b.url, 1, "tasks/result", {"taskId": task_id},
+               headers=ALICE)["result"]["content"][0]["text"] == "2"
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        reply = rpc(b.url, 2, "tasks/get", {"taskId": task_id})
+        reply = rpc(b.url, 2, "tasks/get", {"taskId": task_id}, headers=ALICE)
         if "error" in reply:
             break
         time.sleep(0.1)
     assert reply["error"]["code"] == -32602  # unknown task: expired, on every worker
-    assert task_id not in {t["taskId"] for t in rpc(a.url, 3, "tasks/list")["result"]["tasks"]}
+    listed = rpc(a.url, 3, "tasks/list", headers=ALICE)["result"]["tasks"]
+    assert task_id not in {t["taskId"] for t in listed}
 
 
 def test_redis_down_fails_only_what_needs_the_store(package: tuple[Path, Path]) -> None:

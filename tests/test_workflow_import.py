@@ -527,14 +527,21 @@ def test_values_shared_between_tools_are_written_out_not_aliased(tmp_path: Path)
         "const": [], "default": []}
 
 
-def test_a_keyword_a_spec_does_not_know_is_reported_with_the_tool() -> None:
-    schema = {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}
+def test_a_misspelt_keyword_is_reported_with_the_tool() -> None:
+    schema = {"type": "object", "properties": {"a": {"type": "string", "maxLenght": 3}}}
     with pytest.raises(
         ImportFailed,
-        match=r"tool 'odd' \(tools\[0\]\.parameters\[0\]\.nullable\): "
-        r"unknown JSON Schema keyword 'nullable'",
+        match=r"tool 'odd' \(tools\[0\]\.parameters\[0\]\.maxLenght\): "
+        r"unknown JSON Schema keyword 'maxLenght' \(did you mean 'maxLength'\?\)",
     ):
         spec_from_tools([_tool("odd", schema)], server_info=INFO)
+
+
+def test_openapi_keywords_import_and_are_published_unchanged(tmp_path: Path) -> None:
+    """``nullable`` (OpenAPI's) is an annotation to JSON Schema: kept, not refused."""
+    schema = {"type": "object", "properties": {"a": {"type": "string", "nullable": True}}}
+    spec = spec_from_tools([_tool("odd", schema)], server_info=INFO)
+    assert _published(spec.text, tmp_path)["odd"]["inputSchema"] == schema
 
 
 def test_no_tools_is_still_a_spec(tmp_path: Path) -> None:

@@ -57,7 +57,8 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def head() -> str:
     hooks = _git(ROOT, "show", "HEAD:.pre-commit-hooks.yaml")
-    assert {hook["id"] for hook in yaml.safe_load(hooks)} == {"mcpgen-build", "mcpgen-check"}
+    assert {hook["id"] for hook in yaml.safe_load(hooks)} == {
+        "mcpgen-build", "mcpgen-check", "mcpgen-docs"}
     return _git(ROOT, "rev-parse", "HEAD").strip()
 
 
@@ -98,6 +99,7 @@ def test_hook_definitions() -> None:
     }
     assert hooks["mcpgen-build"]["entry"] == "mcpgen build"
     assert hooks["mcpgen-check"]["entry"] == "mcpgen build --check"
+    assert hooks["mcpgen-docs"]["entry"] == "mcpgen docs"
     for hook in hooks.values():
         assert hook["language"] == "python"
         assert hook["pass_filenames"] is False and hook["require_serial"] is True
@@ -152,3 +154,34 @@ def test_check_hook_passes_when_fresh_and_fails_when_stale(
     code, output = _run(repo, "mcpgen-check", pre_commit_home)
     assert code == 0, output
 
+
+
+def test_docs_hook_writes_the_page_and_fails_when_it_changed(
+    tmp_path: Path, pre_commit_home: Path, head: str
+) -> None:
+    """The optional mcpgen-docs hook: [tool.mcpgen] docs-output says where; a spec
+    change rewrites the tracked page, so pre-commit fails the hook until it is staged."""
+    repo = tmp_path / "consumer"
+    shutil.copytree(FIXTURE, repo)
+    (repo / "pyproject.toml").write_text(
+        '[tool.mcpgen]\nspecs = ["tools.yaml"]\ndocs-output = "site"\n', encoding="utf-8")
+    config = {"repos": [{"repo": str(ROOT), "rev": head, "hooks": [{"id": "mcpgen-docs"}]}]}
+    (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "tools.yaml", "schemas/item.json", ".pre-commit-config.yaml", "pyproject.toml")
+    _git(repo, "commit", "-qm", "contract")
+
+    code, output = _run(repo, "mcpgen-docs", pre_commit_home)
+    assert code == 0, output
+    page = repo / "site" / "index.html"
+    assert "<!DOCTYPE html>" in page.read_text(encoding="utf-8")
+    _git(repo, "add", "site")
+    _git(repo, "commit", "-qm", "docs")
+    code, output = _run(repo, "mcpgen-docs", pre_commit_home)
+    assert code == 0, output  # unchanged: nothing rewritten
+
+    item = repo / "schemas" / "item.json"
+    item.write_text(item.read_text().replace("^[A-Z0-9-]+$", "^[A-Z0-9]+$"))
+    code, output = _run(repo, "mcpgen-docs", pre_commit_home)
+    assert code == 1 and "files were modified by this hook" in output, output
+    assert "^[A-Z0-9]+$" in page.read_text(encoding="utf-8")

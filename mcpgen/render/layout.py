@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .escape import PySource, py_str
+from .unitcheck import same_code
 
 __all__ = [
     "BLACK",
@@ -273,7 +274,7 @@ class Layout:
             key = _unit_key(depth, body)
             keys.append(key)
             found = self.cache.get(key) if self.cache else None
-            if found is not None and not _same_code(depth, body, found):
+            if found is not None and not same_code(depth, body, found):
                 found = None  # not black's output of this unit: format it again
             results.append(found)
             if found is None:
@@ -324,31 +325,6 @@ def _unit_key(depth: int, body: str) -> str:
     for part in (_black_version(), str(LINE_LENGTH), "py311", str(depth), body):
         digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return digest.hexdigest()
-
-
-def _same_code(depth: int, source: str, formatted: str) -> bool:
-    """Is ``formatted`` the same code as ``source`` (a unit at ``depth``), as black's
-    output is: the same syntax tree, docstrings compared without their indentation?
-    A cache entry is checked so before use: the cache is a file in the output
-    directory, and what it says must not change what the generated code does."""
-    import ast
-
-    def tree(text: str) -> str | None:
-        wrapped = "\n".join([*(INDENT * level + "class _:" for level in range(depth)), text])
-        try:
-            parsed = ast.parse(wrapped)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-        for node in ast.walk(parsed):
-            body = getattr(node, "body", None)
-            if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
-                value = body[0].value
-                if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                    value.value = "\n".join(ln.strip() for ln in value.value.splitlines()).strip()
-        return ast.dump(parsed)
-
-    expected = tree(source)
-    return expected is not None and expected == tree(formatted)
 
 
 def _black_batch(units: list[tuple[int, str]]) -> list[str]:

@@ -14,7 +14,8 @@ one construct maps the same way everywhere:
 | ``enum`` / ``const`` of strings, integers, booleans | ``Literal[…]`` | same |
 | ``array`` with ``items`` | ``list[T]`` | same |
 | object with ``properties`` | a ``TypedDict`` | a model (``extra="allow"`` unless ``additionalProperties: false``) |
-| object with only ``additionalProperties`` | ``dict[str, T]`` | same |
+| object with only ``additionalProperties`` | ``dict[str, T]`` | same (an output's root: a ``RootModel`` of it) |
+| ``properties`` without ``type`` | the TypedDict ``\\| bool \\| int \\| float \\| str \\| list \\| None`` | the model ``\\| …`` the same |
 | ``anyOf`` / ``oneOf`` / ``type: [..]`` | ``A \\| B`` | same; a discriminated union when every branch is an object with a required ``const`` property |
 | ``$ref`` to a ``types`` entry | the entry's TypedDict (``NameDict``) or alias | the entry's model or alias |
 
@@ -22,8 +23,9 @@ Names: a ``types`` entry ``Name`` that is an object is the model ``Name`` and th
 TypedDict ``NameDict``; any other entry is an alias ``Name`` (``NameDict`` too when its
 JSON face differs, as for a union of objects), defined once and referenced wherever it
 is used. Inline objects are named after where they sit: ``<Tool><Param>`` for an
-argument, ``<Parent><Property>`` inside another object. An optional model field that
-is not nullable defaults to pydantic's ``MISSING`` (absent, never ``None``).
+argument, ``<Parent><Property>`` inside another object. An optional model field
+defaults to pydantic's ``MISSING`` (absent, never ``None``, and never the schema's
+``default``: an annotation, published, not filled in).
 
 What types cannot say is checked by the runtime validator on both sides (the server on
 arguments and results, the client on results): formats, patterns, bounds, lengths.
@@ -63,6 +65,7 @@ from .typesource import (
     literal,
     model_source,
     nullable,
+    root_model_source,
     typeddict_source,
     union_of,
 )
@@ -113,6 +116,7 @@ class TypeMap:
     _scopes: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     _repeated_enums: set[str] = field(default_factory=set)  # enum lists met twice or more
     _enum_aliases: dict[str, str] = field(default_factory=dict)  # enum list → alias name
+    _null_aliases: set[str] = field(default_factory=set)  # aliases whose value is None
 
     @classmethod
     def for_contract(cls, contract: ir.Contract) -> TypeMap:
@@ -156,7 +160,7 @@ class TypeMap:
     def declare_args(self, tool: ir.Tool) -> None:
         name = f"{tool.class_name}Args"
         fields = [
-            FieldSpec(p.name, p.name, self.parameter(tool, p), p.required, None, False, None)
+            FieldSpec(p.name, p.name, self.parameter(tool, p), p.required, None)
             for p in tool.parameters
         ]
         doc = f"Arguments of tool {tool.name!r}, keyed by wire name."
@@ -167,12 +171,21 @@ class TypeMap:
         if tool.output_schema is None:
             return
         name = f"{tool.class_name}Output"
-        if tool.output_type_ref is not None:
+        target_schema = self.defs.get(tool.output_type_ref or "")
+        if tool.output_type_ref is not None and not (
+            isinstance(target_schema, dict) and _is_mapping(target_schema)
+        ):  # a mapping's alias is no model: it gets the RootModel below
             target = self.named(tool.output_type_ref, "model")
             self.declare(name, f"{name} = {target}", eager=frozenset({target}))
             return
         schema = rename_refs({k: v for k, v in tool.output_schema.items() if k != "$defs"},
                               self._scopes.get((tool.name, "output"), {}))
+        if not _is_object(schema) and _is_mapping(schema):
+            # only keys by pattern or additionalProperties: a mapping, as when nested
+            values = self.map_values(schema, name, "model")
+            self.declare(name, root_model_source(name, schema, f"dict[str, {values}]"),
+                         eager=identifiers_in(values))  # a base class: evaluated at once
+            return
         if not _is_object(schema):
             merged = self.merge_all_of(schema) if isinstance(schema.get("allOf"), list) else None
             schema = merged if merged is not None and _is_object(merged) else {
@@ -220,6 +233,8 @@ class TypeMap:
         else:
             name = python
         self._named[key] = name
+        if text == "None" or text in self._null_aliases:
+            self._null_aliases.add(name)
         self.declare(name, f"{name}: {helper('TypeAlias')} = {text}", eager=identifiers_in(text))
         return name
 
@@ -243,6 +258,12 @@ class TypeMap:
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             target = self.named(ref_name(ref), face)
+            if target in self._null_aliases:
+                # an alias of None is None at run time: `N | None` would be `None | None`,
+                # which Python refuses when pydantic evaluates it
+                target = "None"
+            if _untyped_object(self.defs.get(ref_name(ref))):
+                return union_of([target, NOT_OBJECT])
             return nullable(target, _admits_null_besides_ref(schema))
         if "const" in schema:
             return literal([schema["const"]])
@@ -262,7 +283,9 @@ class TypeMap:
         if isinstance(kinds, str):
             return self.one(kinds, schema, hint, face)
         if "properties" in schema:
-            return self.one("object", schema, hint, face)
+            # `properties` constrains objects only: without `type`, any other value passes
+            text = self.one("object", schema, hint, face)
+            return union_of([text, NOT_OBJECT]) if _untyped_object(schema) else text
         return ANY
 
     def enum(self, values: list[Any], hint: str) -> str:
@@ -378,8 +401,6 @@ class TypeMap:
                     py=py,
                     annotation=self.annotation(sub_schema, f"{owner}{class_name(wire)}", face),
                     required=wire in required,
-                    default=sub_schema.get("default"),
-                    has_default="default" in sub_schema,
                     description=sub_schema.get("description")
                     if isinstance(sub_schema.get("description"), str)
                     else None,
@@ -444,6 +465,25 @@ def _is_object(schema: Any) -> bool:
     )
 
 
+# What a schema with `properties` and no `type` admits besides objects.
+NOT_OBJECT = f"bool | int | float | str | list[{ANY}] | None"
+
+
+def _untyped_object(schema: Any) -> bool:
+    """An object schema that does not say ``type``: it admits every non-object too."""
+    return _is_object(schema) and "type" not in schema and not schema.get("allOf")
+
+
+def _is_mapping(schema: Mapping[str, Any]) -> bool:
+    """An object schema without named properties whose values have a schema: keys by
+    ``patternProperties``, or ``additionalProperties`` other than true (not false alone,
+    which admits only ``{}``)."""
+    if schema.get("properties") or any(k in schema for k in ("anyOf", "oneOf", "allOf", "$ref")):
+        return False
+    extra = schema.get("additionalProperties", True)
+    return bool(schema.get("patternProperties")) or isinstance(extra, dict) and extra != {}
+
+
 def _face_name(hint: str, face: Face) -> str:
     """Every TypedDict made from an object schema ends in ``Dict``; models do not."""
     return hint if face == "model" else f"{hint}Dict"
@@ -464,7 +504,7 @@ def _discriminator(branches: list[Any], defs: Mapping[str, Any]) -> tuple[str, l
             branch = defs.get(ref_name(ref))
         if isinstance(branch, dict) and branch.get("type") == "null":
             objects.append(None)
-        elif _is_object(branch):
+        elif _is_object(branch) and not _untyped_object(branch):
             objects.append(branch)
         else:
             return None

@@ -21,7 +21,8 @@ from .escape import py_docstring, py_literal, py_str
 
 __all__ = [
     "ANY", "HELPERS", "Declaration", "FieldSpec", "field_name", "helper", "identifiers_in",
-    "is_alias", "literal", "model_source", "nullable", "resolve_helpers", "split_union",
+    "is_alias", "literal", "model_source", "nullable", "resolve_helpers", "root_model_source",
+    "split_union",
     "typeddict_source", "union_of",
 ]  # fmt: skip
 
@@ -33,6 +34,7 @@ HELPERS = {
     "Annotated": "typing", "Any": "typing", "Literal": "typing", "Required": "typing",
     "TypeAlias": "typing", "TypedDict": "typing",
     "BaseModel": "pydantic", "ConfigDict": "pydantic", "Field": "pydantic", "MISSING": "pydantic",
+    "RootModel": "pydantic",
 }  # fmt: skip
 
 
@@ -88,8 +90,6 @@ class FieldSpec:
     py: str
     annotation: str
     required: bool
-    default: Any
-    has_default: bool
     description: str | None
 
 
@@ -198,10 +198,12 @@ def model_source(name: str, schema: Mapping[str, Any], fields: list[FieldSpec]) 
             options.append(f"alias={py_str(f.wire)}")
         if f.description:
             options.append(f"description={py_str(f.description)}")
+        # An optional field is absent until the data has it, also when its schema has
+        # a `default`: JSON Schema's `default` is an annotation, which no validator
+        # applies, so a parsed result holds what was sent (the server, too, sends only
+        # the fields a handler set). The default stays in the published schema.
         if f.required:
             kind, default = f.annotation, "..." if options else None
-        elif f.has_default and (f.default is not None or "None" in split_union(f.annotation)):
-            kind, default = f.annotation, py_literal(f.default)
         else:
             kind, default = f"{f.annotation} | {helper('MISSING')}", helper("MISSING")
         if options:
@@ -211,6 +213,16 @@ def model_source(name: str, schema: Mapping[str, Any], fields: list[FieldSpec]) 
             lines.append(f"    {f.py}: {kind} = {default}")
         else:
             lines.append(f"    {f.py}: {kind}")
+    return "\n".join(lines)
+
+
+def root_model_source(name: str, schema: Mapping[str, Any], root: str) -> str:
+    """A model whose value is ``root`` itself (an output object that is a mapping)."""
+    lines = [f"class {name}({helper('RootModel')}[{root}]):"]
+    if isinstance(schema.get("description"), str) and schema["description"]:
+        lines.append(f"    {py_docstring(schema['description'])}")
+    else:
+        lines.append("    pass")
     return "\n".join(lines)
 
 

@@ -1,9 +1,11 @@
 """``$ref`` bundling, the spec front end's last step before the IR.
 
-A ``$ref`` in a spec points into ``types`` (``#/types/Name``) or at a JSON/YAML
-file relative to the spec (``schemas/day.json#/pointer``); a hand-written
-``input_schema`` may also point into its own ``$defs`` (``#/$defs/X``, as
-pydantic and FastMCP emit them), and those references stay as written.
+A ``$ref`` in a spec points into ``types`` (``#/types/Name``), at a JSON/YAML
+file relative to the spec (``schemas/day.json#/pointer``), or, by JSON pointer or
+``$anchor``, into the schema it sits in (``#/definitions/X``, ``#/allOf/0``,
+``#name``; the innermost subschema with an ``$id`` is a document of its own); a
+hand-written ``input_schema``'s references into its own ``$defs`` (``#/$defs/X``,
+as pydantic and FastMCP emit them) stay as written.
 Published schemas are self-contained: every other reference is rewritten to
 ``#/$defs/Name`` and the definitions a schema uses travel with it under ``$defs``.
 
@@ -14,6 +16,7 @@ at the root (see ``Bundler.publish_object`` for how a root ``$ref`` is published
 from __future__ import annotations
 
 import json
+import keyword
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -25,7 +28,9 @@ import yaml
 
 from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
 
+from ..names import MODELS_PY_NAMES
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
+from .dialect import upgrade_schema
 from .keywords import (
     LOCAL_REF,
     SCHEMA_LIST_KEYWORDS,
@@ -33,6 +38,7 @@ from .keywords import (
     SCHEMA_VALUE_KEYWORDS,
     JsonPath,
     local_ref_names,
+    walk_schemas,
 )
 
 __all__ = ["Bundler", "JsonPath", "RefProblem"]
@@ -57,7 +63,10 @@ class _Origin:
     """Where a schema came from: the spec itself, or an external file."""
 
     file: Path | None  # None for the spec
+    # what `#…` means: the file, or (in the spec) the schema being bundled, or the
+    # innermost subschema with an `$id` (a resource of its own)
     document: Any
+    local_defs: bool = False  # a hand-written input_schema: its `#/$defs/…` stay as written
 
 
 @dataclass
@@ -79,6 +88,7 @@ class Bundler:
     _names: dict[tuple[str, str], str] = field(default_factory=dict)  # (file, pointer) → def name
     _files: dict[Path, Any] = field(default_factory=dict)
     _uses: dict[str, frozenset[str]] = field(default_factory=dict)  # def → defs it references
+    _keep: list[Any] = field(default_factory=list)  # targets named by their id()
     # def from a file → (file, pointer, where in the spec the first $ref to it sits)
     file_defs: dict[str, tuple[Path, str, JsonPath]] = field(default_factory=dict)
 
@@ -88,14 +98,19 @@ class Bundler:
             self._define_type(name)
 
     def bundle(
-        self, schema: Any, path: JsonPath, *, local_defs: bool = False
+        self, schema: Any, path: JsonPath, *, local_defs: bool = False, whole: bool = False
     ) -> tuple[Any, frozenset[str]]:
         """Rewrite ``schema`` (found at ``path`` in the spec); return it with the
         closure of definition names it needs. With ``local_defs`` (a hand-written
-        ``input_schema``), ``#/$defs/X`` means the schema's own ``$defs`` entry."""
+        ``input_schema``), ``#/$defs/X`` means the schema's own ``$defs`` entry;
+        ``whole``: a tool's whole schema (its root ``$id`` is kept)."""
         used: set[str] = set()
-        origin = _Origin(None, schema if local_defs and isinstance(schema, dict) else None)
+        origin = _Origin(None, schema if isinstance(schema, dict) else None, local_defs)
         rewritten = self._rewrite(schema, origin, path, used)
+        if whole and isinstance(schema, dict) and isinstance(schema.get("$id"), str):
+            # the $id of a tool schema's root names the published document: it stays
+            rewritten = {key: schema[key] if key == "$id" else rewritten[key]
+                         for key in schema if key == "$id" or key in rewritten}
         return rewritten, self.closure(used)
 
     def publish_object(self, schema: Any) -> dict[str, Any] | None:
@@ -212,7 +227,8 @@ class Bundler:
         self._names[key] = name
         used: set[str] = set()
         self.defs[name] = None  # placeholder: recursion through refs stops here
-        self.defs[name] = self._rewrite(self.types[name], _Origin(None, None), ("types", name), used)
+        schema = self.types[name]
+        self.defs[name] = self._rewrite(schema, _Origin(None, schema), ("types", name), used)
         self._uses[name] = frozenset(used)
         return name
 
@@ -252,6 +268,7 @@ class Bundler:
             # symlink to a regular file is fine: confinement was checked on the target).
             text = read_regular(file, limit=MAX_SPEC_BYTES).decode("utf-8")
             document = json.loads(text) if file.suffix == ".json" else _yaml_document(text)
+            upgrade_schema(document, ())  # an earlier draft's file, in 2020-12
         except FileNotFoundError:
             self.problems.append(RefProblem(path, f"referenced file '{self.shown(file)}' does not exist"))
             document = None
@@ -281,11 +298,19 @@ class Bundler:
     def _rewrite(self, schema: Any, origin: _Origin, path: JsonPath, used: set[str]) -> Any:
         if not isinstance(schema, dict):
             return schema
+        if isinstance(schema.get("$id"), str) and origin.file is None and schema is not origin.document:
+            origin = _Origin(None, schema)  # a resource of its own: `#…` inside means it
         result: dict[str, Any] = {}
         for key, value in schema.items():
             sub = path + (key,)
+            if key in ("$id", "$anchor") and isinstance(value, str):
+                # Published schemas are one document whose references all point at its
+                # root's $defs: an $id would make them resolve against itself instead,
+                # and the references to an $anchor are rewritten (a copy of its schema
+                # under $defs would hold the same anchor twice).
+                continue
             if key == "$ref" and isinstance(value, str) and origin.file is None \
-                    and origin.document is not None and value.startswith(LOCAL_REF):
+                    and origin.local_defs and value.startswith(LOCAL_REF):
                 self._check_local(value, origin.document, sub)
                 result[key] = value  # the schema's own $defs: published as written
             elif key == "$ref" and isinstance(value, str):
@@ -308,6 +333,47 @@ class Bundler:
             else:
                 result[key] = value
         return result
+
+    def _follow_in_spec(self, ref: str, pointer: str, origin: _Origin, path: JsonPath) -> str | None:
+        """A ``#…`` reference in the spec: ``#/types/Name``, else a JSON pointer or an
+        ``$anchor`` inside the schema it sits in (``origin.document``)."""
+        match = re.fullmatch(r"/types/([^/]+)", pointer)
+        if match and match.group(1) in self.types:
+            return self._define_type(match.group(1))
+        document = origin.document
+        if pointer.startswith("/") or not pointer:
+            target = resolve_pointer(document, pointer) if document is not None else MISSING
+        else:
+            found = _anchor_pointer(document, pointer)
+            target = resolve_pointer(document, found) if found is not None else MISSING
+        if isinstance(target, (dict, bool)):
+            return self._define_target(target, pointer, origin, path)
+        if match:
+            known = ", ".join(sorted(self.types)) or "none defined"
+            message = f"no type '{match.group(1)}' (types: {known})"
+        elif pointer and not pointer.startswith("/"):
+            message = f"no $anchor '{pointer}' in this schema"
+        else:
+            message = "it points to no schema inside this one; use '#/types/Name' or a file path"
+        self.problems.append(RefProblem(path, f"'{ref}' does not resolve: {message}"))
+        return None
+
+    def _define_target(self, target: Any, pointer: str, origin: _Origin, path: JsonPath) -> str:
+        """A definition of its own for a subschema a reference points to."""
+        for name, schema in self.types.items():
+            if schema is target:
+                return self._define_type(name)
+        key = ("#target", str(id(target)))
+        if key in self._names:
+            return self._names[key]
+        name = self._fresh_name(_def_name(pointer.rsplit("/", 1)[-1]) if pointer else "Schema")
+        self._names[key] = name
+        self._keep.append(target)  # its id stays its own while it is a key
+        used: set[str] = set()
+        self.defs[name] = None
+        self.defs[name] = self._rewrite(target, origin, path, used)
+        self._uses[name] = frozenset(used)
+        return name
 
     def _check_local(self, ref: str, document: Mapping[str, Any], path: JsonPath) -> None:
         if resolve_pointer(document, unquote(ref[1:])) is not MISSING:
@@ -332,21 +398,14 @@ class Bundler:
             return None
         if not location:
             if origin.file is None:
-                match = re.fullmatch(r"/types/([^/]+)", pointer)
-                if match and match.group(1) in self.types:
-                    return self._define_type(match.group(1))
-                if match:
-                    known = ", ".join(sorted(self.types)) or "none defined"
-                    self.problems.append(
-                        RefProblem(path, f"'{ref}' does not resolve: no type '{match.group(1)}' "
-                                         f"(types: {known})")
-                    )
-                else:
-                    self.problems.append(
-                        RefProblem(path, f"'{ref}' does not resolve: use '#/types/Name' or a file path"
-                                         " (local $defs are for a hand-written input_schema)")
-                    )
-                return None
+                return self._follow_in_spec(ref, pointer, origin, path)
+            if pointer and not pointer.startswith("/"):
+                found = _anchor_pointer(origin.document, pointer)
+                if found is None:
+                    self.problems.append(RefProblem(
+                        path, f"'{ref}': no $anchor '{pointer}' in {self.shown(origin.file)}"))
+                    return None
+                pointer = found
             return self._define_file(origin.file, pointer, path)
         base = origin.file.parent if origin.file is not None else self.spec_dir
         target = (base / location).resolve()
@@ -358,6 +417,23 @@ class Bundler:
             )
             return None
         return self._define_file(target, pointer, path)
+
+
+def _def_name(segment: str) -> str:
+    """A definition name for what a pointer ends in: a class name models.py can use."""
+    name = _pascal(segment)
+    if not name.isidentifier() or keyword.iskeyword(name) or name in MODELS_PY_NAMES:
+        name = f"Schema{name}"
+    return name
+
+
+def _anchor_pointer(document: Any, anchor: str) -> str | None:
+    """The JSON pointer of the first subschema of ``document`` whose ``$anchor`` is
+    ``anchor`` (None when there is none)."""
+    for node, where in walk_schemas(document, ()):
+        if isinstance(node, dict) and node.get("$anchor") == anchor:
+            return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in where)
+    return None
 
 
 def _yaml_document(text: str) -> Any:

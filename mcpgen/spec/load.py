@@ -21,8 +21,10 @@ from .. import ir
 from ..names import class_name
 from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .bundle import Bundler
+from .dialect import upgrade_schema
 from .errors import Diagnostic
 from .lower import Lowering, _local_def_names, _unhide_type_names
+from .yamlpos import Path as YPath
 from .yamlpos import load_yaml
 
 __all__ = ["LoadResult", "load_contract", "load_spec_text"]
@@ -96,6 +98,21 @@ def load_spec_text(
 class _Checker(Lowering):
     """Runs the checks and the lowering in order (``validate.py``, ``lower.py``)."""
 
+    def upgrade_drafts(self, types: dict[str, Any], tools: list[Any]) -> None:
+        """Every schema of the spec in 2020-12 (``dialect.py``), before it is checked."""
+        found: list[tuple[Any, YPath]] = [(schema, ("types", name)) for name, schema in types.items()]
+        for index, tool in enumerate(tools):
+            if not isinstance(tool, dict):
+                continue
+            found += [(tool[key], ("tools", index, key))
+                      for key in ("input_schema", "output_schema") if key in tool]
+            parameters = tool.get("parameters")
+            found += [(param, ("tools", index, "parameters", number))
+                      for number, param in enumerate(parameters if isinstance(parameters, list) else [])]
+        for schema, path in found:
+            for where, message in upgrade_schema(schema, path):
+                self.warning(where, message)
+
     def run(self, sha256: str) -> ir.Contract | None:
         if not isinstance(self.data, dict):
             self.error((), "a spec is a mapping with keys mcpgen, package, server, tools")
@@ -104,9 +121,10 @@ class _Checker(Lowering):
         self.check_package()
         self.check_output()
         types: dict[str, Any] = self.data["types"] if isinstance(self.data.get("types"), dict) else {}
+        tools_raw: list[Any] = self.data["tools"] if isinstance(self.data.get("tools"), list) else []
+        self.upgrade_drafts(types, tools_raw)
         for name, schema in types.items():
             self.check_schema(schema, ("types", name))
-        tools_raw: list[Any] = self.data["tools"] if isinstance(self.data.get("tools"), list) else []
         for index, tool in enumerate(tools_raw):
             if isinstance(tool, dict):
                 self.check_tool_schemas(tool, ("tools", index))

@@ -172,7 +172,7 @@ class Lowering(SpecChecks):
         schema = raw[key]
         where = path + (key,)
         problems = len(bundler.problems)
-        bundled, _ = bundler.bundle(schema, where, local_defs=key == "input_schema")
+        bundled, _ = bundler.bundle(schema, where, local_defs=key == "input_schema", whole=True)
         if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
             for name in schema["$defs"]:
                 if name in types:

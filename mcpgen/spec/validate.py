@@ -41,6 +41,19 @@ _META_VALIDATOR = Draft202012Validator(Draft202012Validator.META_SCHEMA, registr
 # published schema cannot keep that meaning, so a spec may not use them.
 _DYNAMIC_KEYWORDS = frozenset({"$dynamicRef", "$recursiveRef"})
 
+# Keywords of vocabularies beside JSON Schema's met in copied schemas: OpenAPI's
+# (`nullable`, `discriminator`, `example`, `xml`, `externalDocs`). Annotations to JSON
+# Schema, published unchanged without a word (`example` is no typo of `examples`).
+FOREIGN_ANNOTATIONS = frozenset({"nullable", "discriminator", "example", "xml", "externalDocs"})
+# Keywords of earlier drafts that 2020-12 spells otherwise, outside a schema that
+# declares its draft (then they are rewritten: see dialect.py).
+_OLD_KEYWORDS = {
+    "additionalItems": "is draft 2019-09 and earlier: in 2020-12 `prefixItems` holds the "
+                       "positions and `items` the rest; declare the draft with $schema "
+                       "(e.g. http://json-schema.org/draft-07/schema#) to have it rewritten",
+    "$recursiveAnchor": "is draft 2019-09's; it is not supported (use $ref)",
+}
+
 # Meta-schema validation is most of a spec's load time (~1 ms a schema), and specs
 # repeat schemas (the same parameter in many tools): a schema found valid is known by
 # its content, so its copies are not validated again. Only valid ones are kept: an
@@ -258,10 +271,10 @@ class SpecChecks(Reporter):
                 if is_generator_directive(key):
                     self.error(sub + (key,), _directive_message(key), key=True)
                     continue
-                if key in KNOWN_KEYWORDS or key in PARAMETER_KEYS and sub == path or key.startswith("x-"):
+                if key in KNOWN_KEYWORDS or key in PARAMETER_KEYS and sub == path \
+                        or key.startswith("x-") or key in FOREIGN_ANNOTATIONS:
                     continue
-                self.error(sub + (key,), f"unknown JSON Schema keyword '{key}'"
-                           f"{did_you_mean(key, KNOWN_KEYWORDS)}", key=True)
+                self.unknown_keyword(key, sub + (key,))
             self.check_patterns(node, sub)
             kinds = node.get("type")
             for kind, kind_path in (
@@ -288,6 +301,20 @@ class SpecChecks(Reporter):
             if len(_META_VALID) >= MAX_META_VALID:
                 _META_VALID.clear()
             _META_VALID.add(key)
+
+    def unknown_keyword(self, key: str, path: YPath) -> None:
+        """JSON Schema reads a keyword it does not know as an annotation, and so does
+        mcpgen (published unchanged, never checked), with a warning; a near miss of a
+        known keyword (``typ``, ``propertys``) is a typo, an error with its suggestion."""
+        if key in _OLD_KEYWORDS:
+            self.error(path, f"'{key}' {_OLD_KEYWORDS[key]}", key=True)
+            return
+        suggestion = did_you_mean(key, KNOWN_KEYWORDS)
+        if suggestion:
+            self.error(path, f"unknown JSON Schema keyword '{key}'{suggestion}", key=True)
+        else:
+            self.warning(path, f"unknown keyword '{key}' is kept as an annotation: "
+                         "published unchanged, not checked")
 
     def check_patterns(self, node: Mapping[str, Any], path: YPath) -> None:
         """Every regular expression compiles as the server will run it: ECMA-262,

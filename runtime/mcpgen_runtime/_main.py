@@ -3,7 +3,8 @@
 ``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
 [--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
 [--body-timeout S] [--max-connections N] [--max-message-bytes N]
-[--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]``
+[--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
+[--task-key-prefix P] [--max-tasks-per-worker N] [--max-tasks N] [--identity-header NAME]``
 
 stdio is served by this runtime alone; http by the optional ``mcp`` SDK
 (``http.server``, imported only when asked for).
@@ -153,6 +154,41 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         help="with a Redis task store: a worker that has not renewed its lease for this long "
         "is taken for dead and its running tasks fail (default: $MCPGEN_TASK_LEASE, else 15)",
     )
+    _add_task_arguments(http)
+
+
+def _add_task_arguments(http: argparse._ArgumentGroup) -> None:
+    http.add_argument(
+        "--task-key-prefix",
+        default=None,
+        metavar="PREFIX",
+        help="with a Redis task store: the prefix of its keys; deployments that must not see "
+        "each other's tasks need different ones (default: $MCPGEN_TASK_KEY_PREFIX, else "
+        "mcpgen:<server name>:)",
+    )
+    http.add_argument(
+        "--max-tasks-per-worker",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help=f"live tasks (running, or kept for their TTL) this process holds at once "
+        f"(default {http_config.DEFAULT_MAX_TASKS_PER_WORKER}); one more is refused with -31000",
+    )
+    http.add_argument(
+        "--max-tasks",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help=f"live tasks all the workers sharing a Redis task store hold at once "
+        f"(default {http_config.DEFAULT_MAX_TASKS}); one more is refused with -31000",
+    )
+    http.add_argument(
+        "--identity-header",
+        default=None,
+        metavar="NAME",
+        help="bind tasks to the requestor this header names, as set by an authenticating "
+        "proxy (off by default; only safe when every request passes that proxy)",
+    )
 
 
 def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -172,6 +208,10 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             ("--max-connections", args.max_connections),
             ("--task-store", args.task_store),
             ("--task-lease", args.task_lease),
+            ("--task-key-prefix", args.task_key_prefix),
+            ("--max-tasks-per-worker", args.max_tasks_per_worker),
+            ("--max-tasks", args.max_tasks),
+            ("--identity-header", args.identity_header),
         )
         if value is not None
     ]
@@ -203,6 +243,10 @@ def _serve_http(
             max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
             task_store=args.task_store or os.environ.get("MCPGEN_TASK_STORE") or "memory",
             task_lease=args.task_lease or _lease_from_environment(),
+            task_key_prefix=args.task_key_prefix or os.environ.get("MCPGEN_TASK_KEY_PREFIX") or None,
+            max_tasks_per_worker=args.max_tasks_per_worker or http_config.DEFAULT_MAX_TASKS_PER_WORKER,
+            max_tasks=args.max_tasks or http_config.DEFAULT_MAX_TASKS,
+            identity_header=args.identity_header or None,
         )
         # stdlib-only at import time; the SDK is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(

@@ -201,6 +201,44 @@ def test_multiple_of() -> None:
     assert not is_valid({"multipleOf": 2}, 1.5)
 
 
+@pytest.mark.parametrize(("draft", "unchecked", "checked"), [
+    ("http://json-schema.org/draft-07/schema#", ["uuid", "duration"], ["date", "email"]),
+    ("http://json-schema.org/draft-06/schema#", ["date", "uuid", "regex"], ["uri-reference"]),
+    ("http://json-schema.org/draft-04/schema#", ["json-pointer", "date"], ["ipv4"]),
+    ("https://json-schema.org/draft/2020-12/schema", [], ["uuid", "duration", "date"]),
+])
+def test_formats_an_earlier_draft_lacks_are_annotations(
+    draft: str, unchecked: list[str], checked: list[str]
+) -> None:
+    """A schema declaring draft-07 is published with its $schema when it means the same
+    in 2020-12: the validator then reads `format: uuid` as draft-07 does (issue 23, 15)."""
+    for name in unchecked:
+        assert is_valid({"$schema": draft, "format": name}, "not it"), name
+    for name in checked:
+        assert not is_valid({"$schema": draft, "format": name}, "not it"), name
+
+
+@pytest.mark.parametrize(("step", "value"), [
+    (0.1, 7 * 0.1),  # 0.7000000000000001
+    (0.1, 0.1 * 3),  # 0.30000000000000004
+    (0.01, sum([0.01] * 10)),  # 0.09999999999999999
+    (3, 3 * 3.0000000000000004),  # 9.000000000000002, an integer step
+    (0.05, 1.15 * 3),  # 3.4499999999999997
+])
+def test_multiple_of_tolerates_float_rounding(step: float, value: float) -> None:
+    """What a handler computes in floats passes, as Ajv and Python's jsonschema let it
+    (issue 23, item 17); before, the exact decimal check refused it."""
+    assert is_valid({"multipleOf": step}, value)
+
+
+@pytest.mark.parametrize(("step", "value"), [
+    (0.1, 0.70000000001), (0.0001, 0.00751), (3, 9.000001), (0.123456789, 1e308),
+    (0.3, 1e20),  # a quotient beyond 2**32: exact only
+])
+def test_multiple_of_tolerance_is_rounding_only(step: float, value: float) -> None:
+    assert not is_valid({"multipleOf": step}, value)
+
+
 # ------------------------------------------------------------------ strings
 
 

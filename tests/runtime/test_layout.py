@@ -137,7 +137,7 @@ def test_the_runtime_explains_itself() -> None:
     """Comments and messages state facts, not sections of documents outside the
     repository, and point users of the runtime at the runtime's own extra."""
     root = RUNTIME.parent.parent
-    sources = [*RUNTIME.rglob("*.py"), *(root / "mcpgen").rglob("*.py"), *(root / "templates").glob("*")]
+    sources = [*RUNTIME.rglob("*.py"), *(root / "mcpgen").rglob("*.py"), *(p for p in (root / "templates").rglob("*") if p.is_file())]
     # the two outside documents' citation forms, spelled in pieces so that this file
     # does not cite them itself
     outside = ("DESIGN" + " §", "PROTOCOL" + ".md")

@@ -9,7 +9,7 @@ import asyncio
 import pytest
 
 from mcpgen_runtime.tasks.factory import open_task_store
-from mcpgen_runtime.tasks.store import MemoryTaskStore, outcome_status
+from mcpgen_runtime.tasks.store import MemoryTaskStore, mask_url, outcome_status, scrub
 
 
 class Clock:
@@ -58,11 +58,11 @@ def test_tasks_expire_with_their_ttl() -> None:
     async def go() -> None:
         store = MemoryTaskStore(clock)
         task = await store.create("t", "legacy", 1000)
-        assert [t.task_id for t in await store.list("legacy")] == [task.task_id]
-        assert await store.list("modern") == []
+        assert [t.task_id for t in (await store.page("legacy", None, None))[0]] == [task.task_id]
+        assert await store.page("modern", None, None) == ([], None)
         clock.now += 2
         assert await store.get(task.task_id) is None
-        assert await store.list("legacy") == []
+        assert await store.page("legacy", None, None) == ([], None)
 
     asyncio.run(go())
 
@@ -78,3 +78,32 @@ def test_unknown_store_urls_are_refused() -> None:
     assert open_task_store("memory").shared is False
     with pytest.raises(ValueError, match="must be 'memory' or a redis://"):
         open_task_store("postgres://x")
+
+
+def test_store_urls_are_masked_for_logs() -> None:
+    url = "rediss://admin:s3cret%21@redis.internal:6380/2?password=p4ss&db=2&token=t0k&ssl_cert_reqs=none"
+    masked = mask_url(url)
+    assert masked == ("rediss://admin:***@redis.internal:6380/2?password=***&db=2&token=***"
+                      "&ssl_cert_reqs=none")
+    assert mask_url("redis://:only-a-password@h:1/0") == "redis://:***@h:1/0"
+    assert mask_url("redis://h:1/0") == "redis://h:1/0"
+    said = scrub("AUTH failed for s3cret! with p4ss and t0k", url)
+    assert said == "AUTH failed for *** with *** and ***"
+    with pytest.raises(ValueError) as refused:
+        open_task_store("mongo://u:hunter2@h/0?password=hunter2")
+    assert "hunter2" not in str(refused.value)
+
+
+def test_a_gone_waiter_leaves_no_event() -> None:
+    async def go() -> int:
+        store = MemoryTaskStore()
+        task = await store.create("t", "legacy", None)
+        waiter = asyncio.create_task(store.wait(task.task_id))
+        await asyncio.sleep(0.01)
+        waiter.cancel()  # its client went away
+        await asyncio.gather(waiter, return_exceptions=True)
+        for _ in range(100):
+            assert await store.wait("unknown-" + "x" * 1000) is None
+        return len(store.wakeups)
+
+    assert asyncio.run(go()) == 0

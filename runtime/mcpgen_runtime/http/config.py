@@ -10,11 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..tasks.table import DEFAULT_LEASE_SECONDS as _DEFAULT_LEASE_SECONDS
+from ..tasks.table import DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_WORKER
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
     "DEFAULT_HOST",
     "DEFAULT_MAX_BODY_BYTES",
+    "DEFAULT_MAX_TASKS",
+    "DEFAULT_MAX_TASKS_PER_WORKER",
     "DEFAULT_PATH",
     "DEFAULT_PORT",
     "HEADER_TIMEOUT_SECONDS",
@@ -89,3 +92,11 @@ class HttpOptions:
     # of a worker on the tasks it runs (seconds)
     task_store: str = "memory"
     task_lease: float = DEFAULT_LEASE_SECONDS
+    # the store's key prefix (None: mcpgen:<server name>:), and its caps on live
+    # tasks: created by this process, and by all the workers sharing the store
+    task_key_prefix: str | None = None
+    max_tasks_per_worker: int = DEFAULT_MAX_TASKS_PER_WORKER
+    max_tasks: int = DEFAULT_MAX_TASKS
+    # a header an authenticating proxy sets to the requestor's identity (None: off);
+    # tasks are bound to it (see http.identity)
+    identity_header: str | None = None

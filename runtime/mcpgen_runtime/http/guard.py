@@ -13,6 +13,11 @@
   a new one gets ``503 Service Unavailable`` at once and is closed, before a
   byte of it is read. (uvicorn's ``limit_concurrency`` answers 503 only once a
   complete head has arrived, which a slow client never sends.)
+- Streams that never end: a stateless server has no session to push messages
+  on, yet the SDK answers ``GET`` with ``Accept: text/event-stream`` with an
+  SSE stream that stays open until the client leaves, so a client holding
+  ``--max-connections`` of them would lock everyone out. ``GetStreamRefusal``
+  answers ``GET`` on the endpoint with 405 (``Allow: POST``), as ``DELETE`` is.
 - DNS rebinding: ``rebinding_protection`` gives the SDK its Host/Origin checks
   for *any* loopback address (all of 127.0.0.0/8, ``::1``, ``localhost``), not
   only for the three names the SDK knows.
@@ -43,6 +48,7 @@ __all__ = [
     "HEADER_TIMEOUT_SECONDS",
     "MAX_CONNECTIONS",
     "ConnectionLimits",
+    "GetStreamRefusal",
     "GuardedH11Protocol",
     "is_loopback",
     "rebinding_protection",
@@ -142,6 +148,25 @@ class GuardedH11Protocol(H11Protocol):
         )
         self.transport.write(head.encode() + body)
         self.transport.close()
+
+
+class GetStreamRefusal:
+    """ASGI middleware: ``GET`` on the MCP endpoint gets 405 at once (see above)."""
+
+    def __init__(self, app: Any, path: str) -> None:
+        self.app = app
+        self.path = path
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == self.path:
+            body = (b'{"jsonrpc":"2.0","id":null,"error":{"code":-32600,'
+                    b'"message":"Method Not Allowed: a stateless server opens no GET stream"}}')
+            await send({"type": "http.response.start", "status": 405, "headers": [
+                (b"content-type", b"application/json"), (b"allow", b"POST"),
+                (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
 
 
 def is_loopback(host: str) -> bool:

@@ -122,11 +122,13 @@ def build_sdk_server(
     max_sync_threads: int = MAX_SYNC_THREADS,
     task_store: TaskStore | None = None,
     tasks_served: bool = True,
+    identity_header: str | None = None,
 ) -> Server[Any]:
     """An SDK low-level ``Server`` serving ``app``'s tools through ``app``'s call path;
     ``initialize``, ``server/discover``, task calls and ``tasks/*`` are answered by the
     runtime's core (``http.tasks.TaskLayer``) against ``task_store`` (default: in
-    this process). ``tasks_served=False``: no tasks are published or run."""
+    this process). ``tasks_served=False``: no tasks are published or run.
+    ``identity_header``: the header that names the requestor (``http.identity``)."""
     _require_sdk()
     from mcp.server.caching import CacheHint
     from mcp.server.lowlevel import Server
@@ -164,6 +166,7 @@ def build_sdk_server(
     server.middleware.append(TaskLayer(
         app, task_store if task_store is not None else open_task_store("memory"), threads,
         served=tasks_served, max_running=max_sync_threads, run_handler=_run_handler,
+        identity_header=identity_header,
     ))
     return server
 
@@ -277,16 +280,19 @@ _DEFAULT_OPTIONS = HttpOptions()
 
 def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> Starlette:
     """The Starlette app serving ``app`` statelessly at ``options.path``."""
+    name = str(app.server_info.get("name", "")) or "default"
     store = open_task_store(
-        options.task_store, namespace=str(app.server_info.get("name", "")) or "default",
-        lease_seconds=options.task_lease,
+        options.task_store, key_prefix=options.task_key_prefix or f"mcpgen:{name}:",
+        lease_seconds=options.task_lease, max_tasks_per_worker=options.max_tasks_per_worker,
+        max_tasks=options.max_tasks,
     )
     # an in-process store serves tasks only when this one process answers everything
     served = store.shared or options.workers <= 1
     server = build_sdk_server(
-        app, max_sync_threads=options.max_sync_threads, task_store=store, tasks_served=served
+        app, max_sync_threads=options.max_sync_threads, task_store=store, tasks_served=served,
+        identity_header=options.identity_header,
     )
-    from .guard import rebinding_protection
+    from .guard import GetStreamRefusal, rebinding_protection
 
     asgi = server.streamable_http_app(
         streamable_http_path=options.path,
@@ -299,6 +305,7 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> Starlet
         host=options.host,
     )
     _shut_down_tasks_with(asgi, server)
+    asgi.add_middleware(GetStreamRefusal, path=options.path)
     return asgi
 
 

@@ -21,8 +21,16 @@ they are dropped; a cancellation sets ``ctx.cancelled`` (and cancels an async
 handler). At most ``max_concurrent_calls`` tasks run at once per worker; one more
 is refused with ``SERVER_BUSY`` (-31000) before any task is created, as over stdio.
 
-A store that cannot be reached fails only what needs it (task calls, ``tasks/*``)
-with -32603 and a message naming the store; plain calls never touch it.
+Isolation: each request's requestor is its identity (``http.identity``: an
+authenticated ``scope["user"]``, or the ``identity_header`` of an authenticating
+proxy), or None. A task is owned by the requestor that created it; the core
+answers ``tasks/*`` of another's task as for an unknown one, and the store is
+asked to wait on or cancel a task only once the core has found it visible.
+``tasks/list`` and ``tasks.list`` exist only for an identified requestor.
+
+A store that cannot be reached, or fails in any other way, fails only what needs
+it (task calls, ``tasks/*``) with -32603 and a generic message; the detail (with
+the store URL's secrets masked) goes to stderr. Plain calls never touch it.
 """
 
 from __future__ import annotations
@@ -40,8 +48,9 @@ from ..protocol.revisions import MODERN_VERSIONS
 from ..server.context import Context
 from ..server.core import SERVER_BUSY, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome, ToolRuntime
-from ..tasks.store import TaskStore, TaskStoreUnavailable
-from ..tasks.table import Task, TaskTable
+from ..tasks.store import TaskStore, TaskStoreUnavailable, scrub
+from ..tasks.table import Task, TaskLimitReached, TaskTable, decode_cursor
+from .identity import requestor_identity
 
 if TYPE_CHECKING:
     from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
@@ -54,6 +63,8 @@ RunHandler = Callable[
 ]
 
 SHUTDOWN_MESSAGE = "the worker running this task shut down before it finished"
+# What a client is told when the task store fails (the detail goes to stderr).
+STORE_FAILED_MESSAGE = "Internal error: the task store cannot be reached; retry later"
 # How long a worker that shuts down spends recording that its running tasks failed (2 s).
 SHUTDOWN_RECORD_SECONDS = 2.0
 _TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"})
@@ -73,6 +84,7 @@ class TaskLayer:
         served: bool,
         max_running: int,
         run_handler: RunHandler,
+        identity_header: str | None = None,
     ) -> None:
         # ``threads`` (http.server's pools of check and handler threads) and ``run_handler``
         # (how http.server runs one handler in them) come from the HTTP shell, which imports
@@ -83,7 +95,8 @@ class TaskLayer:
         self.threads = threads
         self.served = served and bool(app.task_tools)
         self.max_running = max_running
-        self.running = 0
+        self.running = 0  # task slots taken (checked and taken with no await between)
+        self.identity_header = identity_header
         self._logger = str(app.server_info.get("name", ""))
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -110,7 +123,11 @@ class TaskLayer:
 
     def _core(self, ctx: ServerRequestContext[Any, Any], table: TaskTable | None = None) -> ServerConnection:
         """A core connection in the state this stateless request implies."""
-        conn = ServerConnection(self.app, tasks=table)
+        scope = getattr(ctx.request, "scope", None)
+        requestor = requestor_identity(scope if isinstance(scope, Mapping) else {}, self.identity_header)
+        # a table of the tasks this request reads, never one that creates tasks
+        conn = ServerConnection(self.app, tasks=table or TaskTable(max_tasks=None),
+                                requestor=requestor, tasks_listed=requestor is not None)
         if ctx.method != "initialize":
             if ctx.protocol_version in MODERN_VERSIONS:
                 conn.era = "modern"
@@ -166,30 +183,59 @@ class TaskLayer:
             raise _error(
                 SERVER_BUSY, f"Server busy: {self.max_running} tasks are already running on this "
                 "worker (its limit); retry when one has finished", {"limit": self.max_running})
-        arguments = params.get("arguments") or {}
+        self.running += 1  # taken with the check: concurrent calls cannot both pass it
+        launched = False
         try:
-            args = await self.threads.checks.run(lambda: tool.check_arguments(arguments))
-        except ToolError as exc:
-            frame = conn._result(ctx.request_id, {"content": exc.content, "isError": True})
-            return _unwrap(json.loads(frame.data))
+            arguments = params.get("arguments") or {}
+            try:
+                args = await self.threads.checks.run(lambda: tool.check_arguments(arguments))
+            except ToolError as exc:
+                frame = conn._result(ctx.request_id, {"content": exc.content, "isError": True})
+                return _unwrap(json.loads(frame.data))
+            task = await self._create(ctx, conn, tool, params)
+            context = None
+            if tool.wants_context:
+                context = Context(request_id=ctx.request_id, logger=self._logger, task_id=task.task_id)
+            runner = asyncio.get_running_loop().create_task(self._run(task, tool, args, context))
+            launched = True  # the runner gives the slot back when the handler ends
+            self._tasks.add(runner)
+            runner.add_done_callback(self._tasks.discard)
+            if task.era == "modern":
+                return {"resultType": "task", **task.wire(), "_meta": dict(conn._meta)}
+            return {"task": task.wire()}
+        finally:
+            if not launched:
+                self.running -= 1
+
+    async def _create(
+        self, ctx: ServerRequestContext[Any, Any], conn: ServerConnection, tool: ToolRuntime,
+        params: Mapping[str, Any],
+    ) -> Task:
+        """A new task in the store, owned by this request's requestor."""
         task_params = params.get("task")
         ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
-        era = conn.era or "legacy"
-        self.running += 1  # held from here: the limit also covers a slow store
         try:
-            task = await self.store.create(tool.name, era, ttl)
+            task: Task = await self._store(self.store.create(
+                tool.name, conn.era or "legacy", ttl, conn.requestor))
+        except TaskLimitReached as reached:
+            raise _unwrap_error(conn.task_limit_error(ctx.request_id, reached)) from None
+        return task
+
+    async def _store(self, call: Awaitable[Any]) -> Any:
+        """Await a store call; its failure becomes -32603 with a generic message
+        (``TaskLimitReached`` passes: it is the caller's to answer)."""
+        try:
+            return await call
+        except TaskLimitReached:
+            raise
         except TaskStoreUnavailable as exc:
-            self.running -= 1
-            raise _error(INTERNAL_ERROR, f"Internal error: {exc}") from None
-        context = None
-        if tool.wants_context:
-            context = Context(request_id=ctx.request_id, logger=self._logger, task_id=task.task_id)
-        runner = asyncio.get_running_loop().create_task(self._run(task, tool, args, context))
-        self._tasks.add(runner)
-        runner.add_done_callback(self._tasks.discard)
-        if era == "modern":
-            return {"resultType": "task", **task.wire(), "_meta": dict(conn._meta)}
-        return {"task": task.wire()}
+            print(f"mcpgen: {exc}", file=sys.stderr, flush=True)
+        except Exception:  # noqa: BLE001 - a store bug or a corrupt record: log it, tell no secret
+            import traceback
+
+            print(scrub(f"mcpgen: the task store failed:\n{traceback.format_exc()}", self.store.url),
+                  file=sys.stderr, flush=True)
+        raise _error(INTERNAL_ERROR, STORE_FAILED_MESSAGE)
 
     async def _run(
         self, task: Task, tool: ToolRuntime, args: tuple[Any, ...] | dict[str, Any],
@@ -254,34 +300,43 @@ class TaskLayer:
 
     async def _task_method(self, ctx: ServerRequestContext[Any, Any], method: str) -> dict[str, Any]:
         params: Mapping[str, Any] = ctx.params or {}
-        probe = self._core(ctx)
-        refused = probe._task_methods_allowed(ctx.request_id)
+        conn = self._core(ctx)
+        if not conn.serves(method):  # e.g. tasks/result at 2026-07-28: the core's -32601
+            return self._answer(conn, ctx, method, params)
+        refused = conn._task_methods_allowed(ctx.request_id, method)
         if refused is not None:
             return _unwrap(json.loads(refused.data))
+        if method == "tasks/list":
+            return await self._tasks_list(ctx, conn, params.get("cursor"))
         task_id = params.get("taskId")
-        task: Task | None
-        try:
-            if method == "tasks/list":
-                table = TaskTable()
-                for task in await self.store.list(probe.era or "legacy"):
-                    table._tasks[task.task_id] = task
-                return self._answer(self._core(ctx, table), ctx, method, params)
-            if not isinstance(task_id, str):
-                return self._answer(probe, ctx, method, params)  # the core's -32602
+        if not isinstance(task_id, str):
+            return self._answer(conn, ctx, method, params)  # the core's -32602
+        task: Task | None = await self._store(self.store.get(task_id))
+        if task is not None and conn.may_see(task):
+            # only now is the store asked to wait or to cancel: another requestor's
+            # task is neither waited on nor cancelled, and answers as unknown
             if method == "tasks/cancel":
-                task, _ = await self.store.cancel(task_id)
+                task, _ = await self._store(self.store.cancel(task_id))
             elif method == "tasks/result":
-                task = await self.store.wait(task_id)
-            else:
-                task = await self.store.get(task_id)
-        except TaskStoreUnavailable as exc:
-            raise _error(INTERNAL_ERROR, f"Internal error: {exc}") from None
-        table = TaskTable()
+                task = await self._store(self.store.wait(task_id))
+        table = TaskTable(max_tasks=None)
         if task is not None:
             # the core shapes the answer from the task as the store had it (for
             # tasks/cancel: before the cancellation, which the core then applies)
-            table._tasks[task.task_id] = task
+            table.add(task)
         return self._answer(self._core(ctx, table), ctx, method, params)
+
+    async def _tasks_list(
+        self, ctx: ServerRequestContext[Any, Any], conn: ServerConnection, cursor: object
+    ) -> dict[str, Any]:
+        """One page of the requestor's own tasks (the core has checked that there is one)."""
+        if cursor is not None:
+            try:
+                decode_cursor(cursor)
+            except ValueError:
+                return _unwrap(json.loads(conn.unknown_cursor(ctx.request_id).data))
+        tasks, following = await self._store(self.store.page(conn.era or "legacy", conn.requestor, cursor))
+        return _unwrap(json.loads(conn.task_page(ctx.request_id, tasks, following).data))
 
     async def shutdown(self) -> None:
         """This process stops: its running tasks are recorded as failed (the handlers
@@ -300,6 +355,12 @@ def _unwrap(frame: Mapping[str, Any]) -> dict[str, Any]:
         error = frame["error"]
         raise _error(error["code"], error["message"], error.get("data"))
     return dict(frame["result"])
+
+
+def _unwrap_error(send: SendFrame) -> Exception:
+    """The error a core's error frame carries, as the SDK raises it."""
+    error = json.loads(send.data)["error"]
+    return _error(error["code"], error["message"], error.get("data"))
 
 
 def _error(code: int, message: str, data: Any = None) -> Exception:

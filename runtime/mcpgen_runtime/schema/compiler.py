@@ -25,6 +25,19 @@ from .values import (
 
 _Key = tuple[int, int, bool]
 
+# Formats that 2020-12 defines and an earlier draft does not, by that draft's
+# ``$schema`` (without scheme and final "#"): a schema declaring draft-07 (published
+# so when nothing in it reads otherwise there) means `format: uuid` as an annotation.
+_NEW_IN_2019 = frozenset({"uuid", "duration"})
+_NEW_IN_07 = frozenset({"date", "time", "idn-email", "idn-hostname", "iri", "iri-reference",
+                        "relative-json-pointer", "regex"})
+_NEW_IN_06 = frozenset({"uri-reference", "uri-template", "json-pointer"})
+_NOT_IN_DRAFT: dict[str, frozenset[str]] = {
+    "json-schema.org/draft-07/schema": _NEW_IN_2019,
+    "json-schema.org/draft-06/schema": _NEW_IN_2019 | _NEW_IN_07,
+    "json-schema.org/draft-04/schema": _NEW_IN_2019 | _NEW_IN_07 | _NEW_IN_06,
+}
+
 
 @dataclass(frozen=True, slots=True)
 class _Here:
@@ -51,6 +64,11 @@ class _CompilerBase:
     def __init__(self, root: Mapping[str, Any] | bool, assert_formats: bool = True) -> None:
         self.root = root
         self.assert_formats = assert_formats
+        # formats the schema's declared draft does not define stay annotations there
+        declared = root.get("$schema") if isinstance(root, Mapping) else None
+        self.unknown_formats = _NOT_IN_DRAFT.get(
+            declared.split("://", 1)[-1].rstrip("#/") if isinstance(declared, str) else "",
+            frozenset())
         self.nodes: dict[_Key, _Node] = {}
         self.regexes: dict[str, EcmaRegex] = {}
 

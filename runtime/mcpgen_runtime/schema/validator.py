@@ -252,7 +252,8 @@ class _Compiler(_ContainerKeywords):
     def format_check(self, name: Any, where: str) -> _Check | None:
         if not isinstance(name, str):
             raise SchemaError(f"{where}/format: must be a string")
-        known = format_checker(name) if self.assert_formats else None
+        known = format_checker(name) if self.assert_formats \
+            and name not in self.unknown_formats else None
         if known is None:
             return None  # an annotation: any string passes
         check, expected = known.check, known.expected

@@ -1,5 +1,5 @@
 """What the validator knows of JSON values: their types as JSON sees them (``1.0`` is an
-integer, ``True`` is not), equality for enum/const/uniqueItems, exact ``multipleOf``,
+integer, ``True`` is not), equality for enum/const/uniqueItems, ``multipleOf`` (exact, or up to float rounding),
 the string coercions a model's arguments get, and short readable reprs for messages.
 
 ``_Err`` and ``_Check`` are the types every compiled check is built from.
@@ -161,6 +161,28 @@ def _as_fraction(value: float) -> Fraction:
     return Fraction(int(value))
 
 
+# multipleOf with a float value: exact on the decimal literals (19.99 is a multiple of
+# 0.01, though 19.99 / 0.01 is 1998.9999999999998 in floats), or, for what float
+# arithmetic computed (7 * 0.1 is 0.7000000000000001), a quotient within
+# FLOAT_MULTIPLE_TOLERANCE of a whole number of steps, relative to that number. The
+# tolerance is a few thousand units in the last place: a handler's rounding passes,
+# a value that differs in a digit anyone wrote (0.70000000001) does not. It applies
+# to quotients below 2**32 only; beyond, a float's own spacing is near a step, and
+# the check is exact (1e308 is no multiple of 0.123456789). Peers agree on these:
+# Python's jsonschema and Ajv divide in floats (0.7000000000000001 / 0.1 == 7.0) and
+# accept, Ajv's ``multipleOfPrecision`` is this idea with an absolute tolerance.
+FLOAT_MULTIPLE_TOLERANCE: Final = 2.0**-40
+_TOLERATED_QUOTIENT: Final = 2.0**32
+
+
+def _near_multiple(value: float, step: float) -> bool:
+    """Is the float ``value`` a whole number of ``step``s up to float rounding?"""
+    quotient = value / step
+    if not math.isfinite(quotient) or abs(quotient) >= _TOLERATED_QUOTIENT:
+        return False
+    return abs(quotient - round(quotient)) <= abs(quotient) * FLOAT_MULTIPLE_TOLERANCE
+
+
 def _multiple_of(step: float) -> Callable[[float], bool]:
     if isinstance(step, float) and step.is_integer():
         step = int(step)
@@ -173,7 +195,8 @@ def _multiple_of(step: float) -> Callable[[float], bool]:
                 return value % int_step == 0
             if not math.isfinite(value):
                 return False
-            return (_as_fraction(value) / frac_step).denominator == 1
+            return (_as_fraction(value) / frac_step).denominator == 1 \
+                or _near_multiple(value, int_step)
 
         return check_int_step
 
@@ -182,7 +205,8 @@ def _multiple_of(step: float) -> Callable[[float], bool]:
     def check_fraction(value: float) -> bool:
         if isinstance(value, float) and not math.isfinite(value):
             return False
-        return (_as_fraction(value) / frac).denominator == 1
+        return (_as_fraction(value) / frac).denominator == 1 \
+            or isinstance(value, float) and _near_multiple(value, step)
 
     return check_fraction
 

@@ -46,7 +46,7 @@ from ..protocol.constants import (
 )
 from ..protocol.jsonrpc import error_response, result_response, result_response_raw
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
-from ..tasks.table import TaskTable
+from ..tasks.table import TaskLimitReached, TaskTable
 from .actions import Action, Cancel, Invoke, SendFrame, runs_inline
 from .context import LOG_LEVELS, Context
 from .tasks import TASKS_VERSION, TaskMethods
@@ -71,6 +71,8 @@ class ServerConnection(TaskMethods):
         emit: Callable[[bytes], None] | None = None,
         tasks: TaskTable | None = None,
         max_concurrent_calls: int | None = None,
+        requestor: str | None = None,
+        tasks_listed: bool = True,
     ) -> None:
         self.app = app
         self.emit = emit  # where handler notifications (progress, logs) go
@@ -79,7 +81,11 @@ class ServerConnection(TaskMethods):
         self.era: str | None = None  # "legacy" | "modern", fixed by the first request
         self.version: str | None = None  # negotiated handshake revision
         self.log_level: str | None = None  # set by logging/setLevel (handshake era)
-        self.tasks = tasks or TaskTable()
+        self.tasks = TaskTable() if tasks is None else tasks
+        # stdio: one client per process, so its tasks are its own and listable; the
+        # HTTP layer says who the requestor is (see server.tasks)
+        self.requestor = requestor
+        self.tasks_listed = tasks_listed
         self.in_flight: dict[Any, Invoke] = {}  # request id → running call (not tasks)
         self._task_invokes: dict[str, Invoke] = {}
         self._meta = {META_SERVER_INFO: dict(app.server_info)}
@@ -237,6 +243,10 @@ class ServerConnection(TaskMethods):
     def _is_modern(self) -> bool:
         return self.era == "modern"
 
+    def serves(self, method: str) -> bool:
+        """Whether a request for ``method`` has a handler in this connection's era."""
+        return method in (self._modern if self._is_modern else self._legacy)
+
     def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
         if self._is_modern:
             result = {"resultType": "complete", **result, "_meta": {**result.get("_meta", {}), **self._meta}}
@@ -257,7 +267,8 @@ class ServerConnection(TaskMethods):
             info.pop("title", None)
         capabilities: dict[str, Any] = {"logging": {}, "tools": {"listChanged": False}}
         if version == TASKS_VERSION and self.app.task_tools:
-            capabilities["tasks"] = {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+            listing: dict[str, Any] = {"list": {}} if self.tasks_listed else {}
+            capabilities["tasks"] = {**listing, "cancel": {}, "requests": {"tools": {"call": {}}}}
         result: dict[str, Any] = {
             "protocolVersion": version,
             "capabilities": capabilities,
@@ -351,7 +362,11 @@ class ServerConnection(TaskMethods):
             return [invoke]
         task_params = params.get("task")
         ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
-        task = self.tasks.create(tool.name, "modern" if self._is_modern else "legacy", ttl)
+        try:
+            task = self.tasks.create(tool.name, "modern" if self._is_modern else "legacy", ttl,
+                                     owner=self.requestor)
+        except TaskLimitReached as reached:
+            return [self.task_limit_error(request_id, reached)]
         if context is not None:
             context.task_id = task.task_id
         invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context,

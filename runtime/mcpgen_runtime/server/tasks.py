@@ -1,6 +1,14 @@
 """The task requests of a server connection (``tasks/get|result|list|update|cancel``
 in both eras) and whether a ``tools/call`` runs as a task: ``TaskMethods``, a part
 of ``ServerConnection`` kept apart because it is a job of its own.
+
+Isolation: a connection knows its ``requestor`` (an identity, or None when
+requestors cannot be told apart). Every task it creates is owned by that
+requestor; ``tasks/get|result|update|cancel`` of a task owned by someone else
+get the same -32602 as an unknown task, so an id cannot even be probed.
+``tasks/list`` (and the ``tasks.list`` capability) exist only where
+``tasks_listed`` says the requestor is known (stdio: one client per process;
+HTTP: an identity), and list only the requestor's own tasks, a page at a time.
 """
 
 from __future__ import annotations
@@ -13,10 +21,11 @@ from ..protocol.constants import (
     META_RELATED_TASK,
     METHOD_NOT_FOUND,
     MISSING_CAPABILITY,
+    SERVER_BUSY,
     TASKS_EXTENSION,
 )
 from ..protocol.jsonrpc import encode, error_response, result_response
-from ..tasks.table import Task, TaskTable
+from ..tasks.table import Task, TaskLimitReached, TaskTable
 from .actions import Action, Cancel, Invoke, SendFrame
 from .tools import App, ToolRuntime
 
@@ -32,6 +41,8 @@ class TaskMethods:
     era: str | None
     version: str | None
     tasks: TaskTable
+    requestor: str | None  # who sends this connection's requests (None: unknown)
+    tasks_listed: bool  # whether tasks/list is offered (the requestor is told apart)
     _task_invokes: dict[str, Invoke]
 
     @property
@@ -72,7 +83,9 @@ class TaskMethods:
                 request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' requires task augmentation"))
         return wants, None
 
-    def _task_methods_allowed(self, request_id: Any) -> SendFrame | None:
+    def _task_methods_allowed(self, request_id: Any, method: str = "") -> SendFrame | None:
+        if method == "tasks/list" and not self.tasks_listed:
+            return SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))
         if self._is_modern:
             if not self._modern_extension(TASKS_EXTENSION):
                 return SendFrame(error_response(
@@ -88,10 +101,24 @@ class TaskMethods:
         if refused is not None:
             return None, refused
         task = self.tasks.get(params.get("taskId"))
-        if task is None or task.era != self.era:
+        if task is None or not self.may_see(task):
             return None, SendFrame(error_response(
                 request_id, INVALID_PARAMS, f"Invalid params: unknown task {params.get('taskId')!r}"))
         return task, None
+
+    def may_see(self, task: Task) -> bool:
+        """Whether this connection may read, wait on or cancel ``task``: one of its
+        era, owned by no one or by this connection's requestor."""
+        return task.era == self.era and (task.owner is None or task.owner == self.requestor)
+
+    def serves(self, method: str) -> bool:
+        raise NotImplementedError
+
+    def task_limit_error(self, request_id: Any, reached: TaskLimitReached) -> SendFrame:
+        where = "on this worker" if reached.scope == "worker" else "in the task store"
+        return SendFrame(error_response(
+            request_id, SERVER_BUSY, f"Server busy: {reached.limit} tasks are already live {where} "
+            "(its limit); retry when one has expired", {"limit": reached.limit}))
 
     def _tasks_get(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         task, refusal = self._find_task(request_id, params)
@@ -115,13 +142,24 @@ class TaskMethods:
         return [SendFrame(self._task_outcome_frame(task, request_id))]
 
     def _tasks_list(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        refused = self._task_methods_allowed(request_id)
+        refused = self._task_methods_allowed(request_id, "tasks/list")
         if refused is not None:
             return [refused]
-        if params.get("cursor") is not None:
-            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
-        tasks = [task.wire() for task in self.tasks.all() if task.era == self.era]
-        return [SendFrame(result_response(request_id, {"tasks": tasks}))]
+        try:
+            tasks, following = self.tasks.page(self.era or "legacy", self.requestor, params.get("cursor"))
+        except ValueError:
+            return [self.unknown_cursor(request_id)]
+        return [self.task_page(request_id, tasks, following)]
+
+    def unknown_cursor(self, request_id: Any) -> SendFrame:
+        return SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))
+
+    def task_page(self, request_id: Any, tasks: list[Task], following: str | None) -> SendFrame:
+        """The ``tasks/list`` answer: one page, and the cursor of the next if any."""
+        body: dict[str, Any] = {"tasks": [task.wire() for task in tasks]}
+        if following is not None:
+            body["nextCursor"] = following
+        return SendFrame(result_response(request_id, body))
 
     def _tasks_update(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         task, refusal = self._find_task(request_id, params)

@@ -12,30 +12,40 @@ and a lease so a dead worker's tasks fail. Those are four Redis primitives
 MCP's states onto Docket's would cost more than it saves and pull in a second
 framework. redis-py is the reference client, typed, and has an asyncio API.
 
-Layout, under ``mcpgen:<server name>:`` (so several servers can share a Redis):
+Layout, under a key prefix (``--task-key-prefix``; by default
+``mcpgen:<server name>:``, so several servers can share a Redis; two deployments
+of one server that must not see each other's tasks give each its own prefix).
+Every key expires: none outlives the tasks it is about.
 
 - ``task:<id>``: a hash (tool, era, status, statusMessage, createdAt, updatedAt,
-  ttlMs, result, error, owner), expiring ``ttlMs`` after creation: a result is
-  kept for the task's TTL, then it is gone (``tasks/get`` says unknown task).
-- ``index:<era>``: a sorted set of task ids by creation time, for ``tasks/list``
-  (ids whose hash expired are pruned when listed).
+  ttlMs, result, error, worker, owner), expiring ``ttlMs`` after creation: a
+  result is kept for the task's TTL, then it is gone (``tasks/get``: unknown task).
+  ``worker`` runs the task; ``owner`` is the requestor's identity, if known.
+- ``listed:<era>:<owner digest>``: a sorted set of task ids by creation time, one
+  per era and owner, read a page at a time (one script per page) by ``tasks/list``.
+- ``live``: a sorted set of ``<era>:<owner digest>:<id>`` by expiry time: how many
+  tasks are live (the ``max_tasks`` cap, checked and counted in one script) and
+  which ids to drop from ``listed:`` once expired.
 - ``lease:<worker>``: exists while the worker lives; renewed three times per
-  lease period. ``running:<worker>``: the ids of the tasks it runs.
+  lease period. ``running:<worker>``: the ids of the tasks it runs; ``workers``:
+  the workers that ran tasks.
 - channel ``events``: ``cancel:<id>`` (the running worker stops it) and
   ``done:<id>`` (blocked ``tasks/result`` calls wake up).
 
 Every state change is one Lua script, so it is atomic: a task is finished,
-cancelled or failed exactly once. A task whose owner's lease has lapsed is
-failed by whoever reads it first (``tasks/get``, ``tasks/result``,
-``tasks/list``) and by every live worker's periodic sweep. Not for Redis
-Cluster (scripts touch keys they compute); a single Redis or a replicated
-primary is fine.
+cancelled or failed exactly once, and no cap is exceeded by a race. A task whose
+worker's lease has lapsed is failed by whoever reads it first (``tasks/get``,
+``tasks/result``, ``tasks/list``) and by every live worker's periodic sweep,
+which also forgets expired ids. Not for Redis Cluster (scripts touch keys they
+compute); a single Redis or a replicated primary is fine.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import heapq
 import json
 import os
 import secrets
@@ -46,13 +56,27 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.jsonrpc import INTERNAL_ERROR
+from . import redis_scripts as scripts
 from .store import (
-    DEFAULT_LEASE_SECONDS,
     WAIT_POLL_SECONDS,
     TaskStoreUnavailable,
+    Wakeups,
+    mask_url,
     outcome_status,
+    scrub,
 )
-from .table import DEFAULT_TTL_MS, MAX_TTL_MS, Task
+from .table import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_TASKS,
+    DEFAULT_MAX_TASKS_PER_WORKER,
+    LIST_PAGE_SIZE,
+    MAX_TTL_MS,
+    Task,
+    TaskLimitReached,
+    clamp_ttl,
+    decode_cursor,
+    encode_cursor,
+)
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -66,71 +90,6 @@ INSTALL_HINT = "the Redis task store needs redis-py: pip install 'mcpgen-runtime
 SOCKET_TIMEOUT_SECONDS = 2.0
 DEAD_WORKER_MESSAGE = "the worker running this task stopped before it finished (its lease lapsed)"
 
-# KEYS: task. ARGV: prefix, now, error json, message, id, channel.
-# Fails the task when it is working and its owner's lease has lapsed; returns the hash.
-_READ = """
-local t = redis.call('HGETALL', KEYS[1])
-if #t == 0 then return t end
-if redis.call('HGET', KEYS[1], 'status') == 'working' then
-  local owner = redis.call('HGET', KEYS[1], 'owner')
-  if redis.call('EXISTS', ARGV[1] .. 'lease:' .. owner) == 0 then
-    redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[3], 'updatedAt', ARGV[2],
-               'statusMessage', ARGV[4])
-    redis.call('SREM', ARGV[1] .. 'running:' .. owner, ARGV[5])
-    redis.call('PUBLISH', ARGV[6], 'done:' .. ARGV[5])
-    t = redis.call('HGETALL', KEYS[1])
-  end
-end
-return t
-"""
-
-# KEYS: task, running set. ARGV: status, result, error, now, channel, id, message.
-# 1: finished; 0: already terminal or gone.
-_FINISH = """
-if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return 0 end
-redis.call('HSET', KEYS[1], 'status', ARGV[1], 'result', ARGV[2], 'error', ARGV[3],
-           'updatedAt', ARGV[4], 'statusMessage', ARGV[7])
-redis.call('SREM', KEYS[2], ARGV[6])
-redis.call('PUBLISH', ARGV[5], 'done:' .. ARGV[6])
-return 1
-"""
-
-# KEYS: task. ARGV: now, channel, id, message. Returns the hash before the change
-# and whether this call cancelled the task ({} when gone).
-_CANCEL = """
-local t = redis.call('HGETALL', KEYS[1])
-if #t == 0 then return {t, 0} end
-if redis.call('HGET', KEYS[1], 'status') ~= 'working' then return {t, 0} end
-redis.call('HSET', KEYS[1], 'status', 'cancelled', 'updatedAt', ARGV[1], 'statusMessage', ARGV[4])
-redis.call('PUBLISH', ARGV[2], 'cancel:' .. ARGV[3])
-redis.call('PUBLISH', ARGV[2], 'done:' .. ARGV[3])
-return {t, 1}
-"""
-
-# KEYS: workers set. ARGV: prefix, now, error json, message, channel.
-# Fails the running tasks of every registered worker whose lease has lapsed.
-_SWEEP = """
-local failed = 0
-for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-  if redis.call('EXISTS', ARGV[1] .. 'lease:' .. worker) == 0 then
-    local running = ARGV[1] .. 'running:' .. worker
-    for _, id in ipairs(redis.call('SMEMBERS', running)) do
-      local key = ARGV[1] .. 'task:' .. id
-      if redis.call('HGET', key, 'status') == 'working' then
-        redis.call('HSET', key, 'status', 'failed', 'error', ARGV[3], 'updatedAt', ARGV[2],
-                   'statusMessage', ARGV[4])
-        redis.call('PUBLISH', ARGV[5], 'done:' .. id)
-        failed = failed + 1
-      end
-    end
-    redis.call('DEL', running)
-    redis.call('SREM', KEYS[1], worker)
-  end
-end
-return failed
-"""
-
-
 def _require_redis() -> None:
     try:
         import redis.asyncio  # noqa: F401
@@ -139,7 +98,7 @@ def _require_redis() -> None:
 
 
 class RedisTaskStore:
-    """Tasks in Redis, shared by every worker configured with the same URL."""
+    """Tasks in Redis, shared by every worker configured with the same URL and prefix."""
 
     shared = True
 
@@ -147,26 +106,27 @@ class RedisTaskStore:
         self,
         url: str,
         *,
-        namespace: str = "default",
+        key_prefix: str = "mcpgen:default:",
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        max_tasks_per_worker: int = DEFAULT_MAX_TASKS_PER_WORKER,
+        max_tasks: int = DEFAULT_MAX_TASKS,
         clock: Callable[[], float] = time.time,
     ) -> None:
         _require_redis()
         self.url = url
         self.lease_seconds = lease_seconds
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.max_tasks = max_tasks
         self._clock = clock
-        self.set_namespace(namespace)
+        self.prefix = key_prefix
+        self.channel = key_prefix + "events"
         self._redis: Redis | None = None
         self._running: dict[str, Callable[[], None]] = {}
-        self._done: dict[str, asyncio.Event] = {}
+        self.wakeups = Wakeups()
+        # when each live task created here expires: the per-worker cap, kept here
+        self._mine = LocalQuota(max_tasks_per_worker)
         self._background: list[asyncio.Task[None]] = []
         self._registered = False
-
-    def set_namespace(self, namespace: str) -> None:
-        """Keys of one server (its name): several servers may share one Redis."""
-        self.prefix = f"mcpgen:{namespace}:"
-        self.channel = self.prefix + "events"
 
     # -- connection ------------------------------------------------------------
 
@@ -182,52 +142,57 @@ class RedisTaskStore:
         return self._redis
 
     async def _do(self, what: Callable[[], Any]) -> Any:
-        """One Redis operation; a failure becomes ``TaskStoreUnavailable``."""
+        """One Redis operation; a failure becomes ``TaskStoreUnavailable``, whose
+        text (for the server's log, never for a client) has the URL's secrets masked."""
         from redis.exceptions import RedisError
 
         try:
             return await what()
         except (RedisError, OSError) as exc:
-            raise TaskStoreUnavailable(
-                f"the task store at {_safe(self.url)} cannot be reached: {exc}"
-            ) from None
+            raise TaskStoreUnavailable(scrub(
+                f"the task store at {mask_url(self.url)} cannot be reached: {exc}", self.url
+            )) from None
 
     async def _register(self) -> None:
         """Take this worker's lease and start renewing it (first task created here)."""
         if self._registered:
             return
-        lease_ms = int(self.lease_seconds * 1000)
-
-        def take() -> Any:
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.set(self.prefix + "lease:" + self.worker, "1", px=lease_ms)
-            pipe.sadd(self.prefix + "workers", self.worker)
-            return pipe.execute()
-
-        await self._do(take)
+        await self._do(self._take_lease)
         self._registered = True
         self._start(self._renew_lease())
+
+    def _take_lease(self) -> Any:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.set(self.prefix + "lease:" + self.worker, "1", px=int(self.lease_seconds * 1000))
+        pipe.sadd(self.prefix + "workers", self.worker)
+        pipe.pexpire(self.prefix + "workers", self._keep_ms())
+        return pipe.execute()
+
+    def _keep_ms(self) -> int:
+        """How long a set of ids lives past its last change: no id in it outlives that."""
+        return MAX_TTL_MS + int(3 * self.lease_seconds * 1000)
 
     def _start(self, coroutine: Any) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._background.append(task)
 
     async def _renew_lease(self) -> None:
-        lease_ms = int(self.lease_seconds * 1000)
         while True:
             await asyncio.sleep(self.lease_seconds / 3)
             try:
-                await self._do(lambda: self.redis.set(
-                    self.prefix + "lease:" + self.worker, "1", px=lease_ms))
+                await self._do(self._take_lease)
                 await self._do(self._sweep)
             except TaskStoreUnavailable as exc:
                 print(f"mcpgen: cannot renew the task lease: {exc}", file=sys.stderr, flush=True)
 
+    def _common(self) -> list[Any]:
+        """The ARGV every script starts with."""
+        return [self.prefix, self._now(), self._dead_error(), DEAD_WORKER_MESSAGE, self.channel]
+
     async def _sweep(self) -> Any:
         return await self.redis.eval(
-            _SWEEP, 1, self.prefix + "workers", self.prefix, self._now(), self._dead_error(),
-            DEAD_WORKER_MESSAGE, self.channel,
-        )
+            scripts.SWEEP, 2, self.prefix + "workers", self.prefix + "live", *self._common(),
+            self._keep_ms())
 
     def _now(self) -> str:
         return repr(self._clock())
@@ -258,9 +223,7 @@ class RedisTaskStore:
     def _event(self, data: str) -> None:
         kind, _, task_id = data.partition(":")
         if kind == "done":
-            event = self._done.pop(task_id, None)
-            if event is not None:
-                event.set()
+            self.wakeups.wake(task_id)
         elif kind == "cancel":
             stop = self._running.get(task_id)
             if stop is not None:
@@ -274,71 +237,75 @@ class RedisTaskStore:
 
     # -- the store -------------------------------------------------------------
 
-    async def create(self, tool: str, era: str, ttl_ms: object) -> Task:
-        ttl = ttl_ms if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) else DEFAULT_TTL_MS
-        ttl = max(0, min(ttl, MAX_TTL_MS))
-        await self._register()
-        self._ensure_listening()
+    async def create(self, tool: str, era: str, ttl_ms: object, owner: str | None = None) -> Task:
         now = self._clock()
-        task = Task(secrets.token_urlsafe(16), tool, era, now, now, ttl)
-        key = self.prefix + "task:" + task.task_id
-
-        def write() -> Any:
-            pipe = self.redis.pipeline(transaction=True)
-            pipe.hset(key, mapping={
-                "tool": tool, "era": era, "status": "working", "createdAt": repr(now),
-                "updatedAt": repr(now), "ttlMs": str(ttl), "owner": self.worker,
-            })
-            pipe.pexpire(key, max(ttl, 1))
-            pipe.zadd(self.prefix + "index:" + era, {task.task_id: now})
-            pipe.sadd(self.prefix + "running:" + self.worker, task.task_id)
-            return pipe.execute()
-
-        await self._do(write)
+        task = Task(secrets.token_urlsafe(16), tool, era, now, now, clamp_ttl(ttl_ms), owner=owner)
+        self._mine.take(now, task.expires_at)  # TaskLimitReached before any await
+        try:
+            await self._register()
+            self._ensure_listening()
+            created = await self._do(lambda: self._create(task))
+        except BaseException:
+            self._mine.give_back(task.expires_at)
+            raise
+        if not created:
+            self._mine.give_back(task.expires_at)
+            raise TaskLimitReached(self.max_tasks, "store")
         return task
+
+    def _create(self, task: Task) -> Any:
+        fields = {
+            "tool": task.tool, "era": task.era, "status": "working", "createdAt": repr(task.created_at),
+            "updatedAt": repr(task.created_at), "ttlMs": str(task.ttl_ms), "worker": self.worker,
+        }
+        if task.owner is not None:
+            fields["owner"] = task.owner
+        digest = _digest(task.owner)
+        return self.redis.eval(
+            scripts.CREATE, 4, self.prefix + "task:" + task.task_id,
+            self.prefix + f"listed:{task.era}:{digest}", self.prefix + "live",
+            self.prefix + "running:" + self.worker,
+            self.prefix, repr(task.created_at), self._dead_error(), DEAD_WORKER_MESSAGE,
+            self.channel, task.task_id, f"{task.era}:{digest}:{task.task_id}",
+            repr(task.expires_at), task.ttl_ms, self.max_tasks, self._keep_ms(),
+            *(item for pair in fields.items() for item in pair),
+        )
 
     async def get(self, task_id: object) -> Task | None:
         if not isinstance(task_id, str):
             return None
         fields = await self._do(lambda: self.redis.eval(
-            _READ, 1, self.prefix + "task:" + task_id, self.prefix, self._now(),
-            self._dead_error(), DEAD_WORKER_MESSAGE, task_id, self.channel,
-        ))
+            scripts.READ, 1, self.prefix + "task:" + task_id, *self._common(), task_id))
         return _task(task_id, _pairs(fields))
 
-    async def list(self, era: str) -> list[Task]:
-        index = self.prefix + "index:" + era
-        ids: list[str] = await self._do(lambda: self.redis.zrange(index, 0, -1))
-        tasks: list[Task] = []
-        gone: list[str] = []
-        for task_id in ids:
-            task = await self.get(task_id)
-            if task is None:
-                gone.append(task_id)
-            else:
-                tasks.append(task)
-        if gone:
-            await self._do(lambda: self.redis.zrem(index, *gone))
-        return tasks
+    async def page(
+        self, era: str, owner: str | None, cursor: object
+    ) -> tuple[list[Task], str | None]:
+        score, after = ("", "") if cursor is None else decode_cursor(cursor)
+        listed = self.prefix + f"listed:{era}:{_digest(owner)}"
+        reply = await self._do(lambda: self.redis.eval(
+            scripts.PAGE, 1, listed, *self._common(), repr(score) if after else "", after, LIST_PAGE_SIZE))
+        tasks = [task for task_id, flat in reply[1:]
+                 if (task := _task(task_id, _pairs(flat))) is not None]
+        following = encode_cursor(tasks[-1].created_at, tasks[-1].task_id) if reply[0] and tasks else None
+        return tasks, following
 
     async def finish(
         self, task_id: str, *, result: dict[str, Any] | None, error: dict[str, Any] | None
     ) -> bool:
         key = self.prefix + "task:" + task_id
         era = await self._do(lambda: self.redis.hget(key, "era"))
-        if era is None:
-            return False
-        status = outcome_status(era, result, error)
+        status = outcome_status(era or "legacy", result, error)
         done = await self._do(lambda: self.redis.eval(
-            _FINISH, 2, key, self.prefix + "running:" + self.worker, status,
-            "" if result is None else json.dumps(result), "" if error is None else json.dumps(error),
-            self._now(), self.channel, task_id, "",
+            scripts.FINISH, 2, key, self.prefix + "running:" + self.worker, *self._common(), task_id,
+            status, "" if result is None else json.dumps(result),
+            "" if error is None else json.dumps(error),
         ))
         return bool(done)
 
     async def cancel(self, task_id: str) -> tuple[Task | None, bool]:
         before, changed = await self._do(lambda: self.redis.eval(
-            _CANCEL, 1, self.prefix + "task:" + task_id, self._now(), self.channel, task_id,
+            scripts.CANCEL, 1, self.prefix + "task:" + task_id, *self._common(), task_id,
             "cancelled by the requestor",
         ))
         task = _task(task_id, _pairs(before))
@@ -349,14 +316,12 @@ class RedisTaskStore:
     async def wait(self, task_id: str) -> Task | None:
         self._ensure_listening()
         while True:
-            event = self._done.setdefault(task_id, asyncio.Event())
-            task = await self.get(task_id)  # after subscribing: no wake-up is missed
-            if task is None or task.terminal:
-                return task
-            try:
-                await asyncio.wait_for(event.wait(), WAIT_POLL_SECONDS)
-            except TimeoutError:
-                pass
+            with self.wakeups.waiting(task_id) as event:
+                task = await self.get(task_id)  # after registering: no wake-up is missed
+                if task is None or task.terminal:
+                    return task
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), WAIT_POLL_SECONDS)
 
     def track(self, task_id: str, stop: Callable[[], None]) -> None:
         self._running[task_id] = stop
@@ -371,6 +336,32 @@ class RedisTaskStore:
         if self._redis is not None:
             with contextlib.suppress(Exception):  # a Redis that is gone
                 await self._redis.aclose()
+
+
+class LocalQuota:
+    """How many live tasks this process created, against a cap: a heap of their
+    expiry times (tasks are never removed early, so it is exact)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._expiries: list[float] = []
+
+    def take(self, now: float, expires_at: float) -> None:
+        while self._expiries and self._expiries[0] < now:
+            heapq.heappop(self._expiries)
+        if len(self._expiries) >= self.limit:
+            raise TaskLimitReached(self.limit, "worker")
+        heapq.heappush(self._expiries, expires_at)
+
+    def give_back(self, expires_at: float) -> None:
+        with contextlib.suppress(ValueError):
+            self._expiries.remove(expires_at)
+            heapq.heapify(self._expiries)
+
+
+def _digest(owner: str | None) -> str:
+    """The owner's part of a key: bounded, whatever the identity holds."""
+    return "-" if owner is None else hashlib.sha256(owner.encode()).hexdigest()[:32]
 
 
 def _pairs(flat: Any) -> dict[str, str]:
@@ -394,12 +385,5 @@ def _task(task_id: str, fields: dict[str, str]) -> Task | None:
         status_message=fields.get("statusMessage") or None,
         result=json.loads(result) if result else None,
         error=json.loads(error) if error else None,
+        owner=fields.get("owner"),
     )
-
-
-def _safe(url: str) -> str:
-    """The URL without a password, for messages."""
-    scheme, sep, rest = url.partition("://")
-    if "@" in rest:
-        rest = "***@" + rest.rpartition("@")[2]
-    return scheme + sep + rest

@@ -20,23 +20,40 @@ so it has nothing to share.
 A store also knows which tasks run *here*: ``track`` registers the callback that
 stops a running task, so a ``tasks/cancel`` answered by any worker reaches the
 one that runs it.
+
+Bounds: a store holds at most ``max_tasks_per_worker`` live tasks created by
+this process and ``max_tasks`` created by all the workers sharing it (one more
+raises ``TaskLimitReached``); a blocked ``tasks/result`` holds one event while
+it waits and none after (``Wakeups``). Which requestor may see a task is the
+core's business (``server.tasks``); stores record the owner and list by it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
-from .table import DEFAULT_LEASE_SECONDS, TERMINAL, Task, TaskTable
+from .table import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_TASKS,
+    DEFAULT_MAX_TASKS_PER_WORKER,
+    TERMINAL,
+    Task,
+    TaskTable,
+)
 
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "MemoryTaskStore",
     "TaskStore",
     "TaskStoreUnavailable",
+    "Wakeups",
+    "mask_url",
     "outcome_status",
+    "scrub",
 ]
 
 # How often a blocked tasks/result re-reads its task even without a wake-up
@@ -67,16 +84,20 @@ class TaskStore(Protocol):
     url: str  # what --task-store said, for messages
     shared: bool  # True when other processes see the same tasks
 
-    async def create(self, tool: str, era: str, ttl_ms: object) -> Task:
-        """A new ``working`` task, durably readable before this returns."""
+    async def create(
+        self, tool: str, era: str, ttl_ms: object, owner: str | None = None
+    ) -> Task:
+        """A new ``working`` task owned by ``owner``, durably readable before this
+        returns; ``TaskLimitReached`` past a cap on live tasks."""
         ...
 
     async def get(self, task_id: object) -> Task | None:
         """The task, or None when unknown or expired."""
         ...
 
-    async def list(self, era: str) -> list[Task]:
-        """Every live task of ``era``, oldest first."""
+    async def page(self, era: str, owner: str | None, cursor: object) -> tuple[list[Task], str | None]:
+        """A page of the live tasks of ``era`` owned by ``owner``, oldest first,
+        from ``cursor`` on, and the next page's cursor (``TaskTable.page``)."""
         ...
 
     async def finish(
@@ -105,26 +126,61 @@ class TaskStore(Protocol):
     async def close(self) -> None: ...
 
 
+class Wakeups:
+    """Events that wake blocked ``tasks/result`` calls when a task ends. Each
+    waiter holds its own event only while it waits: nothing is kept for an id
+    that is unknown, already terminal, or whose waiter went away."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, set[asyncio.Event]] = {}
+
+    @contextlib.contextmanager
+    def waiting(self, task_id: str) -> Iterator[asyncio.Event]:
+        event = asyncio.Event()
+        self._events.setdefault(task_id, set()).add(event)
+        try:
+            yield event
+        finally:
+            events = self._events.get(task_id)
+            if events is not None:
+                events.discard(event)
+                if not events:
+                    del self._events[task_id]
+
+    def wake(self, task_id: str) -> None:
+        for event in self._events.get(task_id, ()):
+            event.set()
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+
 class MemoryTaskStore:
     """The in-process store: a ``TaskTable`` plus wake-ups for blocked waiters."""
 
     shared = False
 
-    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, clock: Callable[[], float] = time.time, *,
+        max_tasks_per_worker: int = DEFAULT_MAX_TASKS_PER_WORKER, max_tasks: int = DEFAULT_MAX_TASKS,
+    ) -> None:
         self.url = "memory"
-        self.table = TaskTable(clock)
+        # one process: its own cap and the store's are the same table
+        self.table = TaskTable(clock, max_tasks=min(max_tasks_per_worker, max_tasks))
         self._clock = clock
-        self._done: dict[str, asyncio.Event] = {}
+        self.wakeups = Wakeups()
         self._running: dict[str, Callable[[], None]] = {}
 
-    async def create(self, tool: str, era: str, ttl_ms: object) -> Task:
-        return self.table.create(tool, era, ttl_ms)
+    async def create(
+        self, tool: str, era: str, ttl_ms: object, owner: str | None = None
+    ) -> Task:
+        return self.table.create(tool, era, ttl_ms, owner=owner)
 
     async def get(self, task_id: object) -> Task | None:
         return self.table.get(task_id)
 
-    async def list(self, era: str) -> list[Task]:
-        return [task for task in self.table.all() if task.era == era]
+    async def page(self, era: str, owner: str | None, cursor: object) -> tuple[list[Task], str | None]:
+        return self.table.page(era, owner, cursor)
 
     async def finish(
         self, task_id: str, *, result: dict[str, Any] | None, error: dict[str, Any] | None
@@ -132,7 +188,7 @@ class MemoryTaskStore:
         task = self.table.get(task_id)
         if task is None or not self.table.finish(task, result=result, error=error):
             return False
-        self._wake(task_id)
+        self.wakeups.wake(task_id)
         return True
 
     async def cancel(self, task_id: str) -> tuple[Task | None, bool]:
@@ -143,7 +199,7 @@ class MemoryTaskStore:
         if task.terminal:
             return before, False
         self.table.cancel(task)
-        self._wake(task_id)
+        self.wakeups.wake(task_id)
         stop = self._running.get(task_id)
         if stop is not None:
             stop()
@@ -154,17 +210,12 @@ class MemoryTaskStore:
             task = self.table.get(task_id)
             if task is None or task.terminal:
                 return task
-            event = self._done.setdefault(task_id, asyncio.Event())
-            task.waiters.append(event)  # a task with a waiter does not expire meanwhile
-            try:
-                await event.wait()
-            finally:
-                task.waiters.remove(event)
-
-    def _wake(self, task_id: str) -> None:
-        event = self._done.pop(task_id, None)
-        if event is not None:
-            event.set()
+            with self.wakeups.waiting(task_id) as event:
+                task.waiters.append(event)  # a task with a waiter does not expire meanwhile
+                try:
+                    await event.wait()
+                finally:
+                    task.waiters.remove(event)
 
     def track(self, task_id: str, stop: Callable[[], None]) -> None:
         self._running[task_id] = stop
@@ -178,8 +229,58 @@ class MemoryTaskStore:
 
 def _copy(task: Task) -> Task:
     return Task(task.task_id, task.tool, task.era, task.created_at, task.updated_at, task.ttl_ms,
-                task.status, task.status_message, task.result, task.error)
+                task.status, task.status_message, task.result, task.error, task.owner)
 
 
 def is_terminal(status: str) -> bool:
     return status in TERMINAL
+
+
+# Query parameters of a Redis URL whose values are shown in messages; any other
+# value (password=…, or a parameter this list does not know) is masked.
+_HARMLESS_QUERY = frozenset({
+    "db", "protocol", "socket_timeout", "socket_connect_timeout", "socket_keepalive",
+    "retry_on_timeout", "health_check_interval", "max_connections", "ssl_cert_reqs",
+    "decode_responses", "encoding", "client_name", "timeout",
+})
+
+
+def mask_url(url: str) -> str:
+    """``url`` fit for a log: the password of its userinfo and the value of every
+    query parameter not known to be harmless replaced by ``***``."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            userinfo, _, host = netloc.rpartition("@")
+            user, colon, _ = userinfo.partition(":")
+            netloc = f"{user}:***@{host}" if colon else f"***@{host}"
+        query = urlencode(
+            [(k, v if k.lower() in _HARMLESS_QUERY else "***") for k, v in
+             parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+        return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+    except ValueError:
+        return "(a task store URL that cannot be parsed)"
+
+
+def url_secrets(url: str) -> list[str]:
+    """The secret values of ``url`` (its password, its masked query values), to
+    scrub them from other text, such as a driver's error message."""
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return []
+    found = [unquote(parts.password)] if parts.password else []
+    found += [v for k, v in parse_qsl(parts.query) if k.lower() not in _HARMLESS_QUERY and v]
+    return found
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` with every secret of ``url`` replaced by ``***``."""
+    for secret in sorted(url_secrets(url), key=len, reverse=True):
+        text = text.replace(secret, "***")
+    return text

@@ -1,0 +1,103 @@
+"""``mcpgen docs``: the contract as one self-contained HTML page (``mcpgen.docs``)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from .cli_common import _echo, _echo_error, _project, _setting, _specs_or_config
+
+__all__ = ["docs"]
+
+
+@click.command()
+@click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
+@click.option(
+    "-o", "--output", type=click.Path(file_okay=False, path_type=Path),
+    help="Folder of the page: DIR/index.html (default: [tool.mcpgen] docs-output). "
+    "With several specs each page goes to DIR/<package>/index.html.",
+)
+@click.option(
+    "--against", metavar="OLD",
+    help="Add 'Changes since OLD': OLD is an older spec file, or else a git ref the spec "
+    "is read at (as mcpgen diff reads them). Default: [tool.mcpgen] docs-against.",
+)
+@click.option("--check", is_flag=True,
+              help="Write nothing; exit 1 when a page is missing or differs.")
+@click.option("--allow-outside-refs", is_flag=True, default=None,
+              help="Follow $ref files outside the spec's tree.")
+def docs(
+    specs: tuple[Path, ...], output: Path | None, against: str | None, check: bool,
+    allow_outside_refs: bool | None,
+) -> None:
+    """Write the contract of each SPEC (default: [tool.mcpgen] specs, else ./tools.yaml)
+    as one HTML page that loads nothing from elsewhere: every tool with its parameters,
+    result, hints and a checked example, every shared type, and with --against the
+    changes since OLD, classified as mcpgen diff does.
+
+    Exit 0 when every page is written or up to date, 1 on an invalid spec or (--check)
+    a stale page, 2 on a usage or I/O error (an unreadable OLD, a failing git)."""
+    config = _project()
+    specs = _specs_or_config(specs, config)
+    refs = _setting(allow_outside_refs, config, "allow_outside_refs")
+    if output is None:
+        if config is None or config.docs_output is None:
+            raise click.UsageError("no -o DIR given and no [tool.mcpgen] docs-output")
+        output = config.docs_output
+    if against is None and config is not None and config.docs_against is not None:
+        against = config.docs_against
+        if (config.root / against).is_file():  # a file named in pyproject: relative to it
+            against = str(config.root / against)
+    if against is not None and len(specs) > 1 and Path(against).is_file():
+        raise click.UsageError("--against a spec file compares one SPEC; with several, "
+                               "give a git ref (each spec is read at it)")
+    failed = False
+    for spec in specs:
+        target = output if len(specs) == 1 else None
+        failed = _one(spec, target, output, against, check=check, refs=refs) or failed
+    sys.exit(1 if failed else 0)
+
+
+def _one(
+    spec: Path, target: Path | None, output: Path, against: str | None, *, check: bool,
+    refs: bool,
+) -> bool:
+    """Render and write one spec's page; True when it failed (exits 2 on I/O errors)."""
+    from .diff import DiffFailed
+    from .docs import INDEX, render_docs, write_page
+    from .spec.load import load_contract
+
+    started = time.perf_counter()
+    loaded = load_contract(spec, allow_outside_refs=refs, allow_outside_output=True)
+    if loaded.contract is None:
+        for diagnostic in loaded.diagnostics:
+            _echo_error(str(diagnostic))
+        if not spec.is_file():
+            sys.exit(2)
+        _echo_error(f"{spec}: invalid, no page written")
+        return True
+    contract = loaded.contract
+    folder = target if target is not None else output / contract.package
+    try:
+        html = render_docs(contract, spec, against, allow_outside_refs=refs)
+    except DiffFailed as exc:
+        for diagnostic in exc.diagnostics:
+            _echo_error(str(diagnostic))
+        _echo_error(f"mcpgen docs: --against {against}: {exc}")
+        sys.exit(2)
+    try:
+        status = write_page(folder, html, check=check)
+    except OSError as exc:
+        _echo_error(f"mcpgen docs: cannot write {folder / INDEX}: {exc}")
+        sys.exit(2)
+    seconds = time.perf_counter() - started
+    size = len(html.encode("utf-8")) / 1000
+    detail = f"{len(contract.tools)} tool(s), {size:.1f} kB, {seconds:.2f}s"
+    if status == "stale":
+        _echo_error(f"{spec}: {folder / INDEX} is stale ({detail}); fix: mcpgen docs {spec} -o {folder}")
+        return True
+    _echo(f"{spec}: {status} {folder / INDEX} ({detail})")
+    return False

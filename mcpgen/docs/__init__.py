@@ -1,0 +1,37 @@
+"""``mcpgen docs``: a contract as one self-contained HTML page, with its changes.
+
+    page.py           the page (Jinja template ``templates/docs/``) and its file
+    model.py          what the page shows of each tool and type (from the IR)
+    schema_html.py    JSON Schema → field tables, nested tables, alternatives, links
+    constraints.py    every validation keyword in words
+    markdown.py       descriptions: Markdown (raw HTML off) → nh3-sanitised HTML
+    examples.py       deterministic example arguments, checked by the runtime validator
+    regex_example.py  a string a ``pattern`` matches
+    changes.py        "Changes since X" from ``mcpgen diff``'s classification
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .. import ir
+from .changes import ChangeSummary, change_rows, load_report
+from .page import INDEX, render_page, write_page
+
+__all__ = ["INDEX", "ChangeSummary", "change_rows", "load_report", "render_docs", "write_page"]
+
+
+def render_docs(
+    contract: ir.Contract, spec: Path | None = None, against: str | None = None, *,
+    allow_outside_refs: bool = False,
+) -> str:
+    """The page for ``contract``; with ``against`` (an old spec file or a git ref) and
+    ``spec`` (the new spec's path), its "Changes since" section too. Raises
+    ``DiffFailed`` when the old spec cannot be read."""
+    changes = None
+    if against is not None:
+        if spec is None:
+            raise ValueError("comparing needs the spec's path")
+        report = load_report(spec, against, allow_outside_refs=allow_outside_refs)
+        changes = change_rows(report, {tool.name for tool in contract.tools})
+    return render_page(contract, changes)

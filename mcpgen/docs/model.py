@@ -1,0 +1,247 @@
+"""The page model: what the template shows of a contract, every string already safe.
+
+Built from the IR (``ir.Contract``) and the published descriptors; the template only
+lays it out. Text from the spec reaches the page either escaped by the template
+(autoescape) or as ``Markup`` made here from escaped parts and sanitised Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from markupsafe import Markup
+
+from .. import ir
+from ..schemas import descriptor
+from .examples import NoExample, example_arguments
+from .markdown import render_markdown
+from .schema_html import Links, SchemaRenderer
+
+__all__ = ["Badge", "Example", "IconView", "ToolView", "TypeView", "tool_view", "type_views"]
+
+# MCP's defaults for a hint a server leaves out (what a client must assume).
+_HINTS: Final = (
+    # attribute, wire name, word when true, word when false, MCP default, badge kinds
+    ("read_only", "readOnlyHint", "read-only", "not read-only", False, ("good", "warn")),
+    ("destructive", "destructiveHint", "destructive", "non-destructive", True, ("bad", "good")),
+    ("idempotent", "idempotentHint", "idempotent", "not idempotent", False, ("good", "muted")),
+    ("open_world", "openWorldHint", "open-world", "closed-world", True, ("info", "muted")),
+)
+_RETURNS: Final = {
+    "string": "text: one text content block",
+    "integer": "an integer, sent as JSON text in a text content block",
+    "number": "a number, sent as JSON text in a text content block",
+    "boolean": "a boolean, sent as JSON text in a text content block",
+    "object": "a JSON object, sent as JSON text in a text content block",
+    "array": "a JSON array, sent as JSON text in a text content block",
+    "content": "MCP content blocks (text, image, audio, resource links…), as the tool sends them",
+    "result": "the whole CallToolResult (content, structuredContent, _meta), passed through",
+}
+_TASKS: Final = {
+    "forbidden": "a plain call (no task)",
+    "optional": "a plain call, or a task when the client asks for one",
+    "required": "always a task: the client polls for its status and result",
+}
+TYPE_PREFIX: Final = "type:"  # ':' never occurs in a tool name, so ids cannot collide
+
+
+@dataclass(frozen=True)
+class Badge:
+    label: str
+    kind: str  # css class: good, warn, bad, info, muted
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class IconView:
+    src: str
+    inline: bool  # a data: image shown as an image; any other URL shown as text
+    mime_type: str | None
+    sizes: str
+    theme: str | None
+
+
+@dataclass(frozen=True)
+class Example:
+    request: str | None  # the JSON-RPC tools/call request, pretty-printed
+    python: str | None  # the call of the generated client method
+    problem: str | None  # why there is no example
+
+
+@dataclass
+class ToolView:
+    name: str
+    anchor: str
+    heading: str
+    description: Markup
+    params: Markup
+    output: Markup | None
+    returns: str | None
+    output_type: str | None  # anchor of the shared type the output schema is
+    badges: list[Badge]
+    hints_unset: str
+    tasks: str
+    task_support: str
+    timeout: str
+    handler: str
+    icons: list[IconView]
+    meta: str | None
+    example: Example
+    local_defs: list[tuple[str, str, Markup]]
+    descriptor: str
+    changes: list[Any] = field(default_factory=list)
+
+
+@dataclass
+class TypeView:
+    name: str
+    anchor: str
+    body: Markup
+    used_by: list[str]
+
+
+def _anchors(contract: ir.Contract, schema: Mapping[str, Any], local: str) -> Links:
+    """Each ``$defs`` name of a published schema → the section it links to: the shared
+    type's when the definition is that type, unchanged; else ``local`` + name."""
+    found = schema.get("$defs")
+    defs: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
+    anchors = {name: TYPE_PREFIX + name for name in contract.types}
+    for name, definition in defs.items():
+        if contract.types.get(name) != definition:
+            anchors[name] = f"{local}{name}"
+    return Links(anchors)
+
+
+def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolView:
+    local = f"def:{tool.name}:"
+    published = descriptor(tool)
+    in_links = _anchors(contract, tool.input_schema, local)
+    renderer = SchemaRenderer(in_links, root_anchor=f"{tool.name}:input")
+    if tool.input_schema.get("properties"):
+        params = renderer.object_table(tool.input_schema)
+    else:
+        params = Markup('<p class="none">No parameters.</p>') + renderer.object_notes(
+            tool.input_schema, 0)
+    output = None
+    if tool.output_schema is not None and tool.output_type_ref is None:
+        out_links = _anchors(contract, tool.output_schema, local)
+        output = SchemaRenderer(out_links, root_anchor=f"{tool.name}:output").object_table(
+            tool.output_schema)
+    local_defs = _local_defs(contract, tool, local)
+    badges, unset = _hint_badges(tool.hints)
+    if tool.task_support != "forbidden":
+        badges.append(Badge(f"tasks: {tool.task_support}", "info", _TASKS[tool.task_support]))
+    return ToolView(
+        name=tool.name,
+        anchor=tool.name,
+        heading=tool.title or tool.annotations_title or tool.name,
+        description=Markup(render_markdown(tool.description)) if tool.description else Markup(""),
+        params=params,
+        output=output,
+        returns=None if tool.output_schema is not None else _RETURNS[tool.returns],
+        output_type=None if tool.output_type_ref is None else tool.output_type_ref,
+        badges=badges,
+        hints_unset=unset,
+        tasks=_TASKS[tool.task_support],
+        task_support=tool.task_support,
+        timeout="none" if tool.timeout is None else f"{tool.timeout:g} s",
+        handler=f"{'async def' if tool.is_async else 'def'} {tool.py_name} ({tool.callback})",
+        icons=[_icon(icon) for icon in tool.icons],
+        meta=None if tool.meta is None else json.dumps(tool.meta, indent=2, ensure_ascii=False),
+        example=_example(tool, client_class),
+        local_defs=local_defs,
+        descriptor=json.dumps(published, indent=2, ensure_ascii=False),
+    )
+
+
+def _local_defs(contract: ir.Contract, tool: ir.Tool, local: str) -> list[tuple[str, str, Markup]]:
+    """The definitions of a tool's schemas that are not shared types, one section each."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for schema in (tool.input_schema, tool.output_schema or {}):
+        defs = schema.get("$defs")
+        if isinstance(defs, Mapping):
+            for name, definition in defs.items():
+                if contract.types.get(name) != definition and name not in found:
+                    found[name] = definition
+    out = []
+    for name, definition in found.items():
+        links = _anchors(contract, tool.input_schema, local)
+        links.anchors.update(_anchors(contract, tool.output_schema or {}, local).anchors)
+        body = SchemaRenderer(links, root_anchor=f"{local}{name}").object_table(definition) if (
+            isinstance(definition, Mapping)) else Markup("")
+        out.append((f"{local}{name}", name, body))
+    return out
+
+
+def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
+    """A badge per hint the spec sets; the unset ones in words, with MCP's default."""
+    badges: list[Badge] = []
+    unset: list[str] = []
+    for attribute, wire, yes, no, default, kinds in _HINTS:
+        value = getattr(hints, attribute)
+        if value is None:
+            unset.append(yes if default else no)
+            continue
+        badges.append(Badge(yes if value else no, kinds[0 if value else 1],
+                            f"{wire}: {str(value).lower()}"))
+    return badges, ", ".join(unset)
+
+
+def _icon(icon: ir.Icon) -> IconView:
+    inline = icon.src.startswith("data:image/") and ";base64," in icon.src and not icon.src.lower(
+    ).startswith("data:image/svg")
+    return IconView(icon.src, inline, icon.mime_type, " ".join(icon.sizes or ()), icon.theme)
+
+
+def _example(tool: ir.Tool, client_class: str) -> Example:
+    try:
+        arguments = example_arguments(tool.input_schema)
+    except NoExample as exc:
+        return Example(None, None, str(exc))
+    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": tool.name, "arguments": arguments}}
+    py_names = {param.name: param.py_name for param in tool.parameters}
+    args = [f"{py_names.get(key, key)}={py_literal(value)}" for key, value in arguments.items()]
+    call = f"result = client.{tool.py_name}({', '.join(args)})"
+    if len(call) > 56:  # one argument a line, as black lays it out
+        call = f"result = client.{tool.py_name}(\n" + "".join(f"    {a},\n" for a in args) + ")"
+    if tool.callback == "structured" and tool.output_schema is not None:
+        call += f"\n# result: {tool.output_type_ref or tool.class_name + 'Output'} (a pydantic model)"
+    if tool.task_support != "forbidden":  # the same arguments start it as a task
+        call += (f"\n# as a task: handle = client.start_{tool.py_name}(…)"
+                 "\n# handle.status(), handle.result(), handle.cancel()")
+    return Example(json.dumps(request, indent=2, ensure_ascii=False), call, None)
+
+
+def py_literal(value: Any) -> str:
+    """A JSON value as Python source, strings in double quotes as black writes them
+    (a JSON string literal is a valid Python one)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(py_literal(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{py_literal(k)}: {py_literal(v)}" for k, v in value.items()) + "}"
+    return repr(value)  # None, True/False, int, float
+
+
+def type_views(contract: ir.Contract) -> list[TypeView]:
+    """One section per ``types`` entry (file references included), with its users."""
+    used: dict[str, list[str]] = {name: [] for name in contract.types}
+    for tool in contract.tools:
+        for schema in (tool.input_schema, tool.output_schema or {}):
+            for name, definition in (schema.get("$defs") or {}).items():
+                if contract.types.get(name) == definition and tool.name not in used[name]:
+                    used[name].append(tool.name)
+        if tool.output_type_ref in used and tool.name not in used[tool.output_type_ref]:
+            used[tool.output_type_ref].append(tool.name)
+    links = Links({name: TYPE_PREFIX + name for name in contract.types})
+    views = []
+    for name, schema in contract.types.items():
+        renderer = SchemaRenderer(links, root_anchor=TYPE_PREFIX + name)
+        body = renderer.object_table(schema) if isinstance(schema, Mapping) else renderer.summary(schema)
+        views.append(TypeView(name, TYPE_PREFIX + name, body, used[name]))
+    return views

@@ -1,0 +1,89 @@
+"""The page: the model rendered by ``templates/docs/page.html.jinja``, and its file.
+
+Deterministic: the page holds nothing but what the spec (and the old spec) say and
+mcpgen's version, in a fixed order; the same inputs give the same bytes.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
+
+from .. import __version__, ir
+from .markdown import render_markdown
+from .model import tool_view, type_views
+
+if TYPE_CHECKING:
+    import jinja2
+
+    from .changes import ChangeSummary
+
+__all__ = ["INDEX", "render_page", "write_page"]
+
+INDEX = "index.html"
+
+
+@lru_cache(maxsize=1)
+def _environment() -> jinja2.Environment:
+    import jinja2
+
+    from ..paths import templates_dir
+
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir() / "docs"),
+        autoescape=True,  # every spec string is escaped unless it is Markup made in model.py
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render_page(contract: ir.Contract, changes: ChangeSummary | None = None) -> str:
+    """The whole page as text."""
+    client_class = f"{contract.server.class_prefix}Client"
+    tools = [tool_view(contract, tool, client_class) for tool in contract.tools]
+    if changes is not None:
+        by_tool: dict[str, list[object]] = {}
+        for row in changes.rows:
+            by_tool.setdefault(row.tool, []).append(row)
+        for view in tools:
+            view.changes = by_tool.get(view.name, [])
+    instructions = contract.server.instructions
+    return _environment().get_template("page.html.jinja").render(
+        contract=contract,
+        server=contract.server,
+        heading=contract.server.title or contract.server.name,
+        instructions=Markup(render_markdown(instructions)) if instructions else None,
+        tools=tools,
+        types=type_views(contract),
+        changes=changes,
+        client_class=client_class,
+        version=__version__,
+    )
+
+
+def write_page(directory: Path, html: str, *, check: bool = False) -> str:
+    """Write ``directory/index.html`` (created with its parents); return what happened:
+    ``wrote``, ``unchanged`` or, with ``check`` (nothing written), ``stale``.
+
+    The file goes through a temporary file and a rename: a symlink at the target is
+    replaced, never followed."""
+    from ..safeio import replace_file
+
+    target = directory / INDEX
+    data = html.encode("utf-8")
+    try:
+        current = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+    except OSError:
+        current = None
+    if current == data:
+        return "unchanged"
+    if check:
+        return "stale"
+    directory.mkdir(parents=True, exist_ok=True)
+    replace_file(target, data)
+    return "wrote"

@@ -1,0 +1,236 @@
+"""The checks: what a reply to valid or invalid arguments must look like, each a named
+finding.
+
+==================  ==========================================================
+check               a finding when
+==================  ==========================================================
+output_schema       a successful result's ``structuredContent`` does not match the
+                    contract's ``outputSchema`` (formats asserted as the runtime does),
+                    or a ``returns`` value is not of its type; in process also an
+                    output the runtime refused as invalid
+handler_crash       in process: the handler raised something other than ``ToolError``
+server_error        valid arguments answered with a JSON-RPC error, a malformed result,
+                    an mcpgen server's internal-error, invalid-result or
+                    invalid-arguments text, or the server went away; invalid
+                    arguments answered with a JSON-RPC error other than -32602
+invalid_accepted    arguments that break the input schema got a successful result
+not_idempotent      a tool with ``idempotentHint`` answered the same call differently
+timeout             no answer within the tool's ``timeout`` (else ``--timeout``)
+drift               the server lists something other than the contract (see ``drift``)
+==================  ==========================================================
+
+Any other result with ``isError: true`` for valid arguments is no finding: a tool may refuse
+(``ToolError``), and the contract cannot say when.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
+
+from .targets import UNSET, Reply
+
+__all__ = ["CHECKS", "Finding", "ToolUnderTest", "check_invalid", "check_valid"]
+
+CHECKS = (
+    "drift", "output_schema", "handler_crash", "server_error", "invalid_accepted",
+    "not_idempotent", "timeout",
+)
+INVALID_PARAMS = -32602
+# what an mcpgen server answers when a handler failed or returned a bad value
+_INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
+_INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)
+_REFUSED = re.compile(r"^Invalid arguments for tool '.*': ", re.DOTALL)
+_TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.DOTALL)
+_RETURN_TYPES: dict[str, tuple[type, ...]] = {
+    "integer": (int,), "number": (int, float), "boolean": (bool,), "object": (dict,), "array": (list,),
+}
+
+
+@dataclass
+class Finding:
+    tool: str
+    check: str
+    arguments: Any
+    message: str
+    reproduce: str = ""
+    phase: str = ""
+
+
+@dataclass
+class ToolUnderTest:
+    """One contract tool, as the checks need it."""
+
+    name: str
+    descriptor: dict[str, Any]
+    returns: str = "string"
+    timeout: float | None = None
+    line: int = 0
+    in_process: bool = False
+    _output: Callable[[Any], Any] | None = field(default=None, repr=False)
+
+    @property
+    def idempotent(self) -> bool:
+        return self.descriptor.get("annotations", {}).get("idempotentHint") is True
+
+    @property
+    def needs_task(self) -> bool:
+        return bool(self.descriptor.get("execution", {}).get("taskSupport") == "required")
+
+    @property
+    def destructive(self) -> bool:
+        return self.descriptor.get("annotations", {}).get("destructiveHint") is True
+
+    def output_problem(self, value: Any) -> str | None:
+        schema = self.descriptor.get("outputSchema")
+        if schema is None:
+            return None
+        if self._output is None:
+            self._output = compile_schema(schema)
+        try:
+            self._output(value)
+        except ValidationFailed as exc:
+            return exc.describe()
+        return None
+
+
+def _text(result: dict[str, Any]) -> str:
+    content = result.get("content")
+    if isinstance(content, list) and content and isinstance(content[0], dict):
+        text = content[0].get("text")
+        return text if isinstance(text, str) else ""
+    return ""
+
+
+def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | None:
+    """The finding for a reply to arguments the contract accepts, if any."""
+    def found(check: str, message: str) -> Finding:
+        return Finding(tool.name, check, arguments, message)
+
+    if reply.timed_out:
+        return found("timeout", "no answer within the time limit")
+    if reply.crash is not None:
+        return found("handler_crash", f"the handler raised {reply.crash}")
+    if reply.gone is not None:
+        return found("server_error", f"the server went away: {reply.gone}")
+    if reply.error is not None:
+        wrong = _wrong_return(tool, reply)
+        if wrong is not None:
+            return found("output_schema", wrong)
+        return found("server_error", f"valid arguments answered with JSON-RPC error "
+                     f"{reply.error.get('code')}: {reply.error.get('message')}")
+    result = reply.result or {}
+    if not isinstance(result.get("content", []), list) or "malformed" in result:
+        return found("server_error", "the result is not a CallToolResult")
+    if result.get("isError") is True:
+        return _error_result(tool, arguments, result, reply)
+    return _success(tool, arguments, result)
+
+
+def _error_result(tool: ToolUnderTest, arguments: Any, result: dict[str, Any], reply: Reply) -> Finding | None:
+    text = _text(result)
+    if _TIMED_OUT.match(text):
+        return Finding(tool.name, "timeout", arguments, text)
+    invalid = _INVALID_RESULT.match(text)
+    if invalid and tool.in_process:
+        detail = tool.output_problem(_dumped(reply.returned)) if reply.returned is not UNSET else None
+        return Finding(tool.name, "output_schema", arguments,
+                       f"the server refused the handler's result: {invalid.group(1)}"
+                       + (f": {detail}" if detail else ""))
+    if invalid or _INTERNAL.match(text):
+        return Finding(tool.name, "server_error", arguments, f"valid arguments answered: {text}")
+    if _REFUSED.match(text):  # an mcpgen server reading its schema otherwise than the contract
+        return Finding(tool.name, "server_error", arguments,
+                       f"arguments the contract accepts were refused: {text}")
+    return None
+
+
+def _wrong_return(tool: ToolUnderTest, reply: Reply) -> str | None:
+    """In process: the handler's value is not of its declared ``returns`` type."""
+    kinds = _RETURN_TYPES.get(tool.returns) or ((str,) if tool.returns == "string" else None)
+    if not tool.in_process or kinds is None or reply.returned is UNSET:
+        return None
+    value = reply.returned
+    if isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool)):
+        return None
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+    return f"the handler returned {shown}, but the tool declares returns: {tool.returns}"
+
+
+def _dumped(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json", by_alias=True, exclude_unset=True) if dump is not None else value
+
+
+def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Finding | None:
+    if "outputSchema" in tool.descriptor:
+        if "structuredContent" not in result:
+            return Finding(tool.name, "output_schema", arguments,
+                           "the result has no structuredContent, but the tool has an outputSchema")
+        problem = tool.output_problem(result["structuredContent"])
+        if problem is not None:
+            return Finding(tool.name, "output_schema", arguments,
+                           f"structuredContent does not match the outputSchema: {problem}")
+        return None
+    kinds = _RETURN_TYPES.get(tool.returns)
+    if kinds is None:
+        return None
+    try:
+        value = json.loads(_text(result))
+    except ValueError:
+        value = UNSET
+    if value is UNSET or not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+        return Finding(tool.name, "output_schema", arguments,
+                       f"the result text is no JSON value of the declared type (returns: {tool.returns})")
+    return None
+
+
+def check_invalid(tool: ToolUnderTest, arguments: Any, breaks: str, reply: Reply) -> Finding | None:
+    """The finding for a reply to arguments that break the input schema, if any."""
+    if reply.timed_out:
+        return Finding(tool.name, "timeout", arguments, "no answer within the time limit")
+    if reply.crash is not None:
+        return Finding(tool.name, "handler_crash", arguments, f"the handler raised {reply.crash}")
+    if reply.gone is not None:
+        return Finding(tool.name, "server_error", arguments, f"the server went away: {reply.gone}")
+    if reply.error is not None:
+        if reply.error.get("code") == INVALID_PARAMS:
+            return None
+        return Finding(tool.name, "server_error", arguments,
+                       f"invalid arguments ({breaks}) answered with JSON-RPC error "
+                       f"{reply.error.get('code')}: {reply.error.get('message')} "
+                       "(expected an isError result or -32602)")
+    if (reply.result or {}).get("isError") is True:
+        return None
+    return Finding(tool.name, "invalid_accepted", arguments,
+                   f"arguments that break the input schema ({breaks}) got a successful result")
+
+
+def _answer(reply: Reply) -> Any:
+    result = reply.result or {}
+    if "structuredContent" in result:
+        return result["structuredContent"]
+    return {"isError": result.get("isError", False), "content": result.get("content"), "error": reply.error}
+
+
+def same_answer(first: Reply, second: Reply) -> bool:
+    """Whether two replies carry the same result (``not_idempotent``)."""
+    return bool(_answer(first) == _answer(second))
+
+
+def difference(first: Reply, second: Reply, width: int = 160) -> str:
+    """Where two answers part, shown from a little before the first differing character."""
+    one, two = (json.dumps(_answer(r), ensure_ascii=False, sort_keys=True) for r in (first, second))
+    start = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), min(len(one), len(two)))
+    start = max(0, start - 20)
+
+    def cut(text: str) -> str:
+        part = text[start:start + width // 2]
+        return ("…" if start else "") + part + ("…" if start + width // 2 < len(text) else "")
+
+    return f"first {cut(one)} then {cut(two)}"

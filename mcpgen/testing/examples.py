@@ -1,0 +1,243 @@
+"""Deterministic valid values of a schema: the example of each tool's arguments, and
+the boundary cases the first phase of ``mcpgen test`` calls.
+
+:func:`example_arguments` is public (``mcpgen docs`` shows it): for the same schema it
+returns the same value, always one the runtime's validator accepts. It prefers what the
+schema offers (``examples``, ``default``, ``const``, the first ``enum`` member) and
+otherwise takes the simplest value Hypothesis can draw (shrunk: ``0``, ``""``, the
+lower bound, the required keys only).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, find, settings
+from hypothesis.errors import HypothesisException
+
+from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
+
+from .strategies import canonical, integer_bounds, valid_values
+
+__all__ = [
+    "NO_VALUE", "ExampleError", "boundary_arguments", "example_arguments", "example_value", "part_example",
+]
+
+_QUIET = settings(
+    database=None, derandomize=True, max_examples=200, deadline=None,
+    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+)
+_UNICODE_SAMPLE = "é✓😀"
+_MAX_FULL = 64  # the longest string or array a boundary case writes out
+
+
+class ExampleError(ValueError):
+    """No valid value of the schema could be found (the message says which)."""
+
+
+def example_arguments(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """Deterministic valid arguments for a tool's ``inputSchema``.
+
+    Raises ExampleError when none can be found (an unsatisfiable schema), SchemaError
+    when the runtime cannot compile it."""
+    value = example_value(schema)
+    if not isinstance(value, dict):
+        raise ExampleError("the input schema does not describe an object")
+    return value
+
+
+def example_value(schema: Mapping[str, Any] | bool) -> Any:
+    """A deterministic value ``schema`` accepts (see the module docstring)."""
+    validate = compile_schema(schema)
+    root = schema if isinstance(schema, Mapping) else {}
+    candidate = _preferred(schema, root, 0)
+    if candidate is not NO_VALUE and _valid(validate, candidate):
+        return candidate
+    return simplest(schema)
+
+
+def simplest(schema: Mapping[str, Any] | bool) -> Any:
+    """The shrunk-minimal value Hypothesis finds for ``schema``."""
+    try:
+        return find(valid_values(schema), lambda _: True, settings=_QUIET)
+    except HypothesisException as exc:
+        raise ExampleError(f"no value matching the schema was found ({type(exc).__name__})") from None
+
+
+NO_VALUE = object()
+
+
+def _valid(validate: Any, value: Any) -> bool:
+    try:
+        validate(value)
+    except ValidationFailed:
+        return False
+    return True
+
+
+def _preferred(schema: Any, root: Mapping[str, Any], depth: int) -> Any:
+    """What the schema itself suggests, built field by field (unchecked)."""
+    if not isinstance(schema, Mapping) or depth > 8:
+        return NO_VALUE
+    if "$ref" in schema and isinstance(schema["$ref"], str) and schema["$ref"].startswith("#/$defs/"):
+        target = root.get("$defs", {}).get(schema["$ref"][len("#/$defs/"):])
+        return _preferred(target, root, depth + 1)
+    if isinstance(schema.get("examples"), list) and schema["examples"]:
+        return schema["examples"][0]
+    if "default" in schema:
+        return schema["default"]
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    if schema.get("type") == "object" and isinstance(schema.get("properties"), Mapping):
+        result: dict[str, Any] = {}
+        for name in schema.get("required", []):
+            sub = schema["properties"].get(name)
+            value = _preferred(sub, root, depth + 1)
+            if value is NO_VALUE:
+                value = _simplest_part(sub, root)
+            if value is NO_VALUE:
+                return NO_VALUE
+            result[name] = value
+        return result
+    return NO_VALUE
+
+
+def _simplest_part(sub: Any, root: Mapping[str, Any]) -> Any:
+    if not isinstance(sub, Mapping):
+        return NO_VALUE
+    local = dict(sub)
+    if "$defs" in root and "$defs" not in local:
+        local["$defs"] = root["$defs"]
+    try:
+        return simplest(local)
+    except (ExampleError, ValueError):
+        return NO_VALUE
+
+
+# ------------------------------------------------------------------ boundary cases
+
+
+def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, Any]]:
+    """Valid arguments at the edges, each one place away from the example: every top
+    property at its bounds (minimum/maximum, min/max length, empty and full arrays,
+    each enum member, null where allowed, a non-ASCII string), optional properties
+    present one at a time and all at once. At most ``limit``, deduplicated, in a
+    fixed order; each accepted by the runtime's validator."""
+    validate = compile_schema(schema)
+    base = example_arguments(schema)
+    properties: Mapping[str, Any] = schema.get("properties", {})
+    cases: list[dict[str, Any]] = [base]
+    every_optional = dict(base)
+    for name, sub in properties.items():
+        resolved = _resolve(sub, schema)
+        if name not in base:
+            present = part_example(resolved, schema)
+            if present is not NO_VALUE:
+                cases.append({**base, name: present})
+                every_optional[name] = present
+        for value in edge_values(resolved, schema):
+            cases.append({**base, name: value})
+    cases.append(every_optional)
+    seen: set[str] = set()
+    kept: list[dict[str, Any]] = []
+    for case in cases:
+        key = canonical(case)
+        if key not in seen and _valid(validate, case):
+            seen.add(key)
+            kept.append(case)
+        if len(kept) >= limit:
+            break
+    return kept
+
+
+def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
+    if isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str) and sub["$ref"].startswith("#/$defs/"):
+        return root.get("$defs", {}).get(sub["$ref"][len("#/$defs/"):], sub)
+    return sub
+
+
+def part_example(sub: Any, root: Mapping[str, Any]) -> Any:
+    """The example of a sub-schema of ``root`` (its ``$defs`` attached), or NO_VALUE."""
+    local = dict(sub) if isinstance(sub, Mapping) else sub
+    if isinstance(local, dict) and "$defs" in root:
+        local.setdefault("$defs", root["$defs"])
+    try:
+        return example_value(local)
+    except (ExampleError, ValueError):
+        return NO_VALUE
+
+
+def edge_values(schema: Any, root: Mapping[str, Any]) -> list[Any]:
+    """Values at the edges of one property's schema (unchecked: the caller filters);
+    ``root`` holds the ``$defs`` its references point into."""
+    if not isinstance(schema, Mapping):
+        return []
+    values: list[Any] = []
+    if "const" in schema:
+        values.append(schema["const"])
+    if isinstance(schema.get("enum"), list):
+        values.extend(schema["enum"])
+    for branch in schema.get("anyOf", []) + schema.get("oneOf", []):
+        values.extend(edge_values(branch, root))
+    kinds = schema.get("type")
+    kinds = [kinds] if isinstance(kinds, str) else (kinds or [])
+    if "null" in kinds:
+        values.append(None)
+    if "boolean" in kinds:
+        values.extend([False, True])
+    if "integer" in kinds or "number" in kinds:
+        values.extend(_number_edges(schema, integer="number" not in kinds))
+    if "string" in kinds and "pattern" not in schema and "format" not in schema:
+        values.extend(_string_edges(schema))
+    if "array" in kinds:
+        values.extend(_array_edges(schema, root))
+    return values
+
+
+def _number_edges(schema: Mapping[str, Any], *, integer: bool) -> list[Any]:
+    lo, hi = integer_bounds(schema)
+    values: list[Any] = [v for v in (lo, hi) if v is not None]
+    if lo is None and hi is None:
+        values.extend([0, -1, 1_000_000])
+    if not integer:
+        low, high = schema.get("minimum"), schema.get("maximum")
+        values.extend(v for v in (low, high) if isinstance(v, float))
+        for key, direction in (("exclusiveMinimum", math.inf), ("exclusiveMaximum", -math.inf)):
+            if isinstance(schema.get(key), (int, float)):
+                values.append(math.nextafter(float(schema[key]), direction))
+    return values
+
+
+def _string_edges(schema: Mapping[str, Any]) -> list[str]:
+    low = int(schema.get("minLength", 0))
+    high = schema.get("maxLength")
+    values = ["x" * low]
+    if isinstance(high, int) and high <= _MAX_FULL:
+        values.append("x" * high)
+    sample = (_UNICODE_SAMPLE * (1 + low // len(_UNICODE_SAMPLE)))[: max(low, len(_UNICODE_SAMPLE))]
+    if isinstance(high, int):
+        sample = sample[:high]
+    values.append(sample)
+    values.append(" " * max(low, 1))
+    return values
+
+
+def _array_edges(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[list[Any]]:
+    low = int(schema.get("minItems", 0))
+    high = schema.get("maxItems")
+    items = schema.get("items")
+    values: list[list[Any]] = [[]] if low == 0 else []
+    if not isinstance(items, Mapping) or "prefixItems" in schema:
+        return values
+    item = part_example(items, root)
+    if item is NO_VALUE:
+        return values
+    if low:
+        values.append([item] * low)
+    if isinstance(high, int) and 0 < high <= _MAX_FULL and not schema.get("uniqueItems"):
+        values.append([item] * high)
+    return values

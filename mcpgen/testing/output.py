@@ -1,0 +1,114 @@
+"""The report of ``mcpgen test`` as text (people), JSON, GitHub annotations and JUnit XML."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from .runner import Report
+
+__all__ = ["render_github", "render_json", "render_junit", "render_text"]
+
+
+def _arguments(value: Any) -> str:
+    return "(none)" if value is None else json.dumps(value, ensure_ascii=False)
+
+
+def render_text(report: Report, spec: str) -> list[str]:
+    lines = [f"mcpgen test {spec} (seed {report.seed})"]
+    width = max((len(t.name) for t in report.tools), default=0)
+    for tool in report.tools:
+        count = sum(1 for f in report.findings if f.tool == tool.name)
+        state = {"passed": "ok", "failed": f"{count} finding(s)", "skipped": f"skipped: {tool.reason}"}
+        lines.append(f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}")
+    others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools})
+    for name in others:
+        lines.append(f"  {name:<{width}}      -        not in the contract")
+    for number, finding in enumerate(report.findings, 1):
+        lines.append("")
+        lines.append(f"{number}. {finding.tool}: {finding.check}: {finding.message}")
+        if finding.check != "drift":
+            lines.append(f"   arguments: {_arguments(finding.arguments)}")
+        lines.append(f"   reproduce: {finding.reproduce}")
+    lines.append("")
+    calls = sum(t.calls for t in report.tools)
+    lines.append(f"{len(report.findings)} finding(s), {calls} call(s), {len(report.tools)} tool(s)")
+    return lines
+
+
+def render_json(report: Report) -> str:
+    document = {
+        "seed": report.seed,
+        "tools": [
+            {"name": t.name, "calls": t.calls, "result": t.result, **({"reason": t.reason} if t.reason else {})}
+            for t in report.tools
+        ],
+        "findings": [
+            {"tool": f.tool, "check": f.check, "arguments": f.arguments, "message": f.message,
+             "phase": f.phase, "reproduce": f.reproduce}
+            for f in report.findings
+        ],
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _escape_property(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def render_github(report: Report, spec: str, lines: dict[str, int]) -> list[str]:
+    """One ``::error`` workflow command per finding, at the tool's line of the spec."""
+    out = []
+    for finding in report.findings:
+        where = f"file={_escape_property(spec)}"
+        if lines.get(finding.tool):
+            where += f",line={lines[finding.tool]}"
+        title = _escape_property(f"mcpgen test: {finding.tool}: {finding.check}")
+        body = f"{finding.message}\narguments: {_arguments(finding.arguments)}\nreproduce: {finding.reproduce}"
+        out.append(f"::error {where},title={title}::{_escape_data(body)}")
+    return out
+
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml(text: str) -> str:
+    """``text`` with the characters XML 1.0 cannot hold shown as ``\\uXXXX``."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def render_junit(report: Report, spec: str) -> bytes:
+    """One testsuite, one testcase per tool (and one per tool only the server lists);
+    a failure element per finding."""
+    suite = ET.Element("testsuite", {
+        "name": f"mcpgen test {spec}",
+        "tests": str(len(report.tools)),
+        "failures": str(sum(1 for t in report.tools if t.result == "failed")),
+        "skipped": str(sum(1 for t in report.tools if t.result == "skipped")),
+        "errors": "0",
+    })
+    ET.SubElement(ET.SubElement(suite, "properties"), "property", {"name": "seed", "value": str(report.seed)})
+    names = [t.name for t in report.tools]
+    extra = sorted({f.tool for f in report.findings} - set(names))
+    calls = {t.name: t.calls for t in report.tools}
+    for name in names + extra:
+        case = ET.SubElement(suite, "testcase", {"classname": "mcpgen.test", "name": _xml(name),
+                                                 "time": "0"})
+        ET.SubElement(case, "system-out").text = f"{calls.get(name, 0)} calls"
+        skipped = [t.reason for t in report.tools if t.name == name and t.result == "skipped"]
+        if skipped:
+            ET.SubElement(case, "skipped", {"message": _xml(skipped[0])})
+        for finding in report.findings:
+            if finding.tool == name:
+                failure = ET.SubElement(case, "failure", {"type": finding.check,
+                                                          "message": _xml(finding.message)})
+                failure.text = _xml(f"arguments: {_arguments(finding.arguments)}\n"
+                                    f"reproduce: {finding.reproduce}")
+    suite.set("tests", str(len(names) + len(extra)))
+    return bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))

@@ -1,0 +1,376 @@
+"""JSON Schema 2020-12 → Hypothesis strategy, written for mcpgen's contracts.
+
+``hypothesis-jsonschema`` reads drafts 4–7 only (no ``prefixItems``, ``$defs``, recursive
+``$ref``), so this module compiles a schema itself, keyword by keyword, into a strategy
+that draws mostly valid values; :func:`valid_values` then filters the draws with the
+runtime's own validator (``schema.validator.compile_schema``, formats asserted, patterns
+with ECMA-262 semantics through ``schema.regex.EcmaRegex``), so every value it yields is one
+the server must accept. Where a keyword is hard to build (``not``, ``if``, ``oneOf``'s
+exclusivity, ``contains``, ``dependent*``) the filter alone enforces it.
+
+Decisions a user may meet: an object draws extra keys only where
+``additionalProperties`` is a schema (a map), never for an absent or ``true`` one;
+arrays without ``maxItems`` stay short (``minItems`` + 4); a ``$ref`` cycle is followed
+``MAX_REF_DEPTH`` times, after which the recursive branch draws nothing (an optional
+property is left out, an array stays empty).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import warnings
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote
+
+from hypothesis import strategies as st
+
+from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
+from mcpgen_runtime.schema.regex import EcmaRegex, RegexError
+from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
+
+from .formats import format_strategy
+
+__all__ = ["MAX_REF_DEPTH", "json_values", "schema_strategy", "valid_values"]
+
+MAX_REF_DEPTH = 2
+_OPEN_ARRAY_EXTRA = 4
+_MAP_SIZE = 3
+
+JSON_SCALARS: st.SearchStrategy[Any] = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=8),
+)
+json_values: st.SearchStrategy[Any] = st.recursive(
+    JSON_SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+_ALL_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
+
+
+def canonical(value: Any) -> str:
+    """JSON Schema equality as a string: ``uniqueItems`` and ``enum`` compare by it."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def valid_values(schema: Mapping[str, Any] | bool) -> st.SearchStrategy[Any]:
+    """Values ``schema`` accepts, by the runtime's validator (raises SchemaError for a
+    schema the runtime cannot compile)."""
+    validate = compile_schema(schema)
+    return schema_strategy(schema).filter(lambda value: _passes(validate, value))
+
+
+def _passes(validate: Any, value: Any) -> bool:
+    try:
+        validate(value)
+    except ValidationFailed:
+        return False
+    return True
+
+
+def schema_strategy(schema: Mapping[str, Any] | bool) -> st.SearchStrategy[Any]:
+    """A strategy drawing values shaped by ``schema`` (mostly valid: filter them)."""
+    return _Compiler(schema).compile(schema, ())
+
+
+class _Compiler:
+    def __init__(self, root: Mapping[str, Any] | bool) -> None:
+        self.root = root
+        self.defs = root.get("$defs", {}) if isinstance(root, Mapping) else {}
+
+    def compile(self, schema: Any, refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
+        if schema is True or schema == {}:
+            return json_values
+        if schema is False or not isinstance(schema, Mapping):
+            return st.nothing()
+        if "$ref" in schema:
+            return self.reference(schema, refs)
+        if "allOf" in schema:
+            return self.checked(self.compile(_merge_all_of(schema, self.resolve), refs), schema)
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                rest = {k: v for k, v in schema.items() if k != key}
+                branches = [self.compile(_merge(rest, self.resolve(b)), refs) for b in schema[key]]
+                combined = st.one_of(branches)
+                return self.checked(combined, schema) if key == "oneOf" else combined
+        if "const" in schema:
+            return st.just(schema["const"])
+        if "enum" in schema:
+            return st.sampled_from(list(schema["enum"])) if schema["enum"] else st.nothing()
+        strategy = st.one_of([self.typed(t, schema, refs) for t in _types(schema)])
+        if any(key in schema for key in ("not", "if", "dependentSchemas")):
+            return self.checked(strategy, schema)
+        return strategy
+
+    def resolve(self, schema: Any) -> Any:
+        """``schema`` with a bare local ``$ref`` replaced by its target (one level)."""
+        if isinstance(schema, Mapping) and set(schema) == {"$ref"}:
+            target = self.target(schema["$ref"])
+            return target if target is not None else schema
+        return schema
+
+    def target(self, ref: Any) -> Any:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            return None
+        found = resolve_pointer(self.root, unquote(ref[1:]))
+        return None if found is MISSING else found
+
+    def reference(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
+        ref = schema["$ref"]
+        if refs.count(ref) >= MAX_REF_DEPTH:
+            return st.nothing()
+        target = self.target(ref)
+        if target is None:
+            return json_values
+        siblings = {k: v for k, v in schema.items() if k != "$ref"}
+        if siblings:
+            return self.compile({"allOf": [target, siblings]}, (*refs, ref))
+        return self.compile(target, (*refs, ref))
+
+    def checked(self, strategy: st.SearchStrategy[Any], schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+        """``strategy`` filtered by ``schema`` itself (with the root's ``$defs``)."""
+        local = dict(schema)
+        if self.defs and "$defs" not in local:
+            local["$defs"] = self.defs
+        try:
+            validate = compile_schema(local)
+        except (SchemaError, RecursionError):
+            return strategy  # a reference the local copy cannot reach: the root filter decides
+        return strategy.filter(lambda value: _passes(validate, value))
+
+    def typed(self, kind: str, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
+        if kind == "null":
+            return st.none()
+        if kind == "boolean":
+            return st.booleans()
+        if kind == "integer":
+            return _integers(schema)
+        if kind == "number":
+            return _integers(schema) | _floats(schema)
+        if kind == "string":
+            return _strings(schema)
+        if kind == "array":
+            return self.array(schema, refs)
+        return self.object(schema, refs)
+
+    def array(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
+        low = int(schema.get("minItems", 0))
+        high = schema.get("maxItems")
+        high = low + _OPEN_ARRAY_EXTRA if high is None else min(int(high), low + 2 * _OPEN_ARRAY_EXTRA)
+        prefix = [self.compile(item, refs) for item in schema.get("prefixItems", [])]
+        items_schema = schema.get("items", True)
+        rest = self.compile(items_schema, refs) if items_schema is not False else st.nothing()
+        unique = canonical if schema.get("uniqueItems") else None
+        if not prefix and "contains" in schema:
+            # one item drawn from `contains` at a drawn place: random lists rarely hold one
+            needed = self.compile(schema["contains"], refs)
+            others = _lists(rest, max(0, low - 1), max(0, high - 1), unique)
+            return st.builds(_insert, others, needed, st.integers(0, high))
+        if not prefix:
+            return _lists(rest, low, high, unique)
+        head = st.tuples(*prefix).map(list)
+        tail = _lists(rest, 0, max(0, high - len(prefix)), None)
+        combined = st.builds(lambda h, t: h + t, head, tail)
+        # fewer items than the prefix is also valid (each prefix schema is optional)
+        shorter = st.integers(low, len(prefix)).flatmap(lambda n: head.map(lambda h: h[:n]))
+        return st.one_of(shorter, combined)
+
+    def object(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        required = [name for name in schema.get("required", []) if isinstance(name, str)]
+        fixed = {name: self.compile(properties.get(name, True), refs) for name in required}
+        optional = {
+            name: self.compile(sub, refs) for name, sub in properties.items() if name not in fixed
+        }
+        base = st.fixed_dictionaries(fixed, optional=optional)
+        extra = self.extra_keys(schema, refs, set(properties))
+        if extra is None:
+            return base
+        return st.builds(lambda known, more: {**more, **known}, base, extra)
+
+    def extra_keys(
+        self, schema: Mapping[str, Any], refs: tuple[str, ...], known: set[str]
+    ) -> st.SearchStrategy[dict[str, Any]] | None:
+        maps: list[st.SearchStrategy[dict[str, Any]]] = []
+        names = _strings(schema["propertyNames"]) if isinstance(schema.get("propertyNames"), Mapping) \
+            else st.text(min_size=1, max_size=8)
+        names = names.filter(lambda key: isinstance(key, str) and key not in known)
+        for pattern, sub in schema.get("patternProperties", {}).items():
+            keys = _pattern_text(pattern, 0, 12).filter(lambda key: key not in known)
+            maps.append(_maps(keys, self.compile(sub, refs), 2))
+        additional = schema.get("additionalProperties", True)
+        if isinstance(additional, Mapping):
+            maps.append(_maps(names, self.compile(additional, refs), _MAP_SIZE))
+        if not maps:
+            return None
+        return st.tuples(*maps).map(lambda parts: {k: v for part in parts for k, v in part.items()})
+
+
+def _insert(items: list[Any], item: Any, place: int) -> list[Any]:
+    return [*items[:place], item, *items[place:]]
+
+
+def _lists(
+    items: st.SearchStrategy[Any], low: int, high: int, unique: Any
+) -> st.SearchStrategy[list[Any]]:
+    if items.is_empty:  # a recursion cut short: only the empty array is left
+        return st.just([]) if low == 0 else st.nothing()
+    return st.lists(items, min_size=low, max_size=high, unique_by=unique)
+
+
+def _maps(
+    keys: st.SearchStrategy[str], values: st.SearchStrategy[Any], high: int
+) -> st.SearchStrategy[dict[str, Any]]:
+    if keys.is_empty or values.is_empty:
+        return st.just({})
+    return st.dictionaries(keys, values, max_size=high)
+
+
+def _types(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    declared = schema.get("type")
+    if isinstance(declared, str):
+        return (declared,)
+    if isinstance(declared, list):
+        return tuple(t for t in declared if t in _ALL_TYPES)
+    hinted = [
+        kind
+        for kind, keys in (
+            ("object", ("properties", "required", "additionalProperties", "patternProperties")),
+            ("array", ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")),
+            ("string", ("minLength", "maxLength", "pattern", "format")),
+            ("number", ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")),
+        )
+        if any(key in schema for key in keys)
+    ]
+    return tuple(hinted) or _ALL_TYPES
+
+
+def _bounds(schema: Mapping[str, Any]) -> tuple[float | None, float | None, bool, bool]:
+    low, high = schema.get("minimum"), schema.get("maximum")
+    exclusive_low = exclusive_high = False
+    above, below = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
+    if isinstance(above, (int, float)) and (low is None or above >= low):
+        low, exclusive_low = above, True
+    if isinstance(below, (int, float)) and (high is None or below <= high):
+        high, exclusive_high = below, True
+    return low, high, exclusive_low, exclusive_high
+
+
+def integer_bounds(schema: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """The smallest and largest integer the bounds allow (None: unbounded)."""
+    low, high, exclusive_low, exclusive_high = _bounds(schema)
+    lo = None if low is None else (math.floor(low) + 1 if exclusive_low else math.ceil(low))
+    hi = None if high is None else (math.ceil(high) - 1 if exclusive_high else math.floor(high))
+    return lo, hi
+
+
+def _integers(schema: Mapping[str, Any]) -> st.SearchStrategy[int]:
+    lo, hi = integer_bounds(schema)
+    if lo is not None and hi is not None and lo > hi:
+        return st.nothing()
+    step = schema.get("multipleOf")
+    if isinstance(step, int) and not isinstance(step, bool) and step > 0:
+        first = None if lo is None else -(-lo // step)
+        last = None if hi is None else hi // step
+        return st.integers(first, last).map(lambda k: k * step)
+    strategy = st.integers(lo, hi)
+    return strategy.filter(lambda n: _multiple(n, step)) if step is not None else strategy
+
+
+def _floats(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+    low, high, exclusive_low, exclusive_high = _bounds(schema)
+    step = schema.get("multipleOf")
+    if step is not None:
+        return st.nothing()  # multiples come from _integers; fractional steps below
+    if low is not None and high is not None and low > high:
+        return st.nothing()
+    return st.floats(
+        min_value=low, max_value=high, exclude_min=exclusive_low and low is not None,
+        exclude_max=exclusive_high and high is not None, allow_nan=False, allow_infinity=False,
+    )
+
+
+def _multiple(value: Any, step: Any) -> bool:
+    if not isinstance(step, (int, float)) or step <= 0:
+        return True
+    quotient = value / step
+    return math.isfinite(quotient) and quotient == int(quotient)
+
+
+def _strings(schema: Mapping[str, Any]) -> st.SearchStrategy[str]:
+    low = int(schema.get("minLength", 0))
+    high = schema.get("maxLength")
+    high = None if high is None else int(high)
+    if high is not None and low > high:
+        return st.nothing()
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str):
+        return _pattern_text(pattern, low, high)
+    formatted = format_strategy(schema["format"]) if isinstance(schema.get("format"), str) else None
+    if formatted is not None:
+        return formatted.filter(lambda text: low <= len(text) <= (high if high is not None else len(text)))
+    return st.text(min_size=low, max_size=high if high is not None else max(low, low + 12))
+
+
+def _pattern_text(pattern: str, low: int, high: int | None) -> st.SearchStrategy[str]:
+    """Strings matching ``pattern`` by ECMA-262 rules: drawn with Python's engine from
+    the runtime's translation (or the source as written), kept only when the ECMA
+    matcher agrees and the length fits."""
+    try:
+        matcher = EcmaRegex(pattern)
+    except RegexError:
+        return st.nothing()
+    base: st.SearchStrategy[str] | None = None
+    for source in (matcher.translated, pattern):
+        try:
+            with warnings.catch_warnings():
+                # a Rust nested class ("[[a-z]-]") reads as something else to Python
+                warnings.simplefilter("error", FutureWarning)
+                re.compile(source)
+        except (re.error, FutureWarning):
+            continue
+        base = st.from_regex(source, fullmatch=True)
+        break
+    if base is None:
+        base = st.text(max_size=high if high is not None else 16)
+    limit = high if high is not None else math.inf
+    return base.filter(lambda text: low <= len(text) <= limit and matcher.search(text))
+
+
+def _merge(base: Mapping[str, Any], branch: Any) -> Any:
+    """``base``'s keywords with ``branch``'s on top (a branch of anyOf/oneOf)."""
+    if not isinstance(branch, Mapping):
+        return branch if base == {} else ({**base} if branch is True else False)
+    merged = dict(base)
+    merged.update(branch)
+    return merged
+
+
+def _merge_all_of(schema: Mapping[str, Any], resolve: Any) -> dict[str, Any]:
+    """One schema drawing candidates for every member of ``allOf`` (the filter checks)."""
+    merged: dict[str, Any] = {k: v for k, v in schema.items() if k != "allOf"}
+    for member in schema["allOf"]:
+        member = resolve(member)
+        if not isinstance(member, Mapping):
+            continue
+        for key, value in member.items():
+            if key == "properties" and isinstance(merged.get(key), Mapping):
+                props = dict(merged[key])
+                for name, sub in value.items():
+                    props[name] = {"allOf": [props[name], sub]} if name in props else sub
+                merged[key] = props
+            elif key == "required":
+                merged[key] = list(dict.fromkeys([*merged.get(key, []), *value]))
+            elif key == "type" and key in merged:
+                mine = {merged[key]} if isinstance(merged[key], str) else set(merged[key])
+                theirs = {value} if isinstance(value, str) else set(value)
+                both = mine & theirs
+                if ("number" in mine and "integer" in theirs) or ("integer" in mine and "number" in theirs):
+                    both.add("integer")
+                merged[key] = sorted(both)
+            elif key not in merged:
+                merged[key] = value
+    return merged
