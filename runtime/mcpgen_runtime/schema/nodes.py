@@ -310,7 +310,18 @@ def _assemble(
                 errs.append(((), mismatch(value), expected))
                 return value
             value = converted
-        return _run_chain(checks, uneval, value, errs, rerun)
+        # _run_chain's first pass, inlined: every schema object with keywords runs it
+        start = len(errs)
+        original = value
+        for check in checks:
+            value = check(value, errs)
+        if uneval and len(errs) == start:
+            for check in uneval:
+                value = check(value, errs)
+        if rerun and value is not original:
+            del errs[start:]
+            value = _run_chain(checks, uneval, value, errs, False)
+        return value
 
     return run
 
