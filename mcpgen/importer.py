@@ -113,7 +113,7 @@ def _listing(
     cwd: str | Path | None,
     timeout: float,
 ) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str]:
-    from mcpgen_runtime.client import Session
+    from mcpgen_runtime import Session
 
     with Session.stdio(
         list(command), env=env, cwd=cwd, verify="off", timeout=timeout, server_id="import",

@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 from helpers import build_package, import_package
 
+from mcpgen_runtime import AsyncSession, Session, convert_result
 from mcpgen_runtime._errors import ContractMismatch, ProtocolError, Timeout, ToolError
-from mcpgen_runtime.client import AsyncSession, Session, convert_result
 from mcpgen_runtime.client.core import (
     ClientCore,
     Discover,

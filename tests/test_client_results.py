@@ -23,8 +23,8 @@ import anyio
 import pytest
 from helpers import build_package, import_package
 
+from mcpgen_runtime import ResultConverter
 from mcpgen_runtime._errors import ProtocolError, ResultMismatch
-from mcpgen_runtime.client import ResultConverter
 
 STUB = Path(__file__).resolve().parent / "fixtures" / "client_result_stub.py"
 

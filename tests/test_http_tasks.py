@@ -339,7 +339,7 @@ def test_task_store_flags(package: tuple[Path, Path], tmp_path: Path) -> None:
     missing = _run(package, "--transport", "http", "--port", str(free_port()),
                    "--task-store", "redis://127.0.0.1:1/0", extra_path=[fake.parent])
     assert missing.returncode == 2, missing.stderr
-    assert "pip install 'mcpgen[redis]'" in missing.stderr and "Traceback" not in missing.stderr
+    assert "pip install 'mcpgen-runtime[redis]'" in missing.stderr and "Traceback" not in missing.stderr
 
 
 def test_a_malformed_call_is_left_to_the_sdk(server: HttpServer) -> None:

@@ -31,7 +31,7 @@ from helpers import import_package
 
 from mcpgen.build import build_spec
 from mcpgen.cli import main
-from mcpgen_runtime.client import Session
+from mcpgen_runtime import Session
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

@@ -28,9 +28,8 @@ from typing import Any
 
 import pytest
 
+from mcpgen_runtime import DEFAULT_MAX_MESSAGE_BYTES, AsyncSession, Session
 from mcpgen_runtime._errors import ProtocolError, ServerExited, Timeout
-from mcpgen_runtime.client import AsyncSession, Session
-from mcpgen_runtime.transport import DEFAULT_MAX_MESSAGE_BYTES
 
 PEER = [sys.executable, str(Path(__file__).resolve().parent / "fixtures" / "robust_peer.py")]
 SLACK = 5.0  # seconds added to every "quickly": the machine is shared

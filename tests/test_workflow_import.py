@@ -27,7 +27,7 @@ from mcpgen.cli import main
 from mcpgen.importer import ImportFailed, spec_from_tools
 from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_spec_text
-from mcpgen_runtime.client import Session
+from mcpgen_runtime import Session
 from mcpgen_runtime.contract.compare import Severity, compare_tools
 from mcpgen_runtime.protocol.fingerprint import tool_fingerprint
 

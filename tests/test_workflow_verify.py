@@ -12,8 +12,7 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from mcpgen_runtime import ContractMismatch
-from mcpgen_runtime.client import Session
+from mcpgen_runtime import ContractMismatch, Session
 
 
 def _tool(order: list[str], required: list[str]) -> dict[str, Any]:

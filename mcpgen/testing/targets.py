@@ -69,7 +69,7 @@ class SessionTarget:
         self.protocol_version = ""
 
     def start(self) -> None:
-        from mcpgen_runtime.client import Session
+        from mcpgen_runtime import Session
 
         if self.serve is not None:
             session = Session.in_memory(self.serve, verify="off", timeout=self.timeout)

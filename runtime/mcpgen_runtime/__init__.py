@@ -26,52 +26,46 @@ if TYPE_CHECKING:
     )
     from ._main import main
     from ._unset import UNSET, Unset
-    from .client import (
-        AsyncProgressCallback,
-        AsyncSession,
-        AsyncTaskHandle,
-        ListedTool,
-        ProgressCallback,
-        ProtocolChoice,
-        ResultConverter,
-        Session,
-        TaskHandle,
-        TaskStatus,
-        convert_result,
-    )
+    from .client.aio import AsyncSession, AsyncTaskHandle
+    from .client.base import AsyncProgressCallback, ProgressCallback
+    from .client.core import ProtocolChoice
+    from .client.listing import ListedTool
+    from .client.results import ResultConverter, convert_result
+    from .client.sync import Session, TaskHandle
+    from .client.tasks import TaskStatus
     from .server.context import Cancelled, Context
     from .server.stdio import run_stdio, serve_streams
     from .server.tools import App, Binding
-    from .transport import DEFAULT_MAX_MESSAGE_BYTES
+    from .transport.lines import DEFAULT_MAX_MESSAGE_BYTES
 
 from ._version import __version__, requirement, validate_runtime_version
 
 _WHERE = {
     "App": ".server.tools",
-    "AsyncProgressCallback": ".client",
-    "AsyncSession": ".client",
-    "AsyncTaskHandle": ".client",
+    "AsyncProgressCallback": ".client.base",
+    "AsyncSession": ".client.aio",
+    "AsyncTaskHandle": ".client.aio",
     "Binding": ".server.tools",
     "Cancelled": ".server.context",
     "ContractMismatch": "._errors",
     "Context": ".server.context",
-    "ListedTool": ".client",
-    "DEFAULT_MAX_MESSAGE_BYTES": ".transport",
+    "ListedTool": ".client.listing",
+    "DEFAULT_MAX_MESSAGE_BYTES": ".transport.lines",
     "McpError": "._errors",
-    "ProgressCallback": ".client",
-    "ProtocolChoice": ".client",
+    "ProgressCallback": ".client.base",
+    "ProtocolChoice": ".client.core",
     "ProtocolError": "._errors",
-    "ResultConverter": ".client",
+    "ResultConverter": ".client.results",
     "ResultMismatch": "._errors",
     "ServerExited": "._errors",
-    "Session": ".client",
-    "TaskHandle": ".client",
-    "TaskStatus": ".client",
+    "Session": ".client.sync",
+    "TaskHandle": ".client.sync",
+    "TaskStatus": ".client.tasks",
     "Timeout": "._errors",
     "ToolError": "._errors",
     "UNSET": "._unset",
     "Unset": "._unset",
-    "convert_result": ".client",
+    "convert_result": ".client.results",
     "main": "._main",
     "run_stdio": ".server.stdio",
     "serve_streams": ".server.stdio",

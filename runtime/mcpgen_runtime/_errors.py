@@ -70,7 +70,7 @@ class ProtocolError(McpError):
 class ContractMismatch(ProtocolError):
     """The server's listed tools break the contract the client was generated from.
 
-    ``changes`` holds the breaking differences (``mcpgen.runtime._compat.Change``).
+    ``changes`` holds the breaking differences (``mcpgen_runtime.contract.rules.Change``).
     """
 
     def __init__(self, message: str, *, changes: Sequence[Any] = ()) -> None:

@@ -2,7 +2,10 @@
 
 Every import counts: at module level, inside a function, under ``if TYPE_CHECKING:``
 and by name (a string such as ``".http.server"`` handed to ``importlib.import_module``,
-or kept in a table for it). The rules:
+or kept in a table for it); and so does the import Python makes implicitly: importing
+``client.core`` runs ``client/__init__`` first (a subpackage's parent, when the
+importer is not inside that subpackage already; the root package's ``__init__`` is
+left out, it loads nothing until a name is asked for). The rules:
 
 - no cycle between runtime modules;
 - each part imports only the parts below it (``ALLOWED``): the client never imports
@@ -150,6 +153,38 @@ def _by_name(module: str, text: str, modules: Mapping[str, object]) -> str | Non
     return _resolve(module, level, rest, modules)
 
 
+def with_parents(edges: list[Import], modules: Mapping[str, object]) -> list[Import]:
+    """The edges plus the implicit import of each target's parent packages."""
+    out = list(edges)
+    for edge in edges:
+        if not edge.inside:
+            continue
+        pieces = edge.target.split(".")
+        for depth in range(1, len(pieces)):
+            parent = ".".join(pieces[:depth])
+            if parent in modules and not (edge.source + ".").startswith(parent + "."):
+                out.append(Import(edge.source, parent, f"{edge.kind}, parent", True, edge.line))
+    return out
+
+
+def loads(module: str, modules: Mapping[str, ast.Module]) -> set[str]:
+    """What importing ``module`` runs: the runtime modules (its own parent packages
+    included) and outside top-level packages imported at module level, transitively."""
+    pieces = module.split(".")
+    todo = [module, *(".".join(pieces[:d]) for d in range(1, len(pieces)))]
+    seen: set[str] = set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current not in modules:
+            continue  # an outside package: its own imports are not ours to follow
+        edges = with_parents(imports(current, modules[current], modules), modules)
+        todo += [edge.target for edge in edges if edge.kind.split(",")[0] == "module"]
+    return seen
+
+
 def cycles(edges: list[Import]) -> list[list[str]]:
     graph: dict[str, set[str]] = {}
     for edge in edges:
@@ -175,6 +210,7 @@ def cycles(edges: list[Import]) -> list[list[str]]:
 def violations(modules: Mapping[str, ast.Module]) -> list[str]:
     """Every broken rule, one line each (empty: the layout holds)."""
     edges = [edge for name, tree in modules.items() for edge in imports(name, tree, modules)]
+    edges = with_parents(edges, modules)
     out = [f"cycle: {' -> '.join(cycle)}" for cycle in cycles(edges)]
     out += [f"{name} is in no part the rules know" for name in modules if part_of(name) not in ALLOWED]
     for edge in edges:

@@ -21,8 +21,8 @@ from typing import Any, BinaryIO
 import pytest
 
 import mcpgen_runtime
+from mcpgen_runtime import AsyncSession, ListedTool, Session, convert_result
 from mcpgen_runtime._errors import ContractMismatch, ProtocolError, ServerExited, Timeout, ToolError
-from mcpgen_runtime.client import AsyncSession, ListedTool, Session, convert_result
 from mcpgen_runtime.client.core import Notification
 from mcpgen_runtime.protocol.fingerprint import tool_fingerprint
 

@@ -4,11 +4,13 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
 import pytest
-from import_rules import load, violations
+from import_rules import load, loads, violations
 
 import mcpgen_runtime
 
@@ -99,6 +101,13 @@ BROKEN = {
         _fake(**{"http.server": "def f():\n    from redis.asyncio import Redis\n"}),
         "only tasks imports redis",
     ),
+    "a cycle through a parent package's __init__": (
+        _fake(**{"client": "from .sync import Session\n",
+                 "client.sync": "from ..transport.lines import Transport\n",
+                 "transport": "from ..client.sync import Session\n",
+                 "transport.lines": ""}),
+        "cycle: client.sync -> transport -> client.sync",
+    ),
     "a module in no known part": (
         _fake(**{"misc.helpers": ""}),
         "misc.helpers is in no part the rules know",
@@ -134,7 +143,28 @@ def test_the_runtime_explains_itself() -> None:
     outside = ("DESIGN" + " §", "PROTOCOL" + ".md")
     cited = [f"{p.name}: {word}" for p in sources for word in outside if word in p.read_text()]
     assert cited == []
-    assert not [p.name for p in RUNTIME.rglob("*.py") if "mcpgen[http]" in p.read_text()]
+    # the runtime's extras are mcpgen-runtime's ([http], [redis]), not the generator's
+    assert not [p.name for p in RUNTIME.rglob("*.py") if "'mcpgen[" in p.read_text()]
+
+
+def test_importing_a_module_loads_only_what_it_needs() -> None:
+    """The subpackages' ``__init__`` files import nothing, so a module loads its
+    own imports and no sibling: the generator's validator and compatibility rules
+    load no client, server or transport, the client no server."""
+    assert [name for name in MODULES if name.count(".") == 0 and any(
+        other.startswith(name + ".") for other in MODULES) and MODULES[name].body[1:]] == []
+    for name in ("schema.validator", "contract.compare", "client.core", "client.flows"):
+        parts = {m.split(".")[0] for m in loads(name, MODULES) if m in MODULES}
+        assert not parts & {"server", "http", "transport"} - {name.split(".")[0]}, name
+    assert "transport.aio" not in loads("client.sync", MODULES)
+    # the same facts seen from the module loader, not the source
+    probe = (
+        "import sys, mcpgen_runtime.client.flows, mcpgen_runtime.contract.compare\n"
+        "print(sorted(m for m in sys.modules if m.startswith('mcpgen_runtime.')))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True).stdout
+    assert "transport" not in loaded and "client.sync" not in loaded and "server" not in loaded
 
 
 SANS_IO = ("client.core", "client.negotiate", "client.effects", "client.flows", "server.core")

@@ -18,14 +18,9 @@ from typing import BinaryIO
 import pytest
 
 from mcpgen_runtime._errors import ServerExited
-from mcpgen_runtime.transport import (
-    AsyncInMemoryTransport,
-    AsyncStdioTransport,
-    InMemoryTransport,
-    StdioTransport,
-    _LineSplitter,
-    _LineTooLong,
-)
+from mcpgen_runtime.transport.aio import AsyncInMemoryTransport, AsyncStdioTransport
+from mcpgen_runtime.transport.lines import _LineSplitter, _LineTooLong
+from mcpgen_runtime.transport.sync import InMemoryTransport, StdioTransport
 
 PY = sys.executable
 

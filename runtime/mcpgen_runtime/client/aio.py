@@ -13,17 +13,15 @@ from types import TracebackType
 from typing import Any, Self, overload
 
 from .._errors import ServerExited, Timeout
-from ..transport import (
-    AsyncInMemoryTransport,
-    AsyncStdioTransport,
-    AsyncTransport,
-    ServeFunction,
-)
+from ..transport.aio import AsyncInMemoryTransport, AsyncStdioTransport
+from ..transport.lines import AsyncTransport, ServeFunction
 from . import flows
 from .base import (
     AsyncProgressCallback,
     T,
+    _AnyProgressCallback,
     _identity,
+    _Progress,
     _SessionState,
 )
 from .core import Outcome, Response
@@ -132,23 +130,16 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     # -- progress -----------------------------------------------------------------------
 
-    def _run_progress(
-        self,
-        token: Any,
-        callback: Callable[[float, float | None, str | None], object],
-        arguments: tuple[float, float | None, str | None],
-    ) -> None:
-        try:
-            outcome = callback(*arguments)
-        except Exception:
-            logger.exception("the progress callback failed")
-            return
+    def _run_progress(self, token: Any, callback: _AnyProgressCallback, arguments: _Progress) -> object:
+        """A coroutine callback runs as a task, awaited when the call ends."""
+        outcome = super()._run_progress(token, callback, arguments)
         if inspect.isawaitable(outcome):
             task = asyncio.ensure_future(outcome)
             running = self._progress_tasks.setdefault(token, set())
             running.add(task)
             task.add_done_callback(_progress_task_done)
             task.add_done_callback(running.discard)
+        return outcome
 
     async def _progress_done(self, token: Any) -> None:
         """Stop routing ``token``'s progress and let its running callbacks finish."""
@@ -192,14 +183,15 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     async def _drive(self, flow: flows.Flow[T]) -> T:
         """Run a protocol flow (``client.flows``) on this session's event loop."""
+        # flows.relay's loop with an await in place of ``yield from``: a generator
+        # cannot await, so the asynchronous driver is the one place it is written again
         steps = flows.lowered(self, flow)
         value: Any = None
         error: BaseException | None = None
         while True:
-            try:
-                effect = steps.send(value) if error is None else steps.throw(error)
-            except StopIteration as stop:
-                result: T = stop.value
+            done, effect = flows.resume(steps, value, error)
+            if done:
+                result: T = effect
                 return result
             value, error = None, None
             try:

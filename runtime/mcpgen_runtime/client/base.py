@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 from ..contract.check import Verify
-from ..transport import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
+from ..transport.lines import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
 from .core import (
     ClientCore,
     Discover,
@@ -47,6 +47,9 @@ ProgressCallback = Callable[[float, float | None, str | None], None]
 #: loop and the call returns only once the callbacks of its progress have finished.
 AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
+_Progress = tuple[float, float | None, str | None]  # progress, total, message
+_AnyProgressCallback = Callable[[float, float | None, str | None], object]
+
 
 T = TypeVar("T")
 
@@ -67,7 +70,7 @@ def _argv(command: str | Sequence[str]) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else [os.fspath(c) for c in command]
 
 
-def _progress_args(params: Mapping[str, Any]) -> tuple[float, float | None, str | None] | None:
+def _progress_args(params: Mapping[str, Any]) -> _Progress | None:
     progress, total, message = params.get("progress"), params.get("total"), params.get("message")
     if not isinstance(progress, (int, float)) or isinstance(progress, bool):
         return None
@@ -121,7 +124,7 @@ class _SessionState(Generic[TR, W]):
         self.instructions: str | None = None
         self.contract_warnings: list[Change] = []
         self._core: ClientCore[W] = ClientCore(client_info)
-        self._progress: dict[Any, Callable[[float, float | None, str | None], object]] = {}
+        self._progress: dict[Any, _AnyProgressCallback] = {}
         # the async session's coroutine progress callbacks still running, by token
         self._progress_tasks: dict[Any, set[asyncio.Task[Any]]] = {}
         self._connected = False
@@ -272,16 +275,13 @@ class _SessionState(Generic[TR, W]):
         except Exception:
             logger.exception("the notification handler failed on %s", event.method)
 
-    def _run_progress(
-        self,
-        token: Any,
-        callback: Callable[[float, float | None, str | None], object],
-        arguments: tuple[float, float | None, str | None],
-    ) -> None:
+    def _run_progress(self, token: Any, callback: _AnyProgressCallback, arguments: _Progress) -> object:
+        """Call a progress callback; what it returns (None if it failed, logged)."""
         try:
-            callback(*arguments)
+            return callback(*arguments)
         except Exception:
             logger.exception("the progress callback failed")
+            return None
 
     def _progress_drop(self, token: Any) -> None:
         """Stop routing ``token``'s progress (the call failed or was cancelled)."""

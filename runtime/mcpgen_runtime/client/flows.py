@@ -93,6 +93,7 @@ __all__ = [
 
 T = TypeVar("T")
 E = TypeVar("E")
+P = TypeVar("P")
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -103,40 +104,53 @@ TASK_RESULT_TYPES = frozenset({"complete", "task"})  # what tasks/get and tasks/
 def lowered(session: AnySession, flow: Flow[T]) -> Generator[Primitive, Any, T]:
     """``flow`` with its session-level effects expanded into primitives: what a
     driver runs. An exception a primitive raises is thrown into ``flow``."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            effect = flow.send(value) if error is None else flow.throw(error)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
-        value, error = None, None
-        try:
-            value = yield from _lower(session, effect)
-        except GeneratorExit:
-            flow.close()
-            raise
-        except BaseException as exc:  # noqa: BLE001  (thrown into the flow, which may catch it)
-            error = exc
+    return relay(flow, lambda effect: _lower(session, effect))
 
 
 def run(steps: Generator[E, Any, T], perform: Callable[[E], Any]) -> T:
     """Run ``steps`` to its value: each step it yields is given to ``perform``, whose
     return value is sent back in and whose exception is thrown in (the steps may
     catch it to clean up). The synchronous session's driver, and the tests'."""
+
+    def at_once(step: E) -> Generator[Any, Any, Any]:
+        return perform(step)
+        yield  # a generator that yields nothing: relay runs it to its value at once
+
+    done, result = resume(relay(steps, at_once), None, None)
+    assert done, "at_once never yields"
+    return result  # type: ignore[no-any-return]
+
+
+def resume(
+    steps: Generator[Any, Any, Any], value: Any, error: BaseException | None
+) -> tuple[bool, Any]:
+    """Send ``value`` into ``steps`` (or throw ``error``): ``(False, next step)``, or
+    ``(True, its return value)`` once it has finished."""
+    try:
+        return False, (steps.send(value) if error is None else steps.throw(error))
+    except StopIteration as stop:
+        return True, stop.value
+
+
+def relay(
+    steps: Generator[E, Any, T], perform: Callable[[E], Generator[P, Any, Any]]
+) -> Generator[P, Any, T]:
+    """Run ``steps``, each step through ``perform``, a generator: what it yields passes
+    out, its return value is sent back into ``steps``, its exception thrown in (the
+    steps may catch it to clean up). Closing the relay closes ``steps``."""
     value: Any = None
     error: BaseException | None = None
     while True:
-        try:
-            step = steps.send(value) if error is None else steps.throw(error)
-        except StopIteration as stop:
-            result: T = stop.value
-            return result
+        done, step = resume(steps, value, error)
+        if done:
+            return step  # type: ignore[no-any-return]
         value, error = None, None
         try:
-            value = perform(step)
-        except BaseException as exc:  # noqa: BLE001  (thrown into the steps, which may clean up)
+            value = yield from perform(step)
+        except GeneratorExit:
+            steps.close()
+            raise
+        except BaseException as exc:  # noqa: BLE001  (thrown into the steps, which may catch it)
             error = exc
 
 

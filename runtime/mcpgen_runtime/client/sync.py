@@ -13,12 +13,8 @@ from types import TracebackType
 from typing import Any, Self, overload
 
 from .._errors import ServerExited, Timeout
-from ..transport import (
-    InMemoryTransport,
-    ServeFunction,
-    StdioTransport,
-    Transport,
-)
+from ..transport.lines import ServeFunction, Transport
+from ..transport.sync import InMemoryTransport, StdioTransport
 from . import flows
 from .base import (
     _MAX_WAIT,

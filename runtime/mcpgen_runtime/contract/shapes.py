@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from ..protocol.fingerprint import canonical_json
 from ..protocol.pointer import MISSING, resolve_pointer
+from ..schema.nodes import _member_type
 
 _MISSING: Final = MISSING
 
@@ -229,19 +230,11 @@ def _fold_union(
 
 
 def _value_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+    """The JSON type of a value, a number without fraction counting as an integer
+    (as JSON Schema's ``integer`` does)."""
+    if isinstance(value, float) and value.is_integer():
         return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return "object"
+    return _member_type(value)
 
 
 def _closure(types: Iterable[str]) -> frozenset[str]:
@@ -347,13 +340,22 @@ def _presence_rel(old: Any, new: Any) -> _Rel:
     return _Rel.INCOMPARABLE
 
 
-def _multiple_rel(old: Fraction | None, new: Fraction | None) -> _Rel:
+def _set_rel(old: Fraction | None, new: Fraction | None) -> _Rel | None:
+    """EQUAL, NARROWER (a bound added) or WIDER (removed); None: both set, differing."""
     if old == new:
         return _Rel.EQUAL
     if old is None:
         return _Rel.NARROWER
     if new is None:
         return _Rel.WIDER
+    return None
+
+
+def _multiple_rel(old: Fraction | None, new: Fraction | None) -> _Rel:
+    rel = _set_rel(old, new)
+    if rel is not None:
+        return rel
+    assert old is not None and new is not None  # _set_rel answered the other cases
     if (new / old).denominator == 1:
         return _Rel.NARROWER
     if (old / new).denominator == 1:
@@ -365,12 +367,10 @@ def _count_rel(old: Fraction | None, new: Fraction | None, lower: bool) -> _Rel:
     """minLength-style (absent = 0) or maxLength-style (absent = unbounded) bounds."""
     if lower:
         old, new = old or Fraction(0), new or Fraction(0)
-    if old == new:
-        return _Rel.EQUAL
-    if old is None:
-        return _Rel.NARROWER
-    if new is None:
-        return _Rel.WIDER
+    rel = _set_rel(old, new)
+    if rel is not None:
+        return rel
+    assert old is not None and new is not None  # _set_rel answered the other cases
     return _Rel.NARROWER if (new > old) == lower else _Rel.WIDER
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
@@ -36,6 +37,23 @@ _NOT_IN_DRAFT: dict[str, frozenset[str]] = {
     "json-schema.org/draft-06/schema": _NEW_IN_2019 | _NEW_IN_07,
     "json-schema.org/draft-04/schema": _NEW_IN_2019 | _NEW_IN_07 | _NEW_IN_06,
 }
+
+
+@dataclass(frozen=True, slots=True)
+class _Here:
+    """The schema object being compiled, and where: ``base`` (the resource its
+    ``$ref``s resolve against), whether its checks ``coerce``, ``where`` (its JSON
+    Pointer, for messages) and its ``node``. What every keyword group is given."""
+
+    schema: Mapping[str, Any]
+    base: Any
+    coerce: bool
+    where: str
+    node: _Node
+
+    def at(self, keyword: str) -> str:
+        """The pointer of one of its keywords."""
+        return f"{self.where}/{keyword}"
 
 
 class _CompilerBase:
@@ -69,7 +87,7 @@ class _CompilerBase:
         elif schema is False:
             node.check = _reject
         else:
-            node.check = self.build(schema, base, coerce, where, node)
+            node.check = self.build(_Here(schema, base, coerce, where, node))
         node.ready = True
         return node
 
@@ -199,7 +217,5 @@ class _CompilerBase:
             raise SchemaError(f"{where}: must be an array of strings")
         return tuple(value)
 
-    def build(
-        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
-    ) -> _Check:
+    def build(self, here: _Here) -> _Check:
         raise NotImplementedError

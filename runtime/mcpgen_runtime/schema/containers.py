@@ -7,13 +7,15 @@ array counts; ``properties``, ``patternProperties``, ``additionalProperties``,
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from functools import partial
+from itertools import repeat
 from typing import Any
 
-from .compiler import _CompilerBase
+from .compiler import _CompilerBase, _Here
 from .errors import MAX_PROBLEMS, SchemaError
 from .nodes import (
-    _evaluated_items,
-    _evaluated_props,
+    _each,
+    _evaluated,
     _is_valid,
     _Node,
     _prefix,
@@ -33,16 +35,15 @@ from .values import (
 class _ContainerKeywords(_CompilerBase):
     """The keywords of arrays and objects, and ``unevaluatedItems``/``unevaluatedProperties``."""
 
-    def array_group(
-        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
-    ) -> _Check:
+    def array_group(self, here: _Here) -> _Check:
+        schema, where = here.schema, here.where
         min_items = self.count(schema, "minItems", where)
         max_items = self.count(schema, "maxItems", where)
         unique = schema.get("uniqueItems", False)
         if not isinstance(unique, bool):
             raise SchemaError(f"{where}/uniqueItems: must be a boolean")
-        walk = self.array_items(schema, base, coerce, where, node)
-        contains = self.array_contains(schema, base, where, node)
+        walk = self.array_items(here)
+        contains = self.array_contains(here)
 
         def arrays(value: Any, errs: list[_Err]) -> Any:
             if not isinstance(value, list):
@@ -67,11 +68,10 @@ class _ContainerKeywords(_CompilerBase):
 
         return arrays
 
-    def array_items(
-        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
-    ) -> _Check | None:
+    def array_items(self, here: _Here) -> _Check | None:
         """``prefixItems`` and ``items``: a check of each item (the array, with the
         items it coerced, comes back), or None when neither constrains anything."""
+        schema, base, coerce, where = here.schema, here.base, here.coerce, here.where
         prefix: tuple[_Check, ...] = ()
         if "prefixItems" in schema:
             prefix = tuple(
@@ -87,56 +87,34 @@ class _ContainerKeywords(_CompilerBase):
             if items_schema is True or items_false
             else (self.sub(items_schema, base, coerce, f"{where}/items"))
         )
-        node.prefix = len(prefix)
-        node.all_items = "items" in schema
+        here.node.prefix = len(prefix)
+        here.node.all_items = "items" in schema
         n_prefix = len(prefix)
         if not n_prefix and not items_false and items is None:
             return None
 
         def walk(value: list[Any], errs: list[_Err]) -> list[Any]:
             size = len(value)
-            out: list[Any] | None = None
             if n_prefix:
-                for index, check in enumerate(prefix[:size]):
-                    item = value[index]
-                    start = len(errs)
-                    result = check(item, errs)
-                    if len(errs) != start:
-                        _prefix(errs, start, index)
-                    if result is not item:
-                        if out is None:
-                            out = list(value)
-                        out[index] = result
+                value = _each(value, zip(range(size), prefix), errs)
             if items_false:
                 if size > n_prefix:
                     errs.append(((), f"expected at most {n_prefix} items, got {size}", None))
-            elif items is not None:
-                for index in range(n_prefix, size):
-                    item = value[index]
-                    start = len(errs)
-                    result = items(item, errs)
-                    if len(errs) != start:
-                        _prefix(errs, start, index)
-                        if len(errs) >= MAX_PROBLEMS:
-                            break
-                    if result is not item:
-                        if out is None:
-                            out = list(value)
-                        out[index] = result
-            return value if out is None else out
+            elif items is not None and size > n_prefix:
+                value = _each(value, zip(range(n_prefix, size), repeat(items)), errs)
+            return value
 
         return walk
 
-    def array_contains(
-        self, schema: Mapping[str, Any], base: Any, where: str, node: _Node
-    ) -> Callable[[list[Any], list[_Err]], None] | None:
+    def array_contains(self, here: _Here) -> Callable[[list[Any], list[_Err]], None] | None:
         """``contains`` with ``minContains``/``maxContains``, or None without it."""
+        schema, where = here.schema, here.where
         if "contains" not in schema:
             return None
         # Counting matches must not coerce: which items the caller meant is unknowable.
-        contains_node = self.node(schema["contains"], base, False, f"{where}/contains")
+        contains_node = self.node(schema["contains"], here.base, False, f"{where}/contains")
         contains = self.check_of(contains_node)
-        node.contains = contains_node
+        here.node.contains = contains_node
         given_min = self.count(schema, "minContains", where)
         min_contains = 1 if given_min is None else given_min
         max_contains = self.count(schema, "maxContains", where)
@@ -168,17 +146,9 @@ class _ContainerKeywords(_CompilerBase):
 
         return count_matches
 
-    def object_group(
-        self,
-        schema: Mapping[str, Any],
-        base: Any,
-        coerce: bool,
-        where: str,
-        node: _Node,
-        typed: bool,
-    ) -> _Check:
-        members = self.object_members(schema, base, coerce, where, node)
-        shape = self.object_shape(schema, base, where)
+    def object_group(self, here: _Here, typed: bool) -> _Check:
+        members = self.object_members(here)
+        shape = self.object_shape(here)
         type_message = "expected object, got "
 
         def objects(value: Any, errs: list[_Err]) -> Any:
@@ -192,14 +162,13 @@ class _ContainerKeywords(_CompilerBase):
 
         return objects
 
-    def object_shape(
-        self, schema: Mapping[str, Any], base: Any, where: str
-    ) -> Callable[[dict[str, Any], list[_Err]], None] | None:
+    def object_shape(self, here: _Here) -> Callable[[dict[str, Any], list[_Err]], None] | None:
         """``propertyNames``, ``required``, the property counts and
         ``dependentRequired``: what an object must look like, whatever its values."""
+        schema, where = here.schema, here.where
         names = None
         if "propertyNames" in schema:
-            names = self.sub(schema["propertyNames"], base, False, f"{where}/propertyNames")
+            names = self.sub(schema["propertyNames"], here.base, False, f"{where}/propertyNames")
         required = self.string_list(schema.get("required", ()), f"{where}/required")
         required_set = frozenset(required)
         min_props = self.count(schema, "minProperties", where)
@@ -242,12 +211,13 @@ class _ContainerKeywords(_CompilerBase):
 
         return shape
 
-    def object_members(
-        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
-    ) -> _Check | None:
+    def object_members(self, here: _Here) -> _Check | None:
         """``properties``, ``patternProperties`` and ``additionalProperties``: a check
         of each member (the object, with the members it coerced, comes back), or
         None when no member is constrained."""
+        schema, base, coerce, where, node = (
+            here.schema, here.base, here.coerce, here.where, here.node
+        )
         props: dict[str, _Check] = {}
         if "properties" in schema:
             for name, sub in self.schema_map(schema, "properties", where).items():
@@ -268,22 +238,21 @@ class _ContainerKeywords(_CompilerBase):
         if not (props or patterns or forbid or additional is not None):
             return None
         props_get = props.get
-        matching = _matching(props, patterns, additional)
+        matching = _matching(props, patterns, additional, coerce) if patterns else None
 
         def members(value: dict[str, Any], errs: list[_Err]) -> dict[str, Any]:
+            # nodes._each with the lookup of each member's check inlined: the hottest
+            # loop of the validator (every object of every call), so written out here
             out: dict[str, Any] | None = None
             extras: list[str] = []
             for name, item in value.items():
-                check = matching(name) if patterns else props_get(name, additional)
+                check = props_get(name, additional) if matching is None else matching(name)
                 if check is None:
                     if forbid:
                         extras.append(name)
                     continue
                 start = len(errs)
-                if isinstance(check, list):
-                    result = _run_chain(check, item, errs, coerce)
-                else:
-                    result = check(item, errs)
+                result = check(item, errs)
                 if len(errs) != start:
                     _prefix(errs, start, name)
                     if len(errs) >= MAX_PROBLEMS:
@@ -293,98 +262,59 @@ class _ContainerKeywords(_CompilerBase):
                         out = dict(value)
                     out[name] = result
             if extras:
-                if len(extras) == 1:
-                    errs.append(((), f"unexpected property {_short(extras[0])}", None))
-                else:
-                    errs.append(((), f"unexpected properties {_names(extras)}", None))
+                errs.append(((), _unexpected(extras, True), None))
             return value if out is None else out
 
         return members
 
-    def unevaluated(
-        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
-    ) -> list[_Check]:
+    def unevaluated(self, here: _Here) -> list[_Check]:
         result: list[_Check] = []
+        schema = here.schema
         if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
             return result
         # Which branches were valid is judged without coercion, on the final value.
-        plain = self.node(schema, base, False, where) if coerce else node
+        plain = self.node(schema, here.base, False, here.where) if here.coerce else here.node
         if "unevaluatedProperties" in schema:
-            node.uneval_props = True
-            result.append(
-                self.uneval_props(schema["unevaluatedProperties"], base, coerce, where, plain)
-            )
+            here.node.uneval_props = True
+            result.append(self.uneval(here, plain, True))
         if "unevaluatedItems" in schema:
-            node.uneval_items = True
-            result.append(self.uneval_items(schema["unevaluatedItems"], base, coerce, where, plain))
+            here.node.uneval_items = True
+            result.append(self.uneval(here, plain, False))
         return result
 
-    def uneval_props(self, sub: Any, base: Any, coerce: bool, where: str, plain: _Node) -> _Check:
-        forbid = sub is False
-        check = None if forbid else self.sub(sub, base, coerce, f"{where}/unevaluatedProperties")
+    def uneval(self, here: _Here, plain: _Node, props: bool) -> _Check:
+        """``unevaluatedProperties`` (``props``) or ``unevaluatedItems``: the members
+        that ``plain`` (the schema, judged without coercion) did not evaluate."""
+        keyword = "unevaluatedProperties" if props else "unevaluatedItems"
+        sub = here.schema[keyword]
+        check = None if sub is False else self.sub(sub, here.base, here.coerce, here.at(keyword))
+        kind = dict if props else list
 
-        def unevaluated_properties(value: Any, errs: list[_Err]) -> Any:
-            if not isinstance(value, dict):
+        def unevaluated(value: Any, errs: list[_Err]) -> Any:
+            if not isinstance(value, kind):
                 return value
-            seen: set[str] = set()
-            if _evaluated_props(plain, value, seen, True):
+            seen: set[Any] = set()
+            if _evaluated(plain, value, seen, True, props):
                 return value
-            rest = [name for name in value if name not in seen]
+            rest = [key for key in (value if props else range(len(value))) if key not in seen]
             if not rest:
                 return value
-            if forbid or check is None:
-                if len(rest) == 1:
-                    errs.append(((), f"unexpected property {_short(rest[0])}", None))
-                else:
-                    errs.append(((), f"unexpected properties {_names(rest)}", None))
+            if check is None:
+                errs.append(((), _unexpected(rest, props), None))
                 return value
-            out: dict[str, Any] | None = None
-            for name in rest:
-                item = value[name]
-                start = len(errs)
-                result = check(item, errs)
-                if len(errs) != start:
-                    _prefix(errs, start, name)
-                if result is not item:
-                    if out is None:
-                        out = dict(value)
-                    out[name] = result
-            return value if out is None else out
+            return _each(value, zip(rest, repeat(check)), errs)
 
-        return unevaluated_properties
+        return unevaluated
 
-    def uneval_items(self, sub: Any, base: Any, coerce: bool, where: str, plain: _Node) -> _Check:
-        forbid = sub is False
-        check = None if forbid else self.sub(sub, base, coerce, f"{where}/unevaluatedItems")
 
-        def unevaluated_items(value: Any, errs: list[_Err]) -> Any:
-            if not isinstance(value, list):
-                return value
-            seen: set[int] = set()
-            if _evaluated_items(plain, value, seen, True):
-                return value
-            rest = [index for index in range(len(value)) if index not in seen]
-            if not rest:
-                return value
-            if forbid or check is None:
-                shown = ", ".join(str(i) for i in rest[:10]) + (", …" if len(rest) > 10 else "")
-                what = "item" if len(rest) == 1 else "items"
-                errs.append(((), f"unexpected {what} at index {shown}", None))
-                return value
-            out: list[Any] | None = None
-            for index in rest:
-                item = value[index]
-                start = len(errs)
-                result = check(item, errs)
-                if len(errs) != start:
-                    _prefix(errs, start, index)
-                if result is not item:
-                    if out is None:
-                        out = list(value)
-                    out[index] = result
-            return value if out is None else out
-
-        return unevaluated_items
+def _unexpected(keys: list[Any], props: bool) -> str:
+    """The message for members no schema allows: property names, or item indices."""
+    if props:
+        if len(keys) == 1:
+            return f"unexpected property {_short(keys[0])}"
+        return f"unexpected properties {_names(keys)}"
+    shown = ", ".join(str(i) for i in keys[:10]) + (", …" if len(keys) > 10 else "")
+    return f"unexpected {'item' if len(keys) == 1 else 'items'} at index {shown}"
 
 
 def _check_unique(final: list[Any], errs: list[_Err]) -> None:
@@ -402,18 +332,21 @@ def _matching(
     props: Mapping[str, _Check],
     patterns: list[tuple[EcmaRegex, _Check]],
     additional: _Check | None,
-) -> Callable[[str], list[_Check] | None]:
-    """With ``patternProperties``: every check that applies to a member's name (its
-    own, then each matching pattern's; ``additionalProperties`` when none), or None."""
+    coerce: bool,
+) -> Callable[[str], _Check | None]:
+    """With ``patternProperties``: the check of a member by its name (its own, then
+    each matching pattern's, in a chain; ``additionalProperties`` when none), or None."""
     props_get = props.get
 
-    def matching(name: str) -> list[_Check] | None:
+    def matching(name: str) -> _Check | None:
         found = [check for regex, check in patterns if regex.search(name)]
         own = props_get(name)
         if own is not None:
             found.insert(0, own)
-        elif not found and additional is not None:
-            found.append(additional)
-        return found or None
+        elif not found:
+            return additional
+        if len(found) == 1:
+            return found[0]
+        return partial(_run_chain, found, (), rerun=coerce)
 
     return matching

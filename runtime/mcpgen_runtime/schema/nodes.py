@@ -6,10 +6,10 @@ and the ``anyOf``/``oneOf`` combinators with their merged messages.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from .errors import Problem
+from .errors import MAX_PROBLEMS, Problem
 from .regex import EcmaRegex
 from .values import _EXACT_TYPES, _Check, _Err, _is_type, _short
 
@@ -29,18 +29,27 @@ def _prefix(errs: list[_Err], start: int, step: str | int) -> None:
         errs[i] = ((step, *path), message, expected)
 
 
-def _run_chain(checks: Sequence[_Check], value: Any, errs: list[_Err], coerce: bool) -> Any:
-    """Apply several schemas to one value; if one coerced it, check again from the start."""
+def _run_chain(
+    checks: Sequence[_Check],
+    uneval: Sequence[_Check],
+    value: Any,
+    errs: list[_Err],
+    rerun: bool,
+) -> Any:
+    """Apply several checks to one value in turn, then (if they found nothing) the
+    ``uneval`` ones; with ``rerun``, a value one of them coerced is judged afresh from
+    the start, so that every check agrees on the final value."""
     start = len(errs)
     result = value
     for check in checks:
         result = check(result, errs)
-    if coerce and result is not value:
+    if uneval and len(errs) == start:
+        for check in uneval:
+            result = check(result, errs)
+    if rerun and result is not value:
+        # A check coerced part of the value after others had judged the original.
         del errs[start:]
-        final = result
-        for check in checks:
-            final = check(final, errs)
-        result = final
+        return _run_chain(checks, uneval, result, errs, False)
     return result
 
 
@@ -126,59 +135,68 @@ class _Node:
         self.where = "#"
 
 
-def _evaluated_props(node: _Node, value: Mapping[str, Any], seen: set[str], top: bool) -> bool:
-    """Collect the property names ``node`` evaluates in ``value`` (which it accepts).
-
-    Returns True as soon as every property is known to be evaluated.
+def _evaluated(node: _Node, value: Any, seen: set[Any], top: bool, props: bool) -> bool:
+    """Collect what ``node`` evaluates in ``value`` (which it accepts) into ``seen``:
+    property names (``props``, for ``unevaluatedProperties``) or array indices (for
+    ``unevaluatedItems``). Returns True as soon as all of ``value`` is known evaluated.
     """
-    if node.all_props or (node.uneval_props and not top):
-        return True
-    seen.update(name for name in node.props if name in value)
-    if node.patterns:
-        seen.update(name for name in value if any(p.search(name) for p in node.patterns))
-    for sub in node.always:
-        if _evaluated_props(sub, value, seen, False):
+    if props:
+        if node.all_props or (node.uneval_props and not top):
             return True
-    for sub in node.maybe:
-        if _is_valid(sub.check, value) and _evaluated_props(sub, value, seen, False):
+        seen.update(name for name in node.props if name in value)
+        if node.patterns:
+            seen.update(name for name in value if any(p.search(name) for p in node.patterns))
+    else:
+        if node.all_items or (node.uneval_items and not top):
             return True
-    if node.cond is not None:
-        if _is_valid(node.cond.check, value):
-            if _evaluated_props(node.cond, value, seen, False):
-                return True
-            if node.then is not None and _evaluated_props(node.then, value, seen, False):
-                return True
-        elif node.else_ is not None and _evaluated_props(node.else_, value, seen, False):
-            return True
-    for name, sub in node.dependent:
-        if name in value and _evaluated_props(sub, value, seen, False):
-            return True
-    return False
+        seen.update(range(min(node.prefix, len(value))))
+        if node.contains is not None:
+            check = node.contains.check
+            seen.update(i for i, item in enumerate(value) if _is_valid(check, item))
+    if not node.edges:
+        return False  # no in-place subschema (most nodes): nothing more to walk
+    return any(_evaluated(sub, value, seen, False, props) for sub in _applied(node, value, props))
 
 
-def _evaluated_items(node: _Node, value: Sequence[Any], seen: set[int], top: bool) -> bool:
-    """Collect the indices ``node`` evaluates in ``value``; True when that is all of them."""
-    if node.all_items or (node.uneval_items and not top):
-        return True
-    seen.update(range(min(node.prefix, len(value))))
-    if node.contains is not None:
-        check = node.contains.check
-        seen.update(i for i, item in enumerate(value) if _is_valid(check, item))
-    for sub in node.always:
-        if _evaluated_items(sub, value, seen, False):
-            return True
+def _applied(node: _Node, value: Any, props: bool) -> Iterator[_Node]:
+    """The in-place subschemas of ``node`` that apply to ``value``, in order, lazily:
+    ``$ref``/``allOf``, the valid ``anyOf``/``oneOf`` branches, the ``if`` (when it
+    holds) and its ``then`` or else its ``else``, and (objects) ``dependentSchemas``."""
+    yield from node.always
     for sub in node.maybe:
-        if _is_valid(sub.check, value) and _evaluated_items(sub, value, seen, False):
-            return True
+        if _is_valid(sub.check, value):
+            yield sub
     if node.cond is not None:
         if _is_valid(node.cond.check, value):
-            if _evaluated_items(node.cond, value, seen, False):
-                return True
-            if node.then is not None and _evaluated_items(node.then, value, seen, False):
-                return True
-        elif node.else_ is not None and _evaluated_items(node.else_, value, seen, False):
-            return True
-    return False
+            yield node.cond
+            if node.then is not None:
+                yield node.then
+        elif node.else_ is not None:
+            yield node.else_
+    if props:
+        for name, sub in node.dependent:
+            if name in value:
+                yield sub
+
+
+def _each(value: Any, pairs: Iterable[tuple[Any, _Check]], errs: list[_Err]) -> Any:
+    """Run each check on its member of ``value`` (a list by index or a dict by name):
+    a problem's path starts with the member's key, and a member a check coerced goes
+    into a copy of ``value``, made at the first (the input is never changed)."""
+    out: Any = None
+    for key, check in pairs:
+        item = value[key]
+        start = len(errs)
+        result = check(item, errs)
+        if len(errs) != start:
+            _prefix(errs, start, key)
+            if len(errs) >= MAX_PROBLEMS:
+                break
+        if result is not item:
+            if out is None:
+                out = value.copy()
+            out[key] = result
+    return value if out is None else out
 
 
 def _member_type(value: Any) -> str:
@@ -292,6 +310,7 @@ def _assemble(
                 errs.append(((), mismatch(value), expected))
                 return value
             value = converted
+        # _run_chain's first pass, inlined: every schema object with keywords runs it
         start = len(errs)
         original = value
         for check in checks:
@@ -300,16 +319,8 @@ def _assemble(
             for check in uneval:
                 value = check(value, errs)
         if rerun and value is not original:
-            # A keyword coerced part of the value after others had judged the
-            # original; judge the coerced value afresh so each keyword agrees.
             del errs[start:]
-            final = value
-            for check in checks:
-                final = check(final, errs)
-            if uneval and len(errs) == start:
-                for check in uneval:
-                    final = check(final, errs)
-            value = final
+            value = _run_chain(checks, uneval, value, errs, False)
         return value
 
     return run

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+from .compiler import _Here
 from .containers import _ContainerKeywords
 from .errors import MAX_PROBLEMS, Problem, SchemaError, ValidationFailed
 from .formats import format_checker
@@ -116,14 +117,13 @@ class _Compiler(_ContainerKeywords):
 
     # -- one schema object ------------------------------------------------------
 
-    def build(
-        self, schema: Mapping[str, Any], base: Any, coerce: bool, where: str, node: _Node
-    ) -> _Check:
+    def build(self, here: _Here) -> _Check:
+        schema, coerce, where = here.schema, here.coerce, here.where
         for keyword in _UNSUPPORTED:
             if keyword in schema:
                 raise SchemaError(f"{where}: {keyword} is not supported")
         if schema is not self.root and isinstance(schema.get("$id"), str):
-            base = schema
+            here = _Here(schema, schema, coerce, where, here.node)  # a resource of its own
 
         types = self.types(schema, where)
         allowed = _allowed_values(schema, where)
@@ -143,15 +143,15 @@ class _Compiler(_ContainerKeywords):
             if format_check is not None:
                 checks.append(format_check)
         if any(k in schema for k in _ARRAY_KEYWORDS):
-            checks.append(self.array_group(schema, base, coerce, where, node))
+            checks.append(self.array_group(here))
         fuse_object = types == ("object",) and not checks
         if any(k in schema for k in _OBJECT_KEYWORDS):
-            checks.append(self.object_group(schema, base, coerce, where, node, fuse_object))
+            checks.append(self.object_group(here, fuse_object))
         else:
             fuse_object = False
 
-        order_sensitive = self.inplace_checks(schema, base, coerce, where, node, checks)
-        uneval = self.unevaluated(schema, base, coerce, where, node)
+        order_sensitive = self.inplace_checks(here, checks)
+        uneval = self.unevaluated(here)
 
         if fuse_object and len(checks) == 1 and not uneval:
             return checks[0]
@@ -265,16 +265,11 @@ class _Compiler(_ContainerKeywords):
 
         return string_format
 
-    def inplace_checks(
-        self,
-        schema: Mapping[str, Any],
-        base: Any,
-        coerce: bool,
-        where: str,
-        node: _Node,
-        checks: list[_Check],
-    ) -> bool:
+    def inplace_checks(self, here: _Here, checks: list[_Check]) -> bool:
         """Append the in-place applicators; True if one may judge a value it did not coerce."""
+        schema, base, coerce, where, node = (
+            here.schema, here.base, here.coerce, here.where, here.node
+        )
         order_sensitive = False
 
         def inplace(sub: Any, path: str, mode: bool = coerce) -> _Node:
@@ -295,13 +290,13 @@ class _Compiler(_ContainerKeywords):
                 node.always.append(branch)
         for keyword in ("anyOf", "oneOf"):
             if keyword in schema:
-                checks.append(self.alternatives(schema, keyword, coerce, where, node, inplace))
+                checks.append(self.alternatives(here, keyword, inplace))
                 order_sensitive = order_sensitive or keyword == "oneOf"
         if "not" in schema:
             negated = self.check_of(inplace(schema["not"], f"{where}/not", False))
             checks.append(_not(negated, _short(schema["not"], 100)))
         if "if" in schema:
-            conditional = self.conditional(schema, where, node, inplace)
+            conditional = self.conditional(here, inplace)
             if conditional is not None:
                 checks.append(conditional)
                 order_sensitive = True
@@ -315,32 +310,24 @@ class _Compiler(_ContainerKeywords):
             order_sensitive = True
         return order_sensitive
 
-    def alternatives(
-        self,
-        schema: Mapping[str, Any],
-        keyword: str,
-        coerce: bool,
-        where: str,
-        node: _Node,
-        inplace: Callable[..., _Node],
-    ) -> _Check:
+    def alternatives(self, here: _Here, keyword: str, inplace: Callable[..., _Node]) -> _Check:
         """``anyOf`` or ``oneOf``: branches judged without coercion first, then (when
         coercing) branches that coerce."""
-        subs = self.schema_list(schema, keyword, where)
+        where = here.where
+        subs = self.schema_list(here.schema, keyword, where)
         plain_nodes = [inplace(s, f"{where}/{keyword}/{i}", False) for i, s in enumerate(subs)]
-        node.maybe.extend(plain_nodes)
+        here.node.maybe.extend(plain_nodes)
         plain = [self.check_of(n) for n in plain_nodes]
         coercing = None
-        if coerce:
+        if here.coerce:
             coercing = [
                 self.check_of(inplace(s, f"{where}/{keyword}/{i}")) for i, s in enumerate(subs)
             ]
         return _any_of(plain, coercing) if keyword == "anyOf" else _one_of(plain, coercing)
 
-    def conditional(
-        self, schema: Mapping[str, Any], where: str, node: _Node, inplace: Callable[..., _Node]
-    ) -> _Check | None:
+    def conditional(self, here: _Here, inplace: Callable[..., _Node]) -> _Check | None:
         """``if``/``then``/``else`` (None: neither branch, so nothing to check)."""
+        schema, where, node = here.schema, here.where, here.node
         cond_node = inplace(schema["if"], f"{where}/if", False)
         then_node = inplace(schema["then"], f"{where}/then") if "then" in schema else None
         else_node = inplace(schema["else"], f"{where}/else") if "else" in schema else None

@@ -2,9 +2,9 @@
 
 Generated code describes each tool with a ``Binding`` (callback shape, positional
 order, defaults, declared return type); ``App.build`` joins the bindings with the
-published descriptors and an implementation, compiles every validator and
-pre-serialises every ``tools/list`` payload, so a call does no reflection and no
-schema work beyond running the compiled validators.
+published descriptors and an implementation and pre-serialises every ``tools/list``
+payload, so a call does no reflection. It compiles no schema: each validator is
+compiled by its tool's first call (``FirstUse``) and reused after that.
 
 Error mapping, decided here and nowhere else (HTTP and stdio alike):
 

@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INSTALL_HINT", "RedisTaskStore"]
 
-INSTALL_HINT = "the Redis task store needs redis-py: pip install 'mcpgen[redis]' (or: pip install redis)"
+INSTALL_HINT = "the Redis task store needs redis-py: pip install 'mcpgen-runtime[redis]' (or: pip install redis)"
 # Seconds to connect to Redis and to wait for one reply (2 s): a Redis that is
 # down fails the call that needs it quickly instead of hanging it.
 SOCKET_TIMEOUT_SECONDS = 2.0

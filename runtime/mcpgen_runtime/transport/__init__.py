@@ -11,33 +11,7 @@ A stdio transport bounds what one line may cost: a line longer than
 fires at once) and the transport stops the server itself, reading and
 discarding its output meanwhile so that a child blocked on a full pipe can die.
 
-This module is the one place callers import transports from; the code lives in
-``transport.lines`` (protocols, framing, process helpers), ``transport.sync`` and
-``transport.aio``.
+The code lives in ``lines`` (the ``Transport`` protocols, line framing, child
+processes), ``sync`` (on threads) and ``aio`` (asyncio); this ``__init__`` imports
+nothing, so a module needing one of them loads only that one.
 """
-
-from __future__ import annotations
-
-from .aio import AsyncInMemoryTransport, AsyncStdioTransport
-from .lines import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    AsyncTransport,
-    ServeFunction,
-    Transport,
-    _LineSplitter,
-    _LineTooLong,
-)
-from .sync import InMemoryTransport, StdioTransport
-
-__all__ = [
-    "DEFAULT_MAX_MESSAGE_BYTES",
-    "AsyncInMemoryTransport",
-    "AsyncStdioTransport",
-    "AsyncTransport",
-    "InMemoryTransport",
-    "ServeFunction",
-    "StdioTransport",
-    "Transport",
-    "_LineSplitter",
-    "_LineTooLong",
-]
