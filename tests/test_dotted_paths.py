@@ -37,10 +37,6 @@ RELATIVE = re.compile(r"``((" + "|".join(PACKAGE_OF) + r")(?:\.[A-Za-z_]\w*)+)``
 
 # path -> why it does not resolve and may still be written
 NOT_A_PATH: dict[str, str] = {
-    "mcpgen_runtime.contract.FINGERPRINTS": (
-        "http/server.py means the generated package's contract module, which a "
-        "generated server passes to the runtime"
-    ),
     "mcpgen_runtime.tasks.list": (
         "server/tasks.py and http/tasks.py name MCP's ``tasks.list`` capability "
         "(capabilities.tasks.list), not a module"

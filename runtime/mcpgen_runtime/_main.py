@@ -150,6 +150,11 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         help="the HTTP/1.1 parser: httptools (C, installed with the http extra where it "
         "builds) or h11 (pure Python); default auto: httptools when installed",
     )
+    _add_store_arguments(http)
+    _add_task_arguments(http)
+
+
+def _add_store_arguments(http: argparse._ArgumentGroup) -> None:
     http.add_argument(
         "--task-store",
         default=None,
@@ -165,7 +170,6 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         help="with a Redis task store: a worker that has not renewed its lease for this long "
         "is taken for dead and its running tasks fail (default: $MCPGEN_TASK_LEASE, else 15)",
     )
-    _add_task_arguments(http)
 
 
 def _add_task_arguments(http: argparse._ArgumentGroup) -> None:

@@ -381,6 +381,20 @@ class ServerConnection(TaskMethods):
             self.in_flight[request_id] = invoke
             self._hold(invoke, background)
             return [invoke]
+        return self._start_task(request_id, tool, args, version, context, params, background)
+
+    def _start_task(
+        self,
+        request_id: Any,
+        tool: ToolRuntime,
+        args: tuple[Any, ...] | dict[str, Any],
+        version: str,
+        context: Context | None,
+        params: Mapping[str, Any],
+        background: bool,
+    ) -> list[Action]:
+        """A task-augmented ``tools/call``: the task is created (within the store's caps),
+        answered at once with its handle, and its ``Invoke`` runs on."""
         task_params = params.get("task")
         ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
         try:
