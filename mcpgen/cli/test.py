@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from .cli_common import _FORMAT, _echo, _echo_error, _format, _project, _specs_or_config
+from .common import _FORMAT, _echo, _echo_error, _format, _project, _specs_or_config
 
 
 class _SplitAtDashes(click.Command):
@@ -55,9 +55,9 @@ def test(
     `mcpgen test tools.yaml --impl my_impl:Impl`, `mcpgen test tools.yaml -- node server.js`,
     `mcpgen test tools.yaml --url http://127.0.0.1:8000/mcp`. Exit 0 no finding, 1 findings,
     2 usage or I/O (a missing spec, an unknown --tool, a server that does not start)."""
-    from .testing.runner import Options
-    from .testing.session import TargetChoice, UsageFailure, run_contract_test
-    from .testing.targets import UNSET
+    from ..testing.runner import Options
+    from ..testing.session import TargetChoice, UsageFailure, run_contract_test
+    from ..testing.targets import UNSET
 
     command: tuple[str, ...] = click.get_current_context().meta.get("mcpgen.command", ())
     config = _project()
@@ -111,7 +111,7 @@ def _progress(outcome: Any) -> None:
 
 
 def _emit(report: Any, fmt: str, spec: Path, junit: Path | None) -> None:
-    from .testing.output import render_github, render_json, render_junit, render_text
+    from ..testing.output import render_github, render_json, render_junit, render_text
 
     if junit is not None:
         try:
@@ -130,7 +130,7 @@ def _emit(report: Any, fmt: str, spec: Path, junit: Path | None) -> None:
 
 
 def _tool_lines(spec: Path) -> dict[str, int]:
-    from .spec.load import load_contract
+    from ..spec.load import load_contract
 
     contract = load_contract(spec, allow_outside_output=True).contract
     return {tool.name: tool.line for tool in contract.tools} if contract else {}

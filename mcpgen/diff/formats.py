@@ -10,8 +10,8 @@ import click
 
 from mcpgen_runtime.contract.compare import Category, Change, Severity
 
-from .diff_rules import DiffReport
-from .printable import escape_json, escape_line
+from ..printable import escape_json, escape_line
+from .rules import DiffReport
 
 __all__ = ["render_github", "render_json", "render_text"]
 

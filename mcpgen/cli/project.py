@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import (
+from .common import (
     _check_user_target,
     _echo,
     _echo_error,
@@ -33,8 +33,8 @@ def init(directory: Path, name: str | None) -> None:
     Refuses (exit 1, nothing written) when any of those files exists, except that
     [tool.mcpgen] is appended to a pyproject.toml without one and .gitignore lines
     are added to an existing .gitignore."""
-    from .spec.format import EDITOR_SCHEMA
-    from .starter import scaffold, server_name_for
+    from ..spec.format import EDITOR_SCHEMA
+    from ..starter import scaffold, server_name_for
 
     directory = directory.absolute()
     if name is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", name):
@@ -91,9 +91,9 @@ def config_(host: str, spec: Path | None, name: str | None, write: bool,
     """Print (or --write) the MCP host entry that starts SPEC's server: this
     interpreter, `-m PACKAGE` and a PYTHONPATH with the package's folder.
     SPEC defaults to the one [tool.mcpgen] spec, else ./tools.yaml."""
-    from .build import output_dir
-    from .hosts import HostError, default_path, merge_entry, server_entry, wrap
-    from .spec.load import load_contract
+    from ..build import output_dir
+    from ..hosts import HostError, default_path, merge_entry, server_entry, wrap
+    from ..spec.load import load_contract
 
     project = _project()
     specs = (spec,) if spec is not None else _specs_or_config((), project)

@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from .diff_rules import DiffFailed
+from .rules import DiffFailed
 
 __all__ = ["materialise"]
 

@@ -1,7 +1,7 @@
 """The ``mcpgen`` command line: thin wrappers over build, validate, schema, init, diff,
-config, import and docs. This module holds the group and build, validate and schema;
-``cli_project`` (init, config), ``cli_contract`` (diff, import) and ``cli_docs`` the others,
-``cli_common`` what they share."""
+config, import, docs and test. This module holds the group and build, validate and schema;
+``project`` (init, config), ``contract`` (diff, import), ``docs`` and ``test`` the others,
+``common`` what they share."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from . import __version__
-from .cli_common import (
+from .. import __version__
+from .common import (
     _FORMAT,
     _echo,
     _echo_error,
@@ -25,14 +25,14 @@ from .cli_common import (
     _unreadable,
     _write_user_file,
 )
-from .cli_contract import diff, import_
-from .cli_docs import docs
-from .cli_project import config_, init
-from .cli_test import test
+from .contract import diff, import_
+from .docs import docs
+from .project import config_, init
+from .test import test
 
 if TYPE_CHECKING:
-    from .build import BuildResult, RuntimeMode
-    from .progress import BuildProgress
+    from ..build import BuildResult, RuntimeMode
+    from ..progress import BuildProgress
 
 __all__ = ["main"]
 
@@ -80,9 +80,9 @@ def build(
 
     Exit 0 when every package is written or up to date, 1 on an invalid spec, a stale
     package (--check) or a refused output directory, 2 on a usage or I/O error."""
-    from .build import build_spec
-    from .progress import BuildProgress
-    from .report import count_levels, dumps, plural
+    from ..build import build_spec
+    from ..progress import BuildProgress
+    from ..report import count_levels, dumps, plural
 
     config = _project()
     specs = _specs_or_config(specs, config)
@@ -132,7 +132,7 @@ def _exit_if_unreadable(specs: tuple[Path, ...]) -> None:
     path names no file."""
     missing = [spec for spec in specs if _unreadable(spec)]
     if missing:
-        from .spec.load import load_contract
+        from ..spec.load import load_contract
 
         for spec in missing:
             for diagnostic in load_contract(spec).diagnostics:
@@ -142,7 +142,7 @@ def _exit_if_unreadable(specs: tuple[Path, ...]) -> None:
 
 def _build_document(spec: Path, result: BuildResult, fix: str) -> dict[str, object]:
     """One spec's build in ``--format json``."""
-    from .report import diagnostic_json
+    from ..report import diagnostic_json
 
     return {
         "spec": str(spec), "status": result.status, "ok": result.ok,
@@ -154,7 +154,7 @@ def _build_document(spec: Path, result: BuildResult, fix: str) -> dict[str, obje
 
 def _echo_build_github(spec: Path, result: BuildResult, fix: str) -> None:
     """One spec's build as workflow annotations (the diffs go to the job log)."""
-    from .report import diagnostic_github, github_command
+    from ..report import diagnostic_github, github_command
 
     for diagnostic in result.diagnostics:
         _echo(diagnostic_github(diagnostic))
@@ -223,8 +223,8 @@ def validate(
 ) -> None:
     """Report every problem in each SPEC as file:line:col (default: [tool.mcpgen] specs,
     else ./tools.yaml). Exit 0 valid, 1 on any error, 2 on a usage or I/O error."""
-    from .report import count_levels, diagnostic_github, diagnostic_json, dumps, plural
-    from .spec.load import load_contract
+    from ..report import count_levels, diagnostic_github, diagnostic_json, dumps, plural
+    from ..spec.load import load_contract
 
     config = _project()
     specs = _specs_or_config(specs, config)
@@ -271,7 +271,7 @@ def schema(show_path: bool, write_to: Path | None) -> None:
 
     A spec's modeline then points at the written file, relative to the spec:
     `# yaml-language-server: $schema=.mcpgen/mcpgen-1.schema.json`."""
-    from .spec.format import EDITOR_SCHEMA, schema_file
+    from ..spec.format import EDITOR_SCHEMA, schema_file
 
     if write_to is not None:
         _write_user_file(write_to, json.dumps(EDITOR_SCHEMA, indent=2) + "\n", force=True)

@@ -7,7 +7,7 @@ show, because they concern the Python surface generated from it (handler shape,
 return type, ``async``, Python names, package and classes).  ``--against REF``
 reads the older spec, and every schema file it references, from git.
 
-Spec rules (in ``diff_rules.py``; the wire rules are listed in the runtime's ``contract/compare.py``):
+Spec rules (in ``rules.py``; the wire rules are listed in the runtime's ``contract/compare.py``):
 
     Rule                         Severity    Category  Meaning
     PACKAGE_RENAMED              breaking    SOURCE    ``package`` changed: imports break
@@ -36,10 +36,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from . import ir
-from .diff_formats import render_github, render_json, render_text
-from .diff_git import materialise
-from .diff_rules import (
+from .. import ir
+from ..safeio import MAX_SPEC_BYTES, read_regular
+from ..spec.load import load_contract, load_spec_text
+from ..spec.yamlpos import PositionedDocument, load_yaml
+from .formats import render_github, render_json, render_text
+from .git import materialise
+from .rules import (
     ALL_RULES,
     SPEC_RULES,
     DiffFailed,
@@ -47,9 +50,6 @@ from .diff_rules import (
     LocatedChange,
     diff_contracts,
 )
-from .safeio import MAX_SPEC_BYTES, read_regular
-from .spec.load import load_contract, load_spec_text
-from .spec.yamlpos import PositionedDocument, load_yaml
 
 __all__ = [
     "ALL_RULES",

@@ -13,9 +13,9 @@ import click
 if TYPE_CHECKING:
     from mcpgen_runtime.contract.compare import Category
 
-    from .diff import DiffReport
+    from ..diff import DiffReport
 
-from .cli_common import (
+from .common import (
     _FORMAT,
     _check_user_target,
     _echo,
@@ -61,7 +61,7 @@ def diff(
     --category, 1 on a breaking change, 2 when a spec cannot be read or git fails."""
     from mcpgen_runtime.contract.compare import Category
 
-    from .diff import ALL_RULES
+    from ..diff import ALL_RULES
 
     config = _project()
     category = category or (config.diff_category if config and config.diff_category else "behavior")
@@ -93,7 +93,7 @@ def _diff_report(pair: tuple[Path, ...], against: str | None, refs: bool) -> Dif
     """The report of one comparison; exits 2 when a spec cannot be read or git fails."""
     import tempfile
 
-    from .diff import DiffFailed, diff_against_git, diff_files
+    from ..diff import DiffFailed, diff_against_git, diff_files
 
     try:
         if against is not None:
@@ -108,8 +108,8 @@ def _diff_report(pair: tuple[Path, ...], against: str | None, refs: bool) -> Dif
 
 
 def _echo_report(report: DiffReport, fmt: str, level: Category) -> None:
-    from .diff import render_github, render_json, render_text
-    from .report import color_choice
+    from ..diff import render_github, render_json, render_text
+    from ..report import color_choice
 
     if fmt == "json":
         click.echo(render_json(report, level))  # escaped as JSON by render_json
@@ -158,7 +158,7 @@ def import_(
 ) -> None:
     """Start the MCP server `COMMAND…` over stdio, list its tools and write a spec
     that reproduces its contract: `mcpgen import -o tools.yaml -- uvx mcp-server-time`."""
-    from .importer import ImportFailed, import_server
+    from ..importer import ImportFailed, import_server
 
     to_stdout = str(output) == "-"
     if not to_stdout:

@@ -1,7 +1,7 @@
 """The rules of ``mcpgen diff`` that only a spec can show, and the comparison of two
 loaded contracts: the wire rules (``compare_tools`` of the runtime's ``contract.compare``) on their
 published descriptors plus the spec rules below, each change placed at its line of NEW.
-The rule table is in ``diff.py``'s docstring.
+The rule table is in the docstring of the package (``mcpgen.diff``).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from typing import Final
 
 from mcpgen_runtime.contract.compare import RULES, Category, Change, Rule, Severity, compare_tools
 
-from . import ir
-from .schemas import descriptor
-from .spec.errors import Diagnostic
-from .spec.yamlpos import PositionedDocument
+from .. import ir
+from ..schemas import descriptor
+from ..spec.errors import Diagnostic
+from ..spec.yamlpos import PositionedDocument
 
 __all__ = ["ALL_RULES", "CONTRACT", "SPEC_RULES", "DiffFailed", "DiffReport", "LocatedChange",
            "diff_contracts"]

@@ -9,8 +9,8 @@ from typing import Any
 
 import yaml
 
-from .importer_types import _DefClasses, _ToolEntry, _TypeHoister
-from .printable import escape_line, needs_escape
+from ..printable import escape_line, needs_escape
+from .forms import _DefClasses, _ToolEntry, _TypeHoister
 
 
 class _Dumper(yaml.SafeDumper):

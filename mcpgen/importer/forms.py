@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .names import MODELS_PY_NAMES
+from ..names import MODELS_PY_NAMES
 
 # Root keywords of an input schema that only annotate it (a `parameters` form that
 # would drop one is not taken: the listed schema is kept instead).

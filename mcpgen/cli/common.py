@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .printable import escape_lines
+from ..printable import escape_lines
 
 if TYPE_CHECKING:
-    from .project import ProjectConfig
+    from ..project import ProjectConfig
 
 # Every line the CLI prints goes through _echo: text from a spec or a server (names,
 # keys, paths, messages) has its control, line-break and bidi characters escaped, so
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 def _echo(text: str, *, nl: bool = True, err: bool = False, fg: str | None = None) -> None:
-    from .report import color_choice
+    from ..report import color_choice
 
     # NO_COLOR wins, then FORCE_COLOR, else colour only on a terminal
     click.secho(escape_lines(text), nl=nl, err=err, fg=fg, color=color_choice())
@@ -48,7 +48,7 @@ def _write_user_file(target: Path, text: str, *, force: bool, base: Path | None 
     (safeio.replace_file), so a link planted between this check and the write is
     replaced, not followed, either way.
     """
-    from .safeio import replace_file
+    from ..safeio import replace_file
 
     _check_user_target(target, force=force, base=base)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -92,7 +92,7 @@ _FORMAT = click.option(
 
 def _project() -> ProjectConfig | None:
     """[tool.mcpgen] of the nearest pyproject.toml, or exit 2 when it is malformed."""
-    from .project import ConfigError, find_config
+    from ..project import ConfigError, find_config
 
     try:
         config = find_config()

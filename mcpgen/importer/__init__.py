@@ -13,7 +13,7 @@ The result is checked before it is returned: the spec loads, and the descriptors
 publishes are compatible with what the server listed (``mcpgen_runtime.contract``); what
 still differs (a member the spec format has no key for) is said above the tool.
 
-The forms and shared types are ``importer_types``; the YAML text ``importer_yaml``.
+The forms and shared types are in ``forms``; the YAML text in ``yaml_text``.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from typing import Any
 
 from mcpgen_runtime.contract.compare import Change, Severity, compare_tools
 
-from .importer_types import _canon, _DefClasses, _text, _ToolEntry
-from .importer_yaml import _render
-from .names import class_name, shadowed_module
-from .printable import escape_line
-from .schemas import descriptor
-from .spec.load import load_spec_text
+from ..names import class_name, shadowed_module
+from ..printable import escape_line
+from ..schemas import descriptor
+from ..spec.load import load_spec_text
+from .forms import _canon, _DefClasses, _text, _ToolEntry
+from .yaml_text import _render
 
 __all__ = ["ImportFailed", "ImportedSpec", "import_server", "spec_from_tools"]
 

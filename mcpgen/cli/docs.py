@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .cli_common import _echo, _echo_error, _project, _setting, _specs_or_config
+from .common import _echo, _echo_error, _project, _setting, _specs_or_config
 
 __all__ = ["docs"]
 
@@ -66,9 +66,9 @@ def _one(
     refs: bool,
 ) -> bool:
     """Render and write one spec's page; True when it failed (exits 2 on I/O errors)."""
-    from .diff import DiffFailed
-    from .docs import INDEX, render_docs, write_page
-    from .spec.load import load_contract
+    from ..diff import DiffFailed
+    from ..docs import INDEX, render_docs, write_page
+    from ..spec.load import load_contract
 
     started = time.perf_counter()
     loaded = load_contract(spec, allow_outside_refs=refs, allow_outside_output=True)
