@@ -58,7 +58,8 @@ $(NPM_STAMP): package.json package-lock.json
 	touch $(NPM_STAMP)
 
 lint: $(STAMP)
-	$(BIN)/ruff check mcpgen runtime tests hatch_build.py
+	$(BIN)/ruff check mcpgen runtime tests benchmarks hatch_build.py
+	$(BIN)/ruff format --check mcpgen runtime tests benchmarks hatch_build.py
 	$(BIN)/mypy mcpgen runtime/mcpgen_runtime
 
 ## fuzz: the fuzzers of tests/fuzz at length (20,000 examples each; FUZZ_EXAMPLES=N for another count)

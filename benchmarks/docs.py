@@ -32,8 +32,9 @@ def run(spec: Path, out: Path, *extra: str) -> tuple[float, float, int]:
     best = cpu = float("inf")
     for _ in range(3):
         started, cpu_started = time.perf_counter(), _cpu()
-        subprocess.run([*MCPGEN, "docs", str(spec), "-o", str(out), *extra], check=True,
-                       capture_output=True)
+        subprocess.run(
+            [*MCPGEN, "docs", str(spec), "-o", str(out), *extra], check=True, capture_output=True
+        )
         best = min(best, time.perf_counter() - started)
         cpu = min(cpu, _cpu() - cpu_started)
     return best, cpu, (out / "index.html").stat().st_size

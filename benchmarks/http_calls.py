@@ -88,8 +88,10 @@ def main() -> None:
         # `add` may also run as a task (the task round trip); plain calls stay plain
         spec = Path(tmp) / "bench.yaml"
         text = (HERE / "specs" / "bench.yaml").read_text(encoding="utf-8")
-        spec.write_text(text.replace("  - name: add\n", "  - name: add\n    task_support: optional\n", 1),
-                        encoding="utf-8")
+        spec.write_text(
+            text.replace("  - name: add\n", "  - name: add\n    task_support: optional\n", 1),
+            encoding="utf-8",
+        )
         result = build_spec(spec, output=gen / "bench_mcp")
         assert result.ok, result.diagnostics
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(gen), str(SERVERS)])}
@@ -102,7 +104,9 @@ def main() -> None:
             for source in options.baseline_runtime.glob("*.py"):
                 shutil.copy(source, base / "bench_mcp" / "_runtime" / source.name)
             envs["mcpgen, baseline runtime"] = {
-                **env, "PYTHONPATH": os.pathsep.join([str(base), str(SERVERS)])}
+                **env,
+                "PYTHONPATH": os.pathsep.join([str(base), str(SERVERS)]),
+            }
         servers = {
             "mcpgen": ["-m", "bench_mcp", "--transport", "http"],
             "sdk lowlevel": [str(SERVERS / "sdk_lowlevel_http.py")],
@@ -115,10 +119,16 @@ def main() -> None:
         try:
             for name, args in servers.items():
                 port = free_port()
-                extra = [str(port)] if name in ("sdk lowlevel", "fastmcp") else ["--port", str(port)]
-                proc = subprocess.Popen([sys.executable, *args, *extra], cwd=SERVERS,
-                                        env=envs.get(name, env),
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                extra = (
+                    [str(port)] if name in ("sdk lowlevel", "fastmcp") else ["--port", str(port)]
+                )
+                proc = subprocess.Popen(
+                    [sys.executable, *args, *extra],
+                    cwd=SERVERS,
+                    env=envs.get(name, env),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
                 procs.append(proc)
                 wait_ready(port, proc)
                 urls[name] = f"http://127.0.0.1:{port}/mcp"
@@ -136,8 +146,12 @@ def main() -> None:
 
 def measure(urls: dict[str, str], calls: int) -> dict[str, list[float]]:
     samples: dict[str, list[float]] = {name: [] for name in urls}
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+    }
     task_url = next((u for n, u in urls.items() if "redis" in n), None)
     if task_url:
         samples["mcpgen, redis: task round trip"] = []
@@ -156,13 +170,23 @@ def measure(urls: dict[str, str], calls: int) -> dict[str, list[float]]:
                 if task_url and name.endswith("redis store"):
                     for _ in range(block // 10):
                         started = time.perf_counter()
-                        created = call(client, task_url, {**body, "params": {
-                            **body["params"], "task": {}}})
+                        created = call(
+                            client, task_url, {**body, "params": {**body["params"], "task": {}}}
+                        )
                         task_id = created["result"]["task"]["taskId"]
-                        call(client, task_url, {"jsonrpc": "2.0", "id": 2, "method": "tasks/result",
-                                                "params": {"taskId": task_id}})
+                        call(
+                            client,
+                            task_url,
+                            {
+                                "jsonrpc": "2.0",
+                                "id": 2,
+                                "method": "tasks/result",
+                                "params": {"taskId": task_id},
+                            },
+                        )
                         samples["mcpgen, redis: task round trip"].append(
-                            (time.perf_counter() - started) * 1000)
+                            (time.perf_counter() - started) * 1000
+                        )
             done += block
     return samples
 

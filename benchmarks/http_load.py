@@ -48,10 +48,17 @@ from http_calls import free_port, wait_ready
 
 from mcpgen.build import build_spec
 
-BODY = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "add", "arguments": {"a": 2, "b": 3}}}
-HEADERS = ["content-type: application/json", "accept: application/json, text/event-stream",
-           "mcp-protocol-version: 2025-11-25"]
+BODY = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "tools/call",
+    "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+}
+HEADERS = [
+    "content-type: application/json",
+    "accept: application/json, text/event-stream",
+    "mcp-protocol-version: 2025-11-25",
+]
 RSS_CALLS = 20_000
 
 
@@ -65,8 +72,20 @@ def rss_kib(pid: int) -> int:
 def h2load(url: str, body: Path, requests: int, clients: int, log: Path) -> dict[str, float]:
     """One h2load run; requests/s and per-request p50/p99 (ms) from its log."""
     log.unlink(missing_ok=True)  # h2load appends to it
-    args = ["h2load", "--h1", "-n", str(requests), "-c", str(clients), "-m", "1",
-            "-d", str(body), "--log-file", str(log)]
+    args = [
+        "h2load",
+        "--h1",
+        "-n",
+        str(requests),
+        "-c",
+        str(clients),
+        "-m",
+        "1",
+        "-d",
+        str(body),
+        "--log-file",
+        str(log),
+    ]
     for header in HEADERS:
         args += ["-H", header]
     out = subprocess.run([*args, url], capture_output=True, text=True, check=True).stdout
@@ -76,11 +95,16 @@ def h2load(url: str, body: Path, requests: int, clients: int, log: Path) -> dict
     rate = next(line for line in out.splitlines() if line.startswith("finished in"))
     per_second = float(rate.split(",")[1].split()[0])
     times = sorted(int(line.split("\t")[2]) / 1000 for line in log.read_text().splitlines())
-    return {"rps": per_second, "p50": statistics.median(times),
-            "p99": times[min(len(times) - 1, int(len(times) * 0.99))]}
+    return {
+        "rps": per_second,
+        "p50": statistics.median(times),
+        "p99": times[min(len(times) - 1, int(len(times) * 0.99))],
+    }
 
 
-def start_servers(tmp: Path, options: argparse.Namespace) -> dict[str, tuple[subprocess.Popen[bytes], str]]:
+def start_servers(
+    tmp: Path, options: argparse.Namespace
+) -> dict[str, tuple[subprocess.Popen[bytes], str]]:
     gen = tmp / "gen"
     built = build_spec(HERE / "specs" / "bench.yaml", output=gen / "bench_mcp")
     assert built.ok, built.diagnostics
@@ -91,8 +115,16 @@ def start_servers(tmp: Path, options: argparse.Namespace) -> dict[str, tuple[sub
         "sdk lowlevel": ([str(SERVERS / "sdk_lowlevel_http.py"), "{port}", *uvicorn_args], env),
         "fastmcp": ([str(SERVERS / "fastmcp_http.py"), "{port}", *uvicorn_args], env),
     }
-    mcpgen = ["-m", "bench_mcp", "--transport", "http", "--port", "{port}",
-              "--workers", str(options.workers)]
+    mcpgen = [
+        "-m",
+        "bench_mcp",
+        "--transport",
+        "http",
+        "--port",
+        "{port}",
+        "--workers",
+        str(options.workers),
+    ]
     if options.baseline_runtime:
         old = tmp / "old"
         shutil.copytree(options.baseline_runtime, old / "mcpgen_runtime")
@@ -103,12 +135,19 @@ def start_servers(tmp: Path, options: argparse.Namespace) -> dict[str, tuple[sub
     try:
         for name, (args, server_env) in servers.items():
             if name == "fastmcp" and not _importable("fastmcp"):
-                print("fastmcp is not installed (pip install -e '.[bench]'): left out", file=sys.stderr)
+                print(
+                    "fastmcp is not installed (pip install -e '.[bench]'): left out",
+                    file=sys.stderr,
+                )
                 continue
             port = free_port()
-            proc = subprocess.Popen([sys.executable, *(a.replace("{port}", str(port)) for a in args)],
-                                    cwd=SERVERS, env=server_env, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+            proc = subprocess.Popen(
+                [sys.executable, *(a.replace("{port}", str(port)) for a in args)],
+                cwd=SERVERS,
+                env=server_env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             running[name] = (proc, f"http://127.0.0.1:{port}/mcp")
             wait_ready(port, proc)
     except BaseException:  # one server failed to start: stop the others
@@ -124,12 +163,17 @@ def stop(running: dict[str, tuple[subprocess.Popen[bytes], str]]) -> None:
 
 
 def _importable(module: str) -> bool:
-    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
-                          check=False).returncode == 0
+    return (
+        subprocess.run(
+            [sys.executable, "-c", f"import {module}"], capture_output=True, check=False
+        ).returncode
+        == 0
+    )
 
 
-def measure(running: dict[str, tuple[subprocess.Popen[bytes], str]], tmp: Path,
-            options: argparse.Namespace) -> dict[str, dict[str, Any]]:
+def measure(
+    running: dict[str, tuple[subprocess.Popen[bytes], str]], tmp: Path, options: argparse.Namespace
+) -> dict[str, dict[str, Any]]:
     body = tmp / "body.json"
     body.write_text(json.dumps(BODY))
     log = tmp / "h2load.log"
@@ -140,7 +184,9 @@ def measure(running: dict[str, tuple[subprocess.Popen[bytes], str]], tmp: Path,
     for _ in range(options.rounds):
         for clients in (1, 16):
             for name, (_, url) in running.items():
-                results[name]["runs"][clients].append(h2load(url, body, options.requests, clients, log))
+                results[name]["runs"][clients].append(
+                    h2load(url, body, options.requests, clients, log)
+                )
     for name, (proc, url) in running.items():
         h2load(url, body, RSS_CALLS, 16, log)
         results[name]["rss_after_kib"] = rss_kib(proc.pid)
@@ -151,24 +197,33 @@ def measure(running: dict[str, tuple[subprocess.Popen[bytes], str]], tmp: Path,
     return results
 
 
-def report(results: dict[str, dict[str, Any]], load: tuple[float, float, float],
-           options: argparse.Namespace) -> None:
+def report(
+    results: dict[str, dict[str, Any]],
+    load: tuple[float, float, float],
+    options: argparse.Namespace,
+) -> None:
     floor = results.get("floor")
     sdk = results.get("sdk lowlevel")
-    print(f"tools/call add over HTTP/1.1, JSON answers, uvicorn http={options.http} "
-          f"loop={options.loop}, h2load --h1, {options.requests} requests per run, median of "
-          f"{options.rounds} runs; load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
-    print(f"{'server':14} | {'1 in flight: req/s':>18} {'p50 ms':>7} {'p99 ms':>7} {'×floor time':>11} "
-          f"| {'16 in flight: req/s':>19} {'p50 ms':>7} {'p99 ms':>7} {'×SDK':>5} {'×floor':>6} "
-          f"| RSS KiB before → after {RSS_CALLS} calls")
+    print(
+        f"tools/call add over HTTP/1.1, JSON answers, uvicorn http={options.http} "
+        f"loop={options.loop}, h2load --h1, {options.requests} requests per run, median of "
+        f"{options.rounds} runs; load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+    )
+    print(
+        f"{'server':14} | {'1 in flight: req/s':>18} {'p50 ms':>7} {'p99 ms':>7} {'×floor time':>11} "
+        f"| {'16 in flight: req/s':>19} {'p50 ms':>7} {'p99 ms':>7} {'×SDK':>5} {'×floor':>6} "
+        f"| RSS KiB before → after {RSS_CALLS} calls"
+    )
     for name, result in results.items():
         one, many = result["c1"], result["c16"]
         per_call = f"{floor['c1']['rps'] / one['rps']:.2f}" if floor else "-"
         vs_sdk = f"{many['rps'] / sdk['c16']['rps']:.2f}" if sdk else "-"
         vs_floor = f"{many['rps'] / floor['c16']['rps']:.2f}" if floor else "-"
-        print(f"{name:14} | {one['rps']:18,.0f} {one['p50']:7.3f} {one['p99']:7.3f} {per_call:>11} "
-              f"| {many['rps']:19,.0f} {many['p50']:7.3f} {many['p99']:7.3f} {vs_sdk:>5} {vs_floor:>6} "
-              f"| {result['rss_before_kib']:,} → {result['rss_after_kib']:,}")
+        print(
+            f"{name:14} | {one['rps']:18,.0f} {one['p50']:7.3f} {one['p99']:7.3f} {per_call:>11} "
+            f"| {many['rps']:19,.0f} {many['p50']:7.3f} {many['p99']:7.3f} {vs_sdk:>5} {vs_floor:>6} "
+            f"| {result['rss_before_kib']:,} → {result['rss_after_kib']:,}"
+        )
 
 
 def main() -> None:
@@ -189,8 +244,10 @@ def main() -> None:
     if options.loop == "auto" and options.workers == 1:
         options.loop = "uvloop" if _importable("uvloop") else "asyncio"
     if shutil.which("h2load") is None:
-        raise SystemExit("h2load is not installed (apt-get install nghttp2-client); "
-                         "benchmarks/http_calls.py measures one client at a time without it")
+        raise SystemExit(
+            "h2load is not installed (apt-get install nghttp2-client); "
+            "benchmarks/http_calls.py measures one client at a time without it"
+        )
     load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         running = start_servers(Path(tmp), options)
@@ -200,9 +257,21 @@ def main() -> None:
             stop(running)
     report(results, load, options)
     if options.json:
-        options.json.write_text(json.dumps({"load": load, "options": vars(options) | {
-            "baseline_runtime": str(options.baseline_runtime), "json": str(options.json)},
-            "results": results}, indent=1, default=str))
+        options.json.write_text(
+            json.dumps(
+                {
+                    "load": load,
+                    "options": vars(options)
+                    | {
+                        "baseline_runtime": str(options.baseline_runtime),
+                        "json": str(options.json),
+                    },
+                    "results": results,
+                },
+                indent=1,
+                default=str,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -305,28 +305,48 @@ def run_http(args: argparse.Namespace, env: dict[str, str]) -> dict[str, dict[st
     calls = 300 if args.quick else 2000
     done = subprocess.run(
         [PY, str(HERE / "http_calls.py"), "--calls", str(calls)],
-        capture_output=True, text=True, env=env, check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     if done.returncode != 0:
         raise SystemExit(f"http_calls.py failed:\n{done.stdout}{done.stderr}")
-    found = re.findall(r"^\s+(.+?)\s+median\s+([\d.]+)\s+p99\s+([\d.]+)$", done.stdout, re.MULTILINE)
+    found = re.findall(
+        r"^\s+(.+?)\s+median\s+([\d.]+)\s+p99\s+([\d.]+)$", done.stdout, re.MULTILINE
+    )
     stats = {name: {"median_ms": float(m), "p99_ms": float(p)} for name, m, p in found}
     _progress(f"http: {stats}")
     return stats
 
 
-def run_http_load(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[str], list[dict[str, Any]]]:
+def run_http_load(
+    args: argparse.Namespace, env: dict[str, str]
+) -> tuple[list[str], list[dict[str, Any]]]:
     """benchmarks/http_load.py (h2load, 1 and 16 in flight, RSS) when h2load is installed;
     without it, a note (the one-client table above is the fallback)."""
     if shutil.which("h2load") is None:
-        note = ("HTTP under load: h2load is not installed (apt-get install nghttp2-client); "
-                "the one-client table above stands in for it")
+        note = (
+            "HTTP under load: h2load is not installed (apt-get install nghttp2-client); "
+            "the one-client table above stands in for it"
+        )
         return ["", note], []
     figures = Path(tempfile.mkdtemp()) / "http_load.json"
     done = subprocess.run(
-        [PY, str(HERE / "http_load.py"), "--requests", "2000" if args.quick else "10000",
-         "--rounds", "1" if args.quick else "3", "--json", str(figures)],
-        capture_output=True, text=True, env=env, check=False,
+        [
+            PY,
+            str(HERE / "http_load.py"),
+            "--requests",
+            "2000" if args.quick else "10000",
+            "--rounds",
+            "1" if args.quick else "3",
+            "--json",
+            str(figures),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     if done.returncode != 0:
         raise SystemExit(f"http_load.py failed:\n{done.stdout}{done.stderr}")
@@ -334,18 +354,38 @@ def run_http_load(args: argparse.Namespace, env: dict[str, str]) -> tuple[list[s
     results = json.loads(figures.read_text())["results"]
     floor, sdk, ours = results["floor"], results["sdk lowlevel"], results["mcpgen"]
     checks = [
-        {"target": "HTTP 16 in flight ≥ 3× SDK low-level req/s", "limit": 3.0, "unit": "×",
-         "value": ours["c16"]["rps"] / sdk["c16"]["rps"]},
-        {"target": "HTTP 16 in flight ≥ 0.5× the floor's req/s", "limit": 0.5, "unit": "×",
-         "value": ours["c16"]["rps"] / floor["c16"]["rps"]},
-        {"target": "HTTP one at a time ≤ 1.5× the floor's time per call", "limit": 1.5, "unit": "×",
-         "value": floor["c1"]["rps"] / ours["c1"]["rps"]},
+        {
+            "target": "HTTP 16 in flight ≥ 3× SDK low-level req/s",
+            "limit": 3.0,
+            "unit": "×",
+            "value": ours["c16"]["rps"] / sdk["c16"]["rps"],
+        },
+        {
+            "target": "HTTP 16 in flight ≥ 0.5× the floor's req/s",
+            "limit": 0.5,
+            "unit": "×",
+            "value": ours["c16"]["rps"] / floor["c16"]["rps"],
+        },
+        {
+            "target": "HTTP one at a time ≤ 1.5× the floor's time per call",
+            "limit": 1.5,
+            "unit": "×",
+            "value": floor["c1"]["rps"] / ours["c1"]["rps"],
+        },
     ]
     for check in checks:  # the first two are floors, the last a ceiling
         higher = "≥" in check["target"]
-        check["met"] = check["value"] >= check["limit"] if higher else check["value"] <= check["limit"]
-    return ["", "HTTP under load (benchmarks/http_load.py, h2load)", "", "```", *done.stdout.splitlines(),
-            "```"], checks
+        check["met"] = (
+            check["value"] >= check["limit"] if higher else check["value"] <= check["limit"]
+        )
+    return [
+        "",
+        "HTTP under load (benchmarks/http_load.py, h2load)",
+        "",
+        "```",
+        *done.stdout.splitlines(),
+        "```",
+    ], checks
 
 
 def print_http_table(stats: dict[str, dict[str, float]]) -> list[str]:
@@ -493,7 +533,7 @@ def print_server_tables(rows: list[dict[str, Any]]) -> list[str]:
     ll, floor = by_key["sdk_lowlevel"], by_key["floor"]
     out = [
         "",
-        ("Servers — stdio, one raw-pipe driver, 2025-11-25 handshake " "(times: lower is better)"),
+        ("Servers — stdio, one raw-pipe driver, 2025-11-25 handshake (times: lower is better)"),
         "",
     ]
     head = (

@@ -17,7 +17,9 @@ import time
 from pathlib import Path
 from types import ModuleType
 
-RUNTIME_TASKS = Path(__file__).resolve().parent.parent / "runtime" / "mcpgen_runtime" / "tasks" / "table.py"
+RUNTIME_TASKS = (
+    Path(__file__).resolve().parent.parent / "runtime" / "mcpgen_runtime" / "tasks" / "table.py"
+)
 
 
 def load(path: Path, name: str) -> ModuleType:
@@ -52,7 +54,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=200_000)
     parser.add_argument("--baseline", type=Path)
     args = parser.parse_args()
-    runs = [("this checkout", RUNTIME_TASKS)] + ([("baseline", args.baseline)] if args.baseline else [])
+    runs = [("this checkout", RUNTIME_TASKS)] + (
+        [("baseline", args.baseline)] if args.baseline else []
+    )
     for index, (label, path) in enumerate(runs):
         figures = measure(load(path, f"_bench_tasks_{index}"), args.tasks)
         shown = ", ".join(f"{key[:-3]} {value:,.1f} µs" for key, value in figures.items())

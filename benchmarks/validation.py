@@ -73,8 +73,16 @@ CASES: dict[str, tuple[dict[str, Any], bool, Any]] = {
             "properties": {
                 "target": {
                     "anyOf": [
-                        {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]},
-                        {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+                        {
+                            "type": "object",
+                            "properties": {"id": {"type": "integer"}},
+                            "required": ["id"],
+                        },
+                        {
+                            "type": "object",
+                            "properties": {"name": {"type": "string"}},
+                            "required": ["name"],
+                        },
                     ]
                 }
             },

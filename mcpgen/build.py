@@ -27,7 +27,12 @@ from .write import (
 )
 
 __all__ = [
-    "LAYOUT_CACHE", "BuildResult", "RuntimeMode", "build_spec", "output_dir", "runtime_requirement",
+    "LAYOUT_CACHE",
+    "BuildResult",
+    "RuntimeMode",
+    "build_spec",
+    "output_dir",
+    "runtime_requirement",
 ]
 
 LAYOUT_CACHE = ".mcpgen-layout-cache.json"
@@ -189,7 +194,9 @@ def _build(
 ) -> BuildResult:
     # --check always renders and compares: the manifest it would trust lives in the
     # directory being checked, where a hand edit can update its hash too.
-    peeked = None if check else _peek_output(spec, override, allow_outside_output=allow_outside_output)
+    peeked = (
+        None if check else _peek_output(spec, override, allow_outside_output=allow_outside_output)
+    )
     if peeked is not None and is_up_to_date(peeked, spec.parent, runtime):
         return BuildResult(spec, "unchanged", peeked)
 

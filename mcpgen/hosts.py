@@ -47,7 +47,9 @@ def default_path(host: str) -> Path | None:
     home = Path.home()
     if host == "claude-desktop":
         if sys.platform == "darwin":
-            return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+            return (
+                home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+            )
         if sys.platform == "win32":
             return Path(os.environ.get("APPDATA", home)) / "Claude" / "claude_desktop_config.json"
         return home / ".config" / "Claude" / "claude_desktop_config.json"

@@ -26,14 +26,19 @@ __all__ = [
 ]
 
 Callback = Literal["positional", "named", "structured"]
-Returns = Literal[
-    "string", "integer", "number", "boolean", "object", "array", "content", "result"
-]
+Returns = Literal["string", "integer", "number", "boolean", "object", "array", "content", "result"]
 TaskSupport = Literal["forbidden", "optional", "required"]
 
 CALLBACKS: tuple[Callback, ...] = ("positional", "named", "structured")
 RETURNS: tuple[Returns, ...] = (
-    "string", "integer", "number", "boolean", "object", "array", "content", "result"
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "object",
+    "array",
+    "content",
+    "result",
 )
 TASK_SUPPORT: tuple[TaskSupport, ...] = ("forbidden", "optional", "required")
 

@@ -29,8 +29,18 @@ _RESERVED = frozenset({
 # aliases where a type takes one (`from typing import Literal as _Literal`), and
 # server.py and client.py import such a type under a local name (`Literal_`).
 MODELS_PY_NAMES = frozenset(keyword.kwlist) | {
-    "str", "int", "float", "bool", "bytes", "dict", "list", "set", "frozenset", "tuple",
-    "object", "type",
+    "str",
+    "int",
+    "float",
+    "bool",
+    "bytes",
+    "dict",
+    "list",
+    "set",
+    "frozenset",
+    "tuple",
+    "object",
+    "type",
 }
 
 
@@ -45,8 +55,15 @@ def py_identifier(name: str) -> str:
 
     ``-`` and ``.`` (and anything else an identifier cannot hold) become ``_``.
     """
-    text = "".join(ch if (ch.isidentifier() or ch.isdigit() or ch == "_") and (
-        ("_" + ch).isidentifier()) else "_" for ch in name) or "_"
+    text = (
+        "".join(
+            ch
+            if (ch.isidentifier() or ch.isdigit() or ch == "_") and (("_" + ch).isidentifier())
+            else "_"
+            for ch in name
+        )
+        or "_"
+    )
     if text[0].isdigit():
         text = "_" + text
     if text.startswith("__"):
@@ -64,15 +81,57 @@ def py_identifier(name: str) -> str:
 # place. Kept as a fixed list, so a spec is valid or not whatever is installed.
 _OWN = frozenset({"mcpgen", "mcpgen_runtime"})
 _GENERATED_IMPORTS = frozenset(  # the runtime, its http and redis extras, and theirs
-    {"pydantic", "pydantic_core", "typing_extensions", "typing_inspection", "annotated_types",
-     "mcp", "mcp_types", "starlette", "uvicorn", "anyio", "sniffio", "httpx", "httpx2",
-     "httpcore", "h11", "sse_starlette", "multipart", "python_multipart", "jwt",
-     "opentelemetry", "jsonschema", "referencing", "rpds", "attrs", "redis", "idna", "certifi"}
+    {
+        "pydantic",
+        "pydantic_core",
+        "typing_extensions",
+        "typing_inspection",
+        "annotated_types",
+        "mcp",
+        "mcp_types",
+        "starlette",
+        "uvicorn",
+        "anyio",
+        "sniffio",
+        "httpx",
+        "httpx2",
+        "httpcore",
+        "h11",
+        "sse_starlette",
+        "multipart",
+        "python_multipart",
+        "jwt",
+        "opentelemetry",
+        "jsonschema",
+        "referencing",
+        "rpds",
+        "attrs",
+        "redis",
+        "idna",
+        "certifi",
+    }
 )
 _MCPGEN_IMPORTS = frozenset(  # mcpgen's own dependencies (pyproject.toml) and theirs
-    {"jinja2", "markupsafe", "click", "black", "blib2to3", "pathspec", "platformdirs",
-     "mypy_extensions", "packaging", "yaml", "_yaml", "jsonschema", "jsonschema_specifications",
-     "referencing", "rpds", "attrs", "pydantic", "pydantic_core"}
+    {
+        "jinja2",
+        "markupsafe",
+        "click",
+        "black",
+        "blib2to3",
+        "pathspec",
+        "platformdirs",
+        "mypy_extensions",
+        "packaging",
+        "yaml",
+        "_yaml",
+        "jsonschema",
+        "jsonschema_specifications",
+        "referencing",
+        "rpds",
+        "attrs",
+        "pydantic",
+        "pydantic_core",
+    }
 )
 
 

@@ -67,7 +67,9 @@ class BuildProgress:
             click.echo(text, file=self.stream)
         else:
             self.failed += 1
-            click.secho(text, fg="red", err=True, color=color_choice())  # NO_COLOR / FORCE_COLOR / tty
+            click.secho(
+                text, fg="red", err=True, color=color_choice()
+            )  # NO_COLOR / FORCE_COLOR / tty
 
     def close(self) -> None:
         """On a terminal, a total after several specs."""

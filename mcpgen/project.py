@@ -29,8 +29,16 @@ from typing import Any
 __all__ = ["ConfigError", "ProjectConfig", "SpecEntry", "find_config", "load_config"]
 
 _KEYS = frozenset(
-    {"specs", "allow-outside-refs", "allow-outside-output", "check", "diff-category", "format",
-     "docs-output", "docs-against"}
+    {
+        "specs",
+        "allow-outside-refs",
+        "allow-outside-output",
+        "check",
+        "diff-category",
+        "format",
+        "docs-output",
+        "docs-against",
+    }
 )
 _CATEGORIES = ("source", "call", "behavior")
 _FORMATS = ("text", "json", "github")
@@ -143,7 +151,11 @@ def load_config(file: Path) -> ProjectConfig | None:
 def _spec_entry(file: Path, root: Path, item: object) -> SpecEntry:
     if isinstance(item, str):
         return SpecEntry(_relative(root, item))
-    if isinstance(item, dict) and isinstance(item.get("path"), str) and set(item) <= {"path", "output"}:
+    if (
+        isinstance(item, dict)
+        and isinstance(item.get("path"), str)
+        and set(item) <= {"path", "output"}
+    ):
         output = item.get("output")
         if output is not None and not isinstance(output, str):
             raise ConfigError(f"{file}: [tool.mcpgen] specs: output must be a string")

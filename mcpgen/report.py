@@ -41,8 +41,13 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
 
 def _escape_property(text: str) -> str:
     # GitHub's workflow-command escaping: properties also escape ':' and ','
-    return (text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-            .replace(":", "%3A").replace(",", "%2C"))
+    return (
+        text.replace("%", "%25")
+        .replace("\r", "%0D")
+        .replace("\n", "%0A")
+        .replace(":", "%3A")
+        .replace(",", "%2C")
+    )
 
 
 def _escape_data(text: str) -> str:
@@ -50,8 +55,13 @@ def _escape_data(text: str) -> str:
 
 
 def github_command(
-    level: str, message: str, *, file: str | None = None, line: int | None = None,
-    column: int | None = None, title: str | None = None,
+    level: str,
+    message: str,
+    *,
+    file: str | None = None,
+    line: int | None = None,
+    column: int | None = None,
+    title: str | None = None,
 ) -> str:
     """``::error file=…,line=…,col=…,title=…::message`` (level: error | warning | notice)."""
     props = []
@@ -70,8 +80,12 @@ def github_command(
 def diagnostic_github(diagnostic: Diagnostic) -> str:
     subject = f"{diagnostic.path}: " if diagnostic.path else ""
     return github_command(
-        diagnostic.level, subject + diagnostic.message, file=diagnostic.file,
-        line=diagnostic.line, column=diagnostic.column, title="mcpgen",
+        diagnostic.level,
+        subject + diagnostic.message,
+        file=diagnostic.file,
+        line=diagnostic.line,
+        column=diagnostic.column,
+        title="mcpgen",
     )
 
 

@@ -148,8 +148,13 @@ def scaffold(name: str, schema_text: str) -> Scaffold:
         package = f"{name}_tools_mcp"
     prefix = class_name(name)
     module = f"{name}_impl"
-    values = {"name": name, "package": package, "prefix": prefix, "module": module,
-              "schema_path": SCHEMA_PATH}
+    values = {
+        "name": name,
+        "package": package,
+        "prefix": prefix,
+        "module": module,
+        "schema_path": SCHEMA_PATH,
+    }
     files = {
         "tools.yaml": _SPEC.format(**values),
         f"{module}.py": _IMPL.format(**values),

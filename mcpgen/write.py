@@ -81,12 +81,22 @@ def generator_fingerprint() -> str:
     package = PACKAGE_DIR
 
     sources = sorted(
-        [*templates_dir().glob("*.jinja"), *RUNTIME_DIR.rglob("*.py"), *package.glob("render/*.py"),
-         package / "schemas.py", *package.glob("spec/*.py")]
+        [
+            *templates_dir().glob("*.jinja"),
+            *RUNTIME_DIR.rglob("*.py"),
+            *package.glob("render/*.py"),
+            package / "schemas.py",
+            *package.glob("spec/*.py"),
+        ]
     )
     digest = hashlib.sha256()
     for source in sources:
-        digest.update(source.relative_to(source.parents[1]).as_posix().encode() + b"\0" + source.read_bytes() + b"\0")
+        digest.update(
+            source.relative_to(source.parents[1]).as_posix().encode()
+            + b"\0"
+            + source.read_bytes()
+            + b"\0"
+        )
     return digest.hexdigest()
 
 

@@ -38,15 +38,29 @@ __all__ = [
 ALL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 
 
-def mypy_strict(*targets: str | Path, cwd: Path,
-                mypypath: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
+def mypy_strict(
+    *targets: str | Path, cwd: Path, mypypath: Sequence[Path] = ()
+) -> subprocess.CompletedProcess[str]:
     """``mypy --strict`` (no config file, no cache) on ``targets``, with ``mypypath``
     (default: ``cwd``) as the only place generated packages are found."""
     path = os.pathsep.join(str(p) for p in (mypypath or [cwd]))
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
-         "/dev/null", "--python-version", "3.11", *map(str, targets)],
-        cwd=cwd, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--config-file",
+            "/dev/null",
+            "--python-version",
+            "3.11",
+            *map(str, targets),
+        ],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
         env={"MYPYPATH": path, "PATH": "/usr/bin:/bin"},
     )
 
@@ -59,9 +73,8 @@ def build_package(spec_text: str, tmp_path: Path, package: str) -> Path:
     spec.write_text(textwrap.dedent(spec_text), encoding="utf-8")
     gen = tmp_path / "gen"
     result = build_spec(spec, output=gen / package)
-    assert result.ok, (
-        f"build of {package} failed: {result.status} {result.message}\n"
-        + "\n".join(str(d) for d in result.diagnostics)
+    assert result.ok, f"build of {package} failed: {result.status} {result.message}\n" + "\n".join(
+        str(d) for d in result.diagnostics
     )
     assert (gen / package / "__init__.py").is_file()
     return gen
@@ -194,7 +207,9 @@ class RawServer:
         assert reply.get("id") == self._next_id, reply
         return reply
 
-    def call(self, name: str, arguments: dict[str, Any], *, timeout: float = 10.0) -> dict[str, Any]:
+    def call(
+        self, name: str, arguments: dict[str, Any], *, timeout: float = 10.0
+    ) -> dict[str, Any]:
         return self.request("tools/call", {"name": name, "arguments": arguments}, timeout=timeout)
 
     def handshake(self, version: str = "2025-11-25") -> dict[str, Any]:

@@ -42,8 +42,11 @@ print(json.dumps([u.unidata_version, rows]))
 
 def newest_python() -> str:
     pyenv = sorted((Path.home() / ".pyenv" / "versions").glob("3.13.*/bin/python3"))
-    for candidate in (os.environ.get("MCPGEN_PYTHON_3_13"), *map(str, pyenv[-1:]),
-                      shutil.which("python3.13")):
+    for candidate in (
+        os.environ.get("MCPGEN_PYTHON_3_13"),
+        *map(str, pyenv[-1:]),
+        shutil.which("python3.13"),
+    ):
         if candidate and ".pyenv/shims" not in candidate and Path(candidate).is_file():
             return candidate
     raise SystemExit("no Python 3.13 found (set MCPGEN_PYTHON_3_13)")
@@ -64,10 +67,13 @@ def ranges(rows: list[list[object]]) -> list[tuple[int, int, str, bool, int]]:
 
 def render() -> str:
     if unicodedata.unidata_version != BASE:
-        raise SystemExit(f"run with a Python whose unicodedata is Unicode {BASE} (3.11), "
-                         f"not {unicodedata.unidata_version}")
-    done = subprocess.run([newest_python(), "-c", _DUMP], capture_output=True, text=True,
-                          check=True)
+        raise SystemExit(
+            f"run with a Python whose unicodedata is Unicode {BASE} (3.11), "
+            f"not {unicodedata.unidata_version}"
+        )
+    done = subprocess.run(
+        [newest_python(), "-c", _DUMP], capture_output=True, text=True, check=True
+    )
     version, rows = json.loads(done.stdout)
     if version != NEWEST:
         raise SystemExit(f"the newer Python has Unicode {version}, expected {NEWEST}")
@@ -88,8 +94,10 @@ def render() -> str:
         "",
         "ADDED: Final[tuple[tuple[int, int, str, bool, int], ...]] = (",
     ]
-    lines += [f'    (0x{a:X}, 0x{b:X}, "{bidi}", {mark}, {ccc}),'
-              for a, b, bidi, mark, ccc in ranges(added)]
+    lines += [
+        f'    (0x{a:X}, 0x{b:X}, "{bidi}", {mark}, {ccc}),'
+        for a, b, bidi, mark, ccc in ranges(added)
+    ]
     lines.append(")")
     return "\n".join(lines) + "\n"
 

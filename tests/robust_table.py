@@ -195,16 +195,20 @@ def _invalid_utf8(server: RawServer) -> str:
 
 @case("invalid UTF-8 inside a JSON string")
 def _invalid_utf8_string(server: RawServer) -> str:
-    server.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
-                b'"arguments":{"text":"ok \xc3\x28 \xff"}}}\n')
+    server.send(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+        b'"arguments":{"text":"ok \xc3\x28 \xff"}}}\n'
+    )
     return expect_error(server, -32700, None)
 
 
 @case("a UTF-8-encoded surrogate (bytes ED A0 80) inside a JSON string")
 def _encoded_surrogate(server: RawServer) -> str:
     # json.loads decodes bytes with "surrogatepass": the text arrives as "\ud800"
-    server.send(b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
-                b'"arguments":{"text":"\xed\xa0\x80"}}}\n')
+    server.send(
+        b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo",'
+        b'"arguments":{"text":"\xed\xa0\x80"}}}\n'
+    )
     reply = recv(server)
     assert reply["result"]["content"][0]["text"] == "\ud800", reply
     assert b"\\ud800" in server.raw_lines[-1]  # sent back as an ASCII escape, valid UTF-8
@@ -238,8 +242,10 @@ def _surrogates(server: RawServer) -> str:
     return "answered, surrogates escaped back (ping ok, -32601, -32602, echo ok)"
 
 
-@case("line of 1 MiB over a 4 KiB limit (--max-message-bytes 4096)",
-      args=("--max-message-bytes", "4096"))
+@case(
+    "line of 1 MiB over a 4 KiB limit (--max-message-bytes 4096)",
+    args=("--max-message-bytes", "4096"),
+)
 def _over_flag_limit(server: RawServer) -> str:
     server.send(call("echo", {"text": "x" * MiB}, 5))
     answer = expect_error(server, -32600, None)
@@ -252,8 +258,10 @@ def _over_flag_limit(server: RawServer) -> str:
     return answer + "; a 4096-byte frame is served"
 
 
-@case("line of 64 KiB over a 1 KiB limit (MCPGEN_MAX_MESSAGE_BYTES=1024)",
-      env={"MCPGEN_MAX_MESSAGE_BYTES": "1024"})
+@case(
+    "line of 64 KiB over a 1 KiB limit (MCPGEN_MAX_MESSAGE_BYTES=1024)",
+    env={"MCPGEN_MAX_MESSAGE_BYTES": "1024"},
+)
 def _over_env_limit(server: RawServer) -> str:
     server.send(call("echo", {"text": "x" * 65536}, 5))
     return expect_error(server, -32600, None)
@@ -296,12 +304,21 @@ def _deep_object(server: RawServer) -> str:
 
 @case("batch [ping, add] on 2025-03-26 (batches allowed)", version="2025-03-26")
 def _batch_allowed(server: RawServer) -> str:
-    server.send(json.dumps([
-        {"jsonrpc": "2.0", "id": "b1", "method": "ping"},
-        {"jsonrpc": "2.0", "method": "notifications/whatever"},
-        {"jsonrpc": "2.0", "id": "b2", "method": "tools/call",
-         "params": {"name": "add", "arguments": {"a": 1, "b": 1}}},
-    ]).encode() + b"\n")
+    server.send(
+        json.dumps(
+            [
+                {"jsonrpc": "2.0", "id": "b1", "method": "ping"},
+                {"jsonrpc": "2.0", "method": "notifications/whatever"},
+                {
+                    "jsonrpc": "2.0",
+                    "id": "b2",
+                    "method": "tools/call",
+                    "params": {"name": "add", "arguments": {"a": 1, "b": 1}},
+                },
+            ]
+        ).encode()
+        + b"\n"
+    )
     replies = {reply["id"]: reply for reply in (recv(server), recv(server))}
     assert replies["b1"]["result"] == {}
     assert replies["b2"]["result"]["content"][0]["text"] == "2"
@@ -418,8 +435,10 @@ def _huge_method(server: RawServer) -> str:
 
 @case("2026-07-28 envelope on a handshake connection")
 def _envelope_on_legacy(server: RawServer) -> str:
-    meta = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
     server.send(request("tools/list", {"_meta": meta}, 10))
     return expect_error(server, -32600, 10)
 
@@ -434,8 +453,17 @@ def _before_initialize(server: RawServer) -> str:
 
 @case("second initialize")
 def _second_initialize(server: RawServer) -> str:
-    server.send(request("initialize", {"protocolVersion": "2024-11-05", "capabilities": {},
-                                       "clientInfo": {"name": "again", "version": "0"}}, 12))
+    server.send(
+        request(
+            "initialize",
+            {
+                "protocolVersion": "2024-11-05",
+                "capabilities": {},
+                "clientInfo": {"name": "again", "version": "0"},
+            },
+            12,
+        )
+    )
     reply = recv(server)
     assert reply["id"] == 12 and reply["result"]["protocolVersion"] == "2024-11-05", reply
     return "answered again (2024-11-05 from then on)"
@@ -497,13 +525,17 @@ def _many_unknown_arguments(server: RawServer) -> str:
 @case("argument nested 900 deep in a recursive schema")
 def _nested_argument(server: RawServer) -> str:
     root = '{"child":' * 900 + "{}" + "}" * 900
-    server.send(b'{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"tree",'
-                b'"arguments":{"root":' + root.encode() + b"}}}\n")
+    server.send(
+        b'{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"tree",'
+        b'"arguments":{"root":' + root.encode() + b"}}}\n"
+    )
     answer, text = tool_result(server, 16, is_error=True)
     assert "nested too deeply" in text and len(text) < 500, text
     shallow = '{"child":' * 50 + "{}" + "}" * 50
-    server.send(b'{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"tree",'
-                b'"arguments":{"root":' + shallow.encode() + b"}}}\n")
+    server.send(
+        b'{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"tree",'
+        b'"arguments":{"root":' + shallow.encode() + b"}}}\n"
+    )
     _, depth = tool_result(server, 17, is_error=False)
     assert depth == "50"
     return answer + " (50 deep: served)"
@@ -511,8 +543,17 @@ def _nested_argument(server: RawServer) -> str:
 
 @case("arguments of the wrong types")
 def _wrong_types(server: RawServer) -> str:
-    server.send(call("typed", {"count": "many", "tags": [1, "fine"],
-                               "options": {"verbose": "perhaps", "colour": "red"}}, 18))
+    server.send(
+        call(
+            "typed",
+            {
+                "count": "many",
+                "tags": [1, "fine"],
+                "options": {"verbose": "perhaps", "colour": "red"},
+            },
+            18,
+        )
+    )
     answer, text = tool_result(server, 18, is_error=True)
     for name in ("count", "tags", "verbose", "colour"):
         assert name in text, text
@@ -598,8 +639,10 @@ def _pipelined(server: RawServer) -> str:
         else:
             assert result["content"][0]["text"] == want, (request_id, result)
     expect_silence(server)
-    return (f"{len(expected)} answered with matching ids, {parse_errors} parse errors "
-            "(id null), notifications and responses ignored")
+    return (
+        f"{len(expected)} answered with matching ids, {parse_errors} parse errors "
+        "(id null), notifications and responses ignored"
+    )
 
 
 @case("notification with an unknown method")
@@ -613,8 +656,9 @@ def _unknown_notification(server: RawServer) -> str:
 def _bad_cancel(server: RawServer) -> str:
     server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":77}}\n')
     server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":[]}}\n')
-    server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
-                b'"params":{"requestId":{"a":1}}}\n')
+    server.send(
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"a":1}}}\n'
+    )
     server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled","params":[1]}\n')
     server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled"}\n')
     return expect_silence(server)
@@ -691,24 +735,52 @@ def _failed(name: str, how: str, request_id: int) -> Callable[[RawServer], str]:
 _RAISES = (
     ("exception", "RuntimeError", "RuntimeError: SECRET-exception-text"),
     ("base_exception", "a BaseException subclass", "Interrupt: SECRET-base-exception-text"),
-    ("keyboard_interrupt", "KeyboardInterrupt",
-     "KeyboardInterrupt: SECRET-keyboard-interrupt-text"),
+    (
+        "keyboard_interrupt",
+        "KeyboardInterrupt",
+        "KeyboardInterrupt: SECRET-keyboard-interrupt-text",
+    ),
     ("cancelled_error", "asyncio.CancelledError", "CancelledError: SECRET-cancelled-error-text"),
     ("generator_exit", "GeneratorExit", "GeneratorExit: SECRET-generator-exit-text"),
 )
-for _name, _kind in (("fail", "sync"), ("fail_timed", "sync, worker thread"),
-                     ("fail_async", "async")):
+for _name, _kind in (
+    ("fail", "sync"),
+    ("fail_timed", "sync, worker thread"),
+    ("fail_async", "async"),
+):
     for _index, (_how, _label, _traceback) in enumerate(_RAISES):
-        CASES.append(Case(f"{_kind} handler raises {_label}", _failed(_name, _how, 30 + _index),
-                          group="handler", traceback=_traceback))
-CASES.append(Case("async handler awaits a task it cancelled (CancelledError)",
-                  _failed("fail_async", "cancelled_subtask", 36), group="handler",
-                  traceback="CancelledError"))
-CASES.append(Case("async handler raises SystemExit", _failed("fail_async", "system_exit", 37),
-                  group="handler", traceback="SystemExit: 7"))
-CASES.append(Case("sync handler on a worker thread raises SystemExit",
-                  _failed("fail_timed", "system_exit", 38), group="handler",
-                  traceback="SystemExit: 7"))
+        CASES.append(
+            Case(
+                f"{_kind} handler raises {_label}",
+                _failed(_name, _how, 30 + _index),
+                group="handler",
+                traceback=_traceback,
+            )
+        )
+CASES.append(
+    Case(
+        "async handler awaits a task it cancelled (CancelledError)",
+        _failed("fail_async", "cancelled_subtask", 36),
+        group="handler",
+        traceback="CancelledError",
+    )
+)
+CASES.append(
+    Case(
+        "async handler raises SystemExit",
+        _failed("fail_async", "system_exit", 37),
+        group="handler",
+        traceback="SystemExit: 7",
+    )
+)
+CASES.append(
+    Case(
+        "sync handler on a worker thread raises SystemExit",
+        _failed("fail_timed", "system_exit", 38),
+        group="handler",
+        traceback="SystemExit: 7",
+    )
+)
 
 
 @case("handler raises ToolError", group="handler")
@@ -742,15 +814,18 @@ def _hang(name: str) -> Callable[[RawServer], str]:
 
 
 CASES.append(Case("sync handler hangs past its timeout (0.5 s)", _hang("hang"), group="handler"))
-CASES.append(Case("async handler hangs past its timeout (0.5 s)", _hang("hang_async"),
-                  group="handler"))
+CASES.append(
+    Case("async handler hangs past its timeout (0.5 s)", _hang("hang_async"), group="handler")
+)
 
 
 @case("the client cancels a running async call (notifications/cancelled)", group="handler")
 def _cancelled_call(server: RawServer) -> str:
     server.send(call("hang_async", {"seconds": 0.3}, 44))
-    server.send(b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
-                b'"params":{"requestId":44,"reason":"changed my mind"}}\n')
+    server.send(
+        b'{"jsonrpc":"2.0","method":"notifications/cancelled",'
+        b'"params":{"requestId":44,"reason":"changed my mind"}}\n'
+    )
     time.sleep(0.8)  # past the handler's 0.3 s and its 0.5 s timeout: nothing may come
     expect_silence(server)
     return "no answer for the cancelled id"
@@ -767,7 +842,9 @@ def _internal(name: str, how: str, request_id: int) -> Callable[[RawServer], str
     return run
 
 
-def _invalid_result(name: str, how: str, request_id: int, reason: str) -> Callable[[RawServer], str]:
+def _invalid_result(
+    name: str, how: str, request_id: int, reason: str
+) -> Callable[[RawServer], str]:
     """A structured result that breaks its schema or JSON: an ``isError`` result naming
     the tool (the error mapping of ``_tools``), nothing of the value in it."""
 
@@ -782,29 +859,64 @@ def _invalid_result(name: str, how: str, request_id: int, reason: str) -> Callab
 
 
 for _how, _label, _err, _reason in (
-    ("wrong_type", "a string where the schema wants a number", "does not match the output schema",
-     "it does not match the tool's output schema"),
-    ("missing", "a required property missing", "does not match the output schema",
-     "it does not match the tool's output schema"),
-    ("not_a_dict", "a list instead of an object", "expected the output model or a dict",
-     "it is not an object"),
+    (
+        "wrong_type",
+        "a string where the schema wants a number",
+        "does not match the output schema",
+        "it does not match the tool's output schema",
+    ),
+    (
+        "missing",
+        "a required property missing",
+        "does not match the output schema",
+        "it does not match the tool's output schema",
+    ),
+    (
+        "not_a_dict",
+        "a list instead of an object",
+        "expected the output model or a dict",
+        "it is not an object",
+    ),
     # n is {type: number}: NaN and infinities are no JSON numbers, so the output schema
     # refuses them before JSON encoding would.
-    ("nan", "float('nan')", "n: expected a finite number, got nan",
-     "it does not match the tool's output schema"),
-    ("infinity", "float('inf')", "n: expected a finite number, got inf",
-     "it does not match the tool's output schema"),
+    (
+        "nan",
+        "float('nan')",
+        "n: expected a finite number, got nan",
+        "it does not match the tool's output schema",
+    ),
+    (
+        "infinity",
+        "float('inf')",
+        "n: expected a finite number, got inf",
+        "it does not match the tool's output schema",
+    ),
     ("set", "a set", "not JSON-serialisable", "it cannot be sent as JSON"),
     ("deep", "an object nested 5000 deep", "not JSON-serialisable", "it cannot be sent as JSON"),
 ):
-    CASES.append(Case(f"structured result holds {_label}",
-                      _invalid_result("bad_struct", _how, 50, _reason), group="handler",
-                      traceback=_err))
-for _how, _label in (("set", "a set"), ("nan", "float('nan')"), ("object", "an object()"),
-                     ("deep", "an object nested 5000 deep"), ("bytes", "bytes")):
-    CASES.append(Case(f"returns-object result holds {_label}",
-                      _internal("bad_value", _how, 51),
-                      group="handler", traceback="not JSON-serialisable"))
+    CASES.append(
+        Case(
+            f"structured result holds {_label}",
+            _invalid_result("bad_struct", _how, 50, _reason),
+            group="handler",
+            traceback=_err,
+        )
+    )
+for _how, _label in (
+    ("set", "a set"),
+    ("nan", "float('nan')"),
+    ("object", "an object()"),
+    ("deep", "an object nested 5000 deep"),
+    ("bytes", "bytes"),
+):
+    CASES.append(
+        Case(
+            f"returns-object result holds {_label}",
+            _internal("bad_value", _how, 51),
+            group="handler",
+            traceback="not JSON-serialisable",
+        )
+    )
 
 
 # --------------------------------------------------------------------------- running
@@ -813,8 +925,9 @@ for _how, _label in (("set", "a set"), ("nan", "float('nan')"), ("object", "an o
 def run_case(item: Case, pythonpath: Sequence[Path]) -> Outcome:
     """Run one case on a fresh server; raise AssertionError when it misbehaves."""
     started = time.monotonic()
-    server = RawServer(PACKAGE, item.impl, pythonpath=pythonpath, extra_args=item.args,
-                       env=item.env)
+    server = RawServer(
+        PACKAGE, item.impl, pythonpath=pythonpath, extra_args=item.args, env=item.env
+    )
     try:
         if item.version is not None:
             server.handshake(item.version)
@@ -837,9 +950,15 @@ def run_case(item: Case, pythonpath: Sequence[Path]) -> Outcome:
         assert item.traceback in server.stderr, server.stderr[-2000:]
     if item.run is _noisy or item.run is _loud_start:
         err = server.stderr
-        for noise in ("NOISE-print hi" if item.run is _noisy else "NOISE-print loud",
-                      "NOISE-sys.stdout", "NOISE-sys.__stdout__", "NOISE-root-logger",
-                      "NOISE-library-logger", "NOISE-fd1", "NOISE-child-process"):
+        for noise in (
+            "NOISE-print hi" if item.run is _noisy else "NOISE-print loud",
+            "NOISE-sys.stdout",
+            "NOISE-sys.__stdout__",
+            "NOISE-root-logger",
+            "NOISE-library-logger",
+            "NOISE-fd1",
+            "NOISE-child-process",
+        ):
             assert noise in err, (noise, err[-2000:])
         if item.run is _loud_start:
             assert "NOISE-import-print" in err and "NOISE-constructor-print" in err

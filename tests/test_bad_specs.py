@@ -63,8 +63,10 @@ def test_validate_output(spec: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     rel = spec.relative_to(ROOT).as_posix()
     *lines, closing = stderr.splitlines()
     errors = sum(1 for line in lines if ": warning: " not in line)
-    assert closing == (f"{errors} error{'' if errors == 1 else 's'}, {len(lines) - errors} "
-                       f"warning{'' if len(lines) - errors == 1 else 's'} in 1 spec")
+    assert closing == (
+        f"{errors} error{'' if errors == 1 else 's'}, {len(lines) - errors} "
+        f"warning{'' if len(lines) - errors == 1 else 's'} in 1 spec"
+    )
     for line in lines:
         assert line.startswith(rel + ":"), line
         _, lineno, col, _ = line[len(rel) :].split(":", 3)
@@ -84,4 +86,5 @@ def test_validate_several_specs_at_once(monkeypatch: pytest.MonkeyPatch) -> None
     assert result.exit_code == 1
     assert result.stdout == "examples/weather/tools.yaml: valid (4 tool(s))\n"
     assert result.stderr == (BAD / "bad_type.expected").read_text(encoding="utf-8").replace(
-        " in 1 spec\n", " in 2 specs\n")
+        " in 1 spec\n", " in 2 specs\n"
+    )

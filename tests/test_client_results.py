@@ -56,23 +56,43 @@ tools:
 """
 
 GOOD = {
-    "get_issue": {"content": [{"type": "text", "text": '{"number": 1, "title": "t"}'}],
-                  "structuredContent": {"number": 1, "title": "t"}},
-    "stats": {"content": [{"type": "text", "text": '{"rows": []}'}],
-              "structuredContent": {"rows": []}},
+    "get_issue": {
+        "content": [{"type": "text", "text": '{"number": 1, "title": "t"}'}],
+        "structuredContent": {"number": 1, "title": "t"},
+    },
+    "stats": {
+        "content": [{"type": "text", "text": '{"rows": []}'}],
+        "structuredContent": {"rows": []},
+    },
     "count": {"content": [{"type": "text", "text": "3"}]},
 }
 
 # (tool, the result the server sends, the field path, words the message must hold)
 BAD: list[tuple[str, dict[str, Any], tuple[str | int, ...], str]] = [
-    ("get_issue", {"content": [], "structuredContent": {"number": 1}},
-     (), "missing required property 'title'"),
-    ("get_issue", {"content": [], "structuredContent": {"number": "one", "title": "t"}},
-     ("number",), "number: expected integer"),
-    ("stats", {"content": [], "structuredContent": {"rows": [{"day": "mon"}, {"day": 2}]}},
-     ("rows", 1, "day"), "rows[1].day: expected string"),
-    ("get_issue", {"content": [{"type": "text", "text": "not json"}]},
-     (), "not a JSON object"),  # a revision without structuredContent: the text twin
+    (
+        "get_issue",
+        {"content": [], "structuredContent": {"number": 1}},
+        (),
+        "missing required property 'title'",
+    ),
+    (
+        "get_issue",
+        {"content": [], "structuredContent": {"number": "one", "title": "t"}},
+        ("number",),
+        "number: expected integer",
+    ),
+    (
+        "stats",
+        {"content": [], "structuredContent": {"rows": [{"day": "mon"}, {"day": 2}]}},
+        ("rows", 1, "day"),
+        "rows[1].day: expected string",
+    ),
+    (
+        "get_issue",
+        {"content": [{"type": "text", "text": "not json"}]},
+        (),
+        "not a JSON object",
+    ),  # a revision without structuredContent: the text twin
     ("count", {"content": [{"type": "text", "text": "three"}]}, (), "not a JSON integer"),
 ]
 
@@ -86,13 +106,20 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
 
 def _stub(package: ModuleType, tmp_path: Path, tool: str, result: dict[str, Any]) -> list[str]:
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps({"tools": package.contract.TOOLS, "results": {**GOOD, tool: result}}),
-                    encoding="utf-8")
+    plan.write_text(
+        json.dumps({"tools": package.contract.TOOLS, "results": {**GOOD, tool: result}}),
+        encoding="utf-8",
+    )
     return [sys.executable, str(STUB), str(plan)]
 
 
-def _check(err: Any, tool: str, path: tuple[str | int, ...], words: str,
-           protocol_error: type[Exception] = ProtocolError) -> None:
+def _check(
+    err: Any,
+    tool: str,
+    path: tuple[str | int, ...],
+    words: str,
+    protocol_error: type[Exception] = ProtocolError,
+) -> None:
     assert isinstance(err, protocol_error)
     assert err.tool == tool and err.path == path
     assert f"tool '{tool}'" in str(err) and words in str(err), str(err)
@@ -106,11 +133,18 @@ def test_result_mismatch_is_exported(package: ModuleType) -> None:
     assert issubclass(package.ResultMismatch, package.ProtocolError)
 
 
-@pytest.mark.parametrize(("tool", "result", "path", "words"), BAD,
-                         ids=[f"{t}-{'.'.join(map(str, p)) or w}" for t, _, p, w in BAD])
+@pytest.mark.parametrize(
+    ("tool", "result", "path", "words"),
+    BAD,
+    ids=[f"{t}-{'.'.join(map(str, p)) or w}" for t, _, p, w in BAD],
+)
 def test_sync_client_raises_result_mismatch(
-    package: ModuleType, tmp_path: Path, tool: str, result: dict[str, Any],
-    path: tuple[str | int, ...], words: str,
+    package: ModuleType,
+    tmp_path: Path,
+    tool: str,
+    result: dict[str, Any],
+    path: tuple[str | int, ...],
+    words: str,
 ) -> None:
     with package.ResultsClient.stdio(_stub(package, tmp_path, tool, result)) as client:
         method = getattr(client, tool)
@@ -121,14 +155,23 @@ def test_sync_client_raises_result_mismatch(
         assert client.count() == 3 if tool != "count" else client.get_issue(1).title == "t"
 
 
-@pytest.mark.parametrize(("tool", "result", "path", "words"), BAD,
-                         ids=[f"{t}-{'.'.join(map(str, p)) or w}" for t, _, p, w in BAD])
+@pytest.mark.parametrize(
+    ("tool", "result", "path", "words"),
+    BAD,
+    ids=[f"{t}-{'.'.join(map(str, p)) or w}" for t, _, p, w in BAD],
+)
 def test_async_client_raises_result_mismatch(
-    package: ModuleType, tmp_path: Path, tool: str, result: dict[str, Any],
-    path: tuple[str | int, ...], words: str,
+    package: ModuleType,
+    tmp_path: Path,
+    tool: str,
+    result: dict[str, Any],
+    path: tuple[str | int, ...],
+    words: str,
 ) -> None:
     async def go() -> Any:
-        async with package.AsyncResultsClient.stdio(_stub(package, tmp_path, tool, result)) as client:
+        async with package.AsyncResultsClient.stdio(
+            _stub(package, tmp_path, tool, result)
+        ) as client:
             method = getattr(client, tool)
             with pytest.raises(package.ResultMismatch) as caught:
                 await (method(1) if tool == "get_issue" else method())
@@ -148,18 +191,34 @@ def test_an_older_server_is_said_unchecked_on_connect_and_misfits_raise_result_m
     the first result that did not fit was the first news (issue 12, memory 2025.8.4)."""
     plan = tmp_path / "plan.json"
     bad = {"content": [{"type": "text", "text": '{"number": 1}'}]}
-    plan.write_text(json.dumps({"tools": package.contract.TOOLS, "versions": ["2024-11-05"],
-                                "results": {**GOOD, "get_issue": bad}}), encoding="utf-8")
-    with caplog.at_level(logging.WARNING, logger="mcpgen.client"), package.ResultsClient.stdio(
-        [sys.executable, str(STUB), str(plan)], verify="strict"
-    ) as client:
+    plan.write_text(
+        json.dumps(
+            {
+                "tools": package.contract.TOOLS,
+                "versions": ["2024-11-05"],
+                "results": {**GOOD, "get_issue": bad},
+            }
+        ),
+        encoding="utf-8",
+    )
+    with (
+        caplog.at_level(logging.WARNING, logger="mcpgen.client"),
+        package.ResultsClient.stdio(
+            [sys.executable, str(STUB), str(plan)], verify="strict"
+        ) as client,
+    ):
         assert client.session.protocol_version == "2024-11-05"
         said = [r.getMessage() for r in caplog.records if "cannot be checked" in r.getMessage()]
         assert len(said) == 1 and "tool 'get_issue', tool 'stats'" in said[0], said
         with pytest.raises(package.ResultMismatch) as caught:
             client.get_issue(1)
-        _check(caught.value, "get_issue", (), "missing required property 'title'",
-               package.ProtocolError)
+        _check(
+            caught.value,
+            "get_issue",
+            (),
+            "missing required property 'title'",
+            package.ProtocolError,
+        )
 
 
 def test_good_results_still_convert(package: ModuleType, tmp_path: Path) -> None:
@@ -177,9 +236,11 @@ def test_model_stricter_than_the_schema_is_a_result_mismatch() -> None:
         model_config = ConfigDict(strict=True)
         when: int
 
-    converter = ResultConverter([{"name": "t", "inputSchema": {"type": "object"},
-                                  "outputSchema": {"type": "object"}}])
+    converter = ResultConverter(
+        [{"name": "t", "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}}]
+    )
     with pytest.raises(ResultMismatch) as caught:
-        converter.structured("t", {"content": [], "structuredContent": {"when": "3"}},
-                             Strict.model_validate)
+        converter.structured(
+            "t", {"content": [], "structuredContent": {"when": "3"}}, Strict.model_validate
+        )
     _check(caught.value, "t", ("when",), "when: ")

@@ -56,7 +56,10 @@ def test_conformance_suite(tmp_path: Path) -> None:
     built = build_spec(FIXTURE / "tools.yaml", output=gen / "conformance_mcp")
     assert built.ok, built.diagnostics
     listed = subprocess.run(
-        [*tools.conformance, "list", "--server"], capture_output=True, text=True, timeout=60,
+        [*tools.conformance, "list", "--server"],
+        capture_output=True,
+        text=True,
+        timeout=60,
         check=False,
     )
     baseline = json.loads((FIXTURE / "baseline.json").read_text(encoding="utf-8"))
@@ -104,8 +107,16 @@ def test_conformance_suite(tmp_path: Path) -> None:
     assert known, listed.stdout
     assert known <= set(results), f"scenarios that did not run: {sorted(known - set(results))}"
     for must in (
-        "server-initialize", "ping", "tools-list", "tools-call-simple-text", "tools-call-image",
-        "tools-call-audio", "tools-call-embedded-resource", "tools-call-mixed-content",
-        "tools-call-error", "json-schema-2020-12", "dns-rebinding-protection",
+        "server-initialize",
+        "ping",
+        "tools-list",
+        "tools-call-simple-text",
+        "tools-call-image",
+        "tools-call-audio",
+        "tools-call-embedded-resource",
+        "tools-call-mixed-content",
+        "tools-call-error",
+        "json-schema-2020-12",
+        "dns-rebinding-protection",
     ):
         assert must in passed, summary

@@ -27,20 +27,52 @@ SCHEMAS: list[dict[str, Any]] = [
     {"enum": ["a", 1, None]},
     {"anyOf": [{"type": "string", "minLength": 2}, {"type": "null"}]},
     {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "integer", "maximum": 5}]},
-    {"allOf": [{"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
-               {"properties": {"b": {"type": "string"}}, "required": ["b"]}]},
-    {"type": "array", "items": {"type": "integer"}, "uniqueItems": True, "minItems": 2, "maxItems": 4},
+    {
+        "allOf": [
+            {"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+            {"properties": {"b": {"type": "string"}}, "required": ["b"]},
+        ]
+    },
+    {
+        "type": "array",
+        "items": {"type": "integer"},
+        "uniqueItems": True,
+        "minItems": 2,
+        "maxItems": 4,
+    },
     {"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}], "items": False},
-    {"type": "object", "additionalProperties": {"type": "number"}, "propertyNames": {"pattern": "^k"}},
-    {"type": "object", "properties": {"t": {"$ref": "#/$defs/T"}}, "required": ["t"],
-     "$defs": {"T": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}}},
-                     "additionalProperties": False}}},
+    {
+        "type": "object",
+        "additionalProperties": {"type": "number"},
+        "propertyNames": {"pattern": "^k"},
+    },
+    {
+        "type": "object",
+        "properties": {"t": {"$ref": "#/$defs/T"}},
+        "required": ["t"],
+        "$defs": {
+            "T": {
+                "type": "object",
+                "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/T"}}},
+                "additionalProperties": False,
+            }
+        },
+    },
     {"type": "string", "not": {"const": ""}},
     {"type": "array", "contains": {"const": 5}, "maxItems": 3},
-    {"type": "object", "patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False,
-     "minProperties": 1},
-    {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
-     "dependentRequired": {"a": ["b"]}, "if": {"required": ["a"]}, "then": {"properties": {"b": {"minLength": 1}}}},
+    {
+        "type": "object",
+        "patternProperties": {"^x-": {"type": "integer"}},
+        "additionalProperties": False,
+        "minProperties": 1,
+    },
+    {
+        "type": "object",
+        "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+        "dependentRequired": {"a": ["b"]},
+        "if": {"required": ["a"]},
+        "then": {"properties": {"b": {"minLength": 1}}},
+    },
     {"type": ["integer", "string"], "minimum": 3, "maxLength": 2},
 ]
 
@@ -49,7 +81,9 @@ SCHEMAS: list[dict[str, Any]] = [
 def test_drawn_values_pass_the_runtime_validator(schema: dict[str, Any]) -> None:
     validate = compile_schema(schema)
 
-    @settings(max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=40, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
     @given(valid_values(schema))
     def check(value: Any) -> None:
         validate(value)  # raises on a false positive
@@ -86,8 +120,9 @@ def test_example_arguments_are_deterministic_and_valid() -> None:
     first = example_arguments(TOOL)
     assert first == example_arguments(TOOL) == {"n": 1}
     compile_schema(TOOL)(first)
-    assert example_arguments({**TOOL, "properties": {**TOOL["properties"], "n": {
-        "type": "integer", "examples": [4]}}}) == {"n": 4}
+    assert example_arguments(
+        {**TOOL, "properties": {**TOOL["properties"], "n": {"type": "integer", "examples": [4]}}}
+    ) == {"n": 4}
 
 
 def test_boundary_cases_are_valid_and_reach_the_edges() -> None:
@@ -99,12 +134,17 @@ def test_boundary_cases_are_valid_and_reach_the_edges() -> None:
     assert 1 in values and 9 in values
     assert {c.get("mode") for c in cases} >= {"x", "y"}
     assert any(c.get("note", "") is None for c in cases)
-    assert any(c.get("tags") == [] for c in cases) and any(len(c.get("tags", [])) == 2 for c in cases)
+    assert any(c.get("tags") == [] for c in cases) and any(
+        len(c.get("tags", [])) == 2 for c in cases
+    )
 
 
 def test_boundary_cases_call_with_and_without_defaulted_options() -> None:
-    schema = {"type": "object", "properties": {"n": {"type": "integer"},
-              "unit": {"enum": ["c", "f"], "default": "c"}}, "required": ["n"]}
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}, "unit": {"enum": ["c", "f"], "default": "c"}},
+        "required": ["n"],
+    }
     assert example_arguments(schema) == {"n": 1, "unit": "c"}  # the page shows the default
     assert {"n": 1} in boundary_arguments(schema, 100)
 
@@ -124,8 +164,13 @@ def test_an_unsatisfiable_schema_has_no_example() -> None:
     from mcpgen.testing.examples import ExampleError
 
     with pytest.raises(ExampleError):
-        example_arguments({"type": "object", "properties": {"a": {"type": "integer", "minimum": 5,
-                                                                   "maximum": 1}}, "required": ["a"]})
+        example_arguments(
+            {
+                "type": "object",
+                "properties": {"a": {"type": "integer", "minimum": 5, "maximum": 1}},
+                "required": ["a"],
+            }
+        )
 
 
 def test_strategies_accept_bool_schemas() -> None:
@@ -139,10 +184,17 @@ def test_negative_cases_reach_into_nested_objects_through_refs() -> None:
         "properties": {"order": {"$ref": "#/$defs/Order"}},
         "required": ["order"],
         "additionalProperties": False,
-        "$defs": {"Order": {"type": "object", "properties": {
-            "qty": {"type": "integer", "minimum": 1, "maximum": 9},
-            "when": {"type": "string", "format": "date"}},
-            "required": ["qty"], "additionalProperties": False}},
+        "$defs": {
+            "Order": {
+                "type": "object",
+                "properties": {
+                    "qty": {"type": "integer", "minimum": 1, "maximum": 9},
+                    "when": {"type": "string", "format": "date"},
+                },
+                "required": ["qty"],
+                "additionalProperties": False,
+            }
+        },
     }
     breaks = {case.breaks: case.arguments for case in invalid_arguments(schema, 100)}
     assert breaks["'order'.'qty' above its maximum"] == {"order": {"qty": 10}}
@@ -166,8 +218,10 @@ def test_a_remote_returns_value_of_the_wrong_type_is_an_output_schema_finding() 
     from mcpgen.testing.targets import Reply
 
     tool = ToolUnderTest("n", {"name": "n", "inputSchema": {"type": "object"}}, returns="integer")
+
     def text(value: str) -> Reply:
         return Reply(result={"content": [{"type": "text", "text": value}], "isError": False})
+
     assert check_valid(tool, {}, text("42")) is None
     for wrong in ("4.5", "true", '"42"', "forty-two"):
         finding = check_valid(tool, {}, text(wrong))

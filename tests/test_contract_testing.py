@@ -23,9 +23,17 @@ NPM_SDK = Path(__file__).parent.parent / "node_modules" / "@modelcontextprotocol
 MCPGEN = [sys.executable, "-c", "from mcpgen.cli import main; main()"]
 
 
-def mcpgen_test(*args: str, cwd: Path = FIXTURES, timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(check=False, args=[*MCPGEN, "test", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout)
+def mcpgen_test(
+    *args: str, cwd: Path = FIXTURES, timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        check=False,
+        args=[*MCPGEN, "test", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def report(*args: str) -> tuple[int, dict[str, Any]]:
@@ -39,8 +47,9 @@ def by_check(document: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 
 def test_a_correct_implementation_has_no_finding() -> None:
-    code, document = report("seeded.yaml", "--impl", "seeded_impl:Correct", "--examples", "40",
-                            "--seed", "7")
+    code, document = report(
+        "seeded.yaml", "--impl", "seeded_impl:Correct", "--examples", "40", "--seed", "7"
+    )
     assert document["findings"] == [] and code == 0
     results = {t["name"]: t["result"] for t in document["tools"]}
     assert results.pop("wipe") == "skipped"
@@ -50,8 +59,9 @@ def test_a_correct_implementation_has_no_finding() -> None:
 
 @pytest.fixture(scope="module")
 def buggy() -> dict[str, Any]:
-    code, document = report("seeded.yaml", "--impl", "seeded_impl:Buggy", "--examples", "40",
-                            "--seed", "7")
+    code, document = report(
+        "seeded.yaml", "--impl", "seeded_impl:Buggy", "--examples", "40", "--seed", "7"
+    )
     assert code == 1
     return document
 
@@ -72,7 +82,9 @@ def test_each_seeded_bug_is_found_with_minimal_arguments(buggy: dict[str, Any]) 
 
 
 def test_the_same_seed_gives_the_same_report(buggy: dict[str, Any]) -> None:
-    _, again = report("seeded.yaml", "--impl", "seeded_impl:Buggy", "--examples", "40", "--seed", "7")
+    _, again = report(
+        "seeded.yaml", "--impl", "seeded_impl:Buggy", "--examples", "40", "--seed", "7"
+    )
     assert again == buggy
 
 
@@ -80,39 +92,76 @@ def test_every_reproduce_line_replays_while_the_bug_is_there(buggy: dict[str, An
     for finding in buggy["findings"]:
         argv = shlex.split(finding["reproduce"])
         assert argv[:2] == ["mcpgen", "test"]
-        done = subprocess.run(check=False, args=[*MCPGEN, "test", "--format", "json", *argv[2:]], cwd=FIXTURES,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            check=False,
+            args=[*MCPGEN, "test", "--format", "json", *argv[2:]],
+            cwd=FIXTURES,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 1, (finding, done.stdout, done.stderr)
         [replayed] = json.loads(done.stdout)["findings"]
-        assert (replayed["check"], replayed["arguments"]) == (finding["check"], finding["arguments"])
+        assert (replayed["check"], replayed["arguments"]) == (
+            finding["check"],
+            finding["arguments"],
+        )
     # fixed, the same line passes
     argv = shlex.split(buggy["findings"][0]["reproduce"])
     fixed = [a.replace("seeded_impl:Buggy", "seeded_impl:Correct") for a in argv[1:]]
-    assert subprocess.run(check=False, args=[*MCPGEN, *fixed], cwd=FIXTURES, capture_output=True,
-                          timeout=60).returncode == 0
+    assert (
+        subprocess.run(
+            check=False, args=[*MCPGEN, *fixed], cwd=FIXTURES, capture_output=True, timeout=60
+        ).returncode
+        == 0
+    )
 
 
 def test_text_report_lists_tools_then_findings() -> None:
-    done = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Buggy", "--examples", "10", "--seed", "1",
-                       "--tool", "scale", "--tool", "initial")
+    done = mcpgen_test(
+        "seeded.yaml",
+        "--impl",
+        "seeded_impl:Buggy",
+        "--examples",
+        "10",
+        "--seed",
+        "1",
+        "--tool",
+        "scale",
+        "--tool",
+        "initial",
+    )
     assert done.returncode == 1
     lines = done.stdout.splitlines()
     assert lines[0] == "mcpgen test seeded.yaml (seed 1)"
     assert lines[1].split()[0] == "scale" and lines[2].split()[0] == "initial"
-    assert "reproduce: mcpgen test seeded.yaml --impl seeded_impl:Buggy --tool initial --replay" \
+    assert (
+        "reproduce: mcpgen test seeded.yaml --impl seeded_impl:Buggy --tool initial --replay"
         in done.stdout
+    )
     assert done.stderr == ""  # piped: no progress lines
     assert not (FIXTURES / ".hypothesis").exists()  # nothing written beside the spec
 
 
-@pytest.mark.skipif(shutil.which("node") is None or not (NPM_SDK / "package.json").is_file(),
-                    reason="node or the npm package @modelcontextprotocol/sdk is missing")
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (NPM_SDK / "package.json").is_file(),
+    reason="node or the npm package @modelcontextprotocol/sdk is missing",
+)
 def test_a_typescript_sdk_server_over_stdio() -> None:
-    code, document = report("ts_faulty.yaml", "--examples", "15", "--seed", "2", "--",
-                            "node", "ts_faulty_server.mjs")
+    code, document = report(
+        "ts_faulty.yaml", "--examples", "15", "--seed", "2", "--", "node", "ts_faulty_server.mjs"
+    )
     assert code == 1
-    drift = {f["message"].split()[0] + ":" + f["tool"] for f in document["findings"] if f["check"] == "drift"}
-    assert drift == {"TOOL_ADDED:debug", "TOOL_REMOVED:forgotten", "PARAM_CONSTRAINT_TIGHTENED:divide"}
+    drift = {
+        f["message"].split()[0] + ":" + f["tool"]
+        for f in document["findings"]
+        if f["check"] == "drift"
+    }
+    assert drift == {
+        "TOOL_ADDED:debug",
+        "TOOL_REMOVED:forgotten",
+        "PARAM_CONSTRAINT_TIGHTENED:divide",
+    }
     found = by_check(document)
     assert "'shout'" in found[("describe", "output_schema")]["message"]
     assert found[("divide", "server_error")]["arguments"] == {"a": 0, "b": 0}
@@ -126,12 +175,31 @@ def test_the_generated_server_over_http_through_url(tmp_path: Path) -> None:
     from mcpgen.build import build_spec
 
     assert build_spec(FIXTURES / "seeded.yaml", output=tmp_path / "seeded_mcp").ok
-    server = HttpServer("seeded_mcp", "--impl", "seeded_impl:Buggy", pythonpath=[tmp_path, FIXTURES],
-                        cwd=FIXTURES, log_dir=tmp_path)
+    server = HttpServer(
+        "seeded_mcp",
+        "--impl",
+        "seeded_impl:Buggy",
+        pythonpath=[tmp_path, FIXTURES],
+        cwd=FIXTURES,
+        log_dir=tmp_path,
+    )
     try:
         server.wait_ready()
-        code, document = report("seeded.yaml", "--url", server.url, "--examples", "25", "--seed", "3",
-                                "--tool", "scale", "--tool", "profile", "--tool", "book")
+        code, document = report(
+            "seeded.yaml",
+            "--url",
+            server.url,
+            "--examples",
+            "25",
+            "--seed",
+            "3",
+            "--tool",
+            "scale",
+            "--tool",
+            "profile",
+            "--tool",
+            "book",
+        )
     finally:
         server.stop()
     assert code == 1
@@ -145,9 +213,25 @@ def test_the_generated_server_over_http_through_url(tmp_path: Path) -> None:
 
 def test_junit_and_github_output(tmp_path: Path) -> None:
     junit = tmp_path / "report.xml"
-    done = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Buggy", "--examples", "10", "--seed", "1",
-                       "--tool", "scale", "--tool", "book", "--tool", "wipe", "--junit", str(junit),
-                       "--format", "github")
+    done = mcpgen_test(
+        "seeded.yaml",
+        "--impl",
+        "seeded_impl:Buggy",
+        "--examples",
+        "10",
+        "--seed",
+        "1",
+        "--tool",
+        "scale",
+        "--tool",
+        "book",
+        "--tool",
+        "wipe",
+        "--junit",
+        str(junit),
+        "--format",
+        "github",
+    )
     assert done.returncode == 1
     suite = ET.parse(junit).getroot()
     cases = {case.get("name"): case for case in suite.iter("testcase")}
@@ -165,8 +249,13 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     assert missing.returncode == 2 and "no such spec file" in missing.stderr
     unknown = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Correct", "--tool", "nope")
     assert unknown.returncode == 2 and "unknown --tool 'nope'" in unknown.stderr
-    dead = mcpgen_test("seeded.yaml", "--", sys.executable, "-c",
-                       "import sys; sys.stderr.write('boom-before-start\\n'); sys.exit(3)")
+    dead = mcpgen_test(
+        "seeded.yaml",
+        "--",
+        sys.executable,
+        "-c",
+        "import sys; sys.stderr.write('boom-before-start\\n'); sys.exit(3)",
+    )
     assert dead.returncode == 2 and "did not start" in dead.stderr
     assert "boom-before-start" in dead.stderr
     bad_impl = mcpgen_test("seeded.yaml", "--impl", "no_such_module:X")
@@ -177,42 +266,56 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
     down = mcpgen_test("seeded.yaml", "--url", f"http://127.0.0.1:{free_port()}/mcp")
     assert down.returncode == 2 and "cannot connect" in down.stderr
-    not_object = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Correct", "--tool", "scale",
-                             "--replay", "[1]")
+    not_object = mcpgen_test(
+        "seeded.yaml", "--impl", "seeded_impl:Correct", "--tool", "scale", "--replay", "[1]"
+    )
     assert not_object.returncode == 2 and "JSON object" in not_object.stderr
-    both = mcpgen_test("seeded.yaml", "--impl", "seeded_impl:Correct", "--url", "http://127.0.0.1:9/")
+    both = mcpgen_test(
+        "seeded.yaml", "--impl", "seeded_impl:Correct", "--url", "http://127.0.0.1:9/"
+    )
     assert both.returncode == 2 and "one target" in both.stderr
 
 
 def test_assert_contract_in_a_projects_own_tests(tmp_path: Path) -> None:
     script = (
-        "from mcpgen.testing import assert_contract\n"
-        "from seeded_impl import Buggy, Correct\n"
-        "report = assert_contract(SPEC, Correct, examples=10, tools=['scale'])\n"
-        "assert report.findings == [] and report.tools[0].calls > 0\n"
-        "try:\n"
-        "    assert_contract(SPEC, Buggy, examples=20, tools=['scale'])\n"
-        "except AssertionError as exc:\n"
-        "    assert '{\"n\": 301}' in str(exc), exc\n"
-        "else:\n"
-        "    raise SystemExit('no finding')\n"
-        "import pathlib\n"
-        "from mcpgen.testing.session import UsageFailure\n"
-        "edited = pathlib.Path(TMP) / 'edited.yaml'\n"
-        "edited.write_text(pathlib.Path(SPEC).read_text().replace('Ten times n.', 'Ten n.'))\n"
-        "try:\n"
-        "    assert_contract(edited, Correct, examples=5)\n"
-        "except UsageFailure as exc:\n"
-        "    assert 'stale' in str(exc) and 'mcpgen build' in str(exc), exc\n"
-        "else:\n"
-        "    raise SystemExit('a stale package was used')\n"
-    ).replace("TMP", repr(str(tmp_path))).replace("SPEC", repr(str(FIXTURES / "seeded.yaml")))
+        (
+            "from mcpgen.testing import assert_contract\n"
+            "from seeded_impl import Buggy, Correct\n"
+            "report = assert_contract(SPEC, Correct, examples=10, tools=['scale'])\n"
+            "assert report.findings == [] and report.tools[0].calls > 0\n"
+            "try:\n"
+            "    assert_contract(SPEC, Buggy, examples=20, tools=['scale'])\n"
+            "except AssertionError as exc:\n"
+            "    assert '{\"n\": 301}' in str(exc), exc\n"
+            "else:\n"
+            "    raise SystemExit('no finding')\n"
+            "import pathlib\n"
+            "from mcpgen.testing.session import UsageFailure\n"
+            "edited = pathlib.Path(TMP) / 'edited.yaml'\n"
+            "edited.write_text(pathlib.Path(SPEC).read_text().replace('Ten times n.', 'Ten n.'))\n"
+            "try:\n"
+            "    assert_contract(edited, Correct, examples=5)\n"
+            "except UsageFailure as exc:\n"
+            "    assert 'stale' in str(exc) and 'mcpgen build' in str(exc), exc\n"
+            "else:\n"
+            "    raise SystemExit('a stale package was used')\n"
+        )
+        .replace("TMP", repr(str(tmp_path)))
+        .replace("SPEC", repr(str(FIXTURES / "seeded.yaml")))
+    )
     from mcpgen.build import build_spec
 
     assert build_spec(FIXTURES / "seeded.yaml", output=tmp_path / "seeded_mcp").ok
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(FIXTURES)])}
-    done = subprocess.run(check=False, args=[sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        check=False,
+        args=[sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
 
 
@@ -221,11 +324,22 @@ def test_valid_arguments_refused_by_an_mcpgen_server_are_a_finding() -> None:
     from mcpgen.testing.targets import Reply
 
     tool = ToolUnderTest("t", {"name": "t", "inputSchema": {"type": "object"}})
-    refused = Reply(result={"content": [{"type": "text", "text": "Invalid arguments for tool 't': x: "
-                                         "expected integer, got 'a'"}], "isError": True})
+    refused = Reply(
+        result={
+            "content": [
+                {
+                    "type": "text",
+                    "text": "Invalid arguments for tool 't': x: expected integer, got 'a'",
+                }
+            ],
+            "isError": True,
+        }
+    )
     finding = check_valid(tool, {"x": "a"}, refused)
     assert finding is not None and finding.check == "server_error"
-    declined = Reply(result={"content": [{"type": "text", "text": "no such city"}], "isError": True})
+    declined = Reply(
+        result={"content": [{"type": "text", "text": "no such city"}], "isError": True}
+    )
     assert check_valid(tool, {}, declined) is None
 
 
@@ -234,9 +348,24 @@ def test_progress_lines_on_a_terminal_only() -> None:
 
     leader, follower = pty.openpty()
     try:
-        proc = subprocess.run(check=False, args=[*MCPGEN, "test", "seeded.yaml", "--impl", "seeded_impl:Correct",
-                                                 "--examples", "3", "--tool", "scale"],
-                              cwd=FIXTURES, stdout=follower, stderr=follower, timeout=120)
+        proc = subprocess.run(
+            check=False,
+            args=[
+                *MCPGEN,
+                "test",
+                "seeded.yaml",
+                "--impl",
+                "seeded_impl:Correct",
+                "--examples",
+                "3",
+                "--tool",
+                "scale",
+            ],
+            cwd=FIXTURES,
+            stdout=follower,
+            stderr=follower,
+            timeout=120,
+        )
         os.close(follower)
         output = b""
         while True:
@@ -255,9 +384,15 @@ def test_progress_lines_on_a_terminal_only() -> None:
 
 def test_no_target_means_the_specs_server_implementation(tmp_path: Path) -> None:
     spec = tmp_path / "with_impl.yaml"
-    spec.write_text((FIXTURES / "seeded.yaml").read_text(encoding="utf-8").replace(
-        "server: {name: seeded, version: 1.0.0}",
-        "server: {name: seeded, version: 1.0.0, implementation: 'seeded_impl:Buggy'}"), encoding="utf-8")
+    spec.write_text(
+        (FIXTURES / "seeded.yaml")
+        .read_text(encoding="utf-8")
+        .replace(
+            "server: {name: seeded, version: 1.0.0}",
+            "server: {name: seeded, version: 1.0.0, implementation: 'seeded_impl:Buggy'}",
+        ),
+        encoding="utf-8",
+    )
     code, document = report(str(spec), "--examples", "20", "--seed", "1", "--tool", "initial")
     assert code == 1 and document["findings"][0]["arguments"] == {"name": ""}
     assert " --impl " not in document["findings"][0]["reproduce"]  # replays the same default

@@ -41,7 +41,7 @@ def _section(html: str, anchor: str) -> str:
     """The HTML of the section whose id is ``anchor`` (up to the next tool section)."""
     start = html.index(f'id="{anchor}"')
     end = html.find('<section class="card', start + 1)
-    return html[start: end if end != -1 else len(html)]
+    return html[start : end if end != -1 else len(html)]
 
 
 def _spec(folder: Path, document: dict[str, Any]) -> Path:
@@ -68,85 +68,146 @@ def _invoke(*args: str, cwd: Path | None = None) -> Any:
 def test_server_and_toc() -> None:
     html = _page()
     head = _section(html, "mcpgen:server")
-    for text in ("Weather", "1.4.0", "<code>weather</code>", "Use get_forecast for multi-day",
-                 "weather_mcp", "WeatherClient"):
+    for text in (
+        "Weather",
+        "1.4.0",
+        "<code>weather</code>",
+        "Use get_forecast for multi-day",
+        "weather_mcp",
+        "WeatherClient",
+    ):
         assert text in head
-    toc = html[html.index('<nav class="toc"'): html.index("</nav>")]
-    for anchor in ("#get_forecast", "#current_temperature", "#alerts.search",
-                   "#report_observation", "#type:Day", "#type:Region"):
+    toc = html[html.index('<nav class="toc"') : html.index("</nav>")]
+    for anchor in (
+        "#get_forecast",
+        "#current_temperature",
+        "#alerts.search",
+        "#report_observation",
+        "#type:Day",
+        "#type:Region",
+    ):
         assert f'href="{anchor}"' in toc
 
 
 def test_tool_section_shows_everything_the_spec_says() -> None:
     tool = _section(_page(), "get_forecast")
-    assert "<h3>" in tool and "Get forecast" in tool and "Forecast for a city, one entry per day." in tool
+    assert (
+        "<h3>" in tool
+        and "Get forecast" in tool
+        and "Forecast for a city, one entry per day." in tool
+    )
     for badge in ("read-only", "non-destructive", "idempotent", "open-world", "tasks: optional"):
         assert f">{badge}</span>" in tool
     assert "<code>optional</code>: a plain call, or a task" in tool
     assert "30 s" in tool
     assert "# as a task: handle = client.start_get_forecast(…)" in tool
     # parameters: name, type, required/default, every constraint, description
-    assert re.search(r"<code>city</code>.*?string.*?required.*?length ≥ 1.*?City name", tool, re.DOTALL)
-    assert re.search(r"<code>days</code>.*?integer.*?default</span> <code>3</code>.*?"
-                     r"<code>1</code> ≤ value ≤ <code>14</code>", tool, re.DOTALL)
-    assert 'one of <code>&#34;metric&#34;</code>, <code>&#34;imperial&#34;</code>' in tool
+    assert re.search(
+        r"<code>city</code>.*?string.*?required.*?length ≥ 1.*?City name", tool, re.DOTALL
+    )
+    assert re.search(
+        r"<code>days</code>.*?integer.*?default</span> <code>3</code>.*?"
+        r"<code>1</code> ≤ value ≤ <code>14</code>",
+        tool,
+        re.DOTALL,
+    )
+    assert "one of <code>&#34;metric&#34;</code>, <code>&#34;imperial&#34;</code>" in tool
     assert "no other properties" in tool
     # the output schema, with the shared type linked
-    assert "structuredContent" in tool and 'array of <a class="ref" href="#type:Day">Day</a>' in tool
+    assert (
+        "structuredContent" in tool and 'array of <a class="ref" href="#type:Day">Day</a>' in tool
+    )
     # the icon: its URL as text, never fetched
     assert "https://example.com/sun.png" in tool and "<img" not in tool
     assert "(not loaded: this page fetches nothing)" in tool
     assert "&#34;team&#34;: &#34;forecasting&#34;" in tool  # _meta
     assert "isError: true" in tool
     observe = _section(_page(), "report_observation")
-    assert "pattern <code>^[A-Z]{4}$</code>" in observe and "format <code>date-time</code>" in observe
+    assert (
+        "pattern <code>^[A-Z]{4}$</code>" in observe and "format <code>date-time</code>" in observe
+    )
     assert ">not read-only</span>" in observe and ">closed-world</span>" in observe
 
 
 def test_unset_hints_and_plain_returns() -> None:
     html = _page()
     plain = _section(html, "current_temperature")
-    assert ("Hints not declared, so a client assumes: destructive, not idempotent, "
-            "open-world.") in plain
+    assert (
+        "Hints not declared, so a client assumes: destructive, not idempotent, open-world."
+    ) in plain
     assert "a number, sent as JSON text" in plain and "<code>forbidden</code>" in plain
     alerts = _section(html, "alerts.search")
     assert '<a class="ref" href="#type:Region">Region</a>' in alerts
     assert "async def alerts_search (named)" in alerts
-    assert ("result = client.alerts_search(\n    region={&#34;country&#34;: &#34;AA&#34;},\n"
-            "    max_results=10,\n)") in alerts
+    assert (
+        "result = client.alerts_search(\n    region={&#34;country&#34;: &#34;AA&#34;},\n"
+        "    max_results=10,\n)"
+    ) in alerts
 
 
 def test_shared_type_sections_list_their_users() -> None:
     html = _page()
-    day = html[html.index('id="type:Day"'):]
+    day = html[html.index('id="type:Day"') :]
     assert re.search(r'Used by <a href="#get_forecast">', day)
     assert "format <code>date</code>" in day
-    region = html[html.index('id="type:Region"'):]
+    region = html[html.index('id="type:Region"') :]
     assert 'href="#alerts.search"' in region and "pattern <code>^[A-Z]{2}$</code>" in region
 
 
 RECURSIVE = {
-    "mcpgen": 1, "package": "tree_mcp", "server": {"name": "tree", "version": "1"},
+    "mcpgen": 1,
+    "package": "tree_mcp",
+    "server": {"name": "tree", "version": "1"},
     "types": {
-        "Node": {"type": "object", "properties": {
-            "value": {"type": "integer"},
-            "children": {"type": "array", "items": {"$ref": "#/types/Node"}},
-            "label": {"$ref": "#/types/Label"}}, "required": ["value"]},
+        "Node": {
+            "type": "object",
+            "properties": {
+                "value": {"type": "integer"},
+                "children": {"type": "array", "items": {"$ref": "#/types/Node"}},
+                "label": {"$ref": "#/types/Label"},
+            },
+            "required": ["value"],
+        },
         "Label": {"type": "string", "minLength": 2},
     },
     "tools": [
-        {"name": "walk", "description": "Walk a tree.",
-         "parameters": [{"name": "root", "$ref": "#/types/Node"},
-                        {"name": "mode", "oneOf": [{"const": "depth"}, {"type": "integer", "minimum": 1}]},
-                        {"name": "filter", "type": "object", "required": False,
-                         "properties": {"tags": {"type": "array", "items": {"type": "object",
-                                        "properties": {"k": {"type": "string"}}}}}}],
-         "output_schema": {"$ref": "#/types/Node"}},
-        {"name": "local", "input_schema": {
-            "type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}, "required": ["a"],
-            "$defs": {"A": {"type": "object", "properties": {"next": {"$ref": "#/$defs/A"},
-                                                             "v": {"anyOf": [{"type": "string"},
-                                                                             {"type": "null"}]}}}}}},
+        {
+            "name": "walk",
+            "description": "Walk a tree.",
+            "parameters": [
+                {"name": "root", "$ref": "#/types/Node"},
+                {"name": "mode", "oneOf": [{"const": "depth"}, {"type": "integer", "minimum": 1}]},
+                {
+                    "name": "filter",
+                    "type": "object",
+                    "required": False,
+                    "properties": {
+                        "tags": {
+                            "type": "array",
+                            "items": {"type": "object", "properties": {"k": {"type": "string"}}},
+                        }
+                    },
+                },
+            ],
+            "output_schema": {"$ref": "#/types/Node"},
+        },
+        {
+            "name": "local",
+            "input_schema": {
+                "type": "object",
+                "properties": {"a": {"$ref": "#/$defs/A"}},
+                "required": ["a"],
+                "$defs": {
+                    "A": {
+                        "type": "object",
+                        "properties": {
+                            "next": {"$ref": "#/$defs/A"},
+                            "v": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                        },
+                    }
+                },
+            },
+        },
     ],
 }
 
@@ -158,7 +219,7 @@ def test_recursive_nested_and_alternative_schemas(tmp_path: Path) -> None:
     assert "Exactly one of:" in walk and "exactly <code>&#34;depth&#34;</code>" in walk
     assert "Each item:" in walk and "<code>k</code>" in walk  # nested tables
     assert 'is a <a class="ref" href="#type:Node">Node</a>' in walk  # the output is the type
-    node = html[html.index('id="type:Node"'):]
+    node = html[html.index('id="type:Node"') :]
     assert 'array of <a class="ref" href="#type:Node">Node</a>' in node  # recursion: a link back
     assert '<a class="ref" href="#type:Label">Label</a>' in node
     local = _section(html, "local")
@@ -167,13 +228,18 @@ def test_recursive_nested_and_alternative_schemas(tmp_path: Path) -> None:
 
 
 def test_markdown_is_rendered_and_sanitised() -> None:
-    html = render_markdown("# Head\n\n**bold** [ok](https://example.com/a) [bad](javascript:alert(1))"
-                           " <b onclick=x>raw</b> ![p](https://t.example/p.png)")
+    html = render_markdown(
+        "# Head\n\n**bold** [ok](https://example.com/a) [bad](javascript:alert(1))"
+        " <b onclick=x>raw</b> ![p](https://t.example/p.png)"
+    )
     assert "<h4>Head</h4>" in html and "<strong>bold</strong>" in html
     assert '<a href="https://example.com/a" rel="noopener noreferrer nofollow">ok</a>' in html
     assert "javascript:" not in html.replace("[bad](javascript:alert(1))", "")
     assert "&lt;b onclick=x&gt;raw&lt;/b&gt;" in html
-    assert '<a href="https://t.example/p.png" rel="noopener noreferrer nofollow">[image: p]</a>' in html
+    assert (
+        '<a href="https://t.example/p.png" rel="noopener noreferrer nofollow">[image: p]</a>'
+        in html
+    )
 
 
 def test_page_loads_nothing_and_runs_nothing() -> None:
@@ -188,9 +254,21 @@ def test_same_spec_same_bytes_in_fresh_processes(tmp_path: Path) -> None:
     for seed in ("1", "2"):
         out = tmp_path / f"site{seed}"
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        subprocess.run([sys.executable, "-c", "from mcpgen.cli import main; main()", "docs",
-                        str(WEATHER), "-o", str(out)],
-                       check=True, env=env, capture_output=True, cwd=tmp_path)
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "from mcpgen.cli import main; main()",
+                "docs",
+                str(WEATHER),
+                "-o",
+                str(out),
+            ],
+            check=True,
+            env=env,
+            capture_output=True,
+            cwd=tmp_path,
+        )
         digests.add(hashlib.sha256((out / "index.html").read_bytes()).hexdigest())
     assert len(digests) == 1
 
@@ -199,8 +277,9 @@ def test_same_spec_same_bytes_in_fresh_processes(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("entry", CORPUS, ids=[entry["id"] for entry in CORPUS])
-def test_changes_section_lists_each_change_with_its_category(entry: dict[str, Any],
-                                                             tmp_path: Path) -> None:
+def test_changes_section_lists_each_change_with_its_category(
+    entry: dict[str, Any], tmp_path: Path
+) -> None:
     folders = {}
     for side in ("old", "new"):
         for name, document in (entry.get(f"{side}_files") or {}).items():
@@ -210,10 +289,15 @@ def test_changes_section_lists_each_change_with_its_category(entry: dict[str, An
     contract = load_contract(folders["new"]).contract
     assert contract is not None
     html = render_docs(contract, folders["new"], str(folders["old"]))
-    rows = re.findall(r'<tr class="sev-(\w+)">\n<td>.*?</td>\n<td>(.*?)</td>.*?'
-                      r'<code class="rule">(\w+)</code>', html, re.DOTALL)
-    shown = {(rule, severity, None if category == "–" else category)
-             for severity, category, rule in rows}
+    rows = re.findall(
+        r'<tr class="sev-(\w+)">\n<td>.*?</td>\n<td>(.*?)</td>.*?'
+        r'<code class="rule">(\w+)</code>',
+        html,
+        re.DOTALL,
+    )
+    shown = {
+        (rule, severity, None if category == "–" else category) for severity, category, rule in rows
+    }
     for rule, severity, category in entry["expect"]:
         assert (rule, severity, category) in shown
     order = [{"breaking": 0, "warning": 1, "compatible": 2}[severity] for severity, _, _ in rows]
@@ -238,8 +322,12 @@ def test_breaking_rows_strictest_category_first(tmp_path: Path) -> None:
 
 
 def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
-                   cwd=cwd, check=True, capture_output=True)
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
 
 
 def test_against_a_git_ref_and_from_config(tmp_path: Path) -> None:
@@ -255,10 +343,14 @@ def test_against_a_git_ref_and_from_config(tmp_path: Path) -> None:
     result = _invoke("docs", str(spec), "-o", str(tmp_path / "site"), "--against", "HEAD")
     assert result.exit_code == 0, result.output
     html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    assert "Changes since <code>HEAD:tools.yaml</code>" in html and "PARAM_CONSTRAINT_TIGHTENED" in html
+    assert (
+        "Changes since <code>HEAD:tools.yaml</code>" in html
+        and "PARAM_CONSTRAINT_TIGHTENED" in html
+    )
     (repo / "pyproject.toml").write_text(
         '[tool.mcpgen]\nspecs = ["tools.yaml"]\ndocs-output = "site"\ndocs-against = "HEAD"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     result = _invoke("docs", cwd=repo)
     assert result.exit_code == 0, result.output
     assert (repo / "site" / "index.html").read_text(encoding="utf-8") == html
@@ -304,7 +396,9 @@ def test_several_specs_get_a_folder_each_and_a_symlink_is_replaced(tmp_path: Pat
     assert (out / "weather_mcp" / "index.html").is_file()
     assert not (out / "tree_mcp" / "index.html").is_symlink()
     assert victim.read_text(encoding="utf-8") == "keep"
-    one_old_file = _invoke("docs", str(WEATHER), str(other), "-o", str(out), "--against", str(WEATHER))
+    one_old_file = _invoke(
+        "docs", str(WEATHER), str(other), "-o", str(out), "--against", str(WEATHER)
+    )
     assert one_old_file.exit_code == 2 and "compares one SPEC" in one_old_file.output
 
 
@@ -315,7 +409,8 @@ def test_bad_docs_settings_in_pyproject(tmp_path: Path) -> None:
     result = _invoke("docs", cwd=tmp_path)
     assert result.exit_code == 2 and "docs-output must be a non-empty string" in result.output
     (tmp_path / "pyproject.toml").write_text(
-        '[tool.mcpgen]\ndocs-output = "out"\ndocs-against = "old.yaml"\n', encoding="utf-8")
+        '[tool.mcpgen]\ndocs-output = "out"\ndocs-against = "old.yaml"\n', encoding="utf-8"
+    )
     shutil.copy(WEATHER, tmp_path / "old.yaml")  # a file beside pyproject.toml: a spec, not a ref
     result = _invoke("docs", cwd=tmp_path)
     assert result.exit_code == 0, result.output
@@ -324,16 +419,27 @@ def test_bad_docs_settings_in_pyproject(tmp_path: Path) -> None:
 
 def test_no_parameters_and_inline_data_icons(tmp_path: Path) -> None:
     png = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAcCBlCwAAAABJRU5ErkJggg=="
-    spec = {"mcpgen": 1, "package": "p_mcp", "server": {"name": "p", "version": "1"},
-            "tools": [{"name": "ping", "parameters": [],
-                       "icons": [{"src": png, "mime_type": "image/png"},
-                                 {"src": "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="}]}]}
+    spec = {
+        "mcpgen": 1,
+        "package": "p_mcp",
+        "server": {"name": "p", "version": "1"},
+        "tools": [
+            {
+                "name": "ping",
+                "parameters": [],
+                "icons": [
+                    {"src": png, "mime_type": "image/png"},
+                    {"src": "data:image/svg+xml;base64,PHN2Zz48L3N2Zz4="},
+                ],
+            }
+        ],
+    }
     html = _page(_spec(tmp_path, spec))
     ping = _section(html, "ping")
     assert "No parameters." in ping and "no other properties" in ping
     assert f'<img class="icon" src="{png}" alt="icon">' in ping  # inline: nothing fetched
-    assert "<code class=\"url\">data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=</code>" in ping
-    assert "<p><ul" not in html and "<p class=\"shape\">" not in html
+    assert '<code class="url">data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=</code>' in ping
+    assert "<p><ul" not in html and '<p class="shape">' not in html
 
 
 def test_no_changes_says_so() -> None:

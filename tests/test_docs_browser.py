@@ -31,12 +31,22 @@ WEATHER = ROOT / "examples" / "weather" / "tools.yaml"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (Debian package `chromium`; .ci/run "
-    "installs it): the browser checks of mcpgen docs cannot run")
+    CHROMIUM is None,
+    reason="chromium is not installed (Debian package `chromium`; .ci/run "
+    "installs it): the browser checks of mcpgen docs cannot run",
+)
 
-_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-          "--disable-component-update", "--disable-sync", "--no-first-run",
-          "--disable-default-apps", "--mute-audio")
+_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-default-apps",
+    "--mute-audio",
+)
 _CONSOLE = re.compile(r":CONSOLE[^\]]*\] (.*)")
 
 HOSTILE = """Find things. <script>console.error('pwned-script')</script>
@@ -55,9 +65,19 @@ def _browser(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProce
     profile = tmp_path / f"profile-{len(list(tmp_path.glob('profile-*')))}"
     assert CHROMIUM is not None
     return subprocess.run(
-        [CHROMIUM, *_FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-         *extra, url],
-        capture_output=True, text=True, timeout=90, check=False,
+        [
+            CHROMIUM,
+            *_FLAGS,
+            f"--user-data-dir={profile}",
+            "--enable-logging=stderr",
+            "--v=0",
+            *extra,
+            url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
     )
 
 
@@ -70,8 +90,13 @@ def _load(tmp_path: Path, page: Path) -> tuple[str, list[str]]:
 
 def _screenshot(tmp_path: Path, page: Path, name: str) -> Path:
     shot = tmp_path / name
-    done = _browser(tmp_path, page.resolve().as_uri(), f"--screenshot={shot}",
-                    "--window-size=1280,2000", "--hide-scrollbars")
+    done = _browser(
+        tmp_path,
+        page.resolve().as_uri(),
+        f"--screenshot={shot}",
+        "--window-size=1280,2000",
+        "--hide-scrollbars",
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert shot.stat().st_size > 20_000  # a rendered page, not a blank one
@@ -114,10 +139,11 @@ def _docs(spec: Path, out: Path, *args: str) -> Path:
 def test_harness_sees_console_messages_and_blocked_fetches(tmp_path: Path) -> None:
     control = tmp_path / "control.html"
     control.write_text(
-        "<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src "
+        '<!DOCTYPE html><meta http-equiv="Content-Security-Policy" content="default-src '
         "'none'; script-src 'unsafe-inline'\"><p>control</p>"
         "<script>console.error('control-error')</script><img src=\"https://example.invalid/a.png\">",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     dom, console = _load(tmp_path, control)
     assert "control" in dom
     assert any("control-error" in line for line in console), console
@@ -154,8 +180,10 @@ def test_hostile_description_is_inert(tmp_path: Path) -> None:
     spec["tools"][0]["parameters"][0]["pattern"] = "^(?:<script>|[a-z]+)$"
     spec["tools"][0]["parameters"].append({"name": "x", "type": "string", "default": evil})
     spec["tools"][0]["meta"] = {evil: evil}
-    spec["tools"][0]["icons"] = [{"src": "javascript:console.error('pwned-icon')"},
-                                 {"src": "data:image/svg+xml,<svg onload=alert(1)>"}]
+    spec["tools"][0]["icons"] = [
+        {"src": "javascript:console.error('pwned-icon')"},
+        {"src": "data:image/svg+xml,<svg onload=alert(1)>"},
+    ]
     path = tmp_path / "spec" / "tools.yaml"
     path.parent.mkdir()
     shutil.copytree(WEATHER.parent / "schemas", path.parent / "schemas")
@@ -164,7 +192,9 @@ def test_hostile_description_is_inert(tmp_path: Path) -> None:
     dom, console = _load(tmp_path, page)
     assert console == []  # nothing ran, nothing tried to load
     parsed = _parse(dom)
-    assert not {"script", "iframe", "svg", "style", "object", "embed"} & set(parsed.tags[1:]) - {"style"}
+    assert not {"script", "iframe", "svg", "style", "object", "embed"} & set(parsed.tags[1:]) - {
+        "style"
+    }
     assert parsed.tags.count("style") == 1  # the page's own stylesheet only
     assert parsed.handlers == []
     for tag, attribute, url in parsed.urls:
@@ -179,7 +209,9 @@ def test_diff_page_in_the_browser(tmp_path: Path) -> None:
     spec = yaml.safe_load(WEATHER.read_text(encoding="utf-8"))
     spec["tools"][0]["parameters"][1]["maximum"] = 7  # breaking (call)
     del spec["tools"][3]  # report_observation removed: breaking (source)
-    spec["tools"].append({"name": "air_quality", "parameters": [{"name": "city", "type": "string"}]})
+    spec["tools"].append(
+        {"name": "air_quality", "parameters": [{"name": "city", "type": "string"}]}
+    )
     path = tmp_path / "new" / "tools.yaml"
     path.parent.mkdir()
     shutil.copytree(WEATHER.parent / "schemas", path.parent / "schemas")
@@ -195,11 +227,22 @@ def test_diff_page_in_the_browser(tmp_path: Path) -> None:
 
 
 def test_inline_data_icon_is_shown_and_nothing_else_loads(tmp_path: Path) -> None:
-    png = ("data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
-           "nGNgYGD4DwABBAEAcCBlCwAAAABJRU5ErkJggg==")
-    spec = {"mcpgen": 1, "package": "p_mcp", "server": {"name": "p", "version": "1"},
-            "tools": [{"name": "ping", "parameters": [],
-                       "icons": [{"src": png}, {"src": "https://example.com/i.png"}]}]}
+    png = (
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4"
+        "nGNgYGD4DwABBAEAcCBlCwAAAABJRU5ErkJggg=="
+    )
+    spec = {
+        "mcpgen": 1,
+        "package": "p_mcp",
+        "server": {"name": "p", "version": "1"},
+        "tools": [
+            {
+                "name": "ping",
+                "parameters": [],
+                "icons": [{"src": png}, {"src": "https://example.com/i.png"}],
+            }
+        ],
+    }
     path = tmp_path / "spec" / "tools.yaml"
     path.parent.mkdir()
     path.write_text(yaml.safe_dump(spec), encoding="utf-8")

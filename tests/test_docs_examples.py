@@ -30,60 +30,123 @@ CORPUS = yaml.safe_load(
 )["entries"]
 
 
-def _obj(properties: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+def _obj(
+    properties: dict[str, Any], required: list[str] | None = None, **extra: Any
+) -> dict[str, Any]:
     schema: dict[str, Any] = {"type": "object", "properties": properties, **extra}
     schema["required"] = list(properties) if required is None else required
     return schema
 
 
-NODE = {"type": "object", "properties": {"value": {"type": "integer"},
-        "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}, "minItems": 1}},
-        "required": ["value"]}
+NODE = {
+    "type": "object",
+    "properties": {
+        "value": {"type": "integer"},
+        "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}, "minItems": 1},
+    },
+    "required": ["value"],
+}
 SCHEMAS: dict[str, dict[str, Any]] = {
     "empty": {"type": "object"},
-    "bounds": _obj({"a": {"type": "integer", "minimum": 10, "maximum": 12},
-                    "b": {"type": "number", "exclusiveMinimum": 0.5, "exclusiveMaximum": 0.6},
-                    "c": {"type": "integer", "exclusiveMaximum": -3},
-                    "d": {"type": "number", "multipleOf": 0.25, "minimum": 1.1},
-                    "e": {"type": "integer", "multipleOf": 7, "minimum": 20}}),
-    "strings": _obj({"a": {"type": "string", "minLength": 12}, "b": {"type": "string", "maxLength": 3},
-                     "c": {"type": "string", "pattern": "^(foo|bar)-[0-9]{3}$"},
-                     "d": {"type": "string", "pattern": "^[^a-z]{2,4}\\.x$"},
-                     "e": {"type": "string", "pattern": "^[a-z]+$", "minLength": 5},
-                     "f": {"type": "string", "pattern": "^\\d{4}-\\w+\\s?$"}}),
+    "bounds": _obj(
+        {
+            "a": {"type": "integer", "minimum": 10, "maximum": 12},
+            "b": {"type": "number", "exclusiveMinimum": 0.5, "exclusiveMaximum": 0.6},
+            "c": {"type": "integer", "exclusiveMaximum": -3},
+            "d": {"type": "number", "multipleOf": 0.25, "minimum": 1.1},
+            "e": {"type": "integer", "multipleOf": 7, "minimum": 20},
+        }
+    ),
+    "strings": _obj(
+        {
+            "a": {"type": "string", "minLength": 12},
+            "b": {"type": "string", "maxLength": 3},
+            "c": {"type": "string", "pattern": "^(foo|bar)-[0-9]{3}$"},
+            "d": {"type": "string", "pattern": "^[^a-z]{2,4}\\.x$"},
+            "e": {"type": "string", "pattern": "^[a-z]+$", "minLength": 5},
+            "f": {"type": "string", "pattern": "^\\d{4}-\\w+\\s?$"},
+        }
+    ),
     "formats": _obj({name: {"type": "string", "format": name} for name in FORMAT_EXAMPLES}),
-    "enum_const": _obj({"a": {"enum": ["x", 2, None]}, "b": {"const": {"k": [1]}},
-                        "c": {"type": "integer", "enum": [3, 4]}}),
-    "defaults": _obj({"a": {"type": "string"}, "b": {"type": "integer", "default": 5},
-                      "c": {"type": "string", "default": "zz"}}, ["a"]),
-    "default_that_drags": _obj({"a": {"type": "string"}, "b": {"type": "integer", "default": 5},
-                                "c": {"type": "string", "pattern": "^\\p{L}$"}}, ["a"],
-                               dependentRequired={"b": ["c"]}),
-    "arrays": _obj({"a": {"type": "array", "items": {"enum": ["x", "y", "z"]}, "minItems": 2,
-                          "uniqueItems": True},
-                    "b": {"type": "array", "items": {"type": "integer", "minimum": 3}, "minItems": 3,
-                          "uniqueItems": True},
-                    "c": {"type": "array", "prefixItems": [{"type": "string"}, {"type": "boolean"}],
-                          "minItems": 2},
-                    "d": {"type": "array", "contains": {"const": 7}},
-                    "e": {"type": "array", "items": _obj({"k": {"type": "string", "minLength": 2}}),
-                          "minItems": 2, "uniqueItems": True}}),
-    "unions": _obj({"a": {"oneOf": [{"type": "string", "maxLength": 2}, {"type": "integer"}]},
-                    "b": {"anyOf": [{"type": "null"}, {"type": "string", "format": "email"}]},
-                    "c": {"type": ["integer", "null"], "minimum": 10},
-                    "d": {"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 3}]},
-                    "e": {"allOf": [{"type": "number", "minimum": 2.5}, {"maximum": 3}]},
-                    "f": {"allOf": [_obj({"x": {"type": "integer"}}), _obj({"y": {"type": "boolean"}})]}}),
-    "refs": {**_obj({"n": {"$ref": "#/$defs/Node"}, "m": {"$ref": "#/$defs/Leaf", "maxLength": 4}}),
-             "$defs": {"Node": NODE, "Leaf": {"type": "string", "minLength": 3}}},
-    "ref_sibling_looser": {**_obj({"s": {"$ref": "#/$defs/Short", "maxLength": 10}}),
-                           "$defs": {"Short": {"type": "string", "maxLength": 3}}},
+    "enum_const": _obj(
+        {
+            "a": {"enum": ["x", 2, None]},
+            "b": {"const": {"k": [1]}},
+            "c": {"type": "integer", "enum": [3, 4]},
+        }
+    ),
+    "defaults": _obj(
+        {
+            "a": {"type": "string"},
+            "b": {"type": "integer", "default": 5},
+            "c": {"type": "string", "default": "zz"},
+        },
+        ["a"],
+    ),
+    "default_that_drags": _obj(
+        {
+            "a": {"type": "string"},
+            "b": {"type": "integer", "default": 5},
+            "c": {"type": "string", "pattern": "^\\p{L}$"},
+        },
+        ["a"],
+        dependentRequired={"b": ["c"]},
+    ),
+    "arrays": _obj(
+        {
+            "a": {
+                "type": "array",
+                "items": {"enum": ["x", "y", "z"]},
+                "minItems": 2,
+                "uniqueItems": True,
+            },
+            "b": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 3},
+                "minItems": 3,
+                "uniqueItems": True,
+            },
+            "c": {
+                "type": "array",
+                "prefixItems": [{"type": "string"}, {"type": "boolean"}],
+                "minItems": 2,
+            },
+            "d": {"type": "array", "contains": {"const": 7}},
+            "e": {
+                "type": "array",
+                "items": _obj({"k": {"type": "string", "minLength": 2}}),
+                "minItems": 2,
+                "uniqueItems": True,
+            },
+        }
+    ),
+    "unions": _obj(
+        {
+            "a": {"oneOf": [{"type": "string", "maxLength": 2}, {"type": "integer"}]},
+            "b": {"anyOf": [{"type": "null"}, {"type": "string", "format": "email"}]},
+            "c": {"type": ["integer", "null"], "minimum": 10},
+            "d": {"oneOf": [{"type": "string"}, {"type": "string", "maxLength": 3}]},
+            "e": {"allOf": [{"type": "number", "minimum": 2.5}, {"maximum": 3}]},
+            "f": {"allOf": [_obj({"x": {"type": "integer"}}), _obj({"y": {"type": "boolean"}})]},
+        }
+    ),
+    "refs": {
+        **_obj({"n": {"$ref": "#/$defs/Node"}, "m": {"$ref": "#/$defs/Leaf", "maxLength": 4}}),
+        "$defs": {"Node": NODE, "Leaf": {"type": "string", "minLength": 3}},
+    },
+    "ref_sibling_looser": {
+        **_obj({"s": {"$ref": "#/$defs/Short", "maxLength": 10}}),
+        "$defs": {"Short": {"type": "string", "maxLength": 3}},
+    },
     "root_recursion": _obj({"next": {"$ref": "#"}, "v": {"type": "integer"}}, ["v"]),
     "extra_keys": _obj({}, ["k1", "k2"], additionalProperties={"type": "integer", "minimum": 4}),
-    "min_properties": _obj({"a": {"type": "string"}, "b": {"type": "integer"}}, [], minProperties=2),
+    "min_properties": _obj(
+        {"a": {"type": "string"}, "b": {"type": "integer"}}, [], minProperties=2
+    ),
     "nested": _obj({"outer": _obj({"inner": _obj({"leaf": {"type": "boolean"}})})}),
-    "examples_keyword": _obj({"a": {"type": "string", "pattern": "^\\p{Lu}\\p{Ll}+$",
-                                    "examples": ["Zurich"]}}),
+    "examples_keyword": _obj(
+        {"a": {"type": "string", "pattern": "^\\p{Lu}\\p{Ll}+$", "examples": ["Zurich"]}}
+    ),
 }
 
 
@@ -114,9 +177,13 @@ def test_unsatisfiable_schema_is_said_not_faked() -> None:
 def test_patterns_keep_ecma_meaning() -> None:
     """Patterns Python's own parser cannot read (``\\p{…}``, ``[^]``) still get a
     match, by the runtime's ECMA-262 matcher; ``\\d`` stays ASCII."""
-    schema = _obj({"a": {"type": "string", "pattern": "^\\p{Lu}\\p{Ll}+$"},
-                   "b": {"type": "string", "pattern": "^[^]{3}$"},
-                   "c": {"type": "string", "pattern": "^\\d{2}-[a-z]+$", "minLength": 6}})
+    schema = _obj(
+        {
+            "a": {"type": "string", "pattern": "^\\p{Lu}\\p{Ll}+$"},
+            "b": {"type": "string", "pattern": "^[^]{3}$"},
+            "c": {"type": "string", "pattern": "^\\d{2}-[a-z]+$", "minLength": 6},
+        }
+    )
     arguments = example_arguments(schema)
     compile_schema(schema)(arguments)
     assert len(arguments["b"]) == 3 and arguments["c"][:2].isascii() and len(arguments["c"]) >= 6
@@ -175,13 +242,23 @@ def test_page_examples_run_against_the_generated_weather_server(tmp_path: Path) 
         assert request["method"] == "tools/call" and request["params"]["name"] == tool.name
         compile_schema(tool.input_schema)(request["params"]["arguments"])
         calls.append(example.python)
-    script = "\n".join([
-        "import sys", "from weather_mcp import WeatherClient",
-        "with WeatherClient.stdio([sys.executable, '-m', 'weather_mcp']) as client:",
-        *(textwrap.indent(call, "    ") + "\n    print(repr(result))" for call in calls),
-    ])
+    script = "\n".join(
+        [
+            "import sys",
+            "from weather_mcp import WeatherClient",
+            "with WeatherClient.stdio([sys.executable, '-m', 'weather_mcp']) as client:",
+            *(textwrap.indent(call, "    ") + "\n    print(repr(result))" for call in calls),
+        ]
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "runtime")])}
-    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(done.stdout.splitlines()) == len(calls)

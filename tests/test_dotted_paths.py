@@ -99,7 +99,11 @@ def texts() -> Iterator[tuple[str, int, str]]:
         for path in sorted(folder.rglob("*.py")):
             for line, text in python_texts(path):
                 yield str(path.relative_to(ROOT)), line, text
-    documents = [*sorted((ROOT / "docs").glob("*.md")), ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    documents = [
+        *sorted((ROOT / "docs").glob("*.md")),
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+    ]
     for path in documents:
         for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             yield str(path.relative_to(ROOT)), line, text
@@ -123,11 +127,17 @@ def test_every_dotted_path_in_the_docs_exists() -> None:
     [
         ("``changes`` holds ``mcpgen.runtime._compat.Change``", ["mcpgen.runtime._compat.Change"]),
         ("# see mcpgen_runtime.client.Session", ["mcpgen_runtime.client.Session"]),
-        ("see mcpgen_runtime.schema.validator.compile_schemas.", ["mcpgen_runtime.schema.validator.compile_schemas"]),
+        (
+            "see mcpgen_runtime.schema.validator.compile_schemas.",
+            ["mcpgen_runtime.schema.validator.compile_schemas"],
+        ),
         ("mcpgen_runtime.contract.rules.Change and mcpgen.spec.load", []),
         ("mcpgen_runtime.Session, mcpgen_runtime.schema.regex", []),
         ("``client.core.ClientCore``, ``spec.load``", []),
-        ("``client.sessions``, ``render.typemaps``", ["mcpgen_runtime.client.sessions", "mcpgen.render.typemaps"]),
+        (
+            "``client.sessions``, ``render.typemaps``",
+            ["mcpgen_runtime.client.sessions", "mcpgen.render.typemaps"],
+        ),
     ],
 )
 def test_a_wrong_path_is_caught(text: str, wrong: list[str]) -> None:
@@ -176,7 +186,9 @@ def test_the_architecture_names_every_module() -> None:
         if len(parts) == 1:
             if f"{parts[0]}.py" not in sections[""]:
                 missing.append(f"runtime {parts[0]}.py")
-        elif parts[-1] != "__init__" and not re.search(rf"\b{parts[-1]}\b", sections.get(parts[0], "")):
+        elif parts[-1] != "__init__" and not re.search(
+            rf"\b{parts[-1]}\b", sections.get(parts[0], "")
+        ):
             missing.append(f"runtime {'/'.join(parts)}")
     for path in sorted((ROOT / "mcpgen").rglob("*.py")):
         name = path.stem

@@ -133,7 +133,7 @@ tools:
     async: true
 """
 
-IMPL = '''\
+IMPL = """\
 from __future__ import annotations
 
 import asyncio
@@ -224,7 +224,7 @@ class Impl(FunctionalServer):
 class Incomplete(FunctionalServer):
     def pos(self, a, b, c, d, e):
         return []
-'''
+"""
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -425,7 +425,10 @@ def test_returns_result_is_sent_as_is(drv: Driver) -> None:
     """`returns: result` (what import writes for a tool without output schema): every
     block, structuredContent with no output schema to check it, and _meta, passed on."""
     value = {
-        "content": [{"type": "text", "text": "one"}, {"type": "image", "data": "aGk=", "mimeType": "image/png"}],
+        "content": [
+            {"type": "text", "text": "one"},
+            {"type": "image", "data": "aGk=", "mimeType": "image/png"},
+        ],
         "structuredContent": {"n": 1},
         "_meta": {"k": "v"},
     }
@@ -479,7 +482,9 @@ def test_structured_output_failing_schema_is_a_tool_error(
     reply = drv.call("struct", {"x": 1, "mode": mode})
     assert "error" not in reply
     assert reply["result"] == {
-        "content": [{"type": "text", "text": f"Tool 'struct' produced an invalid result: {reason}."}],
+        "content": [
+            {"type": "text", "text": f"Tool 'struct' produced an invalid result: {reason}."}
+        ],
         "isError": True,
     }
     assert "SECRET" not in json.dumps(reply) and "label" not in json.dumps(reply)
@@ -573,7 +578,9 @@ def test_unknown_method(drv: Driver) -> None:
     assert reply["error"]["code"] == -32601
 
 
-@pytest.mark.parametrize("line", [b'{"jsonrpc":"2.0","id":5,"method":"tools/list"\n', b"not json\n"])
+@pytest.mark.parametrize(
+    "line", [b'{"jsonrpc":"2.0","id":5,"method":"tools/list"\n', b"not json\n"]
+)
 def test_parse_error(drv: Driver, line: bytes) -> None:
     (reply,) = drv.feed(line)
     assert reply["id"] is None
@@ -619,11 +626,24 @@ _FIELDS = {
     "2024-11-05": {"name", "description", "inputSchema"},
     "2025-03-26": {"name", "description", "inputSchema", "annotations"},
     "2025-06-18": {
-        "name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta",
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "_meta",
     },
     "2025-11-25": {
-        "name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta",
-        "icons", "execution",
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "_meta",
+        "icons",
+        "execution",
     },
 }
 
@@ -637,9 +657,7 @@ def test_tools_list_is_filtered_per_revision(
     reply = driver.request("tools/list", {})
     tools = reply["result"]["tools"]
     assert "nextCursor" not in reply["result"]
-    expected = [
-        {k: v for k, v in d.items() if k in _FIELDS[version]} for d in pkg.contract.TOOLS
-    ]
+    expected = [{k: v for k, v in d.items() if k in _FIELDS[version]} for d in pkg.contract.TOOLS]
     assert tools == expected
     struct = next(t for t in tools if t["name"] == "struct")
     assert ("execution" in struct) == (version == "2025-11-25")
@@ -654,7 +672,9 @@ def test_tools_list_is_filtered_per_revision(
         ]
         assert struct["_meta"] == {"team": "tests"}
         assert struct["annotations"] == {
-            "title": "Structured", "readOnlyHint": True, "openWorldHint": False,
+            "title": "Structured",
+            "readOnlyHint": True,
+            "openWorldHint": False,
         }
 
 
@@ -754,7 +774,8 @@ def test_sync_timeout_through_stdio(built: tuple[Path, Path]) -> None:
         assert server.request("ping")["result"] == {}
         fast = server.call("slow", {"seconds": 0})
         assert fast["result"] == {
-            "content": [{"type": "text", "text": "finished"}], "isError": False,
+            "content": [{"type": "text", "text": "finished"}],
+            "isError": False,
         }
         # stdin EOF: the server exits without waiting for the abandoned handler
         started = time.perf_counter()
@@ -766,8 +787,14 @@ def test_timed_call_in_flight_at_eof_is_answered_then_exit(built: tuple[Path, Pa
     gen, impl_dir = built
     with RawServer(PACKAGE, f"{IMPL_MODULE}:Impl", pythonpath=[gen, impl_dir]) as server:
         server.handshake()
-        server.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
-                     "params": {"name": "slow", "arguments": {"seconds": 30}}})
+        server.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 7,
+                "method": "tools/call",
+                "params": {"name": "slow", "arguments": {"seconds": 30}},
+            }
+        )
         started = time.perf_counter()
         server.close()  # EOF right away; the handler would sleep 30 s
         assert time.perf_counter() - started < 3
@@ -799,15 +826,17 @@ def test_impl_source_is_valid() -> None:
 
 def test_async_error_paths(drv: Driver, capsys: pytest.CaptureFixture[str]) -> None:
     assert drv.result("async_fail", {"how": "tool_error"}) == {
-        "content": [{"type": "text", "text": "async x"}], "isError": True,
+        "content": [{"type": "text", "text": "async x"}],
+        "isError": True,
     }
     crashed = drv.result("async_fail", {"how": "crash"})
     assert crashed["isError"] is True
     assert "async_fail" in text_of(crashed) and "SECRET" not in text_of(crashed)
     bad = drv.result("async_fail", {"how": "bad_output"})
     assert bad["isError"] is True and "SECRET" not in json.dumps(bad)
-    assert text_of(bad) == ("Tool 'async_fail' produced an invalid result: it does not match "
-                            "the tool's output schema.")
+    assert text_of(bad) == (
+        "Tool 'async_fail' produced an invalid result: it does not match the tool's output schema."
+    )
     err = capsys.readouterr().err
     assert "ValueError: SECRET async detail" in err
 
@@ -834,9 +863,19 @@ def test_unserialisable_result_is_internal_error(
 def test_unicode_round_trips_in_one_frame(drv: Driver) -> None:
     odd = 'a\u2028b\u2029c\x00d"\\\n🌞'
     drv.impl.values["ret_string"] = odd
-    (frame,) = [a for a in drv.conn.receive(json.dumps({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ret_string"},
-    }))]
+    (frame,) = [
+        a
+        for a in drv.conn.receive(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "tools/call",
+                    "params": {"name": "ret_string"},
+                }
+            )
+        )
+    ]
     outcome = frame.tool.call_sync(frame.args)
     data = drv.conn.respond(frame, outcome)
     assert data.count(b"\n") == 1 and data.endswith(b"\n")
@@ -863,8 +902,11 @@ def test_invalid_requests_get_32600_with_null_id(drv: Driver, line: bytes) -> No
 
 @pytest.mark.parametrize(
     "line",
-    [b'{"jsonrpc":"1.0","id":7,"method":"ping"}', b'{"jsonrpc":"2.0","id":7}',
-     b'{"id":7,"method":"ping"}'],
+    [
+        b'{"jsonrpc":"1.0","id":7,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":7}',
+        b'{"id":7,"method":"ping"}',
+    ],
 )
 def test_invalid_requests_with_id_get_32600(drv: Driver, line: bytes) -> None:
     (reply,) = drv.feed(line)
@@ -873,8 +915,11 @@ def test_invalid_requests_with_id_get_32600(drv: Driver, line: bytes) -> None:
 
 def test_invalid_utf8_is_a_parse_error(drv: Driver) -> None:
     (reply,) = drv.feed(b'{"jsonrpc":"2.0","id":1,"method":"\xff\xfe"}\n')
-    assert reply == {"jsonrpc": "2.0", "id": None, "error": {"code": -32700,
-                     "message": reply["error"]["message"]}}
+    assert reply == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": reply["error"]["message"]},
+    }
 
 
 def test_responses_and_blank_lines_get_no_reply(drv: Driver) -> None:
@@ -890,21 +935,28 @@ def test_params_must_be_an_object(drv: Driver) -> None:
 
 def test_tools_list_cursor_and_null_params(drv: Driver) -> None:
     assert drv.request("tools/list", {"cursor": "abc"})["error"]["code"] == -32602
-    assert len(drv.request("tools/list", None)["result"]["tools"]) == len(
-        drv.conn.app.tools)
+    assert len(drv.request("tools/list", None)["result"]["tools"]) == len(drv.conn.app.tools)
 
 
 def test_batch_accepted_only_at_2025_03_26(pkg: ModuleType, impl_module: ModuleType) -> None:
     driver = Driver(pkg, impl_module.Impl())
     driver.initialize("2025-03-26")
-    replies = driver.feed(json.dumps([
-        {"jsonrpc": "2.0", "id": 1, "method": "ping"},
-        {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-         "params": {"name": "async_add", "arguments": {"a": 1, "b": 2}}},
-        {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}},
-        {"jsonrpc": "2.0", "id": 4, "method": "no/such"},
-    ]))
+    replies = driver.feed(
+        json.dumps(
+            [
+                {"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                {"jsonrpc": "2.0", "method": "notifications/progress", "params": {}},
+                {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "async_add", "arguments": {"a": 1, "b": 2}},
+                },
+                {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}},
+                {"jsonrpc": "2.0", "id": 4, "method": "no/such"},
+            ]
+        )
+    )
     by_id = {r["id"]: r for r in replies}
     assert set(by_id) == {1, 2, 3, 4}
     assert by_id[1]["result"] == {}

@@ -33,9 +33,14 @@ def test_generated_tree_matches_golden(spec: Path, monkeypatch: pytest.MonkeyPat
     assert sorted(generated) == sorted(on_disk), "file set differs; run `make golden` on purpose"
     for name, data in generated.items():
         if data != on_disk[name]:
-            diff = "".join(difflib.unified_diff(
-                on_disk[name].decode().splitlines(True), data.decode().splitlines(True),
-                f"golden/{name}", f"generated/{name}"))
+            diff = "".join(
+                difflib.unified_diff(
+                    on_disk[name].decode().splitlines(True),
+                    data.decode().splitlines(True),
+                    f"golden/{name}",
+                    f"generated/{name}",
+                )
+            )
             pytest.fail(f"{name} differs from its golden record:\n{diff}")
 
 

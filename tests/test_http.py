@@ -52,7 +52,10 @@ CALLS: list[tuple[str, dict[str, Any]]] = [
     ("alerts.search", {"region": {"country": "NO"}}),  # async handler
     ("alerts.search", {"region": {"country": "NO"}, "severity": ["minor"], "max-results": "1"}),
     ("alerts.search", {"region": {"country": "norway"}}),  # $ref'd schema fails → isError
-    ("report_observation", {"station": "ENGM", "temperature_c": "-3.5", "at": "2026-01-02T03:04:05Z"}),
+    (
+        "report_observation",
+        {"station": "ENGM", "temperature_c": "-3.5", "at": "2026-01-02T03:04:05Z"},
+    ),
     ("report_observation", {"station": "engm", "temperature_c": 1, "at": "2026-01-02T03:04:05Z"}),
 ]
 UNKNOWN_TOOL = ("no_such_tool", {"x": 1})
@@ -101,7 +104,9 @@ async def sdk_session(url: str, mode: str) -> dict[str, Any]:
     async with Client(url, mode=mode, read_timeout_seconds=20) as client:
         listed = await client.list_tools()
         calls = [
-            (await client.call_tool(name, args)).model_dump(by_alias=True, exclude_none=True, mode="json")
+            (await client.call_tool(name, args)).model_dump(
+                by_alias=True, exclude_none=True, mode="json"
+            )
             for name, args in CALLS
         ]
         with pytest.raises(MCPError) as unknown:
@@ -110,7 +115,9 @@ async def sdk_session(url: str, mode: str) -> dict[str, Any]:
             "version": client.protocol_version,
             "server_info": client.server_info,
             "instructions": client.instructions,
-            "tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools],
+            "tools": [
+                t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools
+            ],
             "next_cursor": listed.next_cursor,
             "calls": calls,
             "unknown": {"code": unknown.value.code, "message": unknown.value.message},
@@ -127,7 +134,9 @@ def normalise(result: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def post(url: str, body: dict[str, Any], version: str, **headers: str) -> tuple[int, dict[str, Any]]:
+def post(
+    url: str, body: dict[str, Any], version: str, **headers: str
+) -> tuple[int, dict[str, Any]]:
     """One raw JSON-RPC POST (JSON or SSE answer), no SDK client involved."""
     response = httpx2.post(
         url,
@@ -154,7 +163,9 @@ def test_http_matches_stdio_legacy(weather_gen: Path, published: list[dict[str, 
     with weather_http(weather_gen) as server:
         http = anyio.run(sdk_session, server.url, "legacy")
         # the SDK client parses into models; the raw wire must hold our exact descriptors
-        status, raw_list = post(server.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "2025-11-25")
+        status, raw_list = post(
+            server.url, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "2025-11-25"
+        )
     assert status == 200
     # the listed tools: the published descriptors, on both transports, untouched
     assert stdio["tools"] == published
@@ -166,13 +177,28 @@ def test_http_matches_stdio_legacy(weather_gen: Path, published: list[dict[str, 
     assert http["next_cursor"] is None
     # the handshake
     assert http["version"] == stdio["init"]["protocolVersion"] == "2025-11-25"
-    assert http["server_info"].model_dump(by_alias=True, exclude_none=True) == stdio["init"]["serverInfo"]
+    assert (
+        http["server_info"].model_dump(by_alias=True, exclude_none=True)
+        == stdio["init"]["serverInfo"]
+    )
     assert http["instructions"] == stdio["init"]["instructions"]
     # every call: the same CallToolResult
     for (name, args), ours, theirs in zip(CALLS, stdio["calls"], http["calls"], strict=True):
         assert normalise(theirs) == normalise(ours), (name, args)
     assert [c.get("isError", False) for c in stdio["calls"]] == [
-        False, False, True, True, True, False, True, True, False, False, True, False, True,
+        False,
+        False,
+        True,
+        True,
+        True,
+        False,
+        True,
+        True,
+        False,
+        False,
+        True,
+        False,
+        True,
     ]
     # unknown tool: JSON-RPC -32602 with the same message
     assert http["unknown"] == {"code": -32602, "message": stdio["unknown"]["message"]}
@@ -197,8 +223,16 @@ def test_http_modern_era_matches_stdio(weather_gen: Path, published: list[dict[s
         )
         status_call, raw_call = post(
             server.url,
-            {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-             "params": {"name": "current_temperature", "arguments": {"city": "Oslo"}, "_meta": meta}},
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {
+                    "name": "current_temperature",
+                    "arguments": {"city": "Oslo"},
+                    "_meta": meta,
+                },
+            },
             MODERN,
             **{"mcp-method": "tools/call", "mcp-name": "current_temperature"},
         )
@@ -221,8 +255,10 @@ def test_http_json_response(weather_gen: Path, published: list[dict[str, Any]]) 
         response = httpx2.post(
             server.url,
             json={"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
-            headers={"accept": "application/json, text/event-stream",
-                     "mcp-protocol-version": "2025-11-25"},
+            headers={
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2025-11-25",
+            },
             timeout=20,
         )
         http = anyio.run(sdk_session, server.url, "legacy")
@@ -251,7 +287,9 @@ def _worker_pids(parent: int) -> list[int]:
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_http_two_workers_serve_one_contract(weather_gen: Path, published: list[dict[str, Any]]) -> None:
+def test_http_two_workers_serve_one_contract(
+    weather_gen: Path, published: list[dict[str, Any]]
+) -> None:
     stdio = stdio_session(weather_gen)
 
     async def many_clients(url: str) -> list[dict[str, Any]]:
@@ -312,7 +350,10 @@ def test_missing_uvicorn_is_a_clear_error(weather_gen: Path, tmp_path: Path) -> 
     proc = subprocess.run(
         [sys.executable, "-m", "weather_mcp", "--transport", "http", "--port", str(free_port())],
         cwd=WEATHER_DIR,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(fake.parent), str(weather_gen), str(WEATHER_DIR)])},
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(fake.parent), str(weather_gen), str(WEATHER_DIR)]),
+        },
         capture_output=True,
         text=True,
         timeout=30,
@@ -452,7 +493,9 @@ def test_async_handler_timeout(extra_app: Any) -> None:
     assert late["isError"] is True and "timed out" in late["content"][0]["text"]
 
 
-def test_handler_exception_hides_its_text(extra_app: Any, capfd: pytest.CaptureFixture[str]) -> None:
+def test_handler_exception_hides_its_text(
+    extra_app: Any, capfd: pytest.CaptureFixture[str]
+) -> None:
     result = _call(extra_app, "boom")
     assert result["isError"] is True
     assert "boom" in result["content"][0]["text"]
@@ -463,8 +506,13 @@ def test_handler_exception_hides_its_text(extra_app: Any, capfd: pytest.CaptureF
 def test_bad_structured_output_is_a_tool_error(extra_app: Any) -> None:
     result = _call(extra_app, "bad_output", {})
     assert result == {
-        "content": [{"type": "text", "text": "Tool 'bad_output' produced an invalid result: it "
-                                             "does not match the tool's output schema."}],
+        "content": [
+            {
+                "type": "text",
+                "text": "Tool 'bad_output' produced an invalid result: it "
+                "does not match the tool's output schema.",
+            }
+        ],
         "isError": True,
     }
 
@@ -513,7 +561,7 @@ tools:
     timeout: 0.3
 """
 
-CTX_IMPL = '''
+CTX_IMPL = """
 import asyncio, time
 from pathlib import Path
 from http_ctx_mcp import Context, HttpCtxServer
@@ -550,7 +598,7 @@ class Impl(HttpCtxServer):
 
     def until_timeout(self, marker: str, *, ctx: Context = Context.NONE) -> str:
         return _wait_for_cancel(ctx, marker)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -572,26 +620,37 @@ def _modern_meta(**extra: Any) -> dict[str, Any]:
     }
 
 
-def sse_messages(url: str, body: dict[str, Any], version: str, **headers: str) -> list[dict[str, Any]]:
+def sse_messages(
+    url: str, body: dict[str, Any], version: str, **headers: str
+) -> list[dict[str, Any]]:
     """Every JSON-RPC message of one POST's answer, in wire order (SSE or JSON)."""
     response = httpx2.post(
         url,
         json=body,
-        headers={"accept": "application/json, text/event-stream", "mcp-protocol-version": version,
-                 **headers},
+        headers={
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": version,
+            **headers,
+        },
         timeout=20,
     )
     assert response.status_code == 200, response.text
     if not response.headers.get("content-type", "").startswith("text/event-stream"):
         return [response.json()]
     return [
-        json.loads(line[5:]) for line in response.text.splitlines()
+        json.loads(line[5:])
+        for line in response.text.splitlines()
         if line.startswith("data:") and line[5:].strip()
     ]
 
 
 def _progress_and_logs(
-    url: str, mode: str, tool: str, *, log_level: str | None = None, set_level: str | None = None,
+    url: str,
+    mode: str,
+    tool: str,
+    *,
+    log_level: str | None = None,
+    set_level: str | None = None,
     meta: dict[str, Any] | None = None,
 ) -> tuple[str, list[tuple[float, float | None, str | None]], list[dict[str, Any]], str]:
     """One call through the SDK's streamable HTTP client: (era, progress, logs, result text)."""
@@ -605,12 +664,14 @@ def _progress_and_logs(
         logs.append(params.model_dump(exclude_none=True, mode="json"))
 
     async def go() -> tuple[str, str]:
-        async with Client(url, mode=mode, read_timeout_seconds=20, logging_callback=on_log,
-                          log_level=log_level) as client:  # type: ignore[arg-type]
+        async with Client(
+            url, mode=mode, read_timeout_seconds=20, logging_callback=on_log, log_level=log_level
+        ) as client:  # type: ignore[arg-type]
             if set_level is not None:
                 await client.set_logging_level(set_level)  # type: ignore[arg-type]
-            result = await client.call_tool(tool, {"steps": 3}, progress_callback=on_progress,
-                                            meta=meta)  # type: ignore[arg-type]
+            result = await client.call_tool(
+                tool, {"steps": 3}, progress_callback=on_progress, meta=meta
+            )  # type: ignore[arg-type]
             await anyio.sleep(0.1)  # callbacks run as tasks: let the last ones finish
             return str(client.protocol_version), result.content[0].text  # type: ignore[union-attr]
 
@@ -628,7 +689,9 @@ DONE = {"level": "debug", "logger": "http-ctx", "data": "done"}
 def test_ctx_progress_and_logs_legacy(ctx_server: HttpServer, tool: str) -> None:
     """Handshake era: progress for the request's token; logging/setLevel is accepted
     but a stateless server cannot keep it, so every level is sent (the SDK's rule)."""
-    version, progress, logs, text = _progress_and_logs(ctx_server.url, "legacy", tool, set_level="info")
+    version, progress, logs, text = _progress_and_logs(
+        ctx_server.url, "legacy", tool, set_level="info"
+    )
     assert version == "2025-11-25"
     assert text == "did 3"
     assert progress == STEPS
@@ -675,8 +738,12 @@ def test_ctx_notifications_in_order_before_the_result(
         meta = _modern_meta(**meta)
         version = MODERN
         headers = {"mcp-method": "tools/call", "mcp-name": tool}
-    body = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-            "params": {"name": tool, "arguments": {"steps": steps}, "_meta": meta}}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": "tools/call",
+        "params": {"name": tool, "arguments": {"steps": steps}, "_meta": meta},
+    }
     messages = sse_messages(ctx_server.url, body, version, **headers)
     *notes, last = messages
     assert last["id"] == 5 and last["result"]["content"][0]["text"] == f"did {steps}"
@@ -685,29 +752,53 @@ def test_ctx_notifications_in_order_before_the_result(
     )
     assert [n["params"]["progress"] for n in notes[1:-1]] == list(range(1, steps + 1))
     assert {n["params"]["progressToken"] for n in notes[1:-1]} == {"tok-7"}
-    assert notes[1]["params"] == {"progressToken": "tok-7", "progress": 1, "total": steps,
-                                  "message": "step 1"}
+    assert notes[1]["params"] == {
+        "progressToken": "tok-7",
+        "progress": 1,
+        "total": steps,
+        "message": "step 1",
+    }
     assert notes[-1]["params"] == DONE
 
 
 def test_ctx_without_progress_token_or_level_sends_nothing(ctx_server: HttpServer) -> None:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": "steps_sync", "arguments": {"steps": 3}, "_meta": _modern_meta()}}
-    messages = sse_messages(ctx_server.url, body, MODERN, **{"mcp-method": "tools/call",
-                                                               "mcp-name": "steps_sync"})
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "steps_sync", "arguments": {"steps": 3}, "_meta": _modern_meta()},
+    }
+    messages = sse_messages(
+        ctx_server.url, body, MODERN, **{"mcp-method": "tools/call", "mcp-name": "steps_sync"}
+    )
     assert len(messages) == 1 and messages[0]["result"]["content"][0]["text"] == "did 3"
 
 
 def test_logging_set_level(ctx_server: HttpServer) -> None:
     """Handshake era: the logging capability and logging/setLevel (as over stdio);
     2026-07-28 has no logging/setLevel."""
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "0"}}}
+    init = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        },
+    }
     status, reply = post(ctx_server.url, init, "2025-11-25")
     assert status == 200 and reply["result"]["capabilities"]["logging"] == {}
-    set_level = {"jsonrpc": "2.0", "id": 2, "method": "logging/setLevel", "params": {"level": "info"}}
-    assert post(ctx_server.url, set_level, "2025-11-25") == (200, {"jsonrpc": "2.0", "id": 2, "result": {}})
+    set_level = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "logging/setLevel",
+        "params": {"level": "info"},
+    }
+    assert post(ctx_server.url, set_level, "2025-11-25") == (
+        200,
+        {"jsonrpc": "2.0", "id": 2, "result": {}},
+    )
     bad = {**set_level, "params": {"level": "loud"}}
     assert post(ctx_server.url, bad, "2025-11-25")[1]["error"]["code"] == -32602
     modern = {**set_level, "params": {"level": "info", "_meta": _modern_meta()}}
@@ -731,13 +822,25 @@ def test_ctx_cancelled_when_the_client_goes_away(
     """Closing the response stream cancels the call: a sync handler sees ctx.cancelled."""
     marker = tmp_path / f"cancel-{era}"
     meta: dict[str, Any] = {"progressToken": 1}
-    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": "2025-11-25"}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+    }
     if era == "modern":
         meta = _modern_meta(**meta)
-        headers.update({"mcp-protocol-version": MODERN, "mcp-method": "tools/call",
-                        "mcp-name": "until_cancelled"})
-    body = {"jsonrpc": "2.0", "id": 9, "method": "tools/call",
-            "params": {"name": "until_cancelled", "arguments": {"marker": str(marker)}, "_meta": meta}}
+        headers.update(
+            {
+                "mcp-protocol-version": MODERN,
+                "mcp-method": "tools/call",
+                "mcp-name": "until_cancelled",
+            }
+        )
+    body = {
+        "jsonrpc": "2.0",
+        "id": 9,
+        "method": "tools/call",
+        "params": {"name": "until_cancelled", "arguments": {"marker": str(marker)}, "_meta": meta},
+    }
     with httpx2.stream("POST", ctx_server.url, json=body, headers=headers, timeout=20) as response:
         assert response.status_code == 200
         for line in response.iter_lines():
@@ -750,8 +853,12 @@ def test_ctx_cancelled_on_timeout(ctx_server: HttpServer, tmp_path: Path) -> Non
     marker = tmp_path / "timeout"
     status, reply = post(
         ctx_server.url,
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "until_timeout", "arguments": {"marker": str(marker)}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "until_timeout", "arguments": {"marker": str(marker)}},
+        },
         "2025-11-25",
     )
     assert status == 200 and reply["result"]["isError"] is True

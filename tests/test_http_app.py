@@ -43,8 +43,10 @@ tools:
 """
 
 MODERN = "2026-07-28"
-META = {"io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {}}
+META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
 SEEN: dict[str, Any] = {}
 
 
@@ -132,15 +134,18 @@ def test_single_exchange_header_checks(probe: Any) -> None:
     good = {"mcp-protocol-version": MODERN, "mcp-method": "tools/call", "mcp-name": "echo"}
     status, _, text = post(app, body("tools/call", call), good)
     assert status == 200 and json.loads(text)["result"]["content"][0]["text"] == "hi"
-    for wrong in ({"mcp-method": "tools/list"}, {"mcp-name": "other"},
-                  {"mcp-protocol-version": "2099-01-01"}):
+    for wrong in (
+        {"mcp-method": "tools/list"},
+        {"mcp-name": "other"},
+        {"mcp-protocol-version": "2099-01-01"},
+    ):
         status, _, text = post(app, body("tools/call", call), {**good, **wrong})
         assert status == 400 and json.loads(text)["error"]["code"] == -32020, wrong
-    status, _, text = post(app, body("tools/call", {**call, "name": "nope"}),
-                           {**good, "mcp-name": "nope"})
+    status, _, text = post(
+        app, body("tools/call", {**call, "name": "nope"}), {**good, "mcp-name": "nope"}
+    )
     assert status == 400 and json.loads(text)["error"]["code"] == -32602  # unknown tool
-    status, _, text = post(app, body("no/such", {"_meta": META}),
-                           {**good, "mcp-method": "no/such"})
+    status, _, text = post(app, body("no/such", {"_meta": META}), {**good, "mcp-method": "no/such"})
     assert status == 404 and json.loads(text)["error"]["code"] == -32601
 
 
@@ -156,17 +161,30 @@ def test_json_unless_the_call_sends_notifications(probe: Any) -> None:
     assert headers["content-type"] == "application/json"
     assert json.loads(text)["result"]["content"][0]["text"] == "did 2"
     # the same asking for logs: a stream
-    logs = body("tools/call", {"name": "steps", "arguments": {"n": 2}, "_meta": {
-        **META, "io.modelcontextprotocol/logLevel": "info"}})
+    logs = body(
+        "tools/call",
+        {
+            "name": "steps",
+            "arguments": {"n": 2},
+            "_meta": {**META, "io.modelcontextprotocol/logLevel": "info"},
+        },
+    )
     assert post(app, logs, modern)[1]["content-type"] == "text/event-stream"
     # a handshake revision sends logs of every level unless the call names one: a stream
-    asked = body("tools/call", {"name": "steps", "arguments": {"n": 2},
-                                "_meta": {"progressToken": "p"}})
+    asked = body(
+        "tools/call", {"name": "steps", "arguments": {"n": 2}, "_meta": {"progressToken": "p"}}
+    )
     _, headers, text = post(app, asked)
     assert headers["content-type"] == "text/event-stream"
-    events = [json.loads(line[5:]) for line in text.decode().splitlines() if line.startswith("data:")]
+    events = [
+        json.loads(line[5:]) for line in text.decode().splitlines() if line.startswith("data:")
+    ]
     assert [e.get("method") for e in events] == [
-        "notifications/progress", "notifications/progress", "notifications/message", None]
+        "notifications/progress",
+        "notifications/progress",
+        "notifications/message",
+        None,
+    ]
     assert events[-1]["result"]["content"][0]["text"] == "did 2"
     # a client that takes JSON only, or --json-response: JSON, the notifications dropped
     for accept_json in (asgi(probe, json_response=True), app):
@@ -216,9 +234,16 @@ def test_a_client_that_hangs_up_leaves_nothing_behind(probe: Any) -> None:
     app returns at once, and no asyncio task, pool slot or response is left over."""
     app = asgi(probe)
     request = body("tools/call", {"name": "wait", "arguments": {"seconds": 30}})
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": [
-        (b"content-type", b"application/json"), (b"accept", b"application/json"),
-        (b"host", b"127.0.0.1:8000")]}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "headers": [
+            (b"content-type", b"application/json"),
+            (b"accept", b"application/json"),
+            (b"host", b"127.0.0.1:8000"),
+        ],
+    }
     sent: list[dict[str, Any]] = []
 
     async def go() -> set[asyncio.Task[Any]]:
@@ -275,17 +300,23 @@ def _listening_inodes(pid: int, port: int) -> set[str]:
     return listening & held
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="SO_REUSEPORT balancing is Linux's")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="SO_REUSEPORT balancing is Linux's"
+)
 def test_each_worker_listens_on_a_socket_of_its_own(tmp_path: Path) -> None:
     """--workers 2: one listening socket per worker in one SO_REUSEPORT group, so the
     kernel spreads connections over both; and both answer."""
     from fixtures.http_server import http_server
     from test_http import _worker_pids
 
-    gen = build_package(SPEC.replace("server: {name: app-probe, version: 0.1.0}",
-                                     'server: {name: app-probe, version: 0.1.0, '
-                                     'implementation: "probe_impl:Impl"}'),
-                        tmp_path, "app_probe_mcp")
+    gen = build_package(
+        SPEC.replace(
+            "server: {name: app-probe, version: 0.1.0}",
+            'server: {name: app-probe, version: 0.1.0, implementation: "probe_impl:Impl"}',
+        ),
+        tmp_path,
+        "app_probe_mcp",
+    )
     impl = tmp_path / "impl"
     impl.mkdir()
     (impl / "probe_impl.py").write_text(
@@ -294,11 +325,13 @@ def test_each_worker_listens_on_a_socket_of_its_own(tmp_path: Path) -> None:
         "    def echo(self, text): return text\n"
         "    def steps(self, n, *, ctx=None): return str(n)\n"
         "    async def wait(self, seconds): return 'waited'\n"
-        "    def pid(self): return os.getpid()\n")
+        "    def pid(self): return os.getpid()\n"
+    )
     import httpx2
 
-    with http_server("app_probe_mcp", "--workers", "2", pythonpath=[gen, impl], cwd=impl,
-                     log_dir=tmp_path) as server:
+    with http_server(
+        "app_probe_mcp", "--workers", "2", pythonpath=[gen, impl], cwd=impl, log_dir=tmp_path
+    ) as server:
         deadline = time.monotonic() + 20
         while len(_worker_pids(server.proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -315,9 +348,14 @@ def test_each_worker_listens_on_a_socket_of_its_own(tmp_path: Path) -> None:
             if len(answered) == 2:
                 break
             with httpx2.Client(timeout=20) as client:
-                reply = client.post(server.url, content=body("tools/call", {"name": "pid"}),
-                                    headers={"content-type": "application/json",
-                                             "accept": "application/json",
-                                             "mcp-protocol-version": "2025-11-25"})
+                reply = client.post(
+                    server.url,
+                    content=body("tools/call", {"name": "pid"}),
+                    headers={
+                        "content-type": "application/json",
+                        "accept": "application/json",
+                        "mcp-protocol-version": "2025-11-25",
+                    },
+                )
                 answered.add(int(reply.json()["result"]["content"][0]["text"]))
         assert answered == set(workers)

@@ -68,7 +68,7 @@ tools:
 # The implementation wraps the runtime's argument check with a test hook: it
 # writes where it runs (on the event loop or not) to $HARDEN_SIGNALS/checking-<tool>,
 # and for `gated` waits (at most 20 s) for $HARDEN_SIGNALS/release.
-IMPL = '''
+IMPL = """
 import asyncio, os, time
 from pathlib import Path
 from harden_mcp import HardenServer
@@ -108,7 +108,7 @@ class Impl(HardenServer):
 
     async def rows(self, rows: list) -> int:
         return len(rows)
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -128,19 +128,27 @@ def signals(tmp_path: Path) -> Path:
     return path
 
 
-def serve(
-    harden: tuple[Path, Path], signals: Path, *extra: str, host: str = "127.0.0.1"
-) -> Any:
+def serve(harden: tuple[Path, Path], signals: Path, *extra: str, host: str = "127.0.0.1") -> Any:
     gen, impl_dir = harden
     return http_server(
-        "harden_mcp", *extra, pythonpath=[gen, impl_dir], cwd=impl_dir, log_dir=signals,
-        host=host, env={"HARDEN_SIGNALS": str(signals)},
+        "harden_mcp",
+        *extra,
+        pythonpath=[gen, impl_dir],
+        cwd=impl_dir,
+        log_dir=signals,
+        host=host,
+        env={"HARDEN_SIGNALS": str(signals)},
     )
 
 
 def rpc(
-    server: HttpServer, method: str, params: dict[str, Any] | None = None, *,
-    request_id: int = 1, timeout: float = SLACK, **headers: str,
+    server: HttpServer,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    request_id: int = 1,
+    timeout: float = SLACK,
+    **headers: str,
 ) -> tuple[int, Any]:
     """One raw JSON-RPC POST on a connection of its own; (status, body or text)."""
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -234,11 +242,15 @@ def test_dns_rebinding_checks_on_any_loopback_address(
         assert listed[0] == 200 and len(listed[1]["result"]["tools"]) == 3
         assert rpc(server, "tools/list", host=f"localhost:{port}")[0] == 200
         # a name an attacker's DNS points at 127.0.0.2: refused like the SDK refuses it
-        assert rpc(server, "tools/list", host=f"evil.example:{port}") == (421, "Invalid Host header")
+        assert rpc(server, "tools/list", host=f"evil.example:{port}") == (
+            421,
+            "Invalid Host header",
+        )
         assert rpc(server, "tools/list", host="evil.example")[0] == 421
         assert rpc(server, "tools/list", host=f"127.0.0.2:{port + 1}")[0] == 421
         assert rpc(server, "tools/list", origin="http://evil.example") == (
-            403, "Invalid Origin header"
+            403,
+            "Invalid Origin header",
         )
         assert rpc(server, "tools/list", origin=f"http://127.0.0.2:{port}")[0] == 200
 
@@ -246,11 +258,27 @@ def test_dns_rebinding_checks_on_any_loopback_address(
 def test_which_hosts_count_as_loopback() -> None:
     from mcpgen_runtime.http.guard import is_loopback, rebinding_protection
 
-    for host in ("127.0.0.1", "127.0.0.2", "127.255.255.254", "::1", "[::1]", "localhost",
-                 "LOCALHOST", "::ffff:127.0.0.2"):
+    for host in (
+        "127.0.0.1",
+        "127.0.0.2",
+        "127.255.255.254",
+        "::1",
+        "[::1]",
+        "localhost",
+        "LOCALHOST",
+        "::ffff:127.0.0.2",
+    ):
         assert is_loopback(host), host
-    for host in ("0.0.0.0", "::", "10.0.0.1", "192.168.1.2", "::ffff:10.0.0.1", "example.com",
-                 "localhost.example.com", "128.0.0.1"):
+    for host in (
+        "0.0.0.0",
+        "::",
+        "10.0.0.1",
+        "192.168.1.2",
+        "::ffff:10.0.0.1",
+        "example.com",
+        "localhost.example.com",
+        "128.0.0.1",
+    ):
         assert not is_loopback(host), host
         assert rebinding_protection(host, 8000) is None
     settings = rebinding_protection("127.0.0.2", 8123)
@@ -282,9 +310,19 @@ PARSERS = ["httptools", "h11"]
 
 
 @pytest.fixture(params=PARSERS)
-def slow_server(harden: tuple[Path, Path], signals: Path, request: pytest.FixtureRequest) -> Iterator[HttpServer]:
-    with serve(harden, signals, "--header-timeout", "1", "--body-timeout", "1",
-               "--http-parser", request.param) as server:
+def slow_server(
+    harden: tuple[Path, Path], signals: Path, request: pytest.FixtureRequest
+) -> Iterator[HttpServer]:
+    with serve(
+        harden,
+        signals,
+        "--header-timeout",
+        "1",
+        "--body-timeout",
+        "1",
+        "--http-parser",
+        request.param,
+    ) as server:
         yield server
 
 
@@ -344,8 +382,14 @@ def trickle(sock: socket.socket, data: bytes, seconds: float) -> bool:
 def test_a_trickled_request_body_is_cut_off(slow_server: HttpServer, framing: str) -> None:
     """A body sent a byte at a time resets no clock: ten such clients are all cut
     off within the body timeout (1 s here), and a normal client is served meanwhile."""
-    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * 200 + b'"}}'
-    length = f"Content-Length: {len(body)}" if framing == "content-length" else "Transfer-Encoding: chunked"
+    body = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * 200 + b'"}}'
+    )
+    length = (
+        f"Content-Length: {len(body)}"
+        if framing == "content-length"
+        else "Transfer-Encoding: chunked"
+    )
     head = (
         f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{slow_server.port}\r\n"
         "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
@@ -367,7 +411,9 @@ def test_a_trickled_request_body_is_cut_off(slow_server: HttpServer, framing: st
 
 
 @pytest.mark.parametrize("parser", PARSERS)
-def test_an_oversized_request_head_is_refused(harden: tuple[Path, Path], signals: Path, parser: str) -> None:
+def test_an_oversized_request_head_is_refused(
+    harden: tuple[Path, Path], signals: Path, parser: str
+) -> None:
     """A head over 16 KiB is refused (h11's own bound; the guard's for httptools)."""
     with serve(harden, signals, "--http-parser", parser) as server, _raw(server) as sock:
         head = f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n" + "".join(
@@ -386,7 +432,9 @@ def test_an_oversized_request_head_is_refused(harden: tuple[Path, Path], signals
 
 
 @pytest.mark.parametrize("parser", PARSERS)
-def test_connections_beyond_the_cap_get_503(harden: tuple[Path, Path], signals: Path, parser: str) -> None:
+def test_connections_beyond_the_cap_get_503(
+    harden: tuple[Path, Path], signals: Path, parser: str
+) -> None:
     with serve(harden, signals, "--max-connections", "3", "--http-parser", parser) as server:
         held = [_raw(server) for _ in range(3)]
         try:

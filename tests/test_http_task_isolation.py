@@ -44,7 +44,9 @@ package = test_http_tasks.package  # the fixture: the generated package with eve
 
 def serve(package: tuple[Path, Path], *extra: str) -> Any:
     gen, impl = package
-    return http_server("httptask_mcp", *extra, pythonpath=[gen, impl], cwd=impl, log_dir=impl.parent)
+    return http_server(
+        "httptask_mcp", *extra, pythonpath=[gen, impl], cwd=impl, log_dir=impl.parent
+    )
 
 
 @pytest.fixture(scope="module")
@@ -60,29 +62,38 @@ def proxied(package: tuple[Path, Path]) -> Iterator[HttpServer]:
 
 
 def initialize(url: str, headers: dict[str, str] | None = None) -> dict[str, Any]:
-    params = {"protocolVersion": "2025-11-25", "capabilities": {},
-              "clientInfo": {"name": "t", "version": "0"}}
+    params = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "0"},
+    }
     result: dict[str, Any] = rpc(url, 0, "initialize", params, headers=headers)["result"]
     return result
 
 
 def start(url: str, name: str, arguments: dict[str, Any], headers: dict[str, str] | None) -> str:
-    reply = rpc(url, 1, "tools/call", {"name": name, "arguments": arguments, "task": {}}, headers=headers)
+    reply = rpc(
+        url, 1, "tools/call", {"name": name, "arguments": arguments, "task": {}}, headers=headers
+    )
     task_id: str = reply["result"]["task"]["taskId"]
     return task_id
 
 
 def unknown(reply: dict[str, Any], task_id: str) -> bool:
     """``reply`` is exactly the answer for a task id nobody ever had."""
-    return reply.get("error") == {"code": -32602, "message": f"Invalid params: unknown task {task_id!r}"}
+    return reply.get("error") == {
+        "code": -32602,
+        "message": f"Invalid params: unknown task {task_id!r}",
+    }
 
 
 def assert_isolated(url: str, alice: dict[str, str], bob: dict[str, str]) -> None:
     """Alice's tasks are hers: Bob can neither list nor reach them, Alice can."""
     running = start(url, "hold", {"seconds": 30}, alice)
     finished = start(url, "batch_job", {"n": 21}, alice)
-    assert rpc(url, 2, "tasks/result", {"taskId": finished}, headers=alice)["result"]["content"] == [
-        {"type": "text", "text": "42"}]
+    assert rpc(url, 2, "tasks/result", {"taskId": finished}, headers=alice)["result"][
+        "content"
+    ] == [{"type": "text", "text": "42"}]
     assert "list" in initialize(url, bob)["capabilities"]["tasks"]  # an identified requestor lists
     assert rpc(url, 3, "tasks/list", headers=bob)["result"]["tasks"] == []
     for method in ("tasks/get", "tasks/result", "tasks/cancel"):
@@ -90,14 +101,25 @@ def assert_isolated(url: str, alice: dict[str, str], bob: dict[str, str]) -> Non
             assert unknown(rpc(url, 4, method, {"taskId": task_id}, headers=bob), task_id), method
             # nor without any identity
             assert unknown(rpc(url, 5, method, {"taskId": task_id}), task_id), method
-    assert rpc(url, 6, "tasks/get", {"taskId": running}, headers=alice)["result"]["status"] == "working"
+    assert (
+        rpc(url, 6, "tasks/get", {"taskId": running}, headers=alice)["result"]["status"]
+        == "working"
+    )
     listed = rpc(url, 7, "tasks/list", headers=alice)["result"]["tasks"]
     assert [t["taskId"] for t in listed] == [running, finished]
     # the 2026-07-28 extension: the same rule
-    modern = modern_rpc(url, 8, "tools/call", {"name": "hold", "arguments": {"seconds": 30}},
-                        tasks=True, headers=alice)["result"]["taskId"]
+    modern = modern_rpc(
+        url,
+        8,
+        "tools/call",
+        {"name": "hold", "arguments": {"seconds": 30}},
+        tasks=True,
+        headers=alice,
+    )["result"]["taskId"]
     for method in ("tasks/get", "tasks/cancel", "tasks/update"):
-        reply = modern_rpc(url, 9, method, {"taskId": modern, "inputResponses": {}}, tasks=True, headers=bob)
+        reply = modern_rpc(
+            url, 9, method, {"taskId": modern, "inputResponses": {}}, tasks=True, headers=bob
+        )
         assert unknown(reply, modern), method
     got = modern_rpc(url, 10, "tasks/get", {"taskId": modern}, tasks=True, headers=alice)["result"]
     assert got["status"] == "working"
@@ -130,16 +152,24 @@ def test_an_ambiguous_identity_header_identifies_no_one(proxied: HttpServer) -> 
     """A header sent twice (a proxy that appends rather than sets it) is no identity."""
     task_id = start(proxied.url, "hold", {"seconds": 30}, ALICE)
     body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": task_id}}
-    response = httpx2.post(proxied.url, json=body, timeout=30, headers=[
-        ("accept", "application/json, text/event-stream"), ("mcp-protocol-version", "2025-11-25"),
-        (HEADER, "alice"), (HEADER, "mallory")])
+    response = httpx2.post(
+        proxied.url,
+        json=body,
+        timeout=30,
+        headers=[
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2025-11-25"),
+            (HEADER, "alice"),
+            (HEADER, "mallory"),
+        ],
+    )
     assert f"unknown task {task_id!r}" in response.text
     rpc(proxied.url, 2, "tasks/cancel", {"taskId": task_id}, headers=ALICE)
 
 
 # The user's own ASGI middleware authenticates and sets scope["user"] (Starlette's
 # AuthenticationMiddleware convention): a bearer token names the user here.
-SCOPE_USER_SERVER = '''
+SCOPE_USER_SERVER = """
 import sys
 import uvicorn
 from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
@@ -162,18 +192,24 @@ port = int(sys.argv[1])
 app = build_asgi_app(build_app(Impl()), HttpOptions(port=port))
 uvicorn.run(AuthenticationMiddleware(app, backend=Bearer()), host="127.0.0.1", port=port,
             log_level="warning")
-'''
+"""
 
 
-def test_scope_user_set_by_user_middleware_binds_tasks(package: tuple[Path, Path], tmp_path: Path) -> None:
+def test_scope_user_set_by_user_middleware_binds_tasks(
+    package: tuple[Path, Path], tmp_path: Path
+) -> None:
     gen, impl = package
     script = tmp_path / "serve_with_auth.py"
     script.write_text(textwrap.dedent(SCOPE_USER_SERVER))
     port = free_port()
     log = (tmp_path / "server.log").open("wb")
     proc = subprocess.Popen(
-        [sys.executable, str(script), str(port)], cwd=impl, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(gen), str(impl)])})
+        [sys.executable, str(script), str(port)],
+        cwd=impl,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(gen), str(impl)])},
+    )
     try:
         server = HttpServer.__new__(HttpServer)  # only its readiness check: the process is ours
         server.host, server.port, server.proc, server.log = "127.0.0.1", port, proc, log
@@ -192,13 +228,18 @@ def test_scope_user_set_by_user_middleware_binds_tasks(package: tuple[Path, Path
 
 
 def test_a_get_stream_is_refused_at_once(anonymous: HttpServer) -> None:
-    response = httpx2.get(anonymous.url, timeout=10, headers={
-        "accept": "text/event-stream", "mcp-protocol-version": "2025-11-25"})
+    response = httpx2.get(
+        anonymous.url,
+        timeout=10,
+        headers={"accept": "text/event-stream", "mcp-protocol-version": "2025-11-25"},
+    )
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
     assert response.json()["error"]["code"] == -32600
     # as DELETE is
-    deleted = httpx2.delete(anonymous.url, timeout=10, headers={"mcp-protocol-version": "2025-11-25"})
+    deleted = httpx2.delete(
+        anonymous.url, timeout=10, headers={"mcp-protocol-version": "2025-11-25"}
+    )
     assert deleted.status_code == 405
 
 
@@ -207,17 +248,34 @@ def test_a_get_stream_is_refused_at_once(anonymous: HttpServer) -> None:
 
 def test_a_modern_tasks_result_is_method_not_found_at_once(anonymous: HttpServer) -> None:
     url = anonymous.url
-    task_id = modern_rpc(url, 1, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}},
-                         tasks=True)["result"]["taskId"]
-    body = {"jsonrpc": "2.0", "id": 2, "method": "tasks/result", "params": {
-        "taskId": task_id, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {
-                "extensions": {"io.modelcontextprotocol/tasks": {}}}}}}
-    response = httpx2.post(url, json=body, timeout=10, headers={
-        "accept": "application/json, text/event-stream", "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "tasks/result"})  # a hang guard: the task itself runs 30 s
+    task_id = modern_rpc(
+        url, 1, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}}, tasks=True
+    )["result"]["taskId"]
+    body = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "tasks/result",
+        "params": {
+            "taskId": task_id,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "0"},
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "extensions": {"io.modelcontextprotocol/tasks": {}}
+                },
+            },
+        },
+    }
+    response = httpx2.post(
+        url,
+        json=body,
+        timeout=10,
+        headers={
+            "accept": "application/json, text/event-stream",
+            "mcp-protocol-version": "2026-07-28",
+            "mcp-method": "tasks/result",
+        },
+    )  # a hang guard: the task itself runs 30 s
     assert '"code":-32601' in response.text.replace(" ", ""), response.text
     modern_rpc(url, 3, "tasks/cancel", {"taskId": task_id}, tasks=True)
 
@@ -233,8 +291,12 @@ def test_concurrent_task_calls_never_exceed_the_limit(package: tuple[Path, Path]
 
         def call(index: int) -> dict[str, Any]:
             barrier.wait()
-            return rpc(server.url, index, "tools/call",
-                       {"name": "sleep", "arguments": {"seconds": 30}, "task": {}})
+            return rpc(
+                server.url,
+                index,
+                "tools/call",
+                {"name": "sleep", "arguments": {"seconds": 30}, "task": {}},
+            )
 
         with concurrent.futures.ThreadPoolExecutor(24) as pool:
             replies = list(pool.map(call, range(24)))
@@ -253,7 +315,9 @@ def test_live_tasks_are_capped_per_worker(package: tuple[Path, Path]) -> None:
         for n in range(3):  # finished at once, but live (kept) for their TTL
             task_id = start(server.url, "batch_job", {"n": n}, None)
             assert "result" in rpc(server.url, 2, "tasks/result", {"taskId": task_id})
-        refused = rpc(server.url, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}})
+        refused = rpc(
+            server.url, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}}
+        )
         assert refused["error"]["code"] == -31000 and refused["error"]["data"] == {"limit": 3}
         assert "3 tasks are already live on this worker" in refused["error"]["message"]
         # plain calls go on

@@ -53,7 +53,7 @@ tools:
     returns: string
 """
 
-IMPL = '''
+IMPL = """
 import asyncio, time
 from httptask_mcp import Context, HttptaskServer, ToolError
 from httptask_mcp.models import AddArgs, AddOutput
@@ -77,7 +77,7 @@ class Impl(HttptaskServer):
         while time.monotonic() < deadline and not ctx.cancelled:
             time.sleep(0.01)
         return "cancelled" if ctx.cancelled else f"held {seconds}"
-'''
+"""
 
 TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 
@@ -119,14 +119,23 @@ def _client() -> httpx2.Client:
     return client
 
 
-def rpc(url: str, request_id: Any, method: str, params: dict[str, Any] | None = None,
-        version: str = "2025-11-25", headers: dict[str, str] | None = None) -> dict[str, Any]:
+def rpc(
+    url: str,
+    request_id: Any,
+    method: str,
+    params: dict[str, Any] | None = None,
+    version: str = "2025-11-25",
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """One JSON-RPC request as one POST (with ``headers`` added); its JSON-RPC answer (SSE or JSON)."""
     body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         body["params"] = params
-    headers = {"accept": "application/json, text/event-stream", "mcp-protocol-version": version,
-               **(headers or {})}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": version,
+        **(headers or {}),
+    }
     if version == MODERN:
         headers["mcp-method"] = method
         if method == "tools/call" and params:
@@ -139,10 +148,23 @@ def rpc(url: str, request_id: Any, method: str, params: dict[str, Any] | None = 
     return answer
 
 
-def modern_rpc(url: str, request_id: Any, method: str, params: dict[str, Any] | None = None,
-               *, tasks: bool = False, headers: dict[str, str] | None = None) -> dict[str, Any]:
-    return rpc(url, request_id, method, {**(params or {}), "_meta": modern_meta(tasks=tasks)}, MODERN,
-               headers)
+def modern_rpc(
+    url: str,
+    request_id: Any,
+    method: str,
+    params: dict[str, Any] | None = None,
+    *,
+    tasks: bool = False,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    return rpc(
+        url,
+        request_id,
+        method,
+        {**(params or {}), "_meta": modern_meta(tasks=tasks)},
+        MODERN,
+        headers,
+    )
 
 
 def poll(url: str, task_id: str, era: str = "legacy", timeout: float = 20.0) -> dict[str, Any]:
@@ -168,8 +190,11 @@ def test_initialize_matches_stdio_at_every_revision(
         with RawServer("httptask_mcp", None, pythonpath=[gen, impl], cwd=impl) as raw:
             stdio = raw.handshake(version)
             raw.close()
-        init = {"protocolVersion": version, "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"}}
+        init = {
+            "protocolVersion": version,
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"},
+        }
         http = rpc(server.url, 1, "initialize", init, version)["result"]
         if version == "2025-11-25":
             # stdio has one client per process; an anonymous HTTP requestor cannot
@@ -197,14 +222,21 @@ def test_handshake_tasks_over_http(server: HttpServer) -> None:
     url = server.url
     listed = rpc(url, 2, "tools/list")["result"]["tools"]
     assert {t["name"]: t.get("execution") for t in listed} == {
-        "add": None, "sleep": {"taskSupport": "optional"},
-        "batch_job": {"taskSupport": "required"}, "hold": {"taskSupport": "optional"}}
+        "add": None,
+        "sleep": {"taskSupport": "optional"},
+        "batch_job": {"taskSupport": "required"},
+        "hold": {"taskSupport": "optional"},
+    }
     # a required-task tool is not run as a plain call; task on a forbidden tool is refused
-    assert rpc(url, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 1}})["error"]["code"] == -32601
+    assert (
+        rpc(url, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 1}})["error"]["code"]
+        == -32601
+    )
     refused = rpc(url, 4, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}, "task": {}})
     assert refused["error"]["code"] == -32601
-    created = rpc(url, 5, "tools/call",
-                  {"name": "batch_job", "arguments": {"n": 5}, "task": {"ttl": 60000}})["result"]
+    created = rpc(
+        url, 5, "tools/call", {"name": "batch_job", "arguments": {"n": 5}, "task": {"ttl": 60000}}
+    )["result"]
     task = created["task"]
     assert task["status"] == "working" and task["ttl"] == 60000 and "pollInterval" in task
     result = rpc(url, 6, "tasks/result", {"taskId": task["taskId"]})["result"]  # blocks till done
@@ -230,17 +262,26 @@ def test_handshake_tasks_over_http(server: HttpServer) -> None:
 
 
 def test_a_cancelled_task_stops_its_handler(server: HttpServer) -> None:
-    created = rpc(server.url, 1, "tools/call",
-                  {"name": "hold", "arguments": {"seconds": 30}, "task": {}})["result"]["task"]
-    assert rpc(server.url, 2, "tasks/cancel", {"taskId": created["taskId"]})["result"]["status"] == "cancelled"
+    created = rpc(
+        server.url, 1, "tools/call", {"name": "hold", "arguments": {"seconds": 30}, "task": {}}
+    )["result"]["task"]
+    assert (
+        rpc(server.url, 2, "tasks/cancel", {"taskId": created["taskId"]})["result"]["status"]
+        == "cancelled"
+    )
     reply = rpc(server.url, 3, "tasks/result", {"taskId": created["taskId"]})
     assert reply["error"]["code"] == -32602 and "cancelled" in reply["error"]["message"]
 
 
 def test_no_tasks_before_2025_11_25_over_http(server: HttpServer) -> None:
     assert rpc(server.url, 2, "tasks/list", version="2025-06-18")["error"]["code"] == -32601
-    plain = rpc(server.url, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 2}, "task": {}},
-                "2025-06-18")
+    plain = rpc(
+        server.url,
+        3,
+        "tools/call",
+        {"name": "batch_job", "arguments": {"n": 2}, "task": {}},
+        "2025-06-18",
+    )
     assert plain["result"]["content"] == [{"type": "text", "text": "4"}]
 
 
@@ -252,23 +293,29 @@ def test_modern_tasks_extension_over_http(server: HttpServer) -> None:
     error = modern_rpc(url, 1, "tools/call", {"name": "batch_job", "arguments": {"n": 2}})
     assert error["error"]["code"] == -32021
     assert error["error"]["data"] == {
-        "requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+        "requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    }
     plain = modern_rpc(url, 2, "tools/call", {"name": "sleep", "arguments": {"seconds": 0}})
     assert plain["result"]["resultType"] == "complete"
-    created = modern_rpc(url, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 21}},
-                         tasks=True)["result"]
+    created = modern_rpc(
+        url, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 21}}, tasks=True
+    )["result"]
     assert created["resultType"] == "task" and created["status"] == "working"
     assert {"taskId", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(created)
     got = poll(url, created["taskId"], "modern")
     assert got["resultType"] == "complete" and got["status"] == "completed"
     assert got["result"]["content"] == [{"type": "text", "text": "42"}]
-    update = modern_rpc(url, 4, "tasks/update", {"taskId": created["taskId"], "inputResponses": {}},
-                        tasks=True)
+    update = modern_rpc(
+        url, 4, "tasks/update", {"taskId": created["taskId"], "inputResponses": {}}, tasks=True
+    )
     assert update["result"]["resultType"] == "complete"
-    assert modern_rpc(url, 5, "tasks/get", {"taskId": "nope"}, tasks=True)["error"]["code"] == -32602
+    assert (
+        modern_rpc(url, 5, "tasks/get", {"taskId": "nope"}, tasks=True)["error"]["code"] == -32602
+    )
     assert modern_rpc(url, 6, "tasks/get", {"taskId": created["taskId"]})["error"]["code"] == -32021
-    long = modern_rpc(url, 7, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}},
-                      tasks=True)["result"]
+    long = modern_rpc(
+        url, 7, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}}, tasks=True
+    )["result"]
     ack = modern_rpc(url, 8, "tasks/cancel", {"taskId": long["taskId"]}, tasks=True)
     assert ack["result"]["resultType"] == "complete"
     got = modern_rpc(url, 9, "tasks/get", {"taskId": long["taskId"]}, tasks=True)["result"]
@@ -281,20 +328,38 @@ def test_modern_tasks_extension_over_http(server: HttpServer) -> None:
 
 def test_tasks_beyond_the_limit_are_refused(package: tuple[Path, Path]) -> None:
     gen, impl = package
-    with http_server("httptask_mcp", "--max-concurrent-calls", "2", pythonpath=[gen, impl],
-                     cwd=impl, log_dir=impl.parent) as srv:
+    with http_server(
+        "httptask_mcp",
+        "--max-concurrent-calls",
+        "2",
+        pythonpath=[gen, impl],
+        cwd=impl,
+        log_dir=impl.parent,
+    ) as srv:
         # async handlers: they hold task slots but no handler thread
-        held = [rpc(srv.url, i, "tools/call", {"name": "sleep", "arguments": {"seconds": 30},
-                                               "task": {}})["result"]["task"] for i in range(2)]
-        busy = rpc(srv.url, 3, "tools/call", {"name": "hold", "arguments": {"seconds": 30}, "task": {}})
+        held = [
+            rpc(
+                srv.url,
+                i,
+                "tools/call",
+                {"name": "sleep", "arguments": {"seconds": 30}, "task": {}},
+            )["result"]["task"]
+            for i in range(2)
+        ]
+        busy = rpc(
+            srv.url, 3, "tools/call", {"name": "hold", "arguments": {"seconds": 30}, "task": {}}
+        )
         assert busy["error"]["code"] == -31000 and busy["error"]["data"] == {"limit": 2}
         assert "busy" in busy["error"]["message"]
         # plain calls are not tasks: they still run
         assert rpc(srv.url, 4, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})[
-            "result"]["structuredContent"] == {"sum": 3}
+            "result"
+        ]["structuredContent"] == {"sum": 3}
         for task in held:
             rpc(srv.url, 5, "tasks/cancel", {"taskId": task["taskId"]})
-        again = rpc(srv.url, 6, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}})
+        again = rpc(
+            srv.url, 6, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}}
+        )
         assert again["result"]["task"]["status"] == "working"
 
 
@@ -302,10 +367,19 @@ def test_several_workers_on_the_memory_store_publish_no_tasks(package: tuple[Pat
     """A task created in one process could not be found in another: with --workers
     and the in-process store, no tasks capability, extension or execution is published."""
     gen, impl = package
-    with http_server("httptask_mcp", "--workers", "2", pythonpath=[gen, impl], cwd=impl,
-                     log_dir=impl.parent) as srv:
-        init = rpc(srv.url, 1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
-                                               "clientInfo": {"name": "t", "version": "0"}})
+    with http_server(
+        "httptask_mcp", "--workers", "2", pythonpath=[gen, impl], cwd=impl, log_dir=impl.parent
+    ) as srv:
+        init = rpc(
+            srv.url,
+            1,
+            "initialize",
+            {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"},
+            },
+        )
         assert "tasks" not in init["result"]["capabilities"]
         tools = rpc(srv.url, 2, "tools/list")["result"]["tools"]
         assert all("execution" not in tool for tool in tools)
@@ -317,29 +391,48 @@ def test_several_workers_on_the_memory_store_publish_no_tasks(package: tuple[Pat
 # -- the command line ------------------------------------------------------------------------
 
 
-def _run(package: tuple[Path, Path], *args: str, extra_path: Sequence[Path] = ()) -> subprocess.CompletedProcess[str]:
+def _run(
+    package: tuple[Path, Path], *args: str, extra_path: Sequence[Path] = ()
+) -> subprocess.CompletedProcess[str]:
     gen, impl = package
     return subprocess.run(
         [sys.executable, "-m", "httptask_mcp", *args],
         cwd=impl,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(str(p) for p in (*extra_path, gen, impl))},
-        capture_output=True, text=True, timeout=60, check=False, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        stdin=subprocess.DEVNULL,
     )
 
 
 def test_task_store_flags(package: tuple[Path, Path], tmp_path: Path) -> None:
     stdio = _run(package, "--task-store", "memory")
     assert stdio.returncode == 2 and "--task-store need --transport http" in stdio.stderr
-    bad = _run(package, "--transport", "http", "--port", str(free_port()), "--task-store", "mongo://x")
+    bad = _run(
+        package, "--transport", "http", "--port", str(free_port()), "--task-store", "mongo://x"
+    )
     assert bad.returncode == 2 and "--task-store must be 'memory' or a redis://" in bad.stderr
     # without redis-py: a clear message, no traceback (the runtime itself never needs it)
     fake = tmp_path / "no_redis" / "redis"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('No module named redis (simulated)')\n")
-    missing = _run(package, "--transport", "http", "--port", str(free_port()),
-                   "--task-store", "redis://127.0.0.1:1/0", extra_path=[fake.parent])
+    missing = _run(
+        package,
+        "--transport",
+        "http",
+        "--port",
+        str(free_port()),
+        "--task-store",
+        "redis://127.0.0.1:1/0",
+        extra_path=[fake.parent],
+    )
     assert missing.returncode == 2, missing.stderr
-    assert "pip install 'mcpgen-runtime[redis]'" in missing.stderr and "Traceback" not in missing.stderr
+    assert (
+        "pip install 'mcpgen-runtime[redis]'" in missing.stderr
+        and "Traceback" not in missing.stderr
+    )
 
 
 def test_a_malformed_call_is_left_to_the_sdk(server: HttpServer) -> None:
@@ -354,9 +447,15 @@ def test_notifications_pass_the_task_layer(server: HttpServer) -> None:
     """An id-less ``initialize`` or ``tasks/get`` is a notification, accepted (202)
     and ignored, never an error in the server's log (found by tests/fuzz/test_fuzz_http.py)."""
     for method in ("initialize", "tasks/get", "tools/call"):
-        response = httpx2.post(server.url, json={"jsonrpc": "2.0", "method": method, "params": {}},
-                               headers={"accept": "application/json, text/event-stream",
-                                        "mcp-protocol-version": "2025-11-25"}, timeout=30)
+        response = httpx2.post(
+            server.url,
+            json={"jsonrpc": "2.0", "method": method, "params": {}},
+            headers={
+                "accept": "application/json, text/event-stream",
+                "mcp-protocol-version": "2025-11-25",
+            },
+            timeout=30,
+        )
         assert response.status_code == 202
     assert rpc(server.url, 1, "ping") == {"jsonrpc": "2.0", "id": 1, "result": {}}
     assert "raised" not in server.output and "Traceback" not in server.output, server.output[-3000:]

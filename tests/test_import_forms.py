@@ -42,16 +42,25 @@ GREET = {
 }
 SNAPSHOT = {"name": "snapshot", "title": "Snapshot", "inputSchema": {"type": "object"}}
 NODE_DEFS = {
-    "node": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/node"}},
-                                              "owner": {"$ref": "#/$defs/person"}}},
-    "person": {"type": "object", "properties": {"name": {"type": "string"},
-                                                "parent": {"$ref": "#/$defs/request"}}},
-    "request": {"type": "object", "properties": {"of": {"$ref": "#/$defs/person"},
-                                                 "why": {"$ref": "#/$defs/reason"}}},
+    "node": {
+        "type": "object",
+        "properties": {
+            "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}},
+            "owner": {"$ref": "#/$defs/person"},
+        },
+    },
+    "person": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "parent": {"$ref": "#/$defs/request"}},
+    },
+    "request": {
+        "type": "object",
+        "properties": {"of": {"$ref": "#/$defs/person"}, "why": {"$ref": "#/$defs/reason"}},
+    },
     "reason": {"enum": ["a", "b"]},
 }
 
-IMPL = '''
+IMPL = """
 import json
 from forms_pkg import FormsServer
 
@@ -64,7 +73,7 @@ class Impl(FormsServer):
         return {"content": [{"type": "text", "text": "before"}, PIXEL_BLOCK,
                             {"type": "text", "text": "after"}],
                 "structuredContent": {"count": 2}, "_meta": {"team": "x"}}
-'''.replace("PIXEL_BLOCK", repr(PIXEL))
+""".replace("PIXEL_BLOCK", repr(PIXEL))
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +108,11 @@ def test_returns_result_passes_every_block_and_structured_content(built: Any) ->
     package, command, env = built
     with package.FormsClient.stdio(command, env=env, verify="strict") as client:
         assert client.snapshot() == {
-            "content": [{"type": "text", "text": "before"}, PIXEL, {"type": "text", "text": "after"}],
+            "content": [
+                {"type": "text", "text": "before"},
+                PIXEL,
+                {"type": "text", "text": "after"},
+            ],
             "structuredContent": {"count": 2},
             "_meta": {"team": "x"},
         }
@@ -111,10 +124,19 @@ def test_a_title_sent_once_is_published_once(tmp_path: Path) -> None:
     tools = [
         {**SNAPSHOT},
         {"name": "b", "inputSchema": {"type": "object"}, "annotations": {"title": "B"}},
-        {"name": "c", "title": "C", "inputSchema": {"type": "object"},
-         "annotations": {"title": "Other"}},
-        {"name": "d", "title": "D", "inputSchema": {"type": "object"},
-         "annotations": {"title": "D"}, "execution": {"taskSupport": "forbidden"}},
+        {
+            "name": "c",
+            "title": "C",
+            "inputSchema": {"type": "object"},
+            "annotations": {"title": "Other"},
+        },
+        {
+            "name": "d",
+            "title": "D",
+            "inputSchema": {"type": "object"},
+            "annotations": {"title": "D"},
+            "execution": {"taskSupport": "forbidden"},
+        },
     ]
     spec = spec_from_tools(tools, server_info=INFO)
     loaded = load_spec_text(spec.text, "tools.yaml", spec_dir=tmp_path)
@@ -127,8 +149,14 @@ def test_repeated_defs_that_refer_to_each_other_are_one_type_each(tmp_path: Path
     """24 tools repeating four $defs that refer to each other imported as 96 types
     (`request12`), and their published refs were renamed even with --exact."""
     tools = [
-        {"name": f"t{i}", "inputSchema": {"type": "object", "properties": {"n": {"$ref": "#/$defs/node"}},
-                                          "$defs": NODE_DEFS}}
+        {
+            "name": f"t{i}",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"n": {"$ref": "#/$defs/node"}},
+                "$defs": NODE_DEFS,
+            },
+        }
         for i in range(24)
     ]
     for exact in (False, True):
@@ -142,8 +170,16 @@ def test_repeated_defs_that_refer_to_each_other_are_one_type_each(tmp_path: Path
 
 
 def test_two_definitions_of_one_name_keep_their_own_defs(tmp_path: Path) -> None:
-    one = {"type": "object", "properties": {"p": {"$ref": "#/$defs/X"}}, "$defs": {"X": {"type": "string"}}}
-    two = {"type": "object", "properties": {"p": {"$ref": "#/$defs/X"}}, "$defs": {"X": {"type": "integer"}}}
+    one = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/X"}},
+        "$defs": {"X": {"type": "string"}},
+    }
+    two = {
+        "type": "object",
+        "properties": {"p": {"$ref": "#/$defs/X"}},
+        "$defs": {"X": {"type": "integer"}},
+    }
     tools = [{"name": "a", "inputSchema": one}, {"name": "b", "inputSchema": two}]
     spec = spec_from_tools(tools, server_info=INFO, exact=True)
     loaded = load_spec_text(spec.text, "tools.yaml", spec_dir=tmp_path)
@@ -186,14 +222,33 @@ def test_a_server_that_speaks_only_2026_07_28_imports_builds_and_connects(tmp_pa
     """A stateless-only server refuses ``initialize``: the import takes its listing over
     2026-07-28 alone and says so, and the built client connects to it strictly."""
     path = tmp_path / "listing.json"
-    tools = [GREET, {"name": "nodes", "inputSchema": {
-        "type": "object", "properties": {"root": {"$ref": "#/$defs/node"}}, "$defs": NODE_DEFS}}]
-    path.write_text(json.dumps({"serverInfo": INFO, "tools": tools, "era": "modern",
-                                "instructions": "modern only", "page_size": 1}))
+    tools = [
+        GREET,
+        {
+            "name": "nodes",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"root": {"$ref": "#/$defs/node"}},
+                "$defs": NODE_DEFS,
+            },
+        },
+    ]
+    path.write_text(
+        json.dumps(
+            {
+                "serverInfo": INFO,
+                "tools": tools,
+                "era": "modern",
+                "instructions": "modern only",
+                "page_size": 1,
+            }
+        )
+    )
     command = [sys.executable, str(FAKE_SERVER), str(path)]
     spec_file = tmp_path / "tools.yaml"
-    run = CliRunner().invoke(main, ["import", "-o", str(spec_file), "--package", "modern_pkg",
-                                    "--", *command])
+    run = CliRunner().invoke(
+        main, ["import", "-o", str(spec_file), "--package", "modern_pkg", "--", *command]
+    )
     assert run.exit_code == 0, run.output
     text = spec_file.read_text(encoding="utf-8")
     assert "# Era: tools listed over 2026-07-28 (the server speaks no handshake era)" in text
@@ -202,8 +257,10 @@ def test_a_server_that_speaks_only_2026_07_28_imports_builds_and_connects(tmp_pa
     assert [descriptor(t) for t in loaded.contract.tools] == tools
     result = build_spec(spec_file, output=tmp_path / "gen" / "modern_pkg")
     assert result.ok, [str(d) for d in result.diagnostics]
-    with import_package(tmp_path / "gen", "modern_pkg") as package, \
-            package.FormsClient.stdio(command, verify="strict") as client:
+    with (
+        import_package(tmp_path / "gen", "modern_pkg") as package,
+        package.FormsClient.stdio(command, verify="strict") as client,
+    ):
         assert client.session.protocol_version == "2026-07-28"
         assert client.session.contract_warnings == []
         client.greet(name="x")

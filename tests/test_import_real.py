@@ -38,11 +38,12 @@ BIN = Path(sys.executable).parent
 NPM = ROOT / "node_modules" / "@modelcontextprotocol"
 FIXTURES = ROOT / "tests" / "fixtures" / "import"
 SDK_CLIENT = ROOT / "tests" / "fixtures" / "ts_sdk_client.mjs"
-PIXEL = (
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
-)
-TREE = {"label": "a", "owner": {"name": "ann"},
-        "children": [{"label": "b", "owner": {"name": "bob"}}, {"label": "c"}]}
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+TREE = {
+    "label": "a",
+    "owner": {"name": "ann"},
+    "children": [{"label": "b", "owner": {"name": "bob"}}, {"label": "c"}],
+}
 
 SERVERS = ["time", "git", "everything", "filesystem", "memory", "sequential", "fastmcp", "ts"]
 
@@ -59,8 +60,9 @@ def _npm(package: str, *args: str) -> list[str]:
     manifest = NPM / package / "package.json"
     node = shutil.which("node")
     if node is None or not manifest.is_file():
-        pytest.skip(f"node or the npm package @modelcontextprotocol/{package} is missing "
-                    "(make npm-tools)")
+        pytest.skip(
+            f"node or the npm package @modelcontextprotocol/{package} is missing (make npm-tools)"
+        )
     entry = next(iter(json.loads(manifest.read_text())["bin"].values()))
     return [node, str(NPM / package / entry), *args]
 
@@ -76,8 +78,13 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("import_real")
     repo = root / "repo"
     repo.mkdir()
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "PATH": "/usr/bin:/bin",
+    }
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=repo, check=True, env=env)
     (repo / "README.md").write_text("hello\n")
     subprocess.run(["git", "add", "README.md"], cwd=repo, check=True, env=env)
@@ -90,39 +97,95 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _server(name: str, root: Path) -> Server:
     files = str(root / "files")
     if name == "time":
-        return Server(name, [_pypi("mcp-server-time")], None,
-                      [("convert_time", {"source_timezone": "Europe/Paris", "time": "12:00",
-                                         "target_timezone": "Asia/Tokyo"})])
+        return Server(
+            name,
+            [_pypi("mcp-server-time")],
+            None,
+            [
+                (
+                    "convert_time",
+                    {
+                        "source_timezone": "Europe/Paris",
+                        "time": "12:00",
+                        "target_timezone": "Asia/Tokyo",
+                    },
+                )
+            ],
+        )
     if name == "git":
         repo = str(root / "repo")
-        return Server(name, [_pypi("mcp-server-git"), "--repository", repo], None,
-                      [("git_status", {"repo_path": repo}),
-                       ("git_log", {"repo_path": repo, "max_count": 1})])
+        return Server(
+            name,
+            [_pypi("mcp-server-git"), "--repository", repo],
+            None,
+            [("git_status", {"repo_path": repo}), ("git_log", {"repo_path": repo, "max_count": 1})],
+        )
     if name == "everything":
-        return Server(name, _npm("server-everything", "stdio"), None,
-                      [("echo", {"message": "héllo"}), ("get-sum", {"a": 2, "b": 3}),
-                       ("get-structured-content", {"location": "New York"})])
+        return Server(
+            name,
+            _npm("server-everything", "stdio"),
+            None,
+            [
+                ("echo", {"message": "héllo"}),
+                ("get-sum", {"a": 2, "b": 3}),
+                ("get-structured-content", {"location": "New York"}),
+            ],
+        )
     if name == "filesystem":
-        return Server(name, _npm("server-filesystem", files), None,
-                      [("list_allowed_directories", {}),
-                       ("read_text_file", {"path": f"{files}/note.txt", "head": 1})])
+        return Server(
+            name,
+            _npm("server-filesystem", files),
+            None,
+            [
+                ("list_allowed_directories", {}),
+                ("read_text_file", {"path": f"{files}/note.txt", "head": 1}),
+            ],
+        )
     if name == "memory":
         env = {**os.environ, "MEMORY_FILE_PATH": str(root / "memory.jsonl")}
         return Server(name, _npm("server-memory"), env, [("read_graph", {})])
     if name == "sequential":
-        return Server(name, _npm("server-sequential-thinking"), None,
-                      [("sequentialthinking", {"thought": "first", "nextThoughtNeeded": False,
-                                               "thoughtNumber": 1, "totalThoughts": 1})])
+        return Server(
+            name,
+            _npm("server-sequential-thinking"),
+            None,
+            [
+                (
+                    "sequentialthinking",
+                    {
+                        "thought": "first",
+                        "nextThoughtNeeded": False,
+                        "thoughtNumber": 1,
+                        "totalThoughts": 1,
+                    },
+                )
+            ],
+        )
     if name == "fastmcp":
-        return Server(name, [sys.executable, str(FIXTURES / "fastmcp_server.py")], None,
-                      [("greet", {"name": "Ann"}), ("search", {"query": "q", "tag": "t"}),
-                       ("midpoint", {"a": {"x": 0, "y": 0}, "b": {"x": 2, "y": 4}})])
+        return Server(
+            name,
+            [sys.executable, str(FIXTURES / "fastmcp_server.py")],
+            None,
+            [
+                ("greet", {"name": "Ann"}),
+                ("search", {"query": "q", "tag": "t"}),
+                ("midpoint", {"a": {"x": 0, "y": 0}, "b": {"x": 2, "y": 4}}),
+            ],
+        )
     node = shutil.which("node")
     if node is None or not (NPM / "sdk" / "package.json").is_file():
         pytest.skip("node or the npm package @modelcontextprotocol/sdk is missing (make npm-tools)")
-    return Server(name, [node, str(FIXTURES / "ts_sdk_server.mjs")], None,
-                  [("snapshot", {"caption": "c"}), ("stats", {"words": ["a", "bcd"]}),
-                   ("count_nodes", {"root": TREE}), ("owners", {"root": TREE})])
+    return Server(
+        name,
+        [node, str(FIXTURES / "ts_sdk_server.mjs")],
+        None,
+        [
+            ("snapshot", {"caption": "c"}),
+            ("stats", {"words": ["a", "bcd"]}),
+            ("count_nodes", {"root": TREE}),
+            ("owners", {"root": TREE}),
+        ],
+    )
 
 
 @dataclass
@@ -160,8 +223,9 @@ def imported(workdir: Path) -> Callable[[str], Imported]:
             assert result.exit_code == 0, result.output
             built = build_spec(spec, output=folder / "gen" / package)
             assert built.ok, [str(d) for d in built.diagnostics]
-            done[name] = Imported(server, spec, folder / "gen", package, result.output,
-                                  _eras(server))
+            done[name] = Imported(
+                server, spec, folder / "gen", package, result.output, _eras(server)
+            )
         return done[name]
 
     return get
@@ -175,8 +239,11 @@ def server(request: pytest.FixtureRequest, imported: Callable[[str], Imported]) 
 
 
 def _client_class(package: Any) -> Any:
-    return next(getattr(package, a) for a in package.__all__
-                if a.endswith("Client") and not a.startswith("Async"))
+    return next(
+        getattr(package, a)
+        for a in package.__all__
+        if a.endswith("Client") and not a.startswith("Async")
+    )
 
 
 def test_a_fresh_import_has_no_differs_comments(server: Any) -> None:
@@ -187,12 +254,14 @@ def test_a_fresh_import_has_no_differs_comments(server: Any) -> None:
 
 def test_strict_connect_gives_zero_contract_warnings(server: Any) -> None:
     item, module = server
-    with _client_class(module).stdio(item.server.command, env=item.server.env,
-                                     verify="strict") as client:
+    with _client_class(module).stdio(
+        item.server.command, env=item.server.env, verify="strict"
+    ) as client:
         assert client.session.contract_warnings == []
     for era in item.eras:  # each era the server speaks
-        with _client_class(module).stdio(item.server.command, env=item.server.env,
-                                         verify="strict", protocol=era) as client:
+        with _client_class(module).stdio(
+            item.server.command, env=item.server.env, verify="strict", protocol=era
+        ) as client:
             assert client.session.contract_warnings == [], era
 
 
@@ -201,8 +270,11 @@ def _eras(server: Server) -> list[str]:
 
     spoken = []
     for era in ("legacy", "modern"):
-        with contextlib.suppress(McpError), Session.stdio(  # McpError: this era is not spoken
-            server.command, env=server.env, verify="off", protocol=era
+        with (
+            contextlib.suppress(McpError),
+            Session.stdio(  # McpError: this era is not spoken
+                server.command, env=server.env, verify="off", protocol=era
+            ),
         ):
             spoken.append(era)
     return spoken
@@ -218,10 +290,21 @@ def _plain(value: Any) -> Any:
 def test_typed_calls_equal_the_official_sdk_clients(server: Any) -> None:
     item, module = server
     srv = item.server
-    plan = {"command": srv.command[0], "args": srv.command[1:], "env": srv.env or dict(os.environ),
-            "calls": [[tool, args] for tool, args in srv.calls]}
-    sdk = json.loads(subprocess.run(["node", str(SDK_CLIENT), json.dumps(plan)], check=True,
-                                    capture_output=True, text=True, timeout=60).stdout)
+    plan = {
+        "command": srv.command[0],
+        "args": srv.command[1:],
+        "env": srv.env or dict(os.environ),
+        "calls": [[tool, args] for tool, args in srv.calls],
+    }
+    sdk = json.loads(
+        subprocess.run(
+            ["node", str(SDK_CLIENT), json.dumps(plan)],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        ).stdout
+    )
     outputs = {tool["name"]: "outputSchema" in tool for tool in module.contract.TOOLS}
     with _client_class(module).stdio(srv.command, env=srv.env, verify="strict") as client:
         for (tool, args), expected in zip(srv.calls, sdk["calls"], strict=True):
@@ -261,15 +344,25 @@ def test_a_server_generated_from_the_import_relists_the_original(server: Any) ->
         for got, want in zip(relisted, original, strict=True):
             assert got == want, (era, want["name"])
             assert list(got["inputSchema"].get("properties", {})) == list(
-                want["inputSchema"].get("properties", {}))
+                want["inputSchema"].get("properties", {})
+            )
 
 
 def test_generated_packages_pass_mypy_strict(imported: Callable[[str], Imported]) -> None:
     items = [imported(name) for name in SERVERS]
     env = {**os.environ, "MYPYPATH": os.pathsep.join(str(i.gen) for i in items)}
     run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-         *[arg for i in items for arg in ("-p", i.package)]],
-        capture_output=True, text=True, env=env, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            *[arg for i in items for arg in ("-p", i.package)],
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr

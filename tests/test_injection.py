@@ -30,7 +30,7 @@ from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_contract
 
 NASTY = (
-    'a"""b\'\'\'c "q" \'s\' {{ jinja }} {% if x %}{% endif %} {# c #} ${x} %s {0} '
+    "a\"\"\"b'''c \"q\" 's' {{ jinja }} {% if x %}{% endif %} {# c #} ${x} %s {0} "
     "back\\slash \\n \\x00 \\u2028 trailing\\\nnew\nline\r\ncr\rtab\tbell\x07 esc\x1b del\x7f "
     "ff\x0c vt\x0b nel\x85 ls\u2028 ps\u2029 bom\ufeff zwj\u200d rtl\u202e "
     "emoji 😀🧪👩‍👩‍👧 ñandú Ωμέγα 中文 עברית\U0010ffff end\\"
@@ -102,21 +102,39 @@ def _hostile_spec(package: str, text: str) -> dict[str, Any]:
             "title": text,
             "instructions": text,
         },
-        "types": {"Thing": {"type": "object", "description": text,
-                            "properties": {text: {"type": "string", "default": text}}}},
+        "types": {
+            "Thing": {
+                "type": "object",
+                "description": text,
+                "properties": {text: {"type": "string", "default": text}},
+            }
+        },
         "tools": [
             {
                 "name": "hostile.tool-1",
                 "title": text,
                 "description": text,
                 "parameters": [
-                    {"name": text, "type": "string", "description": text, "default": text,
-                     "title": text, "examples": [text]},
-                    {"name": "choice", "enum": [text, ENDS_WITH_QUOTE, "plain", "\\"],
-                     "required": False},
+                    {
+                        "name": text,
+                        "type": "string",
+                        "description": text,
+                        "default": text,
+                        "title": text,
+                        "examples": [text],
+                    },
+                    {
+                        "name": "choice",
+                        "enum": [text, ENDS_WITH_QUOTE, "plain", "\\"],
+                        "required": False,
+                    },
                     {"name": "class", "type": "integer", "required": False},
-                    {"name": 'q"uote', "type": "string", "pattern": text.replace("\\", "") and "^a+$",
-                     "required": False},
+                    {
+                        "name": 'q"uote',
+                        "type": "string",
+                        "pattern": text.replace("\\", "") and "^a+$",
+                        "required": False,
+                    },
                     {"name": "self", "$ref": "#/types/Thing", "required": False},
                 ],
                 "meta": {text: text, "nested": [text, {"k": text}], "n": 1.5},
@@ -126,14 +144,19 @@ def _hostile_spec(package: str, text: str) -> dict[str, Any]:
                 "name": "structured",
                 "description": ENDS_WITH_QUOTE,
                 "parameters": [{"name": "x-y", "type": "string", "enum": [text]}],
-                "output_schema": {"type": "object", "description": text,
-                                  "properties": {text: {"type": "string"}}},
+                "output_schema": {
+                    "type": "object",
+                    "description": text,
+                    "properties": {text: {"type": "string"}},
+                },
             },
             {
                 "name": "positional",
                 "title": ENDS_WITH_QUOTE,
-                "parameters": [{"name": "a.b", "type": "string", "default": text},
-                               {"name": "def", "type": "string", "default": ENDS_WITH_QUOTE}],
+                "parameters": [
+                    {"name": "a.b", "type": "string", "default": text},
+                    {"name": "def", "type": "string", "default": ENDS_WITH_QUOTE},
+                ],
                 "callback": "positional",
             },
         ],
@@ -159,8 +182,11 @@ def test_hostile_strings_round_trip(tmp_path: Path) -> None:
             {"src": "data:image/png;base64,AAAA", "mimeType": NASTY}
         ]
         assert contract.TOOLS[1]["outputSchema"]["properties"] == {NASTY: {"type": "string"}}
-        assert contract.SERVER_INFO == {"name": "srv " + NASTY, "version": "1.0" + NASTY,
-                                        "title": NASTY}
+        assert contract.SERVER_INFO == {
+            "name": "srv " + NASTY,
+            "version": "1.0" + NASTY,
+            "title": NASTY,
+        }
         assert contract.INSTRUCTIONS == NASTY
         # the whole package imports (models, server, client) with these strings in it
         package_module = importlib.import_module(package)
@@ -170,9 +196,31 @@ def test_hostile_strings_round_trip(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "text",
     [
-        '"""', "'''", '"', "'", "\\", "\\\\\\", "\n", "\r", "\r\n", "\t", "\x00".replace("\x00", "\x01"),
-        "\u2028", "\x85", "\x0c", "{{ x }}", "{% raw %}", "}}", "#", "\\N{BULLET}", "\\u0041",
-        '""""""', 'x"""', "😀", "\ufeff", "\x1b[31m",
+        '"""',
+        "'''",
+        '"',
+        "'",
+        "\\",
+        "\\\\\\",
+        "\n",
+        "\r",
+        "\r\n",
+        "\t",
+        "\x00".replace("\x00", "\x01"),
+        "\u2028",
+        "\x85",
+        "\x0c",
+        "{{ x }}",
+        "{% raw %}",
+        "}}",
+        "#",
+        "\\N{BULLET}",
+        "\\u0041",
+        '""""""',
+        'x"""',
+        "😀",
+        "\ufeff",
+        "\x1b[31m",
     ],
 )
 def test_single_hostile_fragment(tmp_path: Path, text: str) -> None:
@@ -187,10 +235,14 @@ def test_single_hostile_fragment(tmp_path: Path, text: str) -> None:
 
 # -- property test -----------------------------------------------------------------
 
-TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+TEXT = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40
+)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(description=TEXT, title=TEXT, enum_value=TEXT, default=TEXT, name=TEXT)
 def test_arbitrary_text_round_trips(
     tmp_path: Path, description: str, title: str, enum_value: str, default: str, name: str
@@ -223,8 +275,11 @@ def test_arbitrary_text_round_trips(
                 "name": "v",
                 "title": description,
                 "parameters": [{"name": "r " + name, "type": "string", "default": enum_value}],
-                "output_schema": {"type": "object", "description": default,
-                                  "properties": {"s " + name: {"type": "string"}}},
+                "output_schema": {
+                    "type": "object",
+                    "description": default,
+                    "properties": {"s " + name: {"type": "string"}},
+                },
             },
         ],
     }
@@ -256,8 +311,11 @@ def test_hostile_spec_file_name(tmp_path: Path) -> None:
         compile(text, str(source), "exec", dont_inherit=True)
         assert len(text.splitlines()[0]) == len(text.split("\n", 1)[0])  # no stray line break
     with _imported(out, package) as contract:
-        assert [tool["name"] for tool in contract.TOOLS] == ["hostile.tool-1", "structured",
-                                                             "positional"]
+        assert [tool["name"] for tool in contract.TOOLS] == [
+            "hostile.tool-1",
+            "structured",
+            "positional",
+        ]
 
 
 # -- commands that must not write ------------------------------------------------------

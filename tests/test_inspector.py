@@ -82,8 +82,13 @@ def inspect(
 
 def stdio_target(gen: Path, package: str = "weather_mcp", cwd: Path = WEATHER_DIR) -> list[str]:
     return [
-        "--cwd", str(cwd), "-e", f"PYTHONPATH={gen}{os.pathsep}{cwd}",
-        sys.executable, "-m", package,
+        "--cwd",
+        str(cwd),
+        "-e",
+        f"PYTHONPATH={gen}{os.pathsep}{cwd}",
+        sys.executable,
+        "-m",
+        package,
     ]
 
 
@@ -112,7 +117,13 @@ def test_stdio_tools_list_auto_era_strict(
     """``--protocol-era auto``: probe server/discover, fall back to initialize when
     the server speaks only the handshake era (either way the list is clean)."""
     code, envelope, stderr = inspect(
-        tools, home, "--strict", "--protocol-era", "auto", "--method", "tools/list",
+        tools,
+        home,
+        "--strict",
+        "--protocol-era",
+        "auto",
+        "--method",
+        "tools/list",
         target=stdio_target(weather_gen),
     )
     assert code == 0, stderr
@@ -123,8 +134,15 @@ def test_stdio_tools_list_auto_era_strict(
 def test_stdio_tools_call(tools: NpmTools, home: Path, weather_gen: Path) -> None:
     target = stdio_target(weather_gen)
     code, envelope, stderr = inspect(
-        tools, home, "--method", "tools/call", "--tool-name", "get_forecast",
-        "--tool-args-json", '{"city": "Oslo", "days": 2}', target=target,
+        tools,
+        home,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_forecast",
+        "--tool-args-json",
+        '{"city": "Oslo", "days": 2}',
+        target=target,
     )
     assert code == 0, stderr
     result = envelope["result"]
@@ -135,16 +153,30 @@ def test_stdio_tools_call(tools: NpmTools, home: Path, weather_gen: Path) -> Non
 
     # key=value arguments (the Inspector's own coercion) on a positional tool
     code, envelope, stderr = inspect(
-        tools, home, "--method", "tools/call", "--tool-name", "current_temperature",
-        "--tool-arg", "city=Oslo", target=target,
+        tools,
+        home,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "current_temperature",
+        "--tool-arg",
+        "city=Oslo",
+        target=target,
     )
     assert code == 0, stderr
     assert float(envelope["result"]["content"][0]["text"]) > 0
 
     # an async named tool with a dashed parameter name
     code, envelope, stderr = inspect(
-        tools, home, "--method", "tools/call", "--tool-name", "alerts.search",
-        "--tool-args-json", '{"region": {"country": "NO"}, "max-results": 1}', target=target,
+        tools,
+        home,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "alerts.search",
+        "--tool-args-json",
+        '{"region": {"country": "NO"}, "max-results": 1}',
+        target=target,
     )
     assert code == 0, stderr
     assert json.loads(envelope["result"]["content"][0]["text"])[0]["id"] == "NO-1"
@@ -154,8 +186,15 @@ def test_stdio_invalid_arguments_are_a_tool_error(
     tools: NpmTools, home: Path, weather_gen: Path
 ) -> None:
     code, envelope, _ = inspect(
-        tools, home, "--method", "tools/call", "--tool-name", "get_forecast",
-        "--tool-args-json", '{"city": "Oslo", "days": 99}', target=stdio_target(weather_gen),
+        tools,
+        home,
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "get_forecast",
+        "--tool-args-json",
+        '{"city": "Oslo", "days": 99}',
+        target=stdio_target(weather_gen),
     )
     assert code == TOOL_ERROR_EXIT
     assert envelope["result"]["isError"] is True
@@ -185,7 +224,11 @@ def test_strict_lint_negative_control(tools: NpmTools, home: Path, tmp_path: Pat
         encoding="utf-8",
     )
     code, envelope, stderr = inspect(
-        tools, home, "--strict", "--method", "tools/list",
+        tools,
+        home,
+        "--strict",
+        "--method",
+        "tools/list",
         target=stdio_target(gen, "lint_probe_mcp", tmp_path),
     )
     findings = envelope.get("schemaFindings")
@@ -211,13 +254,26 @@ def test_http_tools_list_strict_and_call(
         "weather_mcp", pythonpath=[weather_gen, WEATHER_DIR], cwd=WEATHER_DIR, log_dir=tmp_path
     ) as server:
         code, listed, stderr = inspect(
-            tools, home, "--strict", "--protocol-era", era, "--method", "tools/list",
+            tools,
+            home,
+            "--strict",
+            "--protocol-era",
+            era,
+            "--method",
+            "tools/list",
             target=[server.url],
         )
         call_code, called, call_stderr = inspect(
-            tools, home, "--protocol-era", era, "--method", "tools/call",
-            "--tool-name", "report_observation",
-            "--tool-args-json", '{"station": "ENGM", "temperature_c": 2.5, "at": "2026-01-01T00:00:00Z"}',
+            tools,
+            home,
+            "--protocol-era",
+            era,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "report_observation",
+            "--tool-args-json",
+            '{"station": "ENGM", "temperature_c": 2.5, "at": "2026-01-01T00:00:00Z"}',
             target=[server.url],
         )
         log = server.output

@@ -38,11 +38,24 @@ WEATHER_DIR = REPO / "examples" / "weather"
 FIELDS = {
     "2024-11-05": {"name", "description", "inputSchema"},
     "2025-11-25": {
-        "name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta",
-        "icons", "execution",
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "_meta",
+        "icons",
+        "execution",
     },
     "2026-07-28": {
-        "name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta",
+        "name",
+        "title",
+        "description",
+        "inputSchema",
+        "outputSchema",
+        "annotations",
+        "_meta",
         "icons",
     },
 }
@@ -138,7 +151,8 @@ def check_forecast(seen: dict[str, Any], *, structured: bool) -> None:
         assert forecast.structured_content == text
         assert forecast.structured_content["units"] == "metric"
         assert [d["date"] for d in forecast.structured_content["days"]] == [
-            "2026-12-02", "2026-12-03",
+            "2026-12-02",
+            "2026-12-03",
         ]
     else:
         assert forecast.structured_content is None
@@ -160,9 +174,7 @@ def test_sdk_legacy_2025_11_25(weather_gen: Path, published: list[dict[str, Any]
     check_forecast(seen, structured=True)
 
 
-def test_sdk_auto_mode(
-    weather_gen: Path, published: list[dict[str, Any]], tmp_path: Path
-) -> None:
+def test_sdk_auto_mode(weather_gen: Path, published: list[dict[str, Any]], tmp_path: Path) -> None:
     """``mode="auto"``: the SDK probes ``server/discover`` at 2026-07-28 first. A
     handshake-only server answers -32601 and the SDK must fall back to initialize;
     a dual-era server answers the probe and the SDK stays on 2026-07-28 with the
@@ -228,7 +240,9 @@ def test_sdk_2024_11_05_by_patching_the_sdk(
 
 def test_raw_2024_11_05(weather_gen: Path, published: list[dict[str, Any]]) -> None:
     with RawServer(
-        "weather_mcp", "weather_impl:Forecaster", pythonpath=[weather_gen, WEATHER_DIR],
+        "weather_mcp",
+        "weather_impl:Forecaster",
+        pythonpath=[weather_gen, WEATHER_DIR],
         cwd=WEATHER_DIR,
     ) as server:
         result = server.handshake("2024-11-05")
@@ -258,7 +272,7 @@ def test_sdk_validates_structured_content_against_output_schema(weather_gen: Pat
 
 
 def test_sdk_unicode_round_trip_and_unknown_tool(weather_gen: Path) -> None:
-    city = "Ca\u2028ro\u2029x\u0085y\"\\\n🌞 Zürich"
+    city = 'Ca\u2028ro\u2029x\u0085y"\\\n🌞 Zürich'
 
     async def run() -> tuple[Any, Any]:
         async with Client(server_params(weather_gen), mode="legacy") as client:

@@ -18,8 +18,9 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def _dry_run(*args: str) -> list[str]:
-    done = subprocess.run(["make", "-n", "-B", *args], cwd=ROOT, capture_output=True,
-                          text=True, check=True)
+    done = subprocess.run(
+        ["make", "-n", "-B", *args], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return done.stdout.splitlines()
 
 
@@ -40,12 +41,19 @@ def test_the_default_interpreter_keeps_dot_venv() -> None:
 def test_the_quick_subset_names_files_that_exist() -> None:
     (run,) = [line for line in _dry_run("test-quick") if "pytest" in line]
     paths = [part for part in run.split() if part.startswith("tests/")]
-    assert paths == ["tests/test_workflow_build.py", "tests/test_golden.py", "tests/runtime",
-                     "tests/test_newcomer.py"]
+    assert paths == [
+        "tests/test_workflow_build.py",
+        "tests/test_golden.py",
+        "tests/runtime",
+        "tests/test_newcomer.py",
+    ]
     assert all((ROOT / path).exists() for path in paths)
 
 
 def test_ci_runs_the_quick_subset_under_each_newer_interpreter() -> None:
     script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert subprocess.run(["bash", "-n", str(ROOT / ".ci" / "run")], check=False).returncode == 0
-    assert "for version in ${MCPGEN_CI_PYTHONS-3.12 3.13}" in script and 'make test-quick PYTHON="$python"' in script
+    assert (
+        "for version in ${MCPGEN_CI_PYTHONS-3.12 3.13}" in script
+        and 'make test-quick PYTHON="$python"' in script
+    )

@@ -60,8 +60,12 @@ def test_a_package_generated_before_the_move_runs_against_the_moved_runtime(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
-    assert seen["tools"] == ["alerts.search", "current_temperature", "get_forecast",
-                             "report_observation"]
+    assert seen["tools"] == [
+        "alerts.search",
+        "current_temperature",
+        "get_forecast",
+        "report_observation",
+    ]
     assert seen["forecast_days"] == 2 and seen["task_days"] == 3
     assert seen["tool_error"] == "ToolError" and seen["async_temperature"]
     # the package ran on the subpackage layout, not on a leftover flat module

@@ -1,4 +1,4 @@
-"""The codebase stays `mypy --strict` and `ruff` clean (STYLE.md); CI runs this."""
+"""The codebase stays `mypy --strict` and `ruff` clean and formatted; CI runs this."""
 
 from __future__ import annotations
 
@@ -8,27 +8,51 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+LINTED = ["mcpgen", "runtime", "tests", "benchmarks", "hatch_build.py"]
 
 
 def test_mypy_strict_on_mcpgen_and_the_runtime() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "mcpgen", "runtime/mcpgen_runtime"], cwd=ROOT, capture_output=True, text=True, check=False
+        [sys.executable, "-m", "mypy", "--strict", "mcpgen", "runtime/mcpgen_runtime"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_ruff_on_code_tests_and_benchmarks() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "mcpgen", "runtime", "tests", "benchmarks", "hatch_build.py"],
-        cwd=ROOT, capture_output=True, text=True, check=False,
+        [sys.executable, "-m", "ruff", "check", *LINTED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_code_tests_and_benchmarks_are_formatted() -> None:
+    """One formatter, ruff format ([tool.ruff.format] in pyproject.toml), over every tree."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ruff", "format", "--check", *LINTED],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, "run `ruff format`:\n" + result.stdout + result.stderr
 
 
 def test_functions_stay_under_sixty_lines() -> None:
     """The size rule for functions (about 60 lines), held for the generator, the runtime and the hook."""
     long = []
-    for path in [*ROOT.joinpath("mcpgen").rglob("*.py"), *ROOT.joinpath("runtime", "mcpgen_runtime").rglob("*.py"), ROOT / "hatch_build.py"]:
+    for path in [
+        *ROOT.joinpath("mcpgen").rglob("*.py"),
+        *ROOT.joinpath("runtime", "mcpgen_runtime").rglob("*.py"),
+        ROOT / "hatch_build.py",
+    ]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 size = (node.end_lineno or node.lineno) - node.lineno + 1

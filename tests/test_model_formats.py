@@ -45,7 +45,8 @@ def test_formats_needing_other_packages_are_plain_strings(tmp_path: Path) -> Non
         f"            {name.replace('-', '_')}: {{type: string, format: {name}}}"
         for name in FORMATS
     )
-    spec = textwrap.dedent("""\
+    spec = (
+        textwrap.dedent("""\
         mcpgen: 1
         package: formats_mcp
         server: {name: formats, version: "1"}
@@ -53,16 +54,22 @@ def test_formats_needing_other_packages_are_plain_strings(tmp_path: Path) -> Non
           Contact:
             type: object
             properties:
-        """) + properties + textwrap.dedent("""
+        """)
+        + properties
+        + textwrap.dedent("""
         tools:
           - name: contact
             parameters: []
             output_schema: {$ref: "#/types/Contact"}
         """)
+    )
     gen = build_package(spec, tmp_path, "formats_mcp")
     with import_package(gen, "formats_mcp") as package:  # client.py imports the models
-        value = {"email": "a@example.com", "idn_email": "ü@example.com",
-                 "ulid": "01ARZ3NDEKTSV4RRFFQ69G5FAV"}
+        value = {
+            "email": "a@example.com",
+            "idn_email": "ü@example.com",
+            "ulid": "01ARZ3NDEKTSV4RRFFQ69G5FAV",
+        }
         contact = package.models.Contact.model_validate(value)
         assert contact.model_dump() == value
 
@@ -137,9 +144,14 @@ def test_pattern_properties_never_narrow_a_model(tmp_path: Path) -> None:
         """)
     gen = build_package(spec, tmp_path, "patterns_mcp")
     with import_package(gen, "patterns_mcp") as package:
-        value = {"open": {"x_a": "s", "y": 1}, "mixed": {"a": 1, "x_b": "s", "z": [1]},
-                 "closed": {"x_c": "s"}, "typed": {"x_d": "s", "e": 2},
-                 "inline": {"n1": 1, "other": "s"}, "const_list": [1]}
+        value = {
+            "open": {"x_a": "s", "y": 1},
+            "mixed": {"a": 1, "x_b": "s", "z": [1]},
+            "closed": {"x_c": "s"},
+            "typed": {"x_d": "s", "e": 2},
+            "inline": {"n1": 1, "other": "s"},
+            "const_list": [1],
+        }
         parsed = package.models.TOutput.model_validate(value)
         assert parsed.model_dump() == value
         big = {"n": -1180591620717411303423, "m": 9223372036854775808}

@@ -24,9 +24,16 @@ from mcpgen_runtime import ToolError
 
 
 def _spec(types: dict[str, Any], tools: list[dict[str, Any]], package: str) -> str:
-    return yaml.safe_dump({"mcpgen": 1, "package": package,
-                           "server": {"name": "names", "version": "1"},
-                           "types": types, "tools": tools}, sort_keys=False)
+    return yaml.safe_dump(
+        {
+            "mcpgen": 1,
+            "package": package,
+            "server": {"name": "names", "version": "1"},
+            "types": types,
+            "tools": tools,
+        },
+        sort_keys=False,
+    )
 
 
 def _obj(**properties: Any) -> dict[str, Any]:
@@ -34,8 +41,17 @@ def _obj(**properties: Any) -> dict[str, Any]:
 
 
 def test_a_tool_named_with_a_leading_digit_keeps_its_output_model(tmp_path: Path) -> None:
-    spec = _spec({}, [{"name": "0", "parameters": [{"name": "x", "type": "string"}],
-                       "output_schema": _obj(a={"type": "string"})}], "digit_mcp")
+    spec = _spec(
+        {},
+        [
+            {
+                "name": "0",
+                "parameters": [{"name": "x", "type": "string"}],
+                "output_schema": _obj(a={"type": "string"}),
+            }
+        ],
+        "digit_mcp",
+    )
     gen = build_package(spec, tmp_path, "digit_mcp")
     with import_package(gen, "digit_mcp") as package:  # imported client.py and server.py
         model = package.models._0Output
@@ -46,10 +62,14 @@ NAMES = ["foo_bar", "_private", "model", "json", "X_1", "a1", "Day"]
 
 
 def test_type_names_are_model_class_names(tmp_path: Path) -> None:
-    types = {name: {**_obj(**{f"f_{i}": {"type": "integer"}}), "required": [f"f_{i}"]}
-             for i, name in enumerate(NAMES)}
-    tools = [{"name": f"t{i}", "parameters": [], "output_schema": {"$ref": f"#/types/{name}"}}
-             for i, name in enumerate(NAMES)]
+    types = {
+        name: {**_obj(**{f"f_{i}": {"type": "integer"}}), "required": [f"f_{i}"]}
+        for i, name in enumerate(NAMES)
+    }
+    tools = [
+        {"name": f"t{i}", "parameters": [], "output_schema": {"$ref": f"#/types/{name}"}}
+        for i, name in enumerate(NAMES)
+    ]
     gen = build_package(_spec(types, tools, "typenames_mcp"), tmp_path, "typenames_mcp")
     with import_package(gen, "typenames_mcp") as package:
         for i, name in enumerate(NAMES):
@@ -63,8 +83,10 @@ def test_an_inline_model_never_takes_the_name_of_a_type(tmp_path: Path) -> None:
         "Alpha": _obj(days=_obj(z={"type": "integer"})),  # an inline model DCG names "Days"
         "Days": {**_obj(count={"type": "string"}), "required": ["count"]},
     }
-    tools = [{"name": "t", "parameters": [], "output_schema": {"$ref": "#/types/Days"}},
-             {"name": "u", "parameters": [], "output_schema": {"$ref": "#/types/Alpha"}}]
+    tools = [
+        {"name": "t", "parameters": [], "output_schema": {"$ref": "#/types/Days"}},
+        {"name": "u", "parameters": [], "output_schema": {"$ref": "#/types/Alpha"}},
+    ]
     gen = build_package(_spec(types, tools, "inline_mcp"), tmp_path, "inline_mcp")
     with import_package(gen, "inline_mcp") as package:
         assert list(package.models.TOutput.model_fields) == ["count"]
@@ -79,8 +101,10 @@ def test_a_type_may_share_its_name_with_a_pydantic_import(tmp_path: Path) -> Non
         "BaseModel": {**_obj(n={"type": "integer", "minimum": 0}), "required": ["n"]},
         "Field": _obj(label={"type": "string", "maxLength": 3}),
     }
-    tools = [{"name": "t", "parameters": [], "output_schema": {"$ref": "#/types/BaseModel"}},
-             {"name": "u", "parameters": [], "output_schema": _obj(f={"$ref": "#/types/Field"})}]
+    tools = [
+        {"name": "t", "parameters": [], "output_schema": {"$ref": "#/types/BaseModel"}},
+        {"name": "u", "parameters": [], "output_schema": _obj(f={"$ref": "#/types/Field"})},
+    ]
     gen = build_package(_spec(types, tools, "shadow_mcp"), tmp_path, "shadow_mcp")
     with import_package(gen, "shadow_mcp") as package:
         models = package.models
@@ -93,11 +117,13 @@ def test_a_type_may_share_its_name_with_a_pydantic_import(tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("name", ["str", "list", "class", "None"])
 def test_a_type_named_like_what_models_py_uses_is_refused(name: str, tmp_path: Path) -> None:
-    loaded = load_spec_text(_spec({name: _obj()}, [], "reserved_mcp"), "tools.yaml",
-                            spec_dir=tmp_path)
+    loaded = load_spec_text(
+        _spec({name: _obj()}, [], "reserved_mcp"), "tools.yaml", spec_dir=tmp_path
+    )
     assert loaded.contract is None
     assert any(d.path == f"types.{name}" and "models.py" in d.message for d in loaded.errors), [
-        str(d) for d in loaded.diagnostics]
+        str(d) for d in loaded.diagnostics
+    ]
 
 
 # Every name that typing, pydantic, the runtime or the generated modules give to
@@ -125,7 +151,7 @@ IMPORTED_NAMES = {
     "RootModel": _obj(m={"type": "string"}),
 }
 
-TYPING_IMPL = '''
+TYPING_IMPL = """
 from typing_mcp.models import Literal, TArgs, TOutput, UArgs, UOutput
 from typing_mcp.server import NamesServer
 
@@ -137,7 +163,7 @@ class Impl(NamesServer):
 
     def u(self, args: UArgs) -> UOutput:
         return UOutput.model_validate({"k": 1})
-'''
+"""
 
 
 def test_a_type_may_take_any_name_that_typing_or_the_generated_modules_import(
@@ -148,19 +174,35 @@ def test_a_type_may_take_any_name_that_typing_or_the_generated_modules_import(
     shadowed those imports there."""
     params = [{"name": name, "$ref": f"#/types/{name}"} for name in IMPORTED_NAMES]
     output = {"type": "object", "properties": {n: {"$ref": f"#/types/{n}"} for n in IMPORTED_NAMES}}
-    tools = [{"name": "t", "parameters": params, "output_schema": output},
-             # a root keyed by additionalProperties only: a pydantic RootModel
-             {"name": "u", "parameters": [], "output_schema": {"$ref": "#/types/Mapping"}}]
+    tools = [
+        {"name": "t", "parameters": params, "output_schema": output},
+        # a root keyed by additionalProperties only: a pydantic RootModel
+        {"name": "u", "parameters": [], "output_schema": {"$ref": "#/types/Mapping"}},
+    ]
     gen = build_package(_spec(IMPORTED_NAMES, tools, "typing_mcp"), tmp_path, "typing_mcp")
     (gen / "typing_impl.py").write_text(TYPING_IMPL, encoding="utf-8")
     done = mypy_strict(gen / "typing_mcp", gen / "typing_impl.py", cwd=gen)
     assert done.returncode == 0, done.stdout + done.stderr
     sent: dict[str, Any] = {
-        "Required": {"a": "r"}, "TypedDict": {"r": {"a": "t"}}, "NotRequired": {"n": 1},
-        "Any": {"x": 2}, "Annotated": "an", "TypeAlias": ["x", "y"], "Literal": "Literal",
-        "TYPE_CHECKING": True, "cast": 3, "Mapping": {"k": 4}, "Sequence": [5], "App": "Any",
-        "Binding": "b", "Unset": "u", "UNSET": 1.5, "Field": {"f": "f"},
-        "BaseModel": {"b": "b"}, "ConfigDict": {"c": "c"}, "MISSING": None,
+        "Required": {"a": "r"},
+        "TypedDict": {"r": {"a": "t"}},
+        "NotRequired": {"n": 1},
+        "Any": {"x": 2},
+        "Annotated": "an",
+        "TypeAlias": ["x", "y"],
+        "Literal": "Literal",
+        "TYPE_CHECKING": True,
+        "cast": 3,
+        "Mapping": {"k": 4},
+        "Sequence": [5],
+        "App": "Any",
+        "Binding": "b",
+        "Unset": "u",
+        "UNSET": 1.5,
+        "Field": {"f": "f"},
+        "BaseModel": {"b": "b"},
+        "ConfigDict": {"c": "c"},
+        "MISSING": None,
         "RootModel": {"m": "m"},
     }
     with import_package(gen, "typing_mcp") as package:
@@ -207,10 +249,16 @@ def test_module_names_hold_every_name_server_and_client_bind(tmp_path: Path) -> 
 
 
 def test_import_keeps_a_definition_named_like_a_typing_import(tmp_path: Path) -> None:
-    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/Any"}},
-              "$defs": {"Any": {"type": "string"}}}
-    spec = spec_from_tools([{"name": "t", "inputSchema": schema}],
-                           server_info={"name": "x", "version": "1"}, package="anyname_mcp")
+    schema = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/Any"}},
+        "$defs": {"Any": {"type": "string"}},
+    }
+    spec = spec_from_tools(
+        [{"name": "t", "inputSchema": schema}],
+        server_info={"name": "x", "version": "1"},
+        package="anyname_mcp",
+    )
     # `Any` is a type name like another (models.py imports typing's under an alias)
     data = yaml.safe_load(spec.text)
     assert data["types"] == {"Any": {"type": "string"}}
@@ -219,8 +267,9 @@ def test_import_keeps_a_definition_named_like_a_typing_import(tmp_path: Path) ->
     assert result.ok, [str(d) for d in result.diagnostics]
 
 
-@pytest.mark.parametrize("loop", [{"$ref": "#/types/T"}, {"allOf": [{"$ref": "#/types/T"}]}],
-                         ids=["ref", "allOf"])
+@pytest.mark.parametrize(
+    "loop", [{"$ref": "#/types/T"}, {"allOf": [{"$ref": "#/types/T"}]}], ids=["ref", "allOf"]
+)
 def test_a_type_that_is_a_reference_loop_is_refused(loop: dict[str, Any], tmp_path: Path) -> None:
     """No model can be built for it: before, `mcpgen build` crashed with
     datamodel-code-generator's traceback (or wrote no class at all)."""
@@ -228,12 +277,13 @@ def test_a_type_that_is_a_reference_loop_is_refused(loop: dict[str, Any], tmp_pa
     loaded = load_spec_text(_spec(types, [], "loop_mcp"), "tools.yaml", spec_dir=tmp_path)
     assert loaded.contract is None
     assert any(d.path == "types.T" and "loop" in d.message for d in loaded.errors), [
-        str(d) for d in loaded.diagnostics]
+        str(d) for d in loaded.diagnostics
+    ]
 
 
 NAMES_SPEC = Path(__file__).resolve().parent / "fixtures" / "names" / "tools.yaml"
 
-NAMES_IMPL = '''
+NAMES_IMPL = """
 from typing import Any
 
 from names_mcp.models import StrArgs, StrOutput
@@ -267,7 +317,7 @@ class Impl(NamesServer):
 
     def int_(self, x: int) -> int:
         return x
-'''
+"""
 
 
 def test_legal_names_build_type_check_and_serve(tmp_path: Path) -> None:
@@ -290,8 +340,17 @@ def test_legal_names_build_type_check_and_serve(tmp_path: Path) -> None:
             assert client.list_(["b", "a"], "s", UNSET_="u") == ["UNSET", "list", "str"]
             out = client.str_(True)
             assert out.model_dump(by_alias=True, exclude_unset=True) == {
-                "from": "x", "str": "s", "int": 1, "list": ["l"], "Config": "c", "copy": 2,
-                "fix": 3, "\ufb01x": "ligature", "Day": "d", "StrOutput": "o", "max-results": 4,
+                "from": "x",
+                "str": "s",
+                "int": 1,
+                "list": ["l"],
+                "Config": "c",
+                "copy": 2,
+                "fix": 3,
+                "\ufb01x": "ligature",
+                "Day": "d",
+                "StrOutput": "o",
+                "max-results": 4,
             }
             both = {"fix": 1, "\ufb01x": "two"}
             assert client.type(both) == both
@@ -305,19 +364,34 @@ def test_a_tools_own_defs_get_python_names_of_their_own(tmp_path: Path) -> None:
     annotation, ``OneArgs`` collided with the tool's own TypedDict, and a second tool's
     ``Item`` (an integer) was typed as the first tool's (a string); an alias ``Ünï``
     was declared after the functional TypedDict that evaluates it."""
-    defs = {"Item": {"type": "string"}, "a-b": {"type": "integer"},
-            "class": _obj(q={"type": "string"}), "str": {"type": "integer"},
-            "OneArgs": {"type": "boolean"}, "__x": {"type": "number"},
+    defs = {
+        "Item": {"type": "string"},
+        "a-b": {"type": "integer"},
+        "class": _obj(q={"type": "string"}),
+        "str": {"type": "integer"},
+        "OneArgs": {"type": "boolean"},
+        "__x": {"type": "number"},
+        "Same": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
+        "Ünï": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+    }
+    one = {
+        "type": "object",
+        "$defs": defs,
+        "properties": {name: {"$ref": f"#/$defs/{name}"} for name in defs},
+    }
+    two = {
+        "type": "object",
+        "$defs": {
+            "Item": {"type": "integer"},
             "Same": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
-            "Ünï": {"anyOf": [{"type": "integer"}, {"type": "string"}]}}
-    one = {"type": "object", "$defs": defs,
-           "properties": {name: {"$ref": f"#/$defs/{name}"} for name in defs}}
-    two = {"type": "object",
-           "$defs": {"Item": {"type": "integer"},
-                     "Same": {"type": "array", "items": {"$ref": "#/$defs/Item"}},
-                     "a-b": {"type": "integer"}},
-           "properties": {"x": {"$ref": "#/$defs/Item"}, "s": {"$ref": "#/$defs/Same"},
-                          "y": {"$ref": "#/$defs/a-b"}}}
+            "a-b": {"type": "integer"},
+        },
+        "properties": {
+            "x": {"$ref": "#/$defs/Item"},
+            "s": {"$ref": "#/$defs/Same"},
+            "y": {"$ref": "#/$defs/a-b"},
+        },
+    }
     tools = [{"name": "one", "input_schema": one}, {"name": "two", "input_schema": two}]
     gen = build_package(_spec({}, tools, "localdefs_mcp"), tmp_path, "localdefs_mcp")
     with import_package(gen, "localdefs_mcp") as package:
@@ -339,8 +413,12 @@ def test_a_tools_own_defs_get_python_names_of_their_own(tmp_path: Path) -> None:
 def test_an_enum_with_a_float_member_keeps_the_other_members(tmp_path: Path) -> None:
     """``enum: ["", 2.5, "1"]`` was typed ``Any``: a Literal cannot hold the float, but
     the strings still can, beside ``int | float`` (found by the import fuzzer)."""
-    tools = [{"name": "pick", "parameters": [
-        {"name": "v", "enum": ["", 2.5, "1", 3]}, {"name": "w", "const": 0.5}]}]
+    tools = [
+        {
+            "name": "pick",
+            "parameters": [{"name": "v", "enum": ["", 2.5, "1", 3]}, {"name": "w", "const": 0.5}],
+        }
+    ]
     gen = build_package(_spec({}, tools, "floatenum_mcp"), tmp_path, "floatenum_mcp")
     with import_package(gen, "floatenum_mcp") as package:
         hints = typing.get_type_hints(package.models.PickArgs)

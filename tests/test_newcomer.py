@@ -32,17 +32,29 @@ from mcpgen.build import runtime_requirement
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV_BIN = Path(sys.executable).parent
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
 
 pytestmark = pytest.mark.timeout(900)
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None,
-         timeout: float = 600) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    return subprocess.run(args, cwd=cwd, env={**clean, **(env or {})}, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        args,
+        cwd=cwd,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _venv(where: Path) -> Path:
@@ -62,18 +74,35 @@ def _pip_or_skip(done: subprocess.CompletedProcess[str]) -> None:
 def _initialize(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
     """Start a stdio server, send `initialize` and `tools/list`, close stdin."""
     requests = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "newcomer", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "newcomer", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "add", "arguments": {"a": 2, "b": 3}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 2, "b": 3}},
+        },
     ]
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     done = subprocess.run(
-        command, cwd=cwd, env={**clean, **(env or {})}, capture_output=True, text=True,
-        input="".join(json.dumps(r) + "\n" for r in requests), timeout=120, check=False,
+        command,
+        cwd=cwd,
+        env={**clean, **(env or {})},
+        capture_output=True,
+        text=True,
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        timeout=120,
+        check=False,
     )
     replies = {m["id"]: m for m in map(json.loads, done.stdout.splitlines()) if "id" in m}
     assert set(replies) == {1, 2, 3}, done.stdout + done.stderr
@@ -87,8 +116,13 @@ class Walk:
     project: Path
     log: list[str]
 
-    def sh(self, *args: str, cwd: Path | None = None, ok: bool = True,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    def sh(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        ok: bool = True,
+        env: dict[str, str] | None = None,
+    ) -> subprocess.CompletedProcess[str]:
         done = _run(list(args), cwd or self.project, env)
         shown = " ".join(Path(a).name if a.startswith(str(self.bin)) else a for a in args)
         self.log.append(f"$ {shown}\n{done.stdout}{done.stderr}".rstrip())
@@ -104,8 +138,9 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walk]:
     state.bin = _venv(base / "venv")
     state.log = []
     # README, Install: from a checkout (the runtime first: mcpgen depends on it)
-    _pip_or_skip(_run([str(state.bin / "pip"), "install", "-q", str(ROOT / "runtime"), str(ROOT)],
-                      base))
+    _pip_or_skip(
+        _run([str(state.bin / "pip"), "install", "-q", str(ROOT / "runtime"), str(ROOT)], base)
+    )
     state.project = base / "notes"
     state.project.mkdir()
     yield state
@@ -117,11 +152,17 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walk]:
 def test_1_init_in_an_empty_folder(walk: Walk) -> None:
     done = walk.sh(str(walk.bin / "mcpgen"), "init")
     assert "next:" in done.stdout
-    names = {p.relative_to(walk.project).as_posix() for p in walk.project.rglob("*")
-             if p.is_file()}
-    assert names == {"tools.yaml", "notes_impl.py", "tests/test_notes.py", "conftest.py",
-                     "pyproject.toml", ".pre-commit-config.yaml", ".gitignore",
-                     ".mcpgen/mcpgen-1.schema.json"}
+    names = {p.relative_to(walk.project).as_posix() for p in walk.project.rglob("*") if p.is_file()}
+    assert names == {
+        "tools.yaml",
+        "notes_impl.py",
+        "tests/test_notes.py",
+        "conftest.py",
+        "pyproject.toml",
+        ".pre-commit-config.yaml",
+        ".gitignore",
+        ".mcpgen/mcpgen-1.schema.json",
+    }
 
 
 def test_2_build_with_no_arguments(walk: Walk) -> None:
@@ -137,9 +178,11 @@ def test_3_python_m_serves_from_the_project_folder(walk: Walk) -> None:
     assert replies[1]["result"]["serverInfo"]["name"] == "notes"
     assert [t["name"] for t in replies[2]["result"]["tools"]] == ["greet", "add"]
     assert replies[3]["result"]["structuredContent"] == {"sum": 5}
-    walk.log.append("$ python -m notes_mcp   # initialize, tools/list, tools/call add(2, 3)\n"
-                    f"serverInfo {replies[1]['result']['serverInfo']}; tools greet, add; "
-                    f"add -> {replies[3]['result']['structuredContent']}")
+    walk.log.append(
+        "$ python -m notes_mcp   # initialize, tools/list, tools/call add(2, 3)\n"
+        f"serverInfo {replies[1]['result']['serverInfo']}; tools greet, add; "
+        f"add -> {replies[3]['result']['structuredContent']}"
+    )
 
 
 def test_4_the_scaffolded_test_and_mypy_pass(walk: Walk) -> None:
@@ -163,37 +206,74 @@ def test_6_hatch_hook_wheel_serves_its_tools(walk: Walk, tmp_path: Path) -> None
     hook adds it to the wheel. Before, the wheel did not depend on mcpgen-runtime and
     `python -m notes_mcp` failed in a fresh venv with an ImportError."""
     consumer = tmp_path / "consumer"
-    shutil.copytree(walk.project, consumer,
-                    ignore=shutil.ignore_patterns("notes_mcp", "__pycache__"))  # no generated code
+    shutil.copytree(
+        walk.project, consumer, ignore=shutil.ignore_patterns("notes_mcp", "__pycache__")
+    )  # no generated code
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     example = readme.split("## Build hook (hatchling)", 1)[1].split("```toml\n", 1)[1]
     with (consumer / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
         pyproject.write("\n" + example.split("```", 1)[0])
     # offline: the dev venv has hatchling and this mcpgen, so no build isolation
-    walk.sh(str(DEV_BIN / "pip"), "wheel", "-q", "--no-build-isolation", "--no-deps",
-            "-w", str(tmp_path / "dist"), ".", cwd=consumer)
+    walk.sh(
+        str(DEV_BIN / "pip"),
+        "wheel",
+        "-q",
+        "--no-build-isolation",
+        "--no-deps",
+        "-w",
+        str(tmp_path / "dist"),
+        ".",
+        cwd=consumer,
+    )
     (wheel,) = (tmp_path / "dist").glob("notes_server-*.whl")
     with zipfile.ZipFile(wheel) as archive:
         (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
-        requires = [line for line in archive.read(metadata).decode().splitlines()
-                    if line.startswith("Requires-Dist:")]
+        requires = [
+            line
+            for line in archive.read(metadata).decode().splitlines()
+            if line.startswith("Requires-Dist:")
+        ]
     assert requires == [f"Requires-Dist: {runtime_requirement('installed')}"], requires
     # the runtime is not on an index yet: a wheel of it, found through --find-links
-    walk.sh(str(DEV_BIN / "pip"), "wheel", "-q", "--no-build-isolation", "--no-deps",
-            "-w", str(tmp_path / "runtime"), str(ROOT / "runtime"), cwd=tmp_path)
+    walk.sh(
+        str(DEV_BIN / "pip"),
+        "wheel",
+        "-q",
+        "--no-build-isolation",
+        "--no-deps",
+        "-w",
+        str(tmp_path / "runtime"),
+        str(ROOT / "runtime"),
+        cwd=tmp_path,
+    )
     served = _venv(tmp_path / "served")
-    _pip_or_skip(_run([str(served / "pip"), "install", "-q", "--find-links",
-                       str(tmp_path / "runtime"), str(wheel)], tmp_path))
+    _pip_or_skip(
+        _run(
+            [
+                str(served / "pip"),
+                "install",
+                "-q",
+                "--find-links",
+                str(tmp_path / "runtime"),
+                str(wheel),
+            ],
+            tmp_path,
+        )
+    )
     assert not (served.parent / "bin" / "mcpgen").exists()  # the wheel needs no mcpgen
     replies = _initialize([str(served / "python"), "-m", "notes_mcp"], tmp_path)
     assert [t["name"] for t in replies[2]["result"]["tools"]] == ["greet", "add"]
     assert replies[3]["result"]["structuredContent"] == {"sum": 5}
-    walk.log.append(f"$ pip install --find-links <runtime wheel> {wheel.name} (fresh venv); "
-                    f"python -m notes_mcp\nadd -> {replies[3]['result']['structuredContent']}")
+    walk.log.append(
+        f"$ pip install --find-links <runtime wheel> {wheel.name} (fresh venv); "
+        f"python -m notes_mcp\nadd -> {replies[3]['result']['structuredContent']}"
+    )
 
 
-@pytest.mark.skipif(shutil.which("git") is None or not (DEV_BIN / "pre-commit").exists(),
-                    reason="needs git and pre-commit (the dev extra)")
+@pytest.mark.skipif(
+    shutil.which("git") is None or not (DEV_BIN / "pre-commit").exists(),
+    reason="needs git and pre-commit (the dev extra)",
+)
 def test_7_pre_commit_blocks_a_stale_spec_and_a_hand_edit(walk: Walk) -> None:
     project = walk.project
     head = _run(["git", "rev-parse", "HEAD"], ROOT).stdout.strip()
@@ -205,17 +285,27 @@ def test_7_pre_commit_blocks_a_stale_spec_and_a_hand_edit(walk: Walk) -> None:
     def try_repo() -> subprocess.CompletedProcess[str]:
         with tempfile.TemporaryDirectory() as home:
             # no --all-files: what is staged, as on a commit
-            return walk.sh(str(DEV_BIN / "pre-commit"), "try-repo", str(ROOT), "mcpgen-check",
-                           "--ref", head, "--color", "never", ok=False,
-                           env={**GIT_ENV, "PRE_COMMIT_HOME": home})
+            return walk.sh(
+                str(DEV_BIN / "pre-commit"),
+                "try-repo",
+                str(ROOT),
+                "mcpgen-check",
+                "--ref",
+                head,
+                "--color",
+                "never",
+                ok=False,
+                env={**GIT_ENV, "PRE_COMMIT_HOME": home},
+            )
 
     git("init", "-q")
     git("add", "-A")
     git("commit", "-qm", "notes")
     spec = project / "tools.yaml"
     original = spec.read_text(encoding="utf-8")
-    spec.write_text(original.replace("Add two integers.", "Add two whole numbers."),
-                    encoding="utf-8")
+    spec.write_text(
+        original.replace("Add two integers.", "Add two whole numbers."), encoding="utf-8"
+    )
     git("add", "tools.yaml")
     stale = try_repo()
     if "An unexpected error has occurred" in stale.stdout + stale.stderr:

@@ -32,14 +32,14 @@ tools:
       required: [code]
 """
 
-IMPL = '''
+IMPL = """
 from {package}.server import CodesServer
 
 
 class Impl(CodesServer):
     def lookup(self, args):
         return {{"code": args.get("slug", args["country"])}}
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -66,8 +66,9 @@ def package(tmp_path_factory: pytest.TempPathFactory) -> Any:
         ({"country": "US", "year": "2024", "slug": "a" * 50_000 + "!"}, False),
     ],
 )
-def test_server_reads_patterns_as_ecma_262(package: Any, arguments: dict[str, Any],
-                                          accepted: bool) -> None:
+def test_server_reads_patterns_as_ecma_262(
+    package: Any, arguments: dict[str, Any], accepted: bool
+) -> None:
     module, impl = package
     with module.CodesClient.in_memory(impl.Impl()) as client:
         try:

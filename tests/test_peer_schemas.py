@@ -75,12 +75,18 @@ def check_results(results: list[dict[str, Any]]) -> None:
     """The CallToolResults of CALLS (JSON, by alias), whoever the client was."""
     issue, summary, created, moved, broken, bad_label, bad_move = results
     assert issue["structuredContent"] == {
-        "number": 7, "title": "Issue 7", "labels": ["bug"], "parent": PARENT,
+        "number": 7,
+        "title": "Issue 7",
+        "labels": ["bug"],
+        "parent": PARENT,
     }
     assert issue.get("isError", False) is False
     assert summary["structuredContent"] == {"open": 3, "closed": 4, "busiest": ["ann", "bo"]}
     assert created["structuredContent"] == {
-        "number": 42, "title": "Crash", "labels": ["bug"], "parent": PARENT,
+        "number": 42,
+        "title": "Crash",
+        "labels": ["bug"],
+        "parent": PARENT,
     }
     assert moved["content"] == [{"type": "text", "text": "card 3 -> done#2"}]
     # a result failing its output schema: a tool error naming the tool, no value leaked
@@ -95,14 +101,16 @@ async def sdk_session(target: Any) -> dict[str, Any]:
     async with Client(target, mode="legacy", read_timeout_seconds=20) as client:
         listed = await client.list_tools()
         results = [
-            (await client.call_tool(name, args)).model_dump(by_alias=True, exclude_none=True,
-                                                             mode="json")
+            (await client.call_tool(name, args)).model_dump(
+                by_alias=True, exclude_none=True, mode="json"
+            )
             for name, args in CALLS
         ]
         return {
             "version": client.protocol_version,
-            "tools": [t.model_dump(by_alias=True, exclude_none=True, mode="json")
-                      for t in listed.tools],
+            "tools": [
+                t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools
+            ],
             "results": results,
         }
 
@@ -121,8 +129,9 @@ def test_python_sdk_over_stdio(tracker_gen: Path, published: list[dict[str, Any]
 
 
 def test_python_sdk_over_http(tracker_gen: Path, published: list[dict[str, Any]]) -> None:
-    with http_server("tracker_mcp", pythonpath=[tracker_gen, TRACKER], cwd=TRACKER,
-                     log_dir=tracker_gen.parent) as server:
+    with http_server(
+        "tracker_mcp", pythonpath=[tracker_gen, TRACKER], cwd=TRACKER, log_dir=tracker_gen.parent
+    ) as server:
         seen = anyio.run(sdk_session, server.url)
         output = server.output
     assert seen["version"] == "2025-11-25"
@@ -144,7 +153,10 @@ def test_typescript_sdk_over_stdio(tracker_gen: Path, published: list[dict[str, 
     }
     done = subprocess.run(
         [tools.node, str(TS_CLIENT), json.dumps(plan)],
-        capture_output=True, text=True, timeout=120, check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
@@ -162,7 +174,8 @@ def test_bad_structured_result_over_raw_stdio(tracker_gen: Path) -> None:
         raw.handshake("2025-11-25")
         reply = raw.call("broken", {})
         assert reply["result"] == {
-            "content": [{"type": "text", "text": BROKEN_TEXT}], "isError": True,
+            "content": [{"type": "text", "text": BROKEN_TEXT}],
+            "isError": True,
         }
         assert "error" not in reply
         assert raw.call("get_issue", {"number": 2})["result"]["isError"] is False  # still serving

@@ -37,7 +37,7 @@ tools:
     callback: positional
 """
 
-IMPL = '''
+IMPL = """
 import asyncio, time
 from proto_mcp import Context, ProtoServer, ToolError
 from proto_mcp.models import AddArgs, AddOutput
@@ -64,7 +64,7 @@ class Impl(ProtoServer):
             time.sleep(pause)
             ctx.report_progress(step + 1, steps, f"step {step + 1}")
         return f"did {steps}"
-'''
+"""
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -107,14 +107,18 @@ def frames_until(srv: RawServer, request_id: Any, timeout: float = 10.0) -> list
             return frames
 
 
-def send(srv: RawServer, request_id: Any, method: str, params: dict[str, Any] | None = None) -> None:
+def send(
+    srv: RawServer, request_id: Any, method: str, params: dict[str, Any] | None = None
+) -> None:
     message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
     if params is not None:
         message["params"] = params
     srv.send(message)
 
 
-def ask(srv: RawServer, request_id: Any, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+def ask(
+    srv: RawServer, request_id: Any, method: str, params: dict[str, Any] | None = None
+) -> dict[str, Any]:
     send(srv, request_id, method, params)
     return frames_until(srv, request_id)[-1]
 
@@ -127,8 +131,10 @@ def test_discover_and_list_in_the_stateless_era(server: RawServer) -> None:
     assert discover == {
         "resultType": "complete",
         "supportedVersions": ["2026-07-28"],
-        "capabilities": {"tools": {"listChanged": False},
-                         "extensions": {"io.modelcontextprotocol/tasks": {}}},
+        "capabilities": {
+            "tools": {"listChanged": False},
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+        },
         "ttlMs": 300000,
         "cacheScope": "public",
         "instructions": "Protocol fixture.",
@@ -141,7 +147,9 @@ def test_discover_and_list_in_the_stateless_era(server: RawServer) -> None:
     tools = {tool["name"]: tool for tool in listed["tools"]}
     assert "execution" not in tools["sleep"]  # taskSupport is gone in 2026
     assert tools["add"]["icons"] == [{"src": "https://example.com/i.png", "mimeType": "image/png"}]
-    result = ask(server, 3, "tools/call", {"name": "add", "arguments": {"a": 2, "b": "3"}, **modern()})
+    result = ask(
+        server, 3, "tools/call", {"name": "add", "arguments": {"a": 2, "b": "3"}, **modern()}
+    )
     assert result["result"] == {
         "resultType": "complete",
         "content": [{"type": "text", "text": '{"sum":5}'}],
@@ -160,8 +168,11 @@ def test_envelope_errors(server: RawServer) -> None:
     assert error["code"] == -32602
     old = {"_meta": {**MODERN_META, "io.modelcontextprotocol/protocolVersion": "2025-11-25"}}
     error = ask(server, 4, "tools/list", old)["error"]
-    assert error == {"code": -32022, "message": "Unsupported protocol version",
-                     "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"}}
+    assert error == {
+        "code": -32022,
+        "message": "Unsupported protocol version",
+        "data": {"supported": ["2026-07-28"], "requested": "2025-11-25"},
+    }
     error = ask(server, 5, "initialize", initialize_request("2025-11-25")["params"])["error"]
     assert error["code"] == -32022 and error["data"]["supported"] == ["2026-07-28"]
     assert ask(server, 6, "ping", modern())["error"]["code"] == -32601
@@ -181,13 +192,15 @@ def test_modern_tasks_extension(server: RawServer) -> None:
     error = ask(server, 1, "tools/call", {"name": "batch_job", "arguments": {"n": 2}, **modern()})
     assert error["error"]["code"] == -32021
     assert error["error"]["data"] == {
-        "requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}}
+        "requiredCapabilities": {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+    }
     # an optional-task tool runs plainly for that client
     plain = ask(server, 2, "tools/call", {"name": "sleep", "arguments": {"seconds": 0}, **modern()})
     assert plain["result"]["resultType"] == "complete"
     # a declaring client gets a task (server-directed)
-    created = ask(server, 3, "tools/call",
-                  {"name": "batch_job", "arguments": {"n": 21}, **modern(tasks=True)})["result"]
+    created = ask(
+        server, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 21}, **modern(tasks=True)}
+    )["result"]
     assert created["resultType"] == "task" and created["status"] == "working"
     assert {"taskId", "createdAt", "lastUpdatedAt", "ttlMs", "pollIntervalMs"} <= set(created)
     task_id = created["taskId"]
@@ -196,19 +209,29 @@ def test_modern_tasks_extension(server: RawServer) -> None:
     while True:
         attempt += 1
         got = ask(server, f"get-{attempt}", "tasks/get", {"taskId": task_id, **modern(tasks=True)})[
-            "result"]
+            "result"
+        ]
         if got["status"] != "working" or time.monotonic() > deadline:
             break
         time.sleep(0.02)
     assert got["resultType"] == "complete" and got["status"] == "completed"
     assert got["result"]["content"] == [{"type": "text", "text": "42"}]
-    update = ask(server, 200, "tasks/update", {"taskId": task_id, "inputResponses": {}, **modern(tasks=True)})
+    update = ask(
+        server, 200, "tasks/update", {"taskId": task_id, "inputResponses": {}, **modern(tasks=True)}
+    )
     assert update["result"]["resultType"] == "complete"
-    assert ask(server, 201, "tasks/get", {"taskId": "nope", **modern(tasks=True)})["error"]["code"] == -32602
+    assert (
+        ask(server, 201, "tasks/get", {"taskId": "nope", **modern(tasks=True)})["error"]["code"]
+        == -32602
+    )
     assert ask(server, 202, "tasks/get", {"taskId": task_id, **modern()})["error"]["code"] == -32021
     # cancelling a long task: an ack, then the task reads cancelled
-    long = ask(server, 203, "tools/call",
-               {"name": "sleep", "arguments": {"seconds": 30}, **modern(tasks=True)})["result"]
+    long = ask(
+        server,
+        203,
+        "tools/call",
+        {"name": "sleep", "arguments": {"seconds": 30}, **modern(tasks=True)},
+    )["result"]
     ack = ask(server, 204, "tasks/cancel", {"taskId": long["taskId"], **modern(tasks=True)})
     assert ack["result"]["resultType"] == "complete"
     got = ask(server, 205, "tasks/get", {"taskId": long["taskId"], **modern(tasks=True)})["result"]
@@ -220,12 +243,25 @@ def test_modern_log_level_is_per_request(server: RawServer) -> None:
     send(server, 1, "tools/call", {"name": "work", "arguments": {"steps": 1}, **modern()})
     quiet = frames_until(server, 1)
     assert [f for f in quiet if f.get("method") == "notifications/message"] == []
-    send(server, 2, "tools/call", {"name": "work", "arguments": {"steps": 1},
-                                   **modern({"io.modelcontextprotocol/logLevel": "info"})})
+    send(
+        server,
+        2,
+        "tools/call",
+        {
+            "name": "work",
+            "arguments": {"steps": 1},
+            **modern({"io.modelcontextprotocol/logLevel": "info"}),
+        },
+    )
     loud = frames_until(server, 2)
     logs = [f for f in loud if f.get("method") == "notifications/message"]
-    assert logs == [{"jsonrpc": "2.0", "method": "notifications/message", "params": {
-        "level": "info", "data": {"msg": "starting", "steps": 1}, "logger": "proto"}}]
+    assert logs == [
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/message",
+            "params": {"level": "info", "data": {"msg": "starting", "steps": 1}, "logger": "proto"},
+        }
+    ]
 
 
 # -- 2025-11-25 tasks -----------------------------------------------------------
@@ -233,16 +269,32 @@ def test_modern_log_level_is_per_request(server: RawServer) -> None:
 
 def test_handshake_tasks(server: RawServer) -> None:
     init = server.handshake("2025-11-25")
-    assert init["capabilities"]["tasks"] == {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}}
+    assert init["capabilities"]["tasks"] == {
+        "list": {},
+        "cancel": {},
+        "requests": {"tools": {"call": {}}},
+    }
     listed = ask(server, 2, "tools/list")["result"]["tools"]
     assert {t["name"]: t.get("execution") for t in listed} == {
-        "add": None, "sleep": {"taskSupport": "optional"},
-        "batch_job": {"taskSupport": "required"}, "work": None}
-    assert ask(server, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 1}})["error"]["code"] == -32601
-    refused = ask(server, 4, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}, "task": {}})
+        "add": None,
+        "sleep": {"taskSupport": "optional"},
+        "batch_job": {"taskSupport": "required"},
+        "work": None,
+    }
+    assert (
+        ask(server, 3, "tools/call", {"name": "batch_job", "arguments": {"n": 1}})["error"]["code"]
+        == -32601
+    )
+    refused = ask(
+        server, 4, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 1}, "task": {}}
+    )
     assert refused["error"]["code"] == -32601
-    created = ask(server, 5, "tools/call",
-                  {"name": "batch_job", "arguments": {"n": 5}, "task": {"ttl": 60000}})["result"]
+    created = ask(
+        server,
+        5,
+        "tools/call",
+        {"name": "batch_job", "arguments": {"n": 5}, "task": {"ttl": 60000}},
+    )["result"]
     task = created["task"]
     assert task["status"] == "working" and task["ttl"] == 60000 and "pollInterval" in task
     send(server, 6, "tasks/result", {"taskId": task["taskId"]})  # blocks until the task ends
@@ -254,14 +306,18 @@ def test_handshake_tasks(server: RawServer) -> None:
     assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task["taskId"]}
     got = ask(server, 7, "tasks/get", {"taskId": task["taskId"]})["result"]
     assert got["status"] == "completed" and got["taskId"] == task["taskId"]
-    failing = ask(server, 8, "tools/call", {"name": "batch_job", "arguments": {"n": -1}, "task": {}})
+    failing = ask(
+        server, 8, "tools/call", {"name": "batch_job", "arguments": {"n": -1}, "task": {}}
+    )
     failed_id = failing["result"]["task"]["taskId"]
     outcome = ask(server, 9, "tasks/result", {"taskId": failed_id})["result"]
     assert outcome["isError"] is True and "negative" in outcome["content"][0]["text"]
     assert ask(server, 10, "tasks/get", {"taskId": failed_id})["result"]["status"] == "failed"
     listed_tasks = ask(server, 11, "tasks/list")["result"]["tasks"]
     assert {t["taskId"] for t in listed_tasks} >= {task["taskId"], failed_id}
-    slow = ask(server, 12, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}, "task": {}})
+    slow = ask(
+        server, 12, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}, "task": {}}
+    )
     slow_id = slow["result"]["task"]["taskId"]
     cancelled = ask(server, 13, "tasks/cancel", {"taskId": slow_id})["result"]
     assert cancelled["status"] == "cancelled"
@@ -285,8 +341,13 @@ def test_no_tasks_before_2025_11_25(server: RawServer) -> None:
 def test_cancelled_async_call_gets_no_reply(server: RawServer) -> None:
     server.handshake("2025-11-25")
     send(server, 2, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}})
-    server.send({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                 "params": {"requestId": 2, "reason": "user abort"}})
+    server.send(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": 2, "reason": "user abort"},
+        }
+    )
     assert ask(server, 3, "ping") == {"jsonrpc": "2.0", "id": 3, "result": {}}
     assert server.no_more_frames(0.3)
 
@@ -297,7 +358,8 @@ def test_cancelled_sync_call_sees_the_flag(server: RawServer) -> None:
     time.sleep(0.1)
     server.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
     assert ask(server, 3, "tools/call", {"name": "add", "arguments": {"a": 1, "b": 2}})["result"][
-        "structuredContent"] == {"sum": 3}
+        "structuredContent"
+    ] == {"sum": 3}
     assert server.no_more_frames(0.6)  # "stopped" was suppressed
 
 
@@ -306,13 +368,18 @@ def test_progress_and_logs_in_the_handshake_era(server: RawServer) -> None:
     assert init["capabilities"]["logging"] == {}
     assert ask(server, 2, "logging/setLevel", {"level": "info"})["result"] == {}
     assert ask(server, 3, "logging/setLevel", {"level": "loud"})["error"]["code"] == -32602
-    send(server, 4, "tools/call", {"name": "work", "arguments": {"steps": 3},
-                                   "_meta": {"progressToken": "tok"}})
+    send(
+        server,
+        4,
+        "tools/call",
+        {"name": "work", "arguments": {"steps": 3}, "_meta": {"progressToken": "tok"}},
+    )
     frames = frames_until(server, 4)
     progress = [f["params"] for f in frames if f.get("method") == "notifications/progress"]
     assert progress == [
         {"progressToken": "tok", "progress": step, "total": 3, "message": f"step {step}"}
-        for step in (1, 2, 3)]
+        for step in (1, 2, 3)
+    ]
     assert any(f.get("method") == "notifications/message" for f in frames)
     assert frames[-1]["result"]["content"] == [{"type": "text", "text": "did 3"}]
 

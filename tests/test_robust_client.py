@@ -108,15 +108,15 @@ def test_crash_fails_every_call_in_flight_sync() -> None:
 
 def test_crash_fails_every_call_in_flight_async() -> None:
     async def main() -> None:
-        async with AsyncSession.stdio(peer("crash-in-flight"), verify="off",
-                                      timeout=60) as session:
+        async with AsyncSession.stdio(peer("crash-in-flight"), verify="off", timeout=60) as session:
             slow = [asyncio.ensure_future(session.call_tool("slow", {})) for _ in range(4)]
             await asyncio.sleep(0.3)
             started = time.monotonic()
             with pytest.raises(ServerExited) as caught:
                 await session.call_tool("die", {})
             results = await asyncio.wait_for(
-                asyncio.gather(*slow, return_exceptions=True), 10 + SLACK)
+                asyncio.gather(*slow, return_exceptions=True), 10 + SLACK
+            )
             assert time.monotonic() - started < 2 + SLACK
             assert caught.value.returncode == 9 and "dying" in caught.value.stderr_tail
             assert all(isinstance(r, ServerExited) for r in results), results
@@ -131,8 +131,9 @@ def test_crash_fails_every_call_in_flight_async() -> None:
 
 def _check_cancelled(log: Path, name: str) -> None:
     messages = received(log)
-    call_id = next(m["id"] for m in messages
-                   if m.get("method") == "tools/call" and m["params"]["name"] == name)
+    call_id = next(
+        m["id"] for m in messages if m.get("method") == "tools/call" and m["params"]["name"] == name
+    )
     cancels = [m for m in messages if m.get("method") == "notifications/cancelled"]
     assert [c["params"]["requestId"] for c in cancels] == [call_id], messages
     assert "timed out" in cancels[0]["params"]["reason"]
@@ -247,7 +248,8 @@ def test_garbage_on_stdout_is_skipped_async() -> None:
     async def main() -> None:
         async with AsyncSession.stdio(peer("garbage"), verify="off") as session:
             results = await asyncio.gather(
-                *(session.call_tool("add", {"a": i, "b": 1}) for i in range(3)))
+                *(session.call_tool("add", {"a": i, "b": 1}) for i in range(3))
+            )
             assert [r["content"][0]["text"] for r in results] == ["1", "2", "3"]
 
     asyncio.run(main())
@@ -283,10 +285,13 @@ def test_stderr_flood_async() -> None:
 # --------------------------------------------------------------------------- handshake
 
 
-@pytest.mark.parametrize(("mode", "code", "words"), [
-    ("exit-in-handshake", 4, "refuses every handshake"),
-    ("exit-after-init", 5, "gone right after initialize"),
-])
+@pytest.mark.parametrize(
+    ("mode", "code", "words"),
+    [
+        ("exit-in-handshake", 4, "refuses every handshake"),
+        ("exit-after-init", 5, "gone right after initialize"),
+    ],
+)
 def test_exit_during_the_handshake_sync(mode: str, code: int, words: str) -> None:
     session = Session.stdio(peer(mode), timeout=60)  # verify: tools/list follows initialize
     started = time.monotonic()
@@ -298,10 +303,13 @@ def test_exit_during_the_handshake_sync(mode: str, code: int, words: str) -> Non
     assert not session.transport.is_running  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize(("mode", "code", "words"), [
-    ("exit-in-handshake", 4, "refuses every handshake"),
-    ("exit-after-init", 5, "gone right after initialize"),
-])
+@pytest.mark.parametrize(
+    ("mode", "code", "words"),
+    [
+        ("exit-in-handshake", 4, "refuses every handshake"),
+        ("exit-after-init", 5, "gone right after initialize"),
+    ],
+)
 def test_exit_during_the_handshake_async(mode: str, code: int, words: str) -> None:
     async def main() -> None:
         session = AsyncSession.stdio(peer(mode), timeout=60)
@@ -380,7 +388,8 @@ def test_an_oversized_line_fails_every_call_and_stops_the_server_sync() -> None:
 def test_one_byte_over_the_limit_is_refused_async() -> None:
     async def main() -> None:
         session = AsyncSession.stdio(
-            huge("huge-line", LIMIT + 1), verify="off", max_message_bytes=LIMIT)
+            huge("huge-line", LIMIT + 1), verify="off", max_message_bytes=LIMIT
+        )
         async with session:
             pid = session.transport.pid  # type: ignore[attr-defined]
             pending = asyncio.ensure_future(session.call_tool("slow", {}))
@@ -428,7 +437,10 @@ _IMPORT_WITH_PEAK = textwrap.dedent(
 def _import_peak(*command: str) -> tuple[subprocess.CompletedProcess[str], int]:
     proc = subprocess.run(
         [sys.executable, "-c", _IMPORT_WITH_PEAK, "import", "-o", "-", "--", *command],
-        check=False, capture_output=True, text=True, timeout=120,
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     peak = int(proc.stderr.rsplit("PEAK_KIB=", 1)[1].split()[0])
     return proc, peak * 1024

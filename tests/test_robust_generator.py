@@ -79,18 +79,22 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 # --------------------------------------------------------------------------- $ref
 
 
-@pytest.mark.parametrize("ref", [
-    "https://example.com/schema.json",
-    "http://127.0.0.1:1/schema.json#/defs/x",
-    "file:///etc/passwd",
-    "ftp://example.com/x.json",
-    "data:application/json,{}",
-    "urn:example:schema",
-    "C:/Windows/schema.json",
-])
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "https://example.com/schema.json",
+        "http://127.0.0.1:1/schema.json#/defs/x",
+        "file:///etc/passwd",
+        "ftp://example.com/x.json",
+        "data:application/json,{}",
+        "urn:example:schema",
+        "C:/Windows/schema.json",
+    ],
+)
 @pytest.mark.parametrize("allow_outside", [False, True])
-def test_network_refs_are_never_followed(tmp_path: Path, no_network: list[Any], ref: str,
-                                         allow_outside: bool) -> None:
+def test_network_refs_are_never_followed(
+    tmp_path: Path, no_network: list[Any], ref: str, allow_outside: bool
+) -> None:
     spec = write_spec(tmp_path / "spec", ref)
     result = load_contract(spec, allow_outside_refs=allow_outside)
     assert result.contract is None
@@ -99,15 +103,18 @@ def test_network_refs_are_never_followed(tmp_path: Path, no_network: list[Any], 
     assert no_network == []
 
 
-@pytest.mark.parametrize("ref", [
-    "../outside.json",
-    "sub/../../outside.json",
-    "{outside}",  # an absolute path
-    "//{outside_no_slash}",  # protocol-relative: an absolute path to Python
-    "link_to_outside.json",  # a symlink in the tree pointing out of it
-    "link_dir/outside.json",  # through a symlinked directory
-    "inner.json",  # a file in the tree whose own $ref leaves it
-])
+@pytest.mark.parametrize(
+    "ref",
+    [
+        "../outside.json",
+        "sub/../../outside.json",
+        "{outside}",  # an absolute path
+        "//{outside_no_slash}",  # protocol-relative: an absolute path to Python
+        "link_to_outside.json",  # a symlink in the tree pointing out of it
+        "link_dir/outside.json",  # through a symlinked directory
+        "inner.json",  # a file in the tree whose own $ref leaves it
+    ],
+)
 def test_refs_never_leave_the_spec_tree(tmp_path: Path, ref: str) -> None:
     outside = tmp_path / "outside.json"
     outside.write_text('{"type": "string", "description": "SECRET from outside"}')
@@ -122,7 +129,8 @@ def test_refs_never_leave_the_spec_tree(tmp_path: Path, ref: str) -> None:
     result = load_contract(spec)
     assert result.contract is None, "followed a reference out of the spec's tree"
     assert any("outside the spec's directory tree" in d.message for d in result.errors), [
-        str(d) for d in result.diagnostics]
+        str(d) for d in result.diagnostics
+    ]
     # opting in follows the same reference
     allowed = load_contract(spec, allow_outside_refs=True)
     assert allowed.contract is not None, [str(d) for d in allowed.diagnostics]
@@ -143,20 +151,37 @@ def test_allow_outside_refs_from_the_command_line(tmp_path: Path) -> None:
     assert validate.exit_code == 1 and "outside" in validate.output
 
 
-@pytest.mark.parametrize(("content", "message"), [
-    ("[" * 5000 + "]" * 5000, "nesting depth"),
-    ("\n".join(["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"] + [
-        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
-    ) + "\ntype: string\n", "aliases expand"),
-    ("\n".join(["type: object", "$defs:", "  a0: &a0 {type: string}"] + [
-        f"  a{i}: &a{i} {{allOf: [" + ", ".join([f"*a{i - 1}"] * 10) + "]}" for i in range(1, 9)]
-    ) + "\n", "aliases expand"),
-    ("type: string\nenum: [2024-01-01]\n", None),  # a date stays a string
-    ("{type: string, x: 1, x: 2}", "duplicate key"),
-    ("", "empty"),
-])
-def test_hostile_referenced_yaml_is_a_diagnostic(tmp_path: Path, content: str,
-                                                message: str | None) -> None:
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("[" * 5000 + "]" * 5000, "nesting depth"),
+        (
+            "\n".join(
+                ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+                + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+            )
+            + "\ntype: string\n",
+            "aliases expand",
+        ),
+        (
+            "\n".join(
+                ["type: object", "$defs:", "  a0: &a0 {type: string}"]
+                + [
+                    f"  a{i}: &a{i} {{allOf: [" + ", ".join([f"*a{i - 1}"] * 10) + "]}"
+                    for i in range(1, 9)
+                ]
+            )
+            + "\n",
+            "aliases expand",
+        ),
+        ("type: string\nenum: [2024-01-01]\n", None),  # a date stays a string
+        ("{type: string, x: 1, x: 2}", "duplicate key"),
+        ("", "empty"),
+    ],
+)
+def test_hostile_referenced_yaml_is_a_diagnostic(
+    tmp_path: Path, content: str, message: str | None
+) -> None:
     spec_dir = tmp_path / "spec"
     spec_dir.mkdir()
     (spec_dir / "schema.yaml").write_text(content, encoding="utf-8")
@@ -181,7 +206,8 @@ def test_deep_referenced_json_is_a_diagnostic(tmp_path: Path) -> None:
     spec_dir.mkdir()
     (spec_dir / "deep.json").write_text("[" * 100_000 + "]" * 100_000)
     (spec_dir / "nested.json").write_text(
-        '{"type": "array", "items": ' * 300 + '{"type": "string"}' + "}" * 300)
+        '{"type": "array", "items": ' * 300 + '{"type": "string"}' + "}" * 300
+    )
     for name in ("deep.json", "nested.json"):
         result = load_contract(write_spec(spec_dir, name))
         assert result.contract is None
@@ -204,10 +230,17 @@ def edit_manifest(out: Path, change: Any) -> None:
     (out / MANIFEST).write_text(json.dumps(manifest))
 
 
-@pytest.mark.parametrize("name", [
-    "../victim.txt", "../../victim.txt", "sub/../../victim.txt", "{victim}",
-    "./../victim.txt", "a\u0000b",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "../victim.txt",
+        "../../victim.txt",
+        "sub/../../victim.txt",
+        "{victim}",
+        "./../victim.txt",
+        "a\u0000b",
+    ],
+)
 def test_crafted_manifest_cannot_delete_outside(tmp_path: Path, name: str) -> None:
     spec, out = built(tmp_path)
     victims = [tmp_path / "victim.txt", tmp_path / "proj" / "victim.txt"]
@@ -272,10 +305,16 @@ def test_manifest_naming_a_device_does_not_hang(tmp_path: Path, kind: str) -> No
     assert result.status in ("fresh", "stale")
 
 
-@pytest.mark.parametrize("manifest", [
-    [], {"inputs": [], "outputs": []}, {"inputs": {"files": [1, 2]}}, {"outputs": "abc"},
-    {"inputs": {"mcpgen": None}, "outputs": {"x": 5}},
-])
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        [],
+        {"inputs": [], "outputs": []},
+        {"inputs": {"files": [1, 2]}},
+        {"outputs": "abc"},
+        {"inputs": {"mcpgen": None}, "outputs": {"x": 5}},
+    ],
+)
 def test_malformed_manifest_is_no_crash(tmp_path: Path, manifest: Any) -> None:
     spec, out = built(tmp_path)
     (out / MANIFEST).write_text(json.dumps(manifest))
@@ -286,8 +325,9 @@ def test_malformed_manifest_is_no_crash(tmp_path: Path, manifest: Any) -> None:
 # --------------------------------------------------------------------------- never write
 
 
-def test_check_and_validate_never_write_on_a_stale_tree(tmp_path: Path,
-                                                        no_network: list[Any]) -> None:
+def test_check_and_validate_never_write_on_a_stale_tree(
+    tmp_path: Path, no_network: list[Any]
+) -> None:
     spec, out = built(tmp_path)
     (out / "server.py").write_text("# hand-edited\n")
     (out / "extra.txt").write_text("mine")

@@ -64,9 +64,17 @@ def test_no_internal_detail_in_any_reply(pythonpath: list[Path]) -> None:
             assert text == "Tool 'fail' failed with an internal error."
         server.send(call("bad_struct", {"how": "wrong_type"}, 9))
         result = server.recv()["result"]
-        assert result == {"content": [{"type": "text", "text": "Tool 'bad_struct' produced an "
-                                       "invalid result: it does not match the tool's output "
-                                       "schema."}], "isError": True}
+        assert result == {
+            "content": [
+                {
+                    "type": "text",
+                    "text": "Tool 'bad_struct' produced an "
+                    "invalid result: it does not match the tool's output "
+                    "schema.",
+                }
+            ],
+            "isError": True,
+        }
         server.send(call("bad_value", {"how": "nan"}, 10))
         error = server.recv()["error"]
         assert error == {"code": -32603, "message": "Internal error in tool 'bad_value'"}

@@ -40,8 +40,12 @@ def test_every_case_has_a_distinct_name() -> None:
 def test_invalid_limit_in_the_environment_is_ignored(pythonpath: list[Path]) -> None:
     # A negative limit once lifted the bound (readline(-n)); a non-number crashed start-up.
     for value in ("-5", "zero", "0"):
-        with RawServer(PACKAGE, robust_table.IMPL, pythonpath=pythonpath,
-                       env={"MCPGEN_MAX_MESSAGE_BYTES": value}) as server:
+        with RawServer(
+            PACKAGE,
+            robust_table.IMPL,
+            pythonpath=pythonpath,
+            env={"MCPGEN_MAX_MESSAGE_BYTES": value},
+        ) as server:
             server.handshake()
             assert server.call("echo", {"text": "x" * 100_000})["result"]["isError"] is False
             server.close()
@@ -49,9 +53,13 @@ def test_invalid_limit_in_the_environment_is_ignored(pythonpath: list[Path]) -> 
 
 
 def test_flag_wins_over_the_environment(pythonpath: list[Path]) -> None:
-    with RawServer(PACKAGE, robust_table.IMPL, pythonpath=pythonpath,
-                   extra_args=["--max-message-bytes", "100000"],
-                   env={"MCPGEN_MAX_MESSAGE_BYTES": "1000"}) as server:
+    with RawServer(
+        PACKAGE,
+        robust_table.IMPL,
+        pythonpath=pythonpath,
+        extra_args=["--max-message-bytes", "100000"],
+        env={"MCPGEN_MAX_MESSAGE_BYTES": "1000"},
+    ) as server:
         server.handshake()
         assert server.call("echo", {"text": "x" * 50_000})["result"]["isError"] is False
         server.send(robust_table.call("echo", {"text": "x" * 200_000}, 3))
@@ -64,8 +72,12 @@ def test_one_server_survives_every_case_in_a_row(pythonpath: list[Path]) -> None
     """The cleanup-free cases again, all on one server: no state one leaves behind
     breaks the next (each case ends with its own liveness check)."""
     reusable = [
-        c for c in SERVER_CASES
-        if not c.ends_server and not c.args and not c.env and c.impl == robust_table.IMPL
+        c
+        for c in SERVER_CASES
+        if not c.ends_server
+        and not c.args
+        and not c.env
+        and c.impl == robust_table.IMPL
         and c.version == "2025-11-25"
         and c.run is not robust_table._over_default_limit  # it measures the peak RSS
     ]

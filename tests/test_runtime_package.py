@@ -47,12 +47,37 @@ tools:
 # The public surface: what generated code imports and users may rely on. Adding a
 # name is a minor change; removing or renaming one breaks packages generated before.
 PUBLIC = [
-    "DEFAULT_MAX_MESSAGE_BYTES", "UNSET", "App", "AsyncProgressCallback", "AsyncSession",
-    "AsyncTaskHandle", "Binding", "Cancelled", "Context", "ContractMismatch", "ListedTool",
-    "McpError", "ProgressCallback", "ProtocolChoice", "ProtocolError", "ResultConverter",
-    "ResultMismatch", "ServerExited", "Session", "TaskHandle", "TaskStatus", "Timeout",
-    "ToolError", "Unset", "__version__", "convert_result", "main", "requirement", "run_stdio",
-    "serve_streams", "validate_runtime_version",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "UNSET",
+    "App",
+    "AsyncProgressCallback",
+    "AsyncSession",
+    "AsyncTaskHandle",
+    "Binding",
+    "Cancelled",
+    "Context",
+    "ContractMismatch",
+    "ListedTool",
+    "McpError",
+    "ProgressCallback",
+    "ProtocolChoice",
+    "ProtocolError",
+    "ResultConverter",
+    "ResultMismatch",
+    "ServerExited",
+    "Session",
+    "TaskHandle",
+    "TaskStatus",
+    "Timeout",
+    "ToolError",
+    "Unset",
+    "__version__",
+    "convert_result",
+    "main",
+    "requirement",
+    "run_stdio",
+    "serve_streams",
+    "validate_runtime_version",
 ]
 
 
@@ -108,13 +133,23 @@ def test_build_reports_the_runtime_requirement(tmp_path: Path) -> None:
 
 
 def test_weather_package_holds_only_its_own_files(tmp_path: Path) -> None:
-    result = build_spec(ROOT / "examples" / "weather" / "tools.yaml", output=tmp_path / "weather_mcp")
+    result = build_spec(
+        ROOT / "examples" / "weather" / "tools.yaml", output=tmp_path / "weather_mcp"
+    )
     assert result.ok and result.output is not None
     files = sorted(p.name for p in result.output.iterdir())
     # the layout cache: black's output for the units that need it (mcpgen/build.py)
-    assert files == [".mcpgen-layout-cache.json", ".mcpgen-manifest.json", "__init__.py",
-                     "__main__.py", "client.py", "contract.py", "models.py", "py.typed",
-                     "server.py"]
+    assert files == [
+        ".mcpgen-layout-cache.json",
+        ".mcpgen-manifest.json",
+        "__init__.py",
+        "__main__.py",
+        "client.py",
+        "contract.py",
+        "models.py",
+        "py.typed",
+        "server.py",
+    ]
 
 
 def test_two_generated_packages_share_one_exception_tree(tmp_path: Path) -> None:
@@ -148,8 +183,12 @@ def test_two_generated_packages_share_one_exception_tree(tmp_path: Path) -> None
 def _run(code: str, path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=path, env={**os.environ, "PYTHONPATH": str(path)},
-        capture_output=True, text=True, timeout=60, check=False,
+        cwd=path,
+        env={**os.environ, "PYTHONPATH": str(path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -241,8 +280,12 @@ def _env_without_the_sdk(root: Path) -> Path:
     (site / "deps.pth").write_text(f"{deps}\n{runtime_home}\n")
     python = root / "env" / "bin" / "python"
     probe = "import pydantic, mcpgen_runtime, importlib.util as u; print(u.find_spec('mcp'))"
-    assert subprocess.run([python, "-c", probe], capture_output=True, text=True,
-                          check=True).stdout.strip() == "None"
+    assert (
+        subprocess.run(
+            [python, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "None"
+    )
     return python
 
 
@@ -255,17 +298,32 @@ def test_mypy_strict_passes_on_a_user_module_without_the_http_extra(tmp_path: Pa
     for package, mode in (("weather_mcp", "installed"), ("vendored_mcp", "vendored")):
         result = build_spec(weather, output=project / package, runtime=mode)
         assert result.ok, result.message
-        (project / f"use_{package}.py").write_text(textwrap.dedent(f"""\
+        (project / f"use_{package}.py").write_text(
+            textwrap.dedent(f"""\
             import {package}
             import {package}.__main__
             from {package}.client import WeatherClient
 
             ERROR: type[Exception] = {package}.ToolError
             CLIENT: type[WeatherClient] = WeatherClient
-            """))
+            """)
+        )
     proc = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-         "--python-executable", str(python), "use_weather_mcp.py", "use_vendored_mcp.py"],
-        cwd=project, capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--python-executable",
+            str(python),
+            "use_weather_mcp.py",
+            "use_vendored_mcp.py",
+        ],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -58,8 +58,13 @@ def _run(args: list[str], cwd: Path, *, memory: int = 2 << 30) -> subprocess.Com
         resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
 
     return subprocess.run(
-        [*MCPGEN, *args], cwd=cwd, capture_output=True, text=True, timeout=HANG_GUARD,
-        preexec_fn=limit, check=False,
+        [*MCPGEN, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        preexec_fn=limit,
+        check=False,
     )
 
 
@@ -108,8 +113,14 @@ def test_a_server_name_cannot_add_keys_to_the_imported_spec(tmp_path: Path, brk:
     assert "output" not in data
     assert data["server"]["name"] == name  # the value itself goes through the emitter intact
     header = text.split("mcpgen: 1")[0]
-    escaped = {"\n": "\\n", "\r\n": "\\r\\n", "\r": "\\r", "\x85": "\\x85",
-               "\u2028": "\\u2028", "\u2029": "\\u2029"}[brk]
+    escaped = {
+        "\n": "\\n",
+        "\r\n": "\\r\\n",
+        "\r": "\\r",
+        "\x85": "\\x85",
+        "\u2028": "\\u2028",
+        "\u2029": "\\u2029",
+    }[brk]
     assert f"# Server: weather{escaped}output: ../../elsewhere{escaped}# 1.0{escaped}" in header
     assert all(line.startswith("#") for line in header.splitlines())
     loaded = load_contract(spec)
@@ -128,17 +139,25 @@ def test_every_comment_line_the_importer_writes_is_one_line(
 
     # The source line (the command, user-typed but possibly odd) and the `# differs`
     # notes (built from server-supplied text) are comments too.
-    monkeypatch.setattr(importer, "_notes", lambda live, published: [
-        "note\noutput: ../evil\r\x85#\u2028\x1b]0;x\x07"])
+    monkeypatch.setattr(
+        importer,
+        "_notes",
+        lambda live, published: ["note\noutput: ../evil\r\x85#\u2028\x1b]0;x\x07"],
+    )
     spec = importer.spec_from_tools(
-        [_tool()], server_info={"name": "n", "version": "1"},
-        source="server 'a\noutput: /abs\u2029'", spec_dir=tmp_path,
+        [_tool()],
+        server_info={"name": "n", "version": "1"},
+        source="server 'a\noutput: /abs\u2029'",
+        spec_dir=tmp_path,
     )
     data = yaml.safe_load(spec.text)
     assert set(data) == {"mcpgen", "package", "server", "tools"}
     comments = [line for line in spec.text.splitlines() if line.startswith("#")]
     assert "# Source: server 'a\\noutput: /abs\\u2029'" in comments
-    assert "# differs from the live listing: note\\noutput: ../evil\\r\\x85#\\u2028\\x1b]0;x\\x07" in comments
+    assert (
+        "# differs from the live listing: note\\noutput: ../evil\\r\\x85#\\u2028\\x1b]0;x\\x07"
+        in comments
+    )
     assert not any(c in spec.text for c in ("\r", "\x85", "\u2028", "\u2029", "\x1b", "\x07"))
 
 
@@ -235,8 +254,10 @@ tools:
 def test_generator_directives_are_refused_with_their_position(tmp_path: Path) -> None:
     (tmp_path / "schemas").mkdir()
     (tmp_path / "schemas" / "field.json").write_text(
-        json.dumps({"type": "object", "properties": {"q": {"type": "string",
-                                                          "x-python-type": "this.Foo"}}}))
+        json.dumps(
+            {"type": "object", "properties": {"q": {"type": "string", "x-python-type": "this.Foo"}}}
+        )
+    )
     spec = tmp_path / "tools.yaml"
     spec.write_text(DIRECTIVE_SPEC)
     result = CliRunner().invoke(main, ["validate", str(spec)])
@@ -246,8 +267,10 @@ def test_generator_directives_are_refused_with_their_position(tmp_path: Path) ->
         f"{spec}:11:33: tools[0].parameters[0].x-python-type: 'x-python-type'",
         f"{spec}:16:27: tools[0].output_schema.properties.f.x-python-type: 'x-python-type'",
         f"{spec}:17:27: tools[0].output_schema.properties.c.customTypePath: 'customTypePath'",
-        (f"{spec}:18:19: tools[0].output_schema.properties.r.$ref: 'x-python-type' in "
-         "schemas/field.json#/properties/q"),
+        (
+            f"{spec}:18:19: tools[0].output_schema.properties.r.$ref: 'x-python-type' in "
+            "schemas/field.json#/properties/q"
+        ),
     ]
     for line in expected:
         assert line in result.output, result.output
@@ -288,7 +311,8 @@ def test_models_py_imports_only_typing_and_pydantic_whatever_the_schema_says(
         text = render_models(hostile)
         imports = [line for line in text.splitlines() if "import" in line]
         assert imports and all(
-            line.startswith(("from __future__ ", "from typing ", "from pydantic ")) for line in imports
+            line.startswith(("from __future__ ", "from typing ", "from pydantic "))
+            for line in imports
         ), imports
         assert "this" not in text
 
@@ -309,14 +333,19 @@ def test_the_type_mappings_depth_bound_is_a_positioned_error(tmp_path: Path) -> 
         folder = tmp_path / str(levels)
         folder.mkdir()
         spec = folder / "tools.yaml"
-        spec.write_text(f"mcpgen: 1\npackage: deep_mcp\nserver: {{name: d, version: '1'}}\n"
-                        f"types:\n  D: {nested(levels)}\ntools:\n  - name: t\n"
-                        f"    output_schema: {nested(levels)}\n")
+        spec.write_text(
+            f"mcpgen: 1\npackage: deep_mcp\nserver: {{name: d, version: '1'}}\n"
+            f"types:\n  D: {nested(levels)}\ntools:\n  - name: t\n"
+            f"    output_schema: {nested(levels)}\n"
+        )
         results[levels] = build_spec(spec)
     shallow, deep = results.values()
     assert shallow.status == "written", (shallow.message, [str(d) for d in shallow.diagnostics])
     assert deep.status == "invalid"
-    assert {(d.line, d.path) for d in deep.diagnostics} == {(5, "types.D"), (8, "tools[0].output_schema")}
+    assert {(d.line, d.path) for d in deep.diagnostics} == {
+        (5, "types.D"),
+        (8, "tools[0].output_schema"),
+    }
 
 
 # --------------------------------------------------------------------------- finding 6a: manifest
@@ -345,7 +374,8 @@ def test_a_hostile_manifest_is_never_read_unbounded(tmp_path: Path, kind: str, c
     assert "MemoryError" not in done.stderr and "Traceback" not in done.stderr
     assert MANIFEST in done.stdout + done.stderr
     assert "not a regular file" in done.stdout + done.stderr or "larger than" in (
-        done.stdout + done.stderr)
+        done.stdout + done.stderr
+    )
     # --force takes the directory back: the manifest is replaced, never followed
     if not check:
         forced = _run(["build", "--force", str(spec)], tmp_path)
@@ -353,7 +383,9 @@ def test_a_hostile_manifest_is_never_read_unbounded(tmp_path: Path, kind: str, c
         assert manifest.is_file() and not manifest.is_symlink()
         if kind == "symlink-to-json":
             assert json.loads((tmp_path / "victim.json").read_text()) == {
-                "inputs": {}, "outputs": {}}
+                "inputs": {},
+                "outputs": {},
+            }
 
 
 def test_check_never_reads_a_planted_device_or_fifo_in_the_output(tmp_path: Path) -> None:
@@ -391,8 +423,19 @@ def test_import_refuses_a_planted_symlink(tmp_path: Path) -> None:
     target = tmp_path / "tools.yaml"
     target.symlink_to(victim)
     for extra in ([], ["--force"]):
-        result = CliRunner().invoke(main, ["import", "-o", str(target), *extra, "--",
-                                           sys.executable, str(LISTING_SERVER), str(listing)])
+        result = CliRunner().invoke(
+            main,
+            [
+                "import",
+                "-o",
+                str(target),
+                *extra,
+                "--",
+                sys.executable,
+                str(LISTING_SERVER),
+                str(listing),
+            ],
+        )
         assert result.exit_code == 2, result.output
         assert "symbolic link" in result.output
         assert not victim.exists() and target.is_symlink()
@@ -412,8 +455,9 @@ def test_init_and_import_write_through_a_temporary_and_a_rename(
     assert CliRunner().invoke(main, ["init", str(tmp_path / "a")]).exit_code == 0
     listing = _listing(tmp_path, {"name": "n", "version": "1"}, [_tool()])
     out = tmp_path / "b" / "tools.yaml"
-    result = CliRunner().invoke(main, ["import", "-o", str(out), "--",
-                                       sys.executable, str(LISTING_SERVER), str(listing)])
+    result = CliRunner().invoke(
+        main, ["import", "-o", str(out), "--", sys.executable, str(LISTING_SERVER), str(listing)]
+    )
     assert result.exit_code == 0, result.output
     targets = [dst for _, dst in renames]
     assert str(tmp_path / "a" / "tools.yaml") in targets and str(out) in targets
@@ -446,7 +490,8 @@ def test_import_derives_a_package_name_that_does_not_shadow(tmp_path: Path) -> N
 
 def test_a_fifo_referenced_by_a_spec_is_a_diagnostic(tmp_path: Path) -> None:
     spec = tmp_path / "tools.yaml"
-    spec.write_text(textwrap.dedent("""\
+    spec.write_text(
+        textwrap.dedent("""\
         mcpgen: 1
         package: fifo_mcp
         server: {name: f, version: 1.0.0}
@@ -457,7 +502,8 @@ def test_a_fifo_referenced_by_a_spec_is_a_diagnostic(tmp_path: Path) -> None:
               - {name: q, $ref: "schemas/zero.json"}
               - {name: r, $ref: "schemas/big.json"}
               - {name: s, $ref: "schemas/ok-link.json"}
-    """))
+    """)
+    )
     schemas = tmp_path / "schemas"
     schemas.mkdir()
     os.mkfifo(schemas / "pipe.json")
@@ -499,7 +545,8 @@ def _clean(text: str) -> None:
 def test_spec_diagnostics_escape_control_characters(tmp_path: Path) -> None:
     spec = tmp_path / "tools.yaml"
     key = json.dumps(HOSTILE)  # a double-quoted YAML key holding the raw characters
-    spec.write_text(textwrap.dedent(f"""\
+    spec.write_text(
+        textwrap.dedent(f"""\
         mcpgen: 1
         package: esc_mcp
         server: {{name: e, version: 1.0.0}}
@@ -508,7 +555,8 @@ def test_spec_diagnostics_escape_control_characters(tmp_path: Path) -> None:
           - name: t
             parameters:
               - {{name: p, type: object, properties: {{{key}: {{type: strng}}}}}}
-    """))
+    """)
+    )
     result = CliRunner().invoke(main, ["validate", str(spec)])
     assert result.exit_code == 1
     _clean(result.output)
@@ -521,8 +569,9 @@ def test_spec_diagnostics_escape_control_characters(tmp_path: Path) -> None:
 def test_import_messages_escape_control_characters(tmp_path: Path) -> None:
     tools = [_tool(properties={"p": {"type": "string", HOSTILE: 1}}), _tool(HOSTILE)]
     listing = _listing(tmp_path, {"name": "n", "version": "1"}, tools)
-    result = CliRunner().invoke(main, ["import", "-o", "-", "--", sys.executable,
-                                       str(LISTING_SERVER), str(listing)])
+    result = CliRunner().invoke(
+        main, ["import", "-o", "-", "--", sys.executable, str(LISTING_SERVER), str(listing)]
+    )
     assert result.exit_code == 1
     _clean(result.output)
     assert "\\x1b]0;pwned" in result.output
@@ -533,8 +582,9 @@ def test_an_imported_spec_on_stdout_holds_no_raw_control_characters(tmp_path: Pa
     tool = _tool(properties={"p": {"type": "string", "title": HOSTILE}})
     tool["description"] = f"line one\n{HOSTILE}"
     listing = _listing(tmp_path, {"name": "n", "version": "1", "title": HOSTILE}, [tool])
-    result = CliRunner().invoke(main, ["import", "-o", "-", "--", sys.executable,
-                                       str(LISTING_SERVER), str(listing)])
+    result = CliRunner().invoke(
+        main, ["import", "-o", "-", "--", sys.executable, str(LISTING_SERVER), str(listing)]
+    )
     assert result.exit_code == 0, result.output
     _clean(result.output)
     data = yaml.safe_load(result.output)
@@ -548,7 +598,8 @@ def test_diff_output_escapes_control_characters(tmp_path: Path) -> None:
     def spec(folder: str, title: str, extra: str) -> Path:
         path = tmp_path / folder / "tools.yaml"
         path.parent.mkdir()
-        path.write_text(textwrap.dedent(f"""\
+        path.write_text(
+            textwrap.dedent(f"""\
             mcpgen: 1
             package: esc_mcp
             server: {{name: e, version: 1.0.0, title: {json.dumps(title)}}}
@@ -556,7 +607,8 @@ def test_diff_output_escapes_control_characters(tmp_path: Path) -> None:
               - name: t
                 parameters:
                   - {{name: {json.dumps(HOSTILE)}, type: string{extra}}}
-        """))
+        """)
+        )
         return path
 
     old = spec("old", "plain", "")

@@ -79,8 +79,9 @@ def test_check_sees_a_hand_edit_whose_hash_is_in_the_manifest(weather: Path) -> 
     built = build_spec(weather)
     assert built.ok and built.output is not None
     server = built.output / "server.py"
-    server.write_text(server.read_text(encoding="utf-8") + "import os  # hand edit\n",
-                      encoding="utf-8")
+    server.write_text(
+        server.read_text(encoding="utf-8") + "import os  # hand edit\n", encoding="utf-8"
+    )
     manifest_file = built.output / MANIFEST
     manifest = json.loads(manifest_file.read_text(encoding="utf-8"))
     manifest["outputs"]["server.py"] = hashlib.sha256(server.read_bytes()).hexdigest()
@@ -246,9 +247,21 @@ def test_a_fifo_host_file_is_refused_not_waited_on(tmp_path: Path) -> None:
     host = tmp_path / "host.json"
     os.mkfifo(host)
     done = subprocess.run(
-        [sys.executable, "-c", "from mcpgen.cli import main; main()",
-         "config", "json", str(spec), "--write", "--path", str(host)],
-        capture_output=True, text=True, timeout=HANG_GUARD, check=False,
+        [
+            sys.executable,
+            "-c",
+            "from mcpgen.cli import main; main()",
+            "config",
+            "json",
+            str(spec),
+            "--write",
+            "--path",
+            str(host),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=HANG_GUARD,
+        check=False,
     )
     assert done.returncode == 2, done.stderr
     assert "not a regular file" in done.stderr

@@ -68,7 +68,12 @@ def _cookie(body: str) -> str:
     first, rest = body.split("\n", 1)
     future = "from __future__ import annotations\n"
     payload = "# \\u000aopen(__file__ + '.pwned', 'w').close()\n"
-    return first + "\n" + "# -*- coding: raw_unicode_escape -*-\n" + rest.replace(future, future + payload, 1)
+    return (
+        first
+        + "\n"
+        + "# -*- coding: raw_unicode_escape -*-\n"
+        + rest.replace(future, future + payload, 1)
+    )
 
 
 def _comment(body: str) -> str:
@@ -103,12 +108,30 @@ def _carriage_return(body: str) -> str:
 
 @pytest.mark.parametrize(
     "change",
-    [_cookie, _comment, _docstring, _docstring_spaces, _string_spelling, _bom, _form_feed,
-     _carriage_return],
-    ids=["coding-cookie", "comment", "docstring", "docstring-spaces", "string-spelling", "bom",
-         "form-feed", "carriage-return"],
+    [
+        _cookie,
+        _comment,
+        _docstring,
+        _docstring_spaces,
+        _string_spelling,
+        _bom,
+        _form_feed,
+        _carriage_return,
+    ],
+    ids=[
+        "coding-cookie",
+        "comment",
+        "docstring",
+        "docstring-spaces",
+        "string-spelling",
+        "bom",
+        "form-feed",
+        "carriage-return",
+    ],
 )
-def test_a_tampered_entry_changes_nothing_written(tmp_path: Path, change: Callable[[str], str]) -> None:
+def test_a_tampered_entry_changes_nothing_written(
+    tmp_path: Path, change: Callable[[str], str]
+) -> None:
     spec = _spec(tmp_path / "tampered")
     built = build_spec(spec)
     assert built.status == "written" and built.output is not None
@@ -134,8 +157,13 @@ def test_the_coding_cookie_attack_runs_nothing_on_import(tmp_path: Path) -> None
     assert b"coding" not in init.read_bytes().split(b"\n")[1]
     env = {**os.environ, "PYTHONPATH": str(spec.parent), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", f"import {PACKAGE}"], cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=120, check=False,
+        [sys.executable, "-c", f"import {PACKAGE}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert not Path(str(init) + ".pwned").exists()
@@ -172,8 +200,9 @@ def test_a_spec_file_name_is_never_a_coding_cookie(tmp_path: Path) -> None:
     import re
 
     spec = tmp_path / "x coding=latin-1.yaml"
-    spec.write_text((ROOT / "examples/weather/tools.yaml").read_text(encoding="utf-8"),
-                    encoding="utf-8")
+    spec.write_text(
+        (ROOT / "examples/weather/tools.yaml").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     shutil.copytree(ROOT / "examples/weather/schemas", tmp_path / "schemas")
     built = build_spec(spec, output=tmp_path / "out")
     assert built.ok and built.output is not None, built.diagnostics

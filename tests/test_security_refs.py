@@ -157,7 +157,10 @@ def test_dynamic_references_are_refused_at_their_line(tmp_path: Path, keyword: s
     result = load_contract(spec)
     assert result.contract is None
     found = [d for d in result.diagnostics if keyword in d.message]
-    assert found and (found[0].line, found[0].path) == (11, f"tools[0].parameters[0].items.{keyword}")
+    assert found and (found[0].line, found[0].path) == (
+        11,
+        f"tools[0].parameters[0].items.{keyword}",
+    )
 
 
 def test_import_refuses_dynamic_references() -> None:

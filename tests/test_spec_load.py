@@ -246,34 +246,43 @@ def test_weather_descriptors_exact(weather: Any) -> None:
 
 
 def test_required_omitted_when_empty_and_order_kept(tmp_path: Path) -> None:
-    contract = _load(tmp_path, [{
-        "name": "t",
-        "parameters": [
-            {"name": "zeta", "type": "string", "required": False},
-            {"name": "alpha", "type": "integer", "default": 1},
-            {"name": "mid", "type": "boolean", "required": False, "description": "d"},
+    contract = _load(
+        tmp_path,
+        [
+            {
+                "name": "t",
+                "parameters": [
+                    {"name": "zeta", "type": "string", "required": False},
+                    {"name": "alpha", "type": "integer", "default": 1},
+                    {"name": "mid", "type": "boolean", "required": False, "description": "d"},
+                ],
+            }
         ],
-    }])
+    )
     tool = contract.tools[0]
     assert tool.callback == "named"
-    assert _dumps(tool.input_schema) == _dumps({
-        "type": "object",
-        "properties": {
-            "zeta": {"type": "string"},
-            "alpha": {"type": "integer", "default": 1},
-            "mid": {"type": "boolean", "description": "d"},
-        },
-        "additionalProperties": False,
-    })
+    assert _dumps(tool.input_schema) == _dumps(
+        {
+            "type": "object",
+            "properties": {
+                "zeta": {"type": "string"},
+                "alpha": {"type": "integer", "default": 1},
+                "mid": {"type": "boolean", "description": "d"},
+            },
+            "additionalProperties": False,
+        }
+    )
 
 
 def test_no_parameters(tmp_path: Path) -> None:
     tool = _load(tmp_path, [{"name": "t"}]).tools[0]
     assert tool.callback == "positional"
-    assert _dumps(descriptor(tool)) == _dumps({
-        "name": "t",
-        "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
-    })
+    assert _dumps(descriptor(tool)) == _dumps(
+        {
+            "name": "t",
+            "inputSchema": {"type": "object", "properties": {}, "additionalProperties": False},
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -291,12 +300,15 @@ def test_callback_defaults(tmp_path: Path, tool: dict[str, Any], callback: str) 
 
 
 def test_annotations_only_when_title_or_hint(tmp_path: Path) -> None:
-    tools = _load(tmp_path, [
-        {"name": "plain", "description": "x"},
-        {"name": "titled", "title": "T"},
-        {"name": "one_false_hint", "hints": {"destructive": False}},
-        {"name": "empty_hints", "hints": {}},
-    ]).tools
+    tools = _load(
+        tmp_path,
+        [
+            {"name": "plain", "description": "x"},
+            {"name": "titled", "title": "T"},
+            {"name": "one_false_hint", "hints": {"destructive": False}},
+            {"name": "empty_hints", "hints": {}},
+        ],
+    ).tools
     published = [descriptor(t) for t in tools]
     assert "annotations" not in published[0]
     assert published[1]["title"] == "T"
@@ -307,13 +319,22 @@ def test_annotations_only_when_title_or_hint(tmp_path: Path) -> None:
 
 
 def test_execution_icons_meta(tmp_path: Path) -> None:
-    tools = _load(tmp_path, [
-        {"name": "a", "task_support": "forbidden"},
-        {"name": "b", "task_support": "required", "meta": {"k": [1, {"x": None}]},
-         "icons": [{"src": "data:image/png;base64,AAAA", "theme": "dark"},
-                   {"src": "https://e.x/i.svg", "mime_type": "image/svg+xml", "sizes": ["any"]}]},
-        {"name": "c", "meta": {}},
-    ]).tools
+    tools = _load(
+        tmp_path,
+        [
+            {"name": "a", "task_support": "forbidden"},
+            {
+                "name": "b",
+                "task_support": "required",
+                "meta": {"k": [1, {"x": None}]},
+                "icons": [
+                    {"src": "data:image/png;base64,AAAA", "theme": "dark"},
+                    {"src": "https://e.x/i.svg", "mime_type": "image/svg+xml", "sizes": ["any"]},
+                ],
+            },
+            {"name": "c", "meta": {}},
+        ],
+    ).tools
     a, b, c = (descriptor(t) for t in tools)
     # `forbidden` written out is published (an imported server that lists it is
     # reproduced); left out (tool c), nothing is
@@ -362,10 +383,15 @@ def test_file_ref_with_pointer_and_transitive_defs(tmp_path: Path) -> None:
         "Area: {type: array, items: {$ref: '#/Point'}}\n",
         encoding="utf-8",
     )
-    tool = _load(tmp_path, [{
-        "name": "t",
-        "parameters": [{"name": "area", "$ref": "schemas/geo.yaml#/Area"}],
-    }]).tools[0]
+    tool = _load(
+        tmp_path,
+        [
+            {
+                "name": "t",
+                "parameters": [{"name": "area", "$ref": "schemas/geo.yaml#/Area"}],
+            }
+        ],
+    ).tools[0]
     assert tool.input_schema["properties"]["area"] == {"$ref": "#/$defs/GeoArea"}
     assert tool.input_schema["$defs"] == {
         "GeoArea": {"type": "array", "items": {"$ref": "#/$defs/GeoPoint"}},
@@ -375,8 +401,11 @@ def test_file_ref_with_pointer_and_transitive_defs(tmp_path: Path) -> None:
 
 
 def test_unused_types_not_carried(tmp_path: Path) -> None:
-    contract = _load(tmp_path, [{"name": "t", "parameters": [{"name": "a", "type": "string"}]}],
-                     types={"Unused": {"type": "string"}})
+    contract = _load(
+        tmp_path,
+        [{"name": "t", "parameters": [{"name": "a", "type": "string"}]}],
+        types={"Unused": {"type": "string"}},
+    )
     assert "$defs" not in contract.tools[0].input_schema
     assert contract.types == {"Unused": {"type": "string"}}
 
@@ -384,7 +413,7 @@ def test_unused_types_not_carried(tmp_path: Path) -> None:
 def test_yaml_dates_stay_strings(tmp_path: Path) -> None:
     spec = tmp_path / "tools.yaml"
     spec.write_text(
-        "mcpgen: 1\npackage: t_mcp\nserver: {name: t, version: \"1.0\"}\ntools:\n"
+        'mcpgen: 1\npackage: t_mcp\nserver: {name: t, version: "1.0"}\ntools:\n'
         "  - name: t\n    parameters:\n"
         "      - {name: day, type: string, default: 2024-01-01}\n",
         encoding="utf-8",
@@ -397,8 +426,9 @@ def test_yaml_dates_stay_strings(tmp_path: Path) -> None:
 
 def test_unquoted_version_is_an_error_with_a_hint(tmp_path: Path) -> None:
     spec = tmp_path / "tools.yaml"
-    spec.write_text("mcpgen: 1\npackage: t_mcp\nserver: {name: t, version: 1.10}\ntools: []\n",
-                    encoding="utf-8")
+    spec.write_text(
+        "mcpgen: 1\npackage: t_mcp\nserver: {name: t, version: 1.10}\ntools: []\n", encoding="utf-8"
+    )
     result = load_contract(spec)
     assert [(d.line, d.column, d.path, d.message) for d in result.diagnostics] == [
         (3, 28, "server.version", "expected a string, got float 1.1 (quote it)")
@@ -519,8 +549,10 @@ def test_init_writes_a_spec_that_validates_and_builds(tmp_path: Path) -> None:
     # the modeline points at a schema file init wrote, relative to the spec
     modeline = spec.read_text(encoding="utf-8").splitlines()[0]
     assert modeline == "# yaml-language-server: $schema=.mcpgen/mcpgen-1.schema.json"
-    assert json.loads((tmp_path / "proj" / ".mcpgen" / "mcpgen-1.schema.json").read_text()) \
+    assert (
+        json.loads((tmp_path / "proj" / ".mcpgen" / "mcpgen-1.schema.json").read_text())
         == EDITOR_SCHEMA
+    )
     # a second init refuses to overwrite anything, and writes nothing
     before = spec.read_bytes()
     again = CliRunner().invoke(main, ["init", str(tmp_path / "proj")])
@@ -601,6 +633,7 @@ def test_names_python_would_mangle_are_callable_by_keyword(tmp_path: Path) -> No
         """)
     gen = build_package(spec, tmp_path, "mangled_mcp")
     with import_package(gen, "mangled_mcp") as package:
+
         class Impl(package.MangledServer):  # type: ignore[name-defined,misc]
             def _init__(self) -> str:
                 return "init"
@@ -637,9 +670,16 @@ def test_parameters_named_like_what_client_methods_use_still_work(tmp_path: Path
         """)
     gen = build_package(spec, tmp_path, "shadowed_mcp")
     with import_package(gen, "shadowed_mcp") as package:
+
         class Impl(package.ShadowedServer):  # type: ignore[name-defined,misc]
-            def t(self, cast_: str, convert_result_: str, dict_: int | None,
-                  Any_: int | None, _structured_: int | None) -> str:
+            def t(
+                self,
+                cast_: str,
+                convert_result_: str,
+                dict_: int | None,
+                Any_: int | None,
+                _structured_: int | None,
+            ) -> str:
                 return f"{cast_}{convert_result_}{dict_}{Any_}{_structured_}"
 
         with package.ShadowedClient.in_memory(Impl()) as client:
@@ -649,11 +689,16 @@ def test_parameters_named_like_what_client_methods_use_still_work(tmp_path: Path
 
 def test_python_names_are_decided_on_the_nfkc_form(tmp_path: Path) -> None:
     """Python normalizes identifiers (NFKC): ``ｓｅｌｆ`` would be ``self`` in a signature."""
-    tool = _load(tmp_path, [{
-        "name": "t",
-        "callback": "positional",
-        "parameters": [{"name": "ｓｅｌｆ", "type": "string"}, {"name": "ｃｌａｓｓ"}],
-    }]).tools[0]
+    tool = _load(
+        tmp_path,
+        [
+            {
+                "name": "t",
+                "callback": "positional",
+                "parameters": [{"name": "ｓｅｌｆ", "type": "string"}, {"name": "ｃｌａｓｓ"}],
+            }
+        ],
+    ).tools[0]
     assert [p.py_name for p in tool.parameters] == ["self_", "class_"]
 
 

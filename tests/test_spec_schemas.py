@@ -74,14 +74,17 @@ def _resolves(schema: dict[str, Any], good: Any, bad: Any) -> None:
 
 
 def test_output_ref_to_object_type_is_inlined(tmp_path: Path) -> None:
-    contract = _contract(tmp_path, """\
+    contract = _contract(
+        tmp_path,
+        """\
         types:
           Issue: {type: object, properties: {number: {type: integer}, title: {type: string}},
                   required: [number, title], additionalProperties: false}
         tools:
           - name: get_issue
             output_schema: {$ref: "#/types/Issue"}
-        """)
+        """,
+    )
     tool = contract.tools[0]
     assert _dumps(tool.output_schema) == _dumps(ISSUE)
     assert tool.output_type_ref == "Issue"  # GetIssueOutput stays an alias of Issue
@@ -89,7 +92,9 @@ def test_output_ref_to_object_type_is_inlined(tmp_path: Path) -> None:
 
 
 def test_recursive_output_type_keeps_its_defs(tmp_path: Path) -> None:
-    contract = _contract(tmp_path, """\
+    contract = _contract(
+        tmp_path,
+        """\
         types:
           Node:
             type: object
@@ -102,7 +107,8 @@ def test_recursive_output_type_keeps_its_defs(tmp_path: Path) -> None:
         tools:
           - name: tree
             output_schema: {$ref: "#/types/Node", description: The root node.}
-        """)
+        """,
+    )
     schema = contract.tools[0].output_schema
     assert schema["type"] == "object" and "$ref" not in schema
     assert schema["description"] == "The root node."
@@ -114,17 +120,25 @@ def test_recursive_output_type_keeps_its_defs(tmp_path: Path) -> None:
 
 def test_output_ref_to_object_file_is_inlined(tmp_path: Path) -> None:
     (tmp_path / "schemas").mkdir()
-    (tmp_path / "schemas" / "summary.json").write_text(json.dumps({
-        "type": "object",
-        "properties": {"open": {"type": "integer"}, "top": {"$ref": "#/$defs/Top"}},
-        "required": ["open"],
-        "$defs": {"Top": {"type": "array", "items": {"type": "string"}}},
-    }), encoding="utf-8")
-    contract = _contract(tmp_path, """\
+    (tmp_path / "schemas" / "summary.json").write_text(
+        json.dumps(
+            {
+                "type": "object",
+                "properties": {"open": {"type": "integer"}, "top": {"$ref": "#/$defs/Top"}},
+                "required": ["open"],
+                "$defs": {"Top": {"type": "array", "items": {"type": "string"}}},
+            }
+        ),
+        encoding="utf-8",
+    )
+    contract = _contract(
+        tmp_path,
+        """\
         tools:
           - name: summary
             output_schema: {$ref: "schemas/summary.json"}
-        """)
+        """,
+    )
     tool = contract.tools[0]
     schema = tool.output_schema
     assert schema["type"] == "object"
@@ -135,14 +149,17 @@ def test_output_ref_to_object_file_is_inlined(tmp_path: Path) -> None:
 
 
 def test_root_anyof_of_objects_gets_a_root_type(tmp_path: Path) -> None:
-    contract = _contract(tmp_path, """\
+    contract = _contract(
+        tmp_path,
+        """\
         types:
           A: {type: object, properties: {kind: {const: a}}, required: [kind]}
           B: {type: object, properties: {kind: {const: b}}, required: [kind]}
         tools:
           - name: either
             output_schema: {oneOf: [{$ref: "#/types/A"}, {$ref: "#/types/B"}]}
-        """)
+        """,
+    )
     schema = contract.tools[0].output_schema
     assert list(schema)[:2] == ["type", "oneOf"] and schema["type"] == "object"
     _resolves(schema, {"kind": "a"}, {"kind": "c"})
@@ -164,7 +181,9 @@ def test_output_schema_that_is_not_an_object_is_an_error(
 ) -> None:
     (tmp_path / "schemas").mkdir()
     (tmp_path / "schemas" / "list.json").write_text('{"type": "array"}', encoding="utf-8")
-    errors = _errors(tmp_path, f"""\
+    errors = _errors(
+        tmp_path,
+        f"""\
         types:
           State: {{enum: [open, closed]}}
           Issue: {{type: object}}
@@ -175,11 +194,14 @@ def test_output_schema_that_is_not_an_object_is_an_error(
             output_schema: {{type: object}}
           - name: bad
             output_schema: {output}
-        """)
+        """,
+    )
     assert errors == [
-        (f"tools.yaml:{where}: tools[2].output_schema{'.$ref' if '$ref' in output[:6] else ''}: "
-        f"an output schema must describe an object (type: object), and {what} does not: "
-        "structuredContent is a JSON object")
+        (
+            f"tools.yaml:{where}: tools[2].output_schema{'.$ref' if '$ref' in output[:6] else ''}: "
+            f"an output schema must describe an object (type: object), and {what} does not: "
+            "structuredContent is a JSON object"
+        )
     ]
 
 
@@ -187,30 +209,38 @@ def test_output_schema_that_is_not_an_object_is_an_error(
 
 
 def test_input_schema_root_ref_is_inlined_with_its_parameters(tmp_path: Path) -> None:
-    contract = _contract(tmp_path, """\
+    contract = _contract(
+        tmp_path,
+        """\
         types:
           Issue: {type: object, properties: {number: {type: integer}, title: {type: string}},
                   required: [number, title], additionalProperties: false}
         tools:
           - name: create
             input_schema: {$ref: "#/types/Issue"}
-        """)
+        """,
+    )
     tool = contract.tools[0]
     assert _dumps(tool.input_schema) == _dumps(ISSUE)
     assert [(p.name, p.required) for p in tool.parameters] == [("number", True), ("title", True)]
 
 
 def test_input_schema_root_ref_to_non_object_is_an_error(tmp_path: Path) -> None:
-    errors = _errors(tmp_path, """\
+    errors = _errors(
+        tmp_path,
+        """\
         types:
           State: {enum: [open, closed]}
         tools:
           - name: create
             input_schema: {$ref: "#/types/State"}
-        """)
+        """,
+    )
     assert errors == [
-        ("tools.yaml:8:26: tools[0].input_schema.$ref: an input schema must describe an object "
-        "(type: object), and '#/types/State' does not: tool arguments are a JSON object")
+        (
+            "tools.yaml:8:26: tools[0].input_schema.$ref: an input schema must describe an object "
+            "(type: object), and '#/types/State' does not: tool arguments are a JSON object"
+        )
     ]
 
 
@@ -235,9 +265,13 @@ PYDANTIC_STYLE = """\
 def test_input_schema_local_defs_published_as_written(tmp_path: Path) -> None:
     """As pydantic and FastMCP emit them: local ``$defs``, ``#/$defs/X`` refs, root $ref;
     a spec type used beside them is bundled into the same ``$defs``."""
-    contract = _contract(tmp_path, """\
+    contract = _contract(
+        tmp_path,
+        """\
         types:
-          Issue: {type: object, properties: {number: {type: integer}}, required: [number]}\n""" + PYDANTIC_STYLE)
+          Issue: {type: object, properties: {number: {type: integer}}, required: [number]}\n"""
+        + PYDANTIC_STYLE,
+    )
     tool = contract.tools[0]
     schema = tool.input_schema
     assert schema["type"] == "object"
@@ -249,10 +283,15 @@ def test_input_schema_local_defs_published_as_written(tmp_path: Path) -> None:
     assert list(schema["$defs"]) == ["Tag", "Draft", "Issue"]
     assert schema["$defs"]["Tag"] == {"type": "string", "enum": ["bug", "feature"]}
     assert [(p.name, p.required) for p in tool.parameters] == [
-        ("title", True), ("tags", False), ("parent", False),
+        ("title", True),
+        ("tags", False),
+        ("parent", False),
     ]
-    _resolves(schema, {"title": "t", "tags": ["bug"], "parent": {"number": 1}},
-              {"title": "t", "tags": ["nope"]})
+    _resolves(
+        schema,
+        {"title": "t", "tags": ["bug"], "parent": {"number": 1}},
+        {"title": "t", "tags": ["nope"]},
+    )
 
 
 def test_input_schema_local_defs_without_root_ref(tmp_path: Path) -> None:
@@ -266,42 +305,57 @@ def test_input_schema_local_defs_without_root_ref(tmp_path: Path) -> None:
 
 
 def test_local_def_named_like_a_type_is_an_error(tmp_path: Path) -> None:
-    errors = _errors(tmp_path, """\
+    errors = _errors(
+        tmp_path,
+        """\
         types:
           Issue: {type: object, properties: {number: {type: integer}}, required: [number]}
-          Tag: {type: string}\n""" + PYDANTIC_STYLE)
+          Tag: {type: string}\n"""
+        + PYDANTIC_STYLE,
+    )
     assert errors == [
-        ("tools.yaml:11:9: tools[0].input_schema.$defs.Tag: local definition 'Tag' has the name "
-        "of types entry 'Tag'; both would be published as '#/$defs/Tag': rename one")
+        (
+            "tools.yaml:11:9: tools[0].input_schema.$defs.Tag: local definition 'Tag' has the name "
+            "of types entry 'Tag'; both would be published as '#/$defs/Tag': rename one"
+        )
     ]
 
 
 def test_local_ref_that_does_not_resolve_is_an_error(tmp_path: Path) -> None:
-    errors = _errors(tmp_path, """\
+    errors = _errors(
+        tmp_path,
+        """\
         tools:
           - name: t
             input_schema:
               type: object
               properties: {a: {$ref: "#/$defs/Nope"}}
               $defs: {Known: {type: string}}
-        """)
+        """,
+    )
     assert errors == [
-        ("tools.yaml:8:30: tools[0].input_schema.properties.a.$ref: '#/$defs/Nope' does not "
-        "resolve: this schema's $defs has no 'Nope' (it has: Known)")
+        (
+            "tools.yaml:8:30: tools[0].input_schema.properties.a.$ref: '#/$defs/Nope' does not "
+            "resolve: this schema's $defs has no 'Nope' (it has: Known)"
+        )
     ]
 
 
 def test_file_ref_beside_local_defs_gets_a_fresh_name(tmp_path: Path) -> None:
-    (tmp_path / "item.json").write_text('{"type": "object", "properties": {"a": {"type": "string"}}}',
-                                        encoding="utf-8")
-    contract = _contract(tmp_path, """\
+    (tmp_path / "item.json").write_text(
+        '{"type": "object", "properties": {"a": {"type": "string"}}}', encoding="utf-8"
+    )
+    contract = _contract(
+        tmp_path,
+        """\
         tools:
           - name: t
             input_schema:
               type: object
               properties: {x: {$ref: "#/$defs/Item"}, y: {$ref: "item.json"}}
               $defs: {Item: {type: integer}}
-        """)
+        """,
+    )
     schema = contract.tools[0].input_schema
     assert schema["properties"]["y"] == {"$ref": "#/$defs/Item2"}
     assert schema["$defs"]["Item"] == {"type": "integer"}
@@ -312,7 +366,9 @@ def test_file_ref_beside_local_defs_gets_a_fresh_name(tmp_path: Path) -> None:
 
 
 def test_parameter_with_json_schema_required_list(tmp_path: Path) -> None:
-    contract = _contract(tmp_path, """\
+    contract = _contract(
+        tmp_path,
+        """\
         tools:
           - name: move
             parameters:
@@ -325,7 +381,8 @@ def test_parameter_with_json_schema_required_list(tmp_path: Path) -> None:
                 properties: {dx: {type: integer}}
                 required: [dx]
                 default: {dx: 1}
-        """)
+        """,
+    )
     tool = contract.tools[0]
     assert [(p.name, p.required) for p in tool.parameters] == [("to", True), ("by", False)]
     assert tool.input_schema["properties"]["to"]["required"] == ["x", "y"]
@@ -334,16 +391,23 @@ def test_parameter_with_json_schema_required_list(tmp_path: Path) -> None:
 
 
 def test_parameter_required_list_is_checked_as_json_schema(tmp_path: Path) -> None:
-    errors = _errors(tmp_path, """\
+    errors = _errors(
+        tmp_path,
+        """\
         tools:
           - name: move
             parameters:
               - {name: to, type: object, required: [x, x]}
               - {name: at, type: object, required: "x"}
-        """)
+        """,
+    )
     assert errors == [
-        ("tools.yaml:7:44: tools[0].parameters[0].required: invalid JSON Schema: ['x', 'x'] has "
-        "non-unique elements"),
-        ("tools.yaml:8:44: tools[0].parameters[1].required: expected true or false or a list, "
-        "got 'x'"),
+        (
+            "tools.yaml:7:44: tools[0].parameters[0].required: invalid JSON Schema: ['x', 'x'] has "
+            "non-unique elements"
+        ),
+        (
+            "tools.yaml:8:44: tools[0].parameters[1].required: expected true or false or a list, "
+            "got 'x'"
+        ),
     ]

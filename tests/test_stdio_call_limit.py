@@ -43,7 +43,7 @@ tools:
     returns: integer
 """
 
-IMPL = '''
+IMPL = """
 import asyncio, os, threading, time
 from pathlib import Path
 from busy_mcp import BusyServer
@@ -69,7 +69,7 @@ class Impl(BusyServer):
 
     def threads(self) -> int:
         return threading.active_count()
-'''
+"""
 
 SERVER_BUSY = -31000
 DEFAULT_LIMIT = 64
@@ -84,8 +84,13 @@ def busy(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def start(busy: list[Path], release: Path, *flags: str) -> RawServer:
-    return RawServer("busy_mcp", "busy_impl:Impl", pythonpath=busy, extra_args=flags,
-                     env={"BUSY_RELEASE": str(release)})
+    return RawServer(
+        "busy_mcp",
+        "busy_impl:Impl",
+        pythonpath=busy,
+        extra_args=flags,
+        env={"BUSY_RELEASE": str(release)},
+    )
 
 
 def call(request_id: int, name: str, tag: str, *, task: bool = False) -> dict[str, Any]:
@@ -99,7 +104,9 @@ def os_threads(server: RawServer) -> int:
     return len(os.listdir(f"/proc/{server.proc.pid}/task"))
 
 
-def collect(server: RawServer, count: int, *, completed_tasks: int = 0) -> dict[Any, dict[str, Any]]:
+def collect(
+    server: RawServer, count: int, *, completed_tasks: int = 0
+) -> dict[Any, dict[str, Any]]:
     """The next ``count`` responses by id, read on until ``completed_tasks``
     task status notifications saying "completed" have also arrived (other
     notifications set aside): those notifications race with the responses."""
@@ -109,8 +116,10 @@ def collect(server: RawServer, count: int, *, completed_tasks: int = 0) -> dict[
         frame = server.recv(timeout=30)
         if "id" in frame:
             got[frame["id"]] = frame
-        elif (frame.get("method") == "notifications/tasks/status"
-              and frame["params"]["status"] == "completed"):
+        elif (
+            frame.get("method") == "notifications/tasks/status"
+            and frame["params"]["status"] == "completed"
+        ):
             completed.add(frame["params"]["taskId"])
     return got
 
@@ -125,8 +134,10 @@ def test_calls_beyond_the_limit_are_refused_and_the_server_keeps_serving(
         accepted = [call(i, "wait_sync", f"t{i}", task=True) for i in range(48)]
         accepted += [call(i, "wait_async", f"a{i}") for i in range(48, DEFAULT_LIMIT)]
         # … so 20 more of every background kind are refused at once
-        extra = [call(i, ("wait_sync", "wait_async", "wait_timed")[i % 3], f"x{i}", task=i % 3 == 0)
-                 for i in range(100, 120)]
+        extra = [
+            call(i, ("wait_sync", "wait_async", "wait_timed")[i % 3], f"x{i}", task=i % 3 == 0)
+            for i in range(100, 120)
+        ]
         for message in accepted + extra:
             server.send(message)
         answers = collect(server, 48 + len(extra))  # 48 "task created" + 20 refusals
@@ -145,12 +156,17 @@ def test_calls_beyond_the_limit_are_refused_and_the_server_keeps_serving(
         release.touch()  # the 64 finish …
         done = collect(server, DEFAULT_LIMIT - 48, completed_tasks=48)
         assert {done[i]["result"]["content"][0]["text"] for i in range(48, 64)} == {
-            f"a{i}" for i in range(48, 64)}
-        results = [server.request("tasks/result", {"taskId": answers[i]["result"]["task"]["taskId"]})
-                   for i in range(48)]
+            f"a{i}" for i in range(48, 64)
+        }
+        results = [
+            server.request("tasks/result", {"taskId": answers[i]["result"]["task"]["taskId"]})
+            for i in range(48)
+        ]
         assert [r["result"]["content"][0]["text"] for r in results] == [f"t{i}" for i in range(48)]
         # … and their slots serve new calls
-        assert server.call("wait_async", {"tag": "again"})["result"]["content"][0]["text"] == "again"
+        assert (
+            server.call("wait_async", {"tag": "again"})["result"]["content"][0]["text"] == "again"
+        )
         server.close()
 
 

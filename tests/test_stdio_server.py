@@ -50,7 +50,7 @@ tools:
     returns: integer
 """
 
-EXTRA_IMPL = '''\
+EXTRA_IMPL = """\
 import asyncio
 import os
 import sys
@@ -76,7 +76,7 @@ class Impl(ExtraServer):
 
     def echo(self, n):
         return n
-'''
+"""
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -177,7 +177,10 @@ def test_call_each_tool(weather: RawServer) -> None:
     assert float(temp["content"][0]["text"]) == structured["days"][0]["high_c"] + 0.5
 
     blank = weather.call("current_temperature", {"city": " "})["result"]
-    assert blank == {"content": [{"type": "text", "text": "city must not be blank"}], "isError": True}
+    assert blank == {
+        "content": [{"type": "text", "text": "city must not be blank"}],
+        "isError": True,
+    }
 
     alerts = weather.call(
         "alerts.search", {"region": {"country": "NO"}, "severity": ["minor"], "max-results": "5"}
@@ -233,7 +236,9 @@ def test_pipelined_requests_answered_with_matching_ids(weather: RawServer) -> No
                 "forecast": ("get_forecast", {"city": f"c{i}", "days": 1}),
             }[kind]
             message = {
-                "jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+                "jsonrpc": "2.0",
+                "id": request_id,
+                "method": "tools/call",
                 "params": {"name": name, "arguments": arguments},
             }
         sent[request_id] = kind
@@ -266,14 +271,24 @@ def test_garbage_lines_do_not_stop_the_server(weather: RawServer) -> None:
 
 def test_oversized_frame_is_refused_and_skipped(weather_gen: Path) -> None:
     with RawServer(
-        "weather_mcp", WEATHER_IMPL, pythonpath=[weather_gen, WEATHER_DIR], cwd=WEATHER_DIR,
+        "weather_mcp",
+        WEATHER_IMPL,
+        pythonpath=[weather_gen, WEATHER_DIR],
+        cwd=WEATHER_DIR,
         extra_args=["--max-message-bytes", "4096"],
     ) as server:
         server.handshake()
-        huge = json.dumps({
-            "jsonrpc": "2.0", "id": 5, "method": "tools/call",
-            "params": {"name": "current_temperature", "arguments": {"city": "x" * 100_000}},
-        }).encode() + b"\n"
+        huge = (
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 5,
+                    "method": "tools/call",
+                    "params": {"name": "current_temperature", "arguments": {"city": "x" * 100_000}},
+                }
+            ).encode()
+            + b"\n"
+        )
         server.send(huge)
         refused = server.recv()
         assert refused["id"] is None and refused["error"]["code"] == -32600
@@ -298,7 +313,8 @@ def test_printing_handler_does_not_corrupt_stdout(extra: RawServer) -> None:
     for i in range(3):
         reply = extra.call("noisy", {"text": f"t{i}"})
         assert reply["result"] == {
-            "content": [{"type": "text", "text": f"quiet t{i}"}], "isError": False,
+            "content": [{"type": "text", "text": f"quiet t{i}"}],
+            "isError": False,
         }
     assert extra.request("ping")["result"] == {}
     extra.close()
@@ -312,18 +328,30 @@ def test_printing_handler_does_not_corrupt_stdout(extra: RawServer) -> None:
 def test_async_call_answers_while_slow_call_in_flight(extra: RawServer) -> None:
     extra.handshake()
     started = time.perf_counter()
-    extra.send({
-        "jsonrpc": "2.0", "id": "slow", "method": "tools/call",
-        "params": {"name": "nap", "arguments": {"seconds": 1.5, "tag": "late"}},
-    })
-    extra.send({
-        "jsonrpc": "2.0", "id": "fast", "method": "tools/call",
-        "params": {"name": "quick", "arguments": {"tag": "now"}},
-    })
-    extra.send({
-        "jsonrpc": "2.0", "id": "sync", "method": "tools/call",
-        "params": {"name": "echo", "arguments": {"n": "7"}},
-    })
+    extra.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "slow",
+            "method": "tools/call",
+            "params": {"name": "nap", "arguments": {"seconds": 1.5, "tag": "late"}},
+        }
+    )
+    extra.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "fast",
+            "method": "tools/call",
+            "params": {"name": "quick", "arguments": {"tag": "now"}},
+        }
+    )
+    extra.send(
+        {
+            "jsonrpc": "2.0",
+            "id": "sync",
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"n": "7"}},
+        }
+    )
     extra.send({"jsonrpc": "2.0", "id": "ping", "method": "ping"})
     first_three = [extra.recv() for _ in range(3)]
     early = time.perf_counter() - started
@@ -343,10 +371,14 @@ def test_many_concurrent_async_calls(extra: RawServer) -> None:
     extra.handshake()
     started = time.perf_counter()
     for i in range(20):
-        extra.send({
-            "jsonrpc": "2.0", "id": i, "method": "tools/call",
-            "params": {"name": "nap", "arguments": {"seconds": 0.5, "tag": str(i)}},
-        })
+        extra.send(
+            {
+                "jsonrpc": "2.0",
+                "id": i,
+                "method": "tools/call",
+                "params": {"name": "nap", "arguments": {"seconds": 0.5, "tag": str(i)}},
+            }
+        )
     replies = {r["id"]: r for r in (extra.recv() for _ in range(20))}
     assert time.perf_counter() - started < 3.0  # not 20 × 0.5 s
     assert all(replies[i]["result"]["content"][0]["text"] == f"woke {i}" for i in range(20))
@@ -355,15 +387,19 @@ def test_many_concurrent_async_calls(extra: RawServer) -> None:
 
 def test_in_flight_async_call_finishes_after_eof(extra: RawServer) -> None:
     extra.handshake()
-    extra.send({
-        "jsonrpc": "2.0", "id": 9, "method": "tools/call",
-        "params": {"name": "nap", "arguments": {"seconds": 0.3}},
-    })
+    extra.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 9,
+            "method": "tools/call",
+            "params": {"name": "nap", "arguments": {"seconds": 0.3}},
+        }
+    )
     assert extra.close() == 0
     assert [json.loads(line)["id"] for line in extra.raw_lines] == [0, 9]
 
 
-STARTUP_PROBE = r'''
+STARTUP_PROBE = r"""
 import json, sys
 from weather_mcp.server import BINDINGS, WeatherServer, build_app
 
@@ -385,7 +421,7 @@ except Exception as exc:
     seen["refused"] = type(exc).__name__
 seen["rust_regex_after_a_pattern"] = "pydantic_core" in sys.modules
 print(json.dumps(seen))
-'''
+"""
 
 
 def test_start_up_compiles_no_validator_and_loads_no_regex_engine() -> None:
@@ -394,11 +430,21 @@ def test_start_up_compiles_no_validator_and_loads_no_regex_engine() -> None:
     import) is loaded by the first pattern compiled. Before, ``build_app`` compiled
     every schema and importing the runtime imported pydantic-core."""
     env = {**os.environ, "PYTHONPATH": str(WEATHER_DIR)}
-    done = subprocess.run([sys.executable, "-c", STARTUP_PROBE], capture_output=True,
-                          text=True, env=env, check=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", STARTUP_PROBE],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=60,
+    )
     seen = json.loads(done.stdout)
-    assert seen["bound"] == ["alerts.search", "current_temperature", "get_forecast",
-                             "report_observation"]
+    assert seen["bound"] == [
+        "alerts.search",
+        "current_temperature",
+        "get_forecast",
+        "report_observation",
+    ]
     assert seen["compiled_at_start"] == [] and not seen["rust_regex_at_start"]
     assert seen["compiled_after_one_call"] == ["current_temperature"]
     assert not seen["rust_regex_after_one_call"]

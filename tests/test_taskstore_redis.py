@@ -31,7 +31,9 @@ from test_http_tasks import IMPL, SPEC, modern_rpc, poll, rpc
 pytest.importorskip("mcp", reason="the http extra (mcp SDK) is not installed")
 pytest.importorskip("redis", reason="redis-py (the redis extra) is not installed")
 if shutil.which("redis-server") is None:
-    pytest.skip("redis-server is not installed (apt-get install redis-server)", allow_module_level=True)
+    pytest.skip(
+        "redis-server is not installed (apt-get install redis-server)", allow_module_level=True
+    )
 
 # Seconds a worker's lease lasts (--task-lease). The worker that is killed has a
 # short one: its tasks fail within about that long. The others keep a longer one,
@@ -40,15 +42,20 @@ if shutil.which("redis-server") is None:
 SHORT_LEASE = 1.0
 LEASE = 5.0
 
-MARKER_SPEC = SPEC + """
+MARKER_SPEC = (
+    SPEC
+    + """
   - name: until_cancelled
     task_support: optional
     parameters: [{name: marker, type: string}]
     callback: positional
     returns: string
 """
+)
 
-MARKER_IMPL = IMPL.replace("class Impl(HttptaskServer):", '''from pathlib import Path
+MARKER_IMPL = IMPL.replace(
+    "class Impl(HttptaskServer):",
+    """from pathlib import Path
 
 class Impl(HttptaskServer):
     def until_cancelled(self, marker: str, *, ctx: Context = Context.NONE) -> str:
@@ -57,7 +64,8 @@ class Impl(HttptaskServer):
             time.sleep(0.01)
         Path(marker).write_text("cancelled" if ctx.cancelled else "not cancelled")
         return "stopped"
-''')
+""",
+)
 
 
 @pytest.fixture(scope="module")
@@ -76,13 +84,23 @@ def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
         yield server
 
 
-def start(package: tuple[Path, Path], store: str, count: int, *extra: str,
-          lease: float = LEASE) -> list[HttpServer]:
+def start(
+    package: tuple[Path, Path], store: str, count: int, *extra: str, lease: float = LEASE
+) -> list[HttpServer]:
     """``count`` worker processes naming ``store``, started together, each on its own port."""
     gen, impl = package
     workers = [
-        HttpServer("httptask_mcp", "--task-store", store, "--task-lease", str(lease), *extra,
-                   pythonpath=[gen, impl], cwd=impl, log_dir=impl.parent)
+        HttpServer(
+            "httptask_mcp",
+            "--task-store",
+            store,
+            "--task-lease",
+            str(lease),
+            *extra,
+            pythonpath=[gen, impl],
+            cwd=impl,
+            log_dir=impl.parent,
+        )
         for _ in range(count)
     ]
     try:
@@ -121,10 +139,20 @@ def pair(package: tuple[Path, Path], redis: RedisServer) -> Iterator[list[HttpSe
         yield workers
 
 
-def create(url: str, name: str, arguments: dict[str, Any], task: dict[str, Any] | None = None,
-           headers: dict[str, str] | None = None) -> str:
-    reply = rpc(url, "create", "tools/call", {"name": name, "arguments": arguments, "task": task or {}},
-                headers=headers)
+def create(
+    url: str,
+    name: str,
+    arguments: dict[str, Any],
+    task: dict[str, Any] | None = None,
+    headers: dict[str, str] | None = None,
+) -> str:
+    reply = rpc(
+        url,
+        "create",
+        "tools/call",
+        {"name": name, "arguments": arguments, "task": task or {}},
+        headers=headers,
+    )
     assert "result" in reply, reply
     task_id: str = reply["result"]["task"]["taskId"]
     return task_id
@@ -145,14 +173,18 @@ def wait_for(path: Path, timeout: float = 10.0) -> str:
 def test_a_task_started_on_one_worker_is_finished_from_another(pair: list[HttpServer]) -> None:
     a, b = pair
     task_id = create(a.url, "batch_job", {"n": 7}, headers=ALICE)
-    result = rpc(b.url, 1, "tasks/result", {"taskId": task_id}, headers=ALICE)["result"]  # waits on b
+    result = rpc(b.url, 1, "tasks/result", {"taskId": task_id}, headers=ALICE)[
+        "result"
+    ]  # waits on b
     assert result["content"] == [{"type": "text", "text": "14"}]
     assert result["_meta"]["io.modelcontextprotocol/related-task"] == {"taskId": task_id}
     got = rpc(b.url, 2, "tasks/get", {"taskId": task_id}, headers=ALICE)["result"]
     assert got["status"] == "completed" and got["ttl"] == 600000
     listed = rpc(a.url, 3, "tasks/list", headers=ALICE)["result"]["tasks"]
     assert task_id in {t["taskId"] for t in listed}
-    assert task_id in {t["taskId"] for t in rpc(b.url, 4, "tasks/list", headers=ALICE)["result"]["tasks"]}
+    assert task_id in {
+        t["taskId"] for t in rpc(b.url, 4, "tasks/list", headers=ALICE)["result"]["tasks"]
+    }
     # an isError result fails the task at 2025-11-25, on every worker alike
     failed = create(b.url, "batch_job", {"n": -1})
     outcome = rpc(a.url, 5, "tasks/result", {"taskId": failed})["result"]
@@ -162,11 +194,14 @@ def test_a_task_started_on_one_worker_is_finished_from_another(pair: list[HttpSe
 
 def test_modern_tasks_across_workers(pair: list[HttpServer]) -> None:
     a, b = pair
-    created = modern_rpc(b.url, 1, "tools/call", {"name": "batch_job", "arguments": {"n": 21}},
-                         tasks=True)["result"]
+    created = modern_rpc(
+        b.url, 1, "tools/call", {"name": "batch_job", "arguments": {"n": 21}}, tasks=True
+    )["result"]
     assert created["resultType"] == "task"
     got = poll(a.url, created["taskId"], "modern")
-    assert got["status"] == "completed" and got["result"]["content"] == [{"type": "text", "text": "42"}]
+    assert got["status"] == "completed" and got["result"]["content"] == [
+        {"type": "text", "text": "42"}
+    ]
     # a task of the other era is unknown here, as over stdio
     assert rpc(a.url, 2, "tasks/get", {"taskId": created["taskId"]})["error"]["code"] == -32602
 
@@ -181,25 +216,42 @@ def test_cancel_reaches_the_worker_running_the_task(pair: list[HttpServer], tmp_
             assert cancelled["status"] == "cancelled"
             assert rpc(b.url, 2, "tasks/cancel", {"taskId": task_id})["error"]["code"] == -32602
         else:
-            task_id = modern_rpc(a.url, 3, "tools/call", {"name": "until_cancelled", "arguments": {
-                "marker": str(marker)}}, tasks=True)["result"]["taskId"]
-            assert modern_rpc(b.url, 4, "tasks/cancel", {"taskId": task_id}, tasks=True)["result"] == {
+            task_id = modern_rpc(
+                a.url,
+                3,
+                "tools/call",
+                {"name": "until_cancelled", "arguments": {"marker": str(marker)}},
+                tasks=True,
+            )["result"]["taskId"]
+            assert modern_rpc(b.url, 4, "tasks/cancel", {"taskId": task_id}, tasks=True)[
+                "result"
+            ] == {
                 "resultType": "complete",
-                "_meta": {"io.modelcontextprotocol/serverInfo": {
-                    "name": "httptask", "title": "HTTP Tasks", "version": "1.0.0"}}}
+                "_meta": {
+                    "io.modelcontextprotocol/serverInfo": {
+                        "name": "httptask",
+                        "title": "HTTP Tasks",
+                        "version": "1.0.0",
+                    }
+                },
+            }
         assert wait_for(marker) == "cancelled", a.output[-2000:]  # the handler on `a` saw it
         if era == "legacy":
-            assert rpc(a.url, 5, "tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
+            assert (
+                rpc(a.url, 5, "tasks/get", {"taskId": task_id})["result"]["status"] == "cancelled"
+            )
 
 
-def test_a_killed_worker_fails_its_tasks(package: tuple[Path, Path], redis: RedisServer,
-                                         pair: list[HttpServer]) -> None:
+def test_a_killed_worker_fails_its_tasks(
+    package: tuple[Path, Path], redis: RedisServer, pair: list[HttpServer]
+) -> None:
     a, _ = pair
     (doomed,) = start(package, redis.url, 1, lease=SHORT_LEASE)
     try:
         legacy = create(doomed.url, "hold", {"seconds": 60})
-        modern = modern_rpc(doomed.url, 1, "tools/call", {"name": "hold", "arguments": {"seconds": 60}},
-                            tasks=True)["result"]["taskId"]
+        modern = modern_rpc(
+            doomed.url, 1, "tools/call", {"name": "hold", "arguments": {"seconds": 60}}, tasks=True
+        )["result"]["taskId"]
         assert rpc(a.url, 2, "tasks/get", {"taskId": legacy})["result"]["status"] == "working"
         os.killpg(doomed.proc.pid, signal.SIGKILL)
         doomed.proc.wait()
@@ -216,7 +268,9 @@ def test_a_killed_worker_fails_its_tasks(package: tuple[Path, Path], redis: Redi
         stop([doomed])
 
 
-def test_a_restarted_worker_still_serves_results(package: tuple[Path, Path], redis: RedisServer) -> None:
+def test_a_restarted_worker_still_serves_results(
+    package: tuple[Path, Path], redis: RedisServer
+) -> None:
     (first,) = start(package, redis.url, 1)
     try:
         task_id = create(first.url, "batch_job", {"n": 4})
@@ -234,8 +288,12 @@ def test_a_restarted_worker_still_serves_results(package: tuple[Path, Path], red
 def test_a_result_expires_after_its_ttl(pair: list[HttpServer]) -> None:
     a, b = pair
     task_id = create(a.url, "batch_job", {"n": 1}, {"ttl": 1500}, headers=ALICE)
-    assert rpc(b.url, 1, "tasks/result", {"taskId": task_id},
-               headers=ALICE)["result"]["content"][0]["text"] == "2"
+    assert (
+        rpc(b.url, 1, "tasks/result", {"taskId": task_id}, headers=ALICE)["result"]["content"][0][
+            "text"
+        ]
+        == "2"
+    )
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
         reply = rpc(b.url, 2, "tasks/get", {"taskId": task_id}, headers=ALICE)
@@ -252,10 +310,14 @@ def test_redis_down_fails_only_what_needs_the_store(package: tuple[Path, Path]) 
     with running(package, dead, 1) as (worker,):
         plain = rpc(worker.url, 1, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
         assert plain["result"]["structuredContent"] == {"sum": 5}
-        refused = rpc(worker.url, 2, "tools/call",
-                      {"name": "batch_job", "arguments": {"n": 1}, "task": {}})
+        refused = rpc(
+            worker.url, 2, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}}
+        )
         assert refused["error"]["code"] == -32603
-        assert "task store" in refused["error"]["message"] and "cannot be reached" in refused["error"]["message"]
+        assert (
+            "task store" in refused["error"]["message"]
+            and "cannot be reached" in refused["error"]["message"]
+        )
         got = rpc(worker.url, 3, "tasks/get", {"taskId": "x"})
         assert got["error"]["code"] == -32603 and "task store" in got["error"]["message"]
         # the refused task did not keep a slot: plain calls and refusals go on alike
@@ -265,7 +327,9 @@ def test_redis_down_fails_only_what_needs_the_store(package: tuple[Path, Path]) 
 # -- load ------------------------------------------------------------------------------
 
 
-def test_load_500_tasks_50_in_flight_across_4_workers(package: tuple[Path, Path], redis: RedisServer) -> None:
+def test_load_500_tasks_50_in_flight_across_4_workers(
+    package: tuple[Path, Path], redis: RedisServer
+) -> None:
     """Every task is created on one worker and its result fetched exactly once from
     another; none is lost."""
     total, in_flight = 500, 50
@@ -290,8 +354,10 @@ def test_load_500_tasks_50_in_flight_across_4_workers(package: tuple[Path, Path]
     assert all(accepted != fetched for _, _, accepted, fetched, _ in outcomes)
     per_worker = [sum(1 for o in outcomes if o[2] == w) for w in range(4)]
     assert per_worker == [125] * 4
-    print(f"load: {total} tasks, {in_flight} in flight, accepted per worker {per_worker}, "
-          f"{len(outcomes)} results fetched once each from another worker")
+    print(
+        f"load: {total} tasks, {in_flight} in flight, accepted per worker {per_worker}, "
+        f"{len(outcomes)} results fetched once each from another worker"
+    )
 
 
 def test_a_worker_shutting_down_fails_its_tasks_at_once(
@@ -309,5 +375,7 @@ def test_a_worker_shutting_down_fails_its_tasks_at_once(
     got = rpc(a.url, 2, "tasks/get", {"taskId": task_id})["result"]
     assert got["status"] == "failed", got
     reply = rpc(a.url, 3, "tasks/result", {"taskId": task_id})
-    assert reply["error"] == {"code": -32603, "message": "the worker running this task shut down "
-                                                          "before it finished"}
+    assert reply["error"] == {
+        "code": -32603,
+        "message": "the worker running this task shut down before it finished",
+    }

@@ -37,7 +37,9 @@ from test_taskstore_redis import running
 pytest.importorskip("mcp", reason="the http extra (mcp SDK) is not installed")
 redis_py = pytest.importorskip("redis", reason="redis-py (the redis extra) is not installed")
 if shutil.which("redis-server") is None:
-    pytest.skip("redis-server is not installed (apt-get install redis-server)", allow_module_level=True)
+    pytest.skip(
+        "redis-server is not installed (apt-get install redis-server)", allow_module_level=True
+    )
 
 PREFIX = "mcpgen:httptask:"  # the default: mcpgen:<server name>:
 
@@ -63,7 +65,9 @@ def pair(package: tuple[Path, Path], redis: RedisServer) -> Iterator[list[HttpSe
 def eval_calls(db: Any) -> int:
     """Scripts run so far (the commands a script runs are counted apart)."""
     stats = db.info("commandstats")
-    return sum(int(stats.get(name, {}).get("calls", 0)) for name in ("cmdstat_eval", "cmdstat_evalsha"))
+    return sum(
+        int(stats.get(name, {}).get("calls", 0)) for name in ("cmdstat_eval", "cmdstat_evalsha")
+    )
 
 
 # -- finding 1 on Redis ----------------------------------------------------------------------
@@ -74,7 +78,10 @@ def test_requestors_are_isolated_across_workers(pair: list[HttpServer], db: Any)
     assert_isolated(a.url, ALICE, BOB)
     task_id = start(a.url, "hold", {"seconds": 30}, ALICE)  # on a, asked about on b
     assert unknown(rpc(b.url, 1, "tasks/cancel", {"taskId": task_id}, headers=BOB), task_id)
-    assert rpc(b.url, 2, "tasks/get", {"taskId": task_id}, headers=ALICE)["result"]["status"] == "working"
+    assert (
+        rpc(b.url, 2, "tasks/get", {"taskId": task_id}, headers=ALICE)["result"]["status"]
+        == "working"
+    )
     assert db.hget(PREFIX + "task:" + task_id, "owner") == "alice"
     rpc(b.url, 3, "tasks/cancel", {"taskId": task_id}, headers=ALICE)
 
@@ -107,13 +114,19 @@ def test_tasks_list_pages_without_a_round_trip_per_task(pair: list[HttpServer], 
 # -- finding 5: keys expire, ids leave the running set, a cap across workers ---------------------
 
 
-def test_every_key_expires_and_running_sets_empty(package: tuple[Path, Path], redis: RedisServer,
-                                                  db: Any) -> None:
+def test_every_key_expires_and_running_sets_empty(
+    package: tuple[Path, Path], redis: RedisServer, db: Any
+) -> None:
     with running(package, redis.url, 1, "--identity-header", HEADER) as (worker,):
         url = worker.url
         short = start(url, "hold", {"seconds": 2}, ALICE)  # outlives its 500 ms record
-        rpc(url, 1, "tools/call", {"name": "hold", "arguments": {"seconds": 2}, "task": {"ttl": 500}},
-            headers=ALICE)
+        rpc(
+            url,
+            1,
+            "tools/call",
+            {"name": "hold", "arguments": {"seconds": 2}, "task": {"ttl": 500}},
+            headers=ALICE,
+        )
         cancelled = start(url, "hold", {"seconds": 30}, ALICE)
         rpc(url, 2, "tasks/cancel", {"taskId": cancelled}, headers=ALICE)
         done = start(url, "batch_job", {"n": 1}, None)
@@ -129,13 +142,19 @@ def test_every_key_expires_and_running_sets_empty(package: tuple[Path, Path], re
         assert [i for key in mine for i in db.smembers(key)] == []
 
 
-def test_live_tasks_are_capped_across_workers(package: tuple[Path, Path], redis: RedisServer,
-                                              db: Any) -> None:
-    with running(package, redis.url, 2, "--max-tasks", "3", "--task-key-prefix", "capped:") as (a, b):
+def test_live_tasks_are_capped_across_workers(
+    package: tuple[Path, Path], redis: RedisServer, db: Any
+) -> None:
+    with running(package, redis.url, 2, "--max-tasks", "3", "--task-key-prefix", "capped:") as (
+        a,
+        b,
+    ):
         for url in (a.url, b.url, a.url):
             rpc(url, 1, "tasks/result", {"taskId": start(url, "batch_job", {"n": 1}, None)})
         for url in (a.url, b.url):
-            refused = rpc(url, 2, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}})
+            refused = rpc(
+                url, 2, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}}
+            )
             assert refused["error"]["code"] == -31000 and refused["error"]["data"] == {"limit": 3}
             assert "in the task store" in refused["error"]["message"]
 
@@ -166,8 +185,9 @@ def test_a_non_blocking_tasks_result_keeps_nothing(redis: RedisServer) -> None:
 
 def test_a_modern_tasks_result_is_method_not_found_on_redis(pair: list[HttpServer]) -> None:
     a, b = pair
-    task_id = modern_rpc(a.url, 1, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}},
-                         tasks=True)["result"]["taskId"]
+    task_id = modern_rpc(
+        a.url, 1, "tools/call", {"name": "sleep", "arguments": {"seconds": 30}}, tasks=True
+    )["result"]["taskId"]
     started = time.monotonic()
     reply = modern_rpc(b.url, 2, "tasks/result", {"taskId": task_id}, tasks=True)
     assert reply["error"]["code"] == -32601
@@ -183,36 +203,58 @@ def test_the_store_password_reaches_no_client(package: tuple[Path, Path]) -> Non
     dead = f"redis://admin:{secret}@127.0.0.1:{free_port()}/0?password={secret}&db=0"
     with running(package, dead, 1) as (worker,):
         replies = [
-            rpc(worker.url, 1, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}}),
+            rpc(
+                worker.url,
+                1,
+                "tools/call",
+                {"name": "batch_job", "arguments": {"n": 1}, "task": {}},
+            ),
             rpc(worker.url, 2, "tasks/get", {"taskId": "x"}),
         ]
         for reply in replies:
             assert reply["error"] == {
-                "code": -32603, "message": "Internal error: the task store cannot be reached; retry later"}
+                "code": -32603,
+                "message": "Internal error: the task store cannot be reached; retry later",
+            }
         log = worker.output
     assert secret not in log
     assert "redis://admin:***@127.0.0.1" in log and "password=***" in log and "db=0" in log
 
 
 def test_a_corrupt_record_is_a_generic_internal_error(pair: list[HttpServer], db: Any) -> None:
-    db.hset(PREFIX + "task:corrupt", mapping={"status": "completed", "era": "legacy",
-                                              "createdAt": "not a number", "result": "{"})
+    db.hset(
+        PREFIX + "task:corrupt",
+        mapping={
+            "status": "completed",
+            "era": "legacy",
+            "createdAt": "not a number",
+            "result": "{",
+        },
+    )
     db.expire(PREFIX + "task:corrupt", 60)
     reply = rpc(pair[0].url, 1, "tasks/get", {"taskId": "corrupt"})
     assert reply["error"] == {
-        "code": -32603, "message": "Internal error: the task store cannot be reached; retry later"}
+        "code": -32603,
+        "message": "Internal error: the task store cannot be reached; retry later",
+    }
     assert "could not convert" in pair[0].output  # the detail, on the server's side
 
 
 # -- low: deployments sharing a Redis ------------------------------------------------------------
 
 
-def test_a_key_prefix_keeps_deployments_apart(package: tuple[Path, Path], redis: RedisServer,
-                                              db: Any) -> None:
-    with running(package, redis.url, 1, "--task-key-prefix", "staging:") as (staging,), \
-            running(package, redis.url, 1, "--task-key-prefix", "prod:") as (prod,):
+def test_a_key_prefix_keeps_deployments_apart(
+    package: tuple[Path, Path], redis: RedisServer, db: Any
+) -> None:
+    with (
+        running(package, redis.url, 1, "--task-key-prefix", "staging:") as (staging,),
+        running(package, redis.url, 1, "--task-key-prefix", "prod:") as (prod,),
+    ):
         task_id = start(staging.url, "batch_job", {"n": 2}, None)
-        assert rpc(staging.url, 1, "tasks/result", {"taskId": task_id})["result"]["content"][0]["text"] == "4"
+        assert (
+            rpc(staging.url, 1, "tasks/result", {"taskId": task_id})["result"]["content"][0]["text"]
+            == "4"
+        )
         assert unknown(rpc(prod.url, 2, "tasks/get", {"taskId": task_id}), task_id)
         assert db.exists("staging:task:" + task_id) and not db.keys("prod:task:*")
 
@@ -226,10 +268,17 @@ def test_a_full_redis_refuses_new_tasks_and_keeps_old_ones(pair: list[HttpServer
     db.config_set("maxmemory-policy", "noeviction")
     db.config_set("maxmemory", "1")  # below what it holds: every write is refused
     try:
-        refused = rpc(b.url, 2, "tools/call", {"name": "batch_job", "arguments": {"n": 1}, "task": {}},
-                      headers=ALICE)
+        refused = rpc(
+            b.url,
+            2,
+            "tools/call",
+            {"name": "batch_job", "arguments": {"n": 1}, "task": {}},
+            headers=ALICE,
+        )
         assert refused["error"] == {
-            "code": -32603, "message": "Internal error: the task store cannot be reached; retry later"}
+            "code": -32603,
+            "message": "Internal error: the task store cannot be reached; retry later",
+        }
         got = rpc(b.url, 3, "tasks/result", {"taskId": kept}, headers=ALICE)["result"]
         assert got["content"] == [{"type": "text", "text": "10"}]
     finally:

@@ -42,13 +42,22 @@ CONTACT = {
     "id": "123e4567-e89b-12d3-a456-426614174000", "v4": "192.0.2.1", "v6": "2001:db8::1",
 }  # fmt: skip
 EPIC = {"number": 1, "title": "Epic", "parent": None}
-ISSUE = {"number": 2, "title": "Child", "priority": "high", "milestone": None,
-         "labels": ["a"], "parent": EPIC}
+ISSUE = {
+    "number": 2,
+    "title": "Child",
+    "priority": "high",
+    "milestone": None,
+    "labels": ["a"],
+    "parent": EPIC,
+}
 SHAPES = [{"kind": "circle", "radius": 1}, {"kind": "square", "side": 2.5}]
 # (tool, arguments, the structuredContent expected back)
 CALLS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
-    ("numbers", n := {"count": 3, "ratio": 3, "scores": [1, 2.5, 9007199254740993],
-                      "big": 2**64 + 1}, n),
+    (
+        "numbers",
+        n := {"count": 3, "ratio": 3, "scores": [1, 2.5, 9007199254740993], "big": 2**64 + 1},
+        n,
+    ),
     ("numbers", n := {"count": 0, "ratio": 0.1, "scores": []}, n),
     ("nulls", n := {"id": 1, "milestone": None}, n),
     ("nulls", n := {"id": 2, "note": "n"}, n),
@@ -56,8 +65,11 @@ CALLS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
     ("contact", {"contact": {"email": "a@example.com"}}, {"email": "a@example.com"}),
     ("shapes", {"shapes": SHAPES}, {"shapes": SHAPES, "area": math.pi + 6.25}),
     ("file_issue", n := {"issue": ISSUE, "ref": "ABC-12", "assignee": {"login": "ann"}}, n),
-    ("file_issue", n := {"issue": EPIC, "ref": 7,
-                         "assignee": {"login": "bo", "team": {"name": "core"}}}, n),
+    (
+        "file_issue",
+        n := {"issue": EPIC, "ref": 7, "assignee": {"login": "bo", "team": {"name": "core"}}},
+        n,
+    ),
     ("prioritize", n := {"priority": "low", "by": {"ann": 2}}, n),
 ]
 # Arguments the server refuses (a tool error naming the argument), whoever calls.
@@ -73,8 +85,11 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("contact", {"contact": {"email": "a@b.c", "seen": "yesterday"}}, "contact.seen"),
     ("shapes", {"shapes": [{"kind": "triangle", "side": 1}]}, "shapes[0]"),
     ("shapes", {"shapes": [{"kind": "circle", "radius": 0}]}, "shapes[0]"),
-    ("file_issue", {"issue": {"number": 1, "title": "t", "priority": "urgent"},
-                    "assignee": {"login": "a"}}, "issue.priority"),
+    (
+        "file_issue",
+        {"issue": {"number": 1, "title": "t", "priority": "urgent"}, "assignee": {"login": "a"}},
+        "issue.priority",
+    ),
     ("file_issue", {"issue": EPIC, "ref": "abc", "assignee": {"login": "a"}}, "ref"),
     ("prioritize", {"priority": "low", "by": {"ann": "two"}}, "by.ann"),
 ]
@@ -100,7 +115,8 @@ def canonical(value: Any) -> Any:
 def close_enough(got: dict[str, Any], want: dict[str, Any]) -> bool:
     if "area" in want:  # computed by the handler
         return math.isclose(got["area"], want["area"]) and same(
-            {**got, "area": 0}, {**want, "area": 0})
+            {**got, "area": 0}, {**want, "area": 0}
+        )
     return same(got, want)
 
 
@@ -125,16 +141,18 @@ def server_env(gen: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def client(gen: Path, package: Any) -> Iterator[Any]:
     command = [sys.executable, "-m", "fidelity_mcp"]
-    with package.FidelityClient.stdio(command, env=server_env(gen), cwd=FIDELITY,
-                                      verify="strict") as connected:
+    with package.FidelityClient.stdio(
+        command, env=server_env(gen), cwd=FIDELITY, verify="strict"
+    ) as connected:
         yield connected
 
 
 # ----------------------------------------------------------------- round trips
 
 
-@pytest.mark.parametrize(("tool", "arguments", "expected"), CALLS,
-                         ids=[f"{c[0]}-{i}" for i, c in enumerate(CALLS)])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "expected"), CALLS, ids=[f"{c[0]}-{i}" for i, c in enumerate(CALLS)]
+)
 def test_values_round_trip_exactly(
     client: Any, tool: str, arguments: dict[str, Any], expected: dict[str, Any]
 ) -> None:
@@ -176,8 +194,9 @@ def test_discriminated_union_picks_its_branch(client: Any, package: Any) -> None
         package.models.ShapesOutput.model_validate({"shapes": [{"kind": "hexagon"}], "area": 1})
 
 
-@pytest.mark.parametrize(("tool", "arguments", "where"), REFUSED,
-                         ids=[f"{c[0]}-{c[2]}" for c in REFUSED])
+@pytest.mark.parametrize(
+    ("tool", "arguments", "where"), REFUSED, ids=[f"{c[0]}-{c[2]}" for c in REFUSED]
+)
 def test_the_server_refuses_what_the_schema_refuses(
     client: Any, package: Any, tool: str, arguments: dict[str, Any], where: str
 ) -> None:
@@ -281,7 +300,7 @@ def check_peer_results(results: list[dict[str, Any]], *, javascript: bool = Fals
         if structured is None:  # before 2025-06-18: the JSON text only
             structured = json.loads(result["content"][0]["text"])
         assert close_enough(structured, expected), (tool, structured)
-    for (tool, _, where), result in zip(REFUSED, results[len(CALLS):], strict=True):
+    for (tool, _, where), result in zip(REFUSED, results[len(CALLS) :], strict=True):
         assert result.get("isError") is True, (tool, result)
         assert where in result["content"][0]["text"]
 
@@ -290,21 +309,27 @@ async def sdk_session(gen: Path, mode: str) -> dict[str, Any]:
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "fidelity_mcp"],
-                                   env=server_env(gen), cwd=FIDELITY)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "fidelity_mcp"], env=server_env(gen), cwd=FIDELITY
+    )
     async with Client(params, mode=mode, read_timeout_seconds=20) as client:
         listed = await client.list_tools()
         results = [
-            (await client.call_tool(name, args)).model_dump(by_alias=True, exclude_none=True,
-                                                             mode="json")
+            (await client.call_tool(name, args)).model_dump(
+                by_alias=True, exclude_none=True, mode="json"
+            )
             for name, args, _ in [*CALLS, *REFUSED]
         ]
-        return {"version": client.protocol_version, "results": results,
-                "tools": [t.name for t in listed.tools]}
+        return {
+            "version": client.protocol_version,
+            "results": results,
+            "tools": [t.name for t in listed.tools],
+        }
 
 
-@pytest.mark.parametrize("revision", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25",
-                                      "2026-07-28"])
+@pytest.mark.parametrize(
+    "revision", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"]
+)
 def test_the_official_python_sdk_client(
     gen: Path, package: Any, revision: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -329,8 +354,13 @@ def test_the_typescript_sdk_client(gen: Path, package: Any) -> None:
         "cwd": str(FIDELITY),
         "calls": [[name, args] for name, args, _ in [*CALLS, *REFUSED]],
     }
-    done = subprocess.run([tools.node, str(TS_CLIENT), json.dumps(plan)],
-                          capture_output=True, text=True, timeout=120, check=False)
+    done = subprocess.run(
+        [tools.node, str(TS_CLIENT), json.dumps(plan)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert [t["name"] for t in seen["tools"]] == [t["name"] for t in package.contract.TOOLS]
@@ -343,6 +373,11 @@ def test_the_typescript_sdk_client(gen: Path, package: Any) -> None:
 
 
 def test_mypy_strict_on_package_implementation_and_expectations(gen: Path) -> None:
-    done = mypy_strict(gen / "fidelity_mcp", FIDELITY / "fidelity_impl.py",
-                       ROOT / "typing" / "check_fidelity.py", cwd=gen, mypypath=[gen, FIDELITY])
+    done = mypy_strict(
+        gen / "fidelity_mcp",
+        FIDELITY / "fidelity_impl.py",
+        ROOT / "typing" / "check_fidelity.py",
+        cwd=gen,
+        mypypath=[gen, FIDELITY],
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -31,9 +31,11 @@ def test_typing_expectations_hold() -> None:
 def test_explicit_null_and_left_out_arguments_type_check(tmp_path: Path) -> None:
     # UNSET (left out, not sent) versus None (sent as null, only where the schema
     # admits null), on the wire contract's generated client.
-    result = build_spec(ROOT / "tests" / "fixtures" / "wire" / "tools.yaml",
-                        output=tmp_path / "wire_mcp")
+    result = build_spec(
+        ROOT / "tests" / "fixtures" / "wire" / "tools.yaml", output=tmp_path / "wire_mcp"
+    )
     assert result.ok, result.message
-    checked = _mypy(str(tmp_path / "wire_mcp"), str(ROOT / "tests" / "typing" / "check_wire.py"),
-                    where=tmp_path)
+    checked = _mypy(
+        str(tmp_path / "wire_mcp"), str(ROOT / "tests" / "typing" / "check_wire.py"), where=tmp_path
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr

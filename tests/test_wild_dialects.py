@@ -24,48 +24,80 @@ UUID = "123e4567-e89b-12d3-a456-426614174000"
 
 TYPES: dict[str, Any] = {
     # item 14: an $id inside a type (its references used to resolve against the $id)
-    "Account": {"$id": "https://example.com/account.json", "type": "object",
-                "properties": {"owner": {"$ref": "#/types/Name"}, "kind": {"$ref": "#/$defs/Kind"}},
-                "$defs": {"Kind": {"enum": ["personal", "team"]}}},
+    "Account": {
+        "$id": "https://example.com/account.json",
+        "type": "object",
+        "properties": {"owner": {"$ref": "#/types/Name"}, "kind": {"$ref": "#/$defs/Kind"}},
+        "$defs": {"Kind": {"enum": ["personal", "team"]}},
+    },
     "Name": {"type": "string", "minLength": 1},
 }
 TOOLS: list[dict[str, Any]] = [
     # item 15: a draft-07 schema means what draft-07 says, published as 2020-12
-    {"name": "seven", "input_schema": {
-        "$schema": DRAFT_07, "type": "object",
-        "definitions": {"Id": {"type": "string", "format": "uuid"}},
-        "properties": {
-            "id": {"$ref": "#/definitions/Id", "maxLength": 3},  # ignored beside $ref
-            "pair": {"type": "array", "items": [{"type": "integer"}, {"type": "string"}],
-                     "additionalItems": False},
-            "deps": {"type": "object", "dependencies": {"a": ["b"]}},
-        }}},
+    {
+        "name": "seven",
+        "input_schema": {
+            "$schema": DRAFT_07,
+            "type": "object",
+            "definitions": {"Id": {"type": "string", "format": "uuid"}},
+            "properties": {
+                "id": {"$ref": "#/definitions/Id", "maxLength": 3},  # ignored beside $ref
+                "pair": {
+                    "type": "array",
+                    "items": [{"type": "integer"}, {"type": "string"}],
+                    "additionalItems": False,
+                },
+                "deps": {"type": "object", "dependencies": {"a": ["b"]}},
+            },
+        },
+    },
     # item 15: a draft-07 schema that means the same in 2020-12 keeps its $schema
     # (an imported server re-lists exactly); formats draft-07 lacks are annotations
-    {"name": "legacy", "input_schema": {
-        "$schema": DRAFT_07, "type": "object", "required": ["id"],
-        "properties": {"id": {"type": "string", "format": "uuid"},
-                       "on": {"type": "string", "format": "date"}}}},
+    {
+        "name": "legacy",
+        "input_schema": {
+            "$schema": DRAFT_07,
+            "type": "object",
+            "required": ["id"],
+            "properties": {
+                "id": {"type": "string", "format": "uuid"},
+                "on": {"type": "string", "format": "date"},
+            },
+        },
+    },
     # item 16: #/definitions in an input_schema that declares no draft
-    {"name": "plain", "input_schema": {
-        "type": "object", "required": ["when"],
-        "definitions": {"Day": {"type": "string", "format": "date"}},
-        "properties": {"when": {"$ref": "#/definitions/Day"}}}},
+    {
+        "name": "plain",
+        "input_schema": {
+            "type": "object",
+            "required": ["when"],
+            "definitions": {"Day": {"type": "string", "format": "date"}},
+            "properties": {"when": {"$ref": "#/definitions/Day"}},
+        },
+    },
     # items 14, 16: pointers, anchors, OpenAPI's keywords, a type with an $id
-    {"name": "refs", "parameters": [{"name": "value"}], "output_schema": {
-        "$id": "https://example.com/refs.json", "type": "object", "nullable": True, "example": {"count": 1},
-        "discriminator": {"propertyName": "count"},
-        "allOf": [{"properties": {"flag": {"type": "boolean"}}}],
-        "properties": {
-            "count": {"$anchor": "count", "type": "integer", "minimum": 0},
-            "again": {"$ref": "#count"},
-            "same": {"$ref": "#/properties/count"},
-            "flagged": {"$ref": "#/allOf/0/properties/flag"},
-            "account": {"$ref": "#/types/Account"},
-        }}},
+    {
+        "name": "refs",
+        "parameters": [{"name": "value"}],
+        "output_schema": {
+            "$id": "https://example.com/refs.json",
+            "type": "object",
+            "nullable": True,
+            "example": {"count": 1},
+            "discriminator": {"propertyName": "count"},
+            "allOf": [{"properties": {"flag": {"type": "boolean"}}}],
+            "properties": {
+                "count": {"$anchor": "count", "type": "integer", "minimum": 0},
+                "again": {"$ref": "#count"},
+                "same": {"$ref": "#/properties/count"},
+                "flagged": {"$ref": "#/allOf/0/properties/flag"},
+                "account": {"$ref": "#/types/Account"},
+            },
+        },
+    },
 ]
 
-IMPL = '''
+IMPL = """
 from __future__ import annotations
 
 from wild2_mcp import Wild2Server
@@ -85,13 +117,20 @@ class Impl(Wild2Server):
     def refs(self, args: m.RefsArgs) -> m.RefsOutput:
         # unvalidated: the server's validator is what judges the result
         return m.RefsOutput.model_construct(**args["value"])
-'''
+"""
 
 
 def _spec(tools: list[dict[str, Any]], types: dict[str, Any] | None = None) -> str:
-    return yaml.safe_dump({"mcpgen": 1, "package": "wild2_mcp",
-                           "server": {"name": "wild2", "version": "1"},
-                           "types": types or {}, "tools": tools}, sort_keys=False)
+    return yaml.safe_dump(
+        {
+            "mcpgen": 1,
+            "package": "wild2_mcp",
+            "server": {"name": "wild2", "version": "1"},
+            "types": types or {},
+            "tools": tools,
+        },
+        sort_keys=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -162,7 +201,8 @@ def test_dropping_a_keyword_beside_ref_is_a_warning_at_its_line(tmp_path: Path) 
     result = load_spec_text(_spec(TOOLS[:1]), "tools.yaml", spec_dir=tmp_path)
     assert result.contract is not None
     assert [d.message for d in result.warnings] == [
-        "'maxLength' beside $ref is ignored by draft 07, which this schema declares: dropped"]
+        "'maxLength' beside $ref is ignored by draft 07, which this schema declares: dropped"
+    ]
     assert result.warnings[0].path == "tools[0].input_schema.properties.id.maxLength"
 
 
@@ -182,13 +222,24 @@ def test_pointers_anchors_and_an_id_inside_a_type_resolve(client: Any) -> None:
     a type with an ``$id`` could not be modelled (``'#/$defs/B' does not resolve``)."""
     from mcpgen_runtime import ToolError
 
-    value = {"count": 1, "again": 2, "same": 3, "flagged": True, "flag": False,
-             "account": {"owner": "ann", "kind": "team"}}
+    value = {
+        "count": 1,
+        "again": 2,
+        "same": 3,
+        "flagged": True,
+        "flag": False,
+        "account": {"owner": "ann", "kind": "team"},
+    }
     out = client.refs(value)
     assert out.model_dump(by_alias=True, exclude_unset=True) == value
     assert (out.again, out.same, out.flagged, out.account.owner) == (2, 3, True, "ann")
-    for bad in ({"again": -1}, {"same": "x"}, {"flagged": 1}, {"account": {"owner": ""}},
-                {"account": {"kind": "other"}}):
+    for bad in (
+        {"again": -1},
+        {"same": "x"},
+        {"flagged": 1},
+        {"account": {"owner": ""}},
+        {"account": {"kind": "other"}},
+    ):
         with pytest.raises(ToolError, match="does not match the tool's output schema"):
             client.refs(bad)
 
@@ -196,17 +247,23 @@ def test_pointers_anchors_and_an_id_inside_a_type_resolve(client: Any) -> None:
 def test_foreign_keywords_are_published_unchanged(package: Any) -> None:
     schema = _listed(package)["refs"]["outputSchema"]
     assert (schema["nullable"], schema["example"], schema["discriminator"]) == (
-        True, {"count": 1}, {"propertyName": "count"})
+        True,
+        {"count": 1},
+        {"propertyName": "count"},
+    )
     # the root's $id names the document; one below it would re-base its references
     assert schema["$id"] == "https://example.com/refs.json"
     assert "$id" not in schema["$defs"]["Account"] and "$anchor" not in str(schema)
 
 
-@pytest.mark.parametrize(("keyword", "message"), [
-    ("typ", "unknown JSON Schema keyword 'typ' (did you mean 'type'?)"),
-    ("propertys", "unknown JSON Schema keyword 'propertys' (did you mean 'properties'?)"),
-    ("additionalItems", "'additionalItems' is draft 2019-09 and earlier"),
-])
+@pytest.mark.parametrize(
+    ("keyword", "message"),
+    [
+        ("typ", "unknown JSON Schema keyword 'typ' (did you mean 'type'?)"),
+        ("propertys", "unknown JSON Schema keyword 'propertys' (did you mean 'properties'?)"),
+        ("additionalItems", "'additionalItems' is draft 2019-09 and earlier"),
+    ],
+)
 def test_near_misses_stay_errors(tmp_path: Path, keyword: str, message: str) -> None:
     tools = [{"name": "t", "parameters": [{"name": "x", "type": "array", keyword: {}}]}]
     result = load_spec_text(_spec(tools), "tools.yaml", spec_dir=tmp_path)
@@ -215,11 +272,24 @@ def test_near_misses_stay_errors(tmp_path: Path, keyword: str, message: str) -> 
 
 
 def test_other_unknown_keywords_are_annotations(tmp_path: Path) -> None:
-    tools = [{"name": "t", "parameters": [{"name": "x", "type": "string", "nullable": True,
-                                           "example": "a", "widget": "textarea"}]}]
+    tools = [
+        {
+            "name": "t",
+            "parameters": [
+                {
+                    "name": "x",
+                    "type": "string",
+                    "nullable": True,
+                    "example": "a",
+                    "widget": "textarea",
+                }
+            ],
+        }
+    ]
     result = load_spec_text(_spec(tools), "tools.yaml", spec_dir=tmp_path)
     assert result.contract is not None
     assert [d.message for d in result.warnings] == [
-        "unknown keyword 'widget' is kept as an annotation: published unchanged, not checked"]
+        "unknown keyword 'widget' is kept as an annotation: published unchanged, not checked"
+    ]
     published = result.contract.tools[0].input_schema["properties"]["x"]
     assert published == {"type": "string", "nullable": True, "example": "a", "widget": "textarea"}

@@ -23,41 +23,66 @@ from mcpgen.build import build_spec
 TYPES: dict[str, Any] = {
     "Null": {"type": "null"},
     "AlsoNull": {"$ref": "#/types/Null"},
-    "Counts": {"type": "object", "required": ["sheets"],
-               "properties": {"sheets": {"type": "integer"}, "charts": {"type": "integer"}}},
+    "Counts": {
+        "type": "object",
+        "required": ["sheets"],
+        "properties": {"sheets": {"type": "integer"}, "charts": {"type": "integer"}},
+    },
     "Loose": {"properties": {"a": {"type": "string"}}},
-    "Tally": {"type": "object", "patternProperties": {"^item_": {"type": "integer"}},
-              "additionalProperties": False},
+    "Tally": {
+        "type": "object",
+        "patternProperties": {"^item_": {"type": "integer"}},
+        "additionalProperties": False,
+    },
 }
 # tool name → its output schema (the input is {value: <anything>})
 OUTPUTS: dict[str, Any] = {
     # items 5, 10, 11: `default` is an annotation; absent stays absent (MISSING)
-    "defaults": {"type": "object", "properties": {
-        "mode": {"type": "string", "default": "fast"},
-        "note": {"type": ["string", "null"], "default": None},
-        "counts": {"$ref": "#/types/Counts", "default": {"sheets": 0, "charts": 0}},
-        "tags": {"type": "array", "items": {"type": "string"}, "default": ["a"]},
-    }},
+    "defaults": {
+        "type": "object",
+        "properties": {
+            "mode": {"type": "string", "default": "fast"},
+            "note": {"type": ["string", "null"], "default": None},
+            "counts": {"$ref": "#/types/Counts", "default": {"sheets": 0, "charts": 0}},
+            "tags": {"type": "array", "items": {"type": "string"}, "default": ["a"]},
+        },
+    },
     # item 9: `properties` without `type` constrains objects only
-    "untyped": {"type": "object", "properties": {
-        "v": {"properties": {"a": {"type": "string"}}},
-        "w": {"$ref": "#/types/Loose"},
-    }},
+    "untyped": {
+        "type": "object",
+        "properties": {
+            "v": {"properties": {"a": {"type": "string"}}},
+            "w": {"$ref": "#/types/Loose"},
+        },
+    },
     # item 12: a union of aliases of null
-    "nulls": {"type": "object", "properties": {
-        "n": {"anyOf": [{"$ref": "#/types/Null"}, {"type": "null"}]},
-        "m": {"anyOf": [{"$ref": "#/types/AlsoNull"}, {"$ref": "#/types/Null"}, {"type": "integer"}]},
-    }},
+    "nulls": {
+        "type": "object",
+        "properties": {
+            "n": {"anyOf": [{"$ref": "#/types/Null"}, {"type": "null"}]},
+            "m": {
+                "anyOf": [
+                    {"$ref": "#/types/AlsoNull"},
+                    {"$ref": "#/types/Null"},
+                    {"type": "integer"},
+                ]
+            },
+        },
+    },
     # item 13: a root object keyed by pattern only is a mapping
-    "patterns": {"type": "object", "patternProperties": {"^item_": {"type": "integer"}},
-                 "additionalProperties": False},
+    "patterns": {
+        "type": "object",
+        "patternProperties": {"^item_": {"type": "integer"}},
+        "additionalProperties": False,
+    },
     "values": {"type": "object", "additionalProperties": {"$ref": "#/types/Counts"}},
     "tally": {"$ref": "#/types/Tally"},  # the same through a root $ref (was an alias)
     # item 17: multipleOf tolerates what float arithmetic computes
     "steps": {"type": "object", "properties": {"x": {"type": "number", "multipleOf": 0.1}}},
 }
 
-IMPL = '''
+IMPL = (
+    """
 from __future__ import annotations
 
 from typing import Any
@@ -73,11 +98,13 @@ class Impl(WildServer):
     def loose_in(self, args: m.LooseInArgs) -> str:
         return repr(args.get("v"))
 
-''' + "".join(
-    f"    def {name}(self, args: m.{name.capitalize()}Args) -> m.{name.capitalize()}Output:\n"
-    f"        return m.{name.capitalize()}Output.model_validate(args['value'])\n\n"
-    for name in OUTPUTS
-) + '''
+"""
+    + "".join(
+        f"    def {name}(self, args: m.{name.capitalize()}Args) -> m.{name.capitalize()}Output:\n"
+        f"        return m.{name.capitalize()}Output.model_validate(args['value'])\n\n"
+        for name in OUTPUTS
+    )
+    + '''
 
 def typed_uses(client: WildClient) -> None:
     """What mypy --strict must accept of the generated types."""
@@ -92,23 +119,44 @@ def typed_uses(client: WildClient) -> None:
     client.loose_in(v={"a": "x"})
     del counts, loose, mapping, by_name, nothing, tally
 '''
+)
 
 
 @pytest.fixture(scope="module")
 def gen(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("wild")
-    spec = {"mcpgen": 1, "package": "wild_mcp", "server": {"name": "wild", "version": "1"},
-            "types": TYPES,
-            "tools": [{"name": name, "parameters": [{"name": "value"}], "output_schema": schema}
-                      for name, schema in OUTPUTS.items()]}
+    spec = {
+        "mcpgen": 1,
+        "package": "wild_mcp",
+        "server": {"name": "wild", "version": "1"},
+        "types": TYPES,
+        "tools": [
+            {"name": name, "parameters": [{"name": "value"}], "output_schema": schema}
+            for name, schema in OUTPUTS.items()
+        ],
+    }
     # item 9 on the argument side: the client's type admits what the server accepts
-    spec["tools"].append({"name": "loose_in", "callback": "named", "parameters": [
-        {"name": "v", "required": False, "properties": {"a": {"type": "string"}}}]})
+    spec["tools"].append(
+        {
+            "name": "loose_in",
+            "callback": "named",
+            "parameters": [
+                {"name": "v", "required": False, "properties": {"a": {"type": "string"}}}
+            ],
+        }
+    )
     # inputs keep their promise: an absent optional argument reaches a positional
     # handler as its default (the server applies it)
-    spec["tools"].append({"name": "pick", "callback": "positional", "parameters": [
-        {"name": "mode", "type": "string", "default": "fast"},
-        {"name": "times", "type": "integer", "default": 1}]})
+    spec["tools"].append(
+        {
+            "name": "pick",
+            "callback": "positional",
+            "parameters": [
+                {"name": "mode", "type": "string", "default": "fast"},
+                {"name": "times", "type": "integer", "default": 1},
+            ],
+        }
+    )
     (root / "tools.yaml").write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
     result = build_spec(root / "tools.yaml", output=root / "gen" / "wild_mcp")
     assert result.ok, [str(d) for d in result.diagnostics]

@@ -26,7 +26,7 @@ from mcpgen.build import build_spec
 ROOT = Path(__file__).resolve().parent
 SPEC = ROOT / "fixtures" / "wire" / "tools.yaml"
 
-IMPL = '''
+IMPL = """
 from typing import Any
 
 from wire_mcp.server import WireServer
@@ -53,7 +53,7 @@ class Impl(WireServer):
 
     def due_date(self, args: Any) -> dict[str, Any]:
         return {"due_on": "2028-02-29" if args["mode"] == "leap_day" else "2027-02-29"}
-'''
+"""
 
 
 @pytest.fixture(scope="module")
@@ -225,19 +225,28 @@ def test_formats_are_checked_on_results(client: Any, package: Any) -> None:
         ({"level": "2"}, {"level": [2, "int"]}),
     ],
 )
-def test_coercion_from_plain_literals(client: Any, arguments: dict[str, Any],
-                                      received: dict[str, Any]) -> None:
+def test_coercion_from_plain_literals(
+    client: Any, arguments: dict[str, Any], received: dict[str, Any]
+) -> None:
     result = client.session.call_tool("coerce_probe", arguments)
     assert json.loads(result["content"][0]["text"]) == received
 
 
 @pytest.mark.parametrize(
     "arguments",
-    [{"count": "1e3"}, {"count": "1e300"}, {"count": "0123"}, {"code": "0123"},
-     {"level": "2.0"}, {"flag": "True"}, {"count": " 7"}],
+    [
+        {"count": "1e3"},
+        {"count": "1e300"},
+        {"count": "0123"},
+        {"code": "0123"},
+        {"level": "2.0"},
+        {"flag": "True"},
+        {"count": " 7"},
+    ],
 )
-def test_coercion_refuses_what_is_not_plainly_the_value(client: Any, package: Any,
-                                                        arguments: dict[str, Any]) -> None:
+def test_coercion_refuses_what_is_not_plainly_the_value(
+    client: Any, package: Any, arguments: dict[str, Any]
+) -> None:
     with pytest.raises(package.ToolError, match="Invalid arguments for tool 'coerce_probe'"):
         client.session.call_tool("coerce_probe", arguments)
 

@@ -368,8 +368,10 @@ def test_readme_lists_every_rule_with_its_categories() -> None:
     its category, exactly as the code classifies them."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     pattern = r"^\| `([A-Z_]+)`(?: \(spec\))? \| (\w+) \| ([\w—]+) \|"
-    rows = {name: (severity, category)
-            for name, severity, category in re.findall(pattern, readme, re.MULTILINE)}
+    rows = {
+        name: (severity, category)
+        for name, severity, category in re.findall(pattern, readme, re.MULTILINE)
+    }
     expected = {
         name: (rule.severity.value, rule.category.name.lower() if rule.category else "—")
         for name, rule in ALL_RULES.items()
@@ -395,8 +397,10 @@ tools:
 # each change alone, and what the diff must call it
 _TYPED_CHANGES = {
     "PARAM_ENUM_VALUE_REMOVED": ("enum: [low, urgent]", "enum: [low]"),
-    "PARAM_MADE_REQUIRED": ("{name: owner, type: string, required: false}",
-                            "{name: owner, type: string}"),
+    "PARAM_MADE_REQUIRED": (
+        "{name: owner, type: string, required: false}",
+        "{name: owner, type: string}",
+    ),
     "PARAM_TYPE_NARROWED": ("{name: size, type: number,", "{name: size, type: integer,"),
     "PARAM_REMOVED": ("      - {name: note, type: string, required: false}\n", ""),
 }
@@ -439,9 +443,21 @@ def test_source_category_matches_what_mypy_rejects(tmp_path: Path) -> None:
 
     def mypy(target: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
-             "/dev/null", "caller.py"],
-            cwd=target.parent, capture_output=True, text=True, timeout=600, check=False,
+            [
+                sys.executable,
+                "-m",
+                "mypy",
+                "--strict",
+                "--no-incremental",
+                "--config-file",
+                "/dev/null",
+                "caller.py",
+            ],
+            cwd=target.parent,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
         )
 
     first = mypy(targets[0])

@@ -140,7 +140,9 @@ def test_a_typed_method_calls_the_live_server(
             assert type(converted.source).__name__ == "TimeResult"  # a hoisted shared type
         elif name == "git":
             # no output schema: `returns: result`, the whole result
-            assert "first commit" in client.git_log(str(git_repo), max_count=1)["content"][0]["text"]
+            assert (
+                "first commit" in client.git_log(str(git_repo), max_count=1)["content"][0]["text"]
+            )
             assert "On branch main" in client.git_status(str(git_repo))["content"][0]["text"]
         else:
             text = {"type": "text", "text": "The sum of 2 and 3 is 5."}
@@ -189,18 +191,18 @@ def test_exact_import_of_the_time_server_publishes_identical_descriptors(
 
 
 def test_a_listing_with_a_lone_surrogate_is_listed_and_refused_clearly(tmp_path: Path) -> None:
-    """"\\ud800" is valid JSON text but no UTF-8: fingerprinting such a tool raised
+    """ "\\ud800" is valid JSON text but no UTF-8: fingerprinting such a tool raised
     UnicodeEncodeError out of Session.list_tools() (every generated client, and
     `mcpgen import` with a traceback). Found by the import fuzzer."""
     from mcpgen.importer import import_server
 
-    listing = {"serverInfo": {"name": "odd", "version": "1"},
-               "tools": [{"name": "t", "description": "a\ud800b",
-                          "inputSchema": {"type": "object"}}]}
+    listing = {
+        "serverInfo": {"name": "odd", "version": "1"},
+        "tools": [{"name": "t", "description": "a\ud800b", "inputSchema": {"type": "object"}}],
+    }
     path = tmp_path / "listing.json"
     path.write_text(json.dumps(listing), encoding="utf-8")
-    command = [sys.executable, str(ROOT / "tests" / "fixtures" / "fake_tools_server.py"),
-               str(path)]
+    command = [sys.executable, str(ROOT / "tests" / "fixtures" / "fake_tools_server.py"), str(path)]
     with Session.stdio(command, verify="off") as session:
         (tool,) = session.list_tools()
         assert tool.description == "a\ud800b" and len(tool.fingerprint) == 64
@@ -440,14 +442,18 @@ def test_tricky_strings_round_trip(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "value", ["\x85", "x\x85", "a\nb\x85c", "a\u2028b\nc", "a\u2029", "a\r\nb\n", "\x85\n "],
+    "value",
+    ["\x85", "x\x85", "a\nb\x85c", "a\u2028b\nc", "a\u2029", "a\r\nb\n", "\x85\n "],
 )
 def test_every_yaml_line_break_round_trips(value: str, tmp_path: Path) -> None:
     """NEL, LS, PS and CR are line breaks to YAML: in a single-quoted or literal
     scalar they were folded (\x85 came back as a space), the published description
     differed and the import was refused. Found by the import fuzzer."""
-    schema = {"type": "object", "properties": {"p": {"type": "string", "description": value}},
-              "description": value}
+    schema = {
+        "type": "object",
+        "properties": {"p": {"type": "string", "description": value}},
+        "description": value,
+    }
     tool = _tool("t", schema, description=value)
     spec = spec_from_tools([tool], server_info=INFO, exact=True)
     assert _published(spec.text, tmp_path)["t"] == tool
@@ -471,8 +477,11 @@ def test_unrepresentable_python_names_fail_naming_both() -> None:
 def test_a_description_a_spec_cannot_hold_is_named_in_the_refusal(description: Any) -> None:
     """The refusal said only "cannot be reproduced by a spec: " (the description
     changes it counts were left out of the reason). Found by the import fuzzer."""
-    with pytest.raises(ImportFailed, match=r"cannot be reproduced by a spec: "
-                                           r"DESCRIPTION_CHANGED description"):
+    with pytest.raises(
+        ImportFailed,
+        match=r"cannot be reproduced by a spec: "
+        r"DESCRIPTION_CHANGED description",
+    ):
         spec_from_tools([_tool("t", description=description)], server_info=INFO)
 
 
@@ -520,11 +529,12 @@ def test_values_shared_between_tools_are_written_out_not_aliased(tmp_path: Path)
     shared: list[Any] = []
     schema = {"type": "object", "properties": {"a": {"const": shared, "default": shared}}}
     output = {"type": "object", "properties": {"b": {"const": shared, "default": shared}}}
-    spec = spec_from_tools([_tool("t", schema), _tool("u", outputSchema=output)],
-                           server_info=INFO)
+    spec = spec_from_tools([_tool("t", schema), _tool("u", outputSchema=output)], server_info=INFO)
     assert "&id" not in spec.text and "*id" not in spec.text
     assert _published(spec.text, tmp_path)["t"]["inputSchema"]["properties"]["a"] == {
-        "const": [], "default": []}
+        "const": [],
+        "default": [],
+    }
 
 
 def test_a_misspelt_keyword_is_reported_with_the_tool() -> None:
@@ -559,8 +569,9 @@ def test_import_keeps_task_support_of_a_dual_era_server(tmp_path: Path) -> None:
     weather = root / "examples" / "weather"
     build_spec(weather / "tools.yaml", output=tmp_path / "gen" / "weather_mcp")
     env = {"PYTHONPATH": f"{tmp_path / 'gen'}:{weather}", "PATH": "/usr/bin:/bin"}
-    imported = import_server([sys.executable, "-m", "weather_mcp"], env=env, cwd=weather,
-                           spec_dir=tmp_path)
+    imported = import_server(
+        [sys.executable, "-m", "weather_mcp"], env=env, cwd=weather, spec_dir=tmp_path
+    )
     spec = yaml.safe_load(imported.text)
     tools = {tool["name"]: tool for tool in spec["tools"]}
     assert tools["get_forecast"]["task_support"] == "optional"
@@ -570,15 +581,27 @@ def test_import_keeps_task_support_of_a_dual_era_server(tmp_path: Path) -> None:
 # Tools as chrome-devtools-mcp lists them: a `category` on each tool's annotations
 # and, on one, `conditions` (members MCP does not define), beside the hints.
 CHROME_LIKE = [
-    _tool("navigate_page", {"type": "object", "properties": {"url": {"type": "string"}},
-                            "required": ["url"]},
-          description="Go to a URL.",
-          annotations={"category": "Navigation automation", "readOnlyHint": False}),
-    _tool("take_screenshot", description="A screenshot.",
-          annotations={"category": "Debugging", "readOnlyHint": True}),
-    _tool("screencast_start", description="Start a screencast.",
-          annotations={"category": "Debugging", "readOnlyHint": False,
-                       "conditions": ["experimentalScreencast"], "title": "Screencast"}),
+    _tool(
+        "navigate_page",
+        {"type": "object", "properties": {"url": {"type": "string"}}, "required": ["url"]},
+        description="Go to a URL.",
+        annotations={"category": "Navigation automation", "readOnlyHint": False},
+    ),
+    _tool(
+        "take_screenshot",
+        description="A screenshot.",
+        annotations={"category": "Debugging", "readOnlyHint": True},
+    ),
+    _tool(
+        "screencast_start",
+        description="Start a screencast.",
+        annotations={
+            "category": "Debugging",
+            "readOnlyHint": False,
+            "conditions": ["experimentalScreencast"],
+            "title": "Screencast",
+        },
+    ),
 ]
 
 
@@ -587,33 +610,49 @@ def test_unknown_annotation_members_survive_import_build_and_relisting(tmp_path:
     re-listed `annotations` without `category`/`conditions` and a strict connect of the
     generated client to the original gave one contract warning per tool."""
     listing = tmp_path / "listing.json"
-    listing.write_text(json.dumps({"serverInfo": {"name": "chrome-like", "version": "1.0.0"},
-                                   "tools": CHROME_LIKE}), encoding="utf-8")
-    original = [sys.executable, str(ROOT / "tests" / "fixtures" / "fake_tools_server.py"),
-                str(listing)]
+    listing.write_text(
+        json.dumps(
+            {"serverInfo": {"name": "chrome-like", "version": "1.0.0"}, "tools": CHROME_LIKE}
+        ),
+        encoding="utf-8",
+    )
+    original = [
+        sys.executable,
+        str(ROOT / "tests" / "fixtures" / "fake_tools_server.py"),
+        str(listing),
+    ]
     spec = tmp_path / "tools.yaml"
     result = CliRunner().invoke(
-        main, ["import", "-o", str(spec), "--package", "chrome_like", "--", *original])
+        main, ["import", "-o", str(spec), "--package", "chrome_like", "--", *original]
+    )
     assert result.exit_code == 0, result.output
     entries = {t["name"]: t for t in yaml.safe_load(spec.read_text())["tools"]}
     assert entries["screencast_start"]["annotations"] == {
-        "category": "Debugging", "conditions": ["experimentalScreencast"]}
+        "category": "Debugging",
+        "conditions": ["experimentalScreencast"],
+    }
     assert entries["take_screenshot"]["hints"] == {"read_only": True}
     gen = tmp_path / "gen"
     built = build_spec(spec, output=gen / "chrome_like")
     assert built.ok, [str(d) for d in built.diagnostics]
     # the generated server, over stdio, lists what the original does
-    impl = ("import chrome_like as pkg\nclass Impl(pkg.ChromeLikeServer):\n"
-            + "".join(f"    def {n}(self, *a, **k): return {{'content': []}}\n"
-                      for n in ("navigate_page", "take_screenshot", "screencast_start"))
-            + "pkg.serve(Impl())\n")
+    impl = (
+        "import chrome_like as pkg\nclass Impl(pkg.ChromeLikeServer):\n"
+        + "".join(
+            f"    def {n}(self, *a, **k): return {{'content': []}}\n"
+            for n in ("navigate_page", "take_screenshot", "screencast_start")
+        )
+        + "pkg.serve(Impl())\n"
+    )
     generated = [sys.executable, "-c", impl]
     env = {"PYTHONPATH": str(gen), "PATH": "/usr/bin:/bin"}
     with Session.stdio(generated, env=env, verify="off") as session:
         relisted = [tool.raw for tool in session.list_tools()]
     assert relisted == CHROME_LIKE
-    with import_package(gen, "chrome_like") as package, \
-            package.ChromeLikeClient.stdio(original, verify="strict") as client:
+    with (
+        import_package(gen, "chrome_like") as package,
+        package.ChromeLikeClient.stdio(original, verify="strict") as client,
+    ):
         assert client.session.contract_warnings == []
         assert [t.name for t in client.list_tools()] == [t["name"] for t in CHROME_LIKE]
 
@@ -622,22 +661,37 @@ def test_diff_reports_an_unknown_annotation_member_at_the_spec_key(tmp_path: Pat
     spec = spec_from_tools(CHROME_LIKE, server_info={"name": "chrome-like", "version": "1"})
     old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
     old.write_text(spec.text, encoding="utf-8")
-    new.write_text(spec.text.replace("category: Debugging", "category: Performance", 1),
-                   encoding="utf-8")
+    new.write_text(
+        spec.text.replace("category: Debugging", "category: Performance", 1), encoding="utf-8"
+    )
     result = CliRunner().invoke(main, ["diff", str(old), str(new), "--format", "json"])
     assert result.exit_code == 0, result.output  # compatible: nothing breaks
     (change,) = json.loads(result.output)["changes"]
-    line = next(i for i, text in enumerate(new.read_text().splitlines(), 1)
-                if "category: Performance" in text)
+    line = next(
+        i
+        for i, text in enumerate(new.read_text().splitlines(), 1)
+        if "category: Performance" in text
+    )
     assert change["rule"] == "UNKNOWN_FIELD_CHANGED" and change["severity"] == "compatible"
     assert change["path"] == "annotations.category"
     assert change["message"] == 'annotations.category "Debugging" -> "Performance"'
-    assert change["line"] < line and new.read_text().splitlines()[change["line"] - 1].strip() == "annotations:"
+    assert (
+        change["line"] < line
+        and new.read_text().splitlines()[change["line"] - 1].strip() == "annotations:"
+    )
 
 
 def test_a_spec_sets_hints_and_title_with_their_own_keys_not_annotations(tmp_path: Path) -> None:
-    text = yaml.safe_dump({"mcpgen": 1, "package": "a_mcp", "server": INFO, "tools": [
-        {"name": "t", "annotations": {"readOnlyHint": True, "title": "T", "category": "c"}}]})
+    text = yaml.safe_dump(
+        {
+            "mcpgen": 1,
+            "package": "a_mcp",
+            "server": INFO,
+            "tools": [
+                {"name": "t", "annotations": {"readOnlyHint": True, "title": "T", "category": "c"}}
+            ],
+        }
+    )
     loaded = load_spec_text(text, "tools.yaml", spec_dir=tmp_path)
     assert loaded.contract is None
     assert sorted(d.message for d in loaded.errors) == [

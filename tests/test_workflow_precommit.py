@@ -58,7 +58,10 @@ def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def head() -> str:
     hooks = _git(ROOT, "show", "HEAD:.pre-commit-hooks.yaml")
     assert {hook["id"] for hook in yaml.safe_load(hooks)} == {
-        "mcpgen-build", "mcpgen-check", "mcpgen-docs"}
+        "mcpgen-build",
+        "mcpgen-check",
+        "mcpgen-docs",
+    }
     return _git(ROOT, "rev-parse", "HEAD").strip()
 
 
@@ -83,8 +86,9 @@ def _try_repo(repo: Path, hook: str, ref: str, *, all_files: bool = True) -> tup
     PRE_COMMIT_HOME), so the test calls it only where it matters. ``all_files=False``:
     only what is staged, as on a real commit."""
     with tempfile.TemporaryDirectory() as home:
-        return _pre_commit(repo, Path(home), "try-repo", str(ROOT), hook, "--ref", ref,
-                           all_files=all_files)
+        return _pre_commit(
+            repo, Path(home), "try-repo", str(ROOT), hook, "--ref", ref, all_files=all_files
+        )
 
 
 def _run(repo: Path, hook: str, home: Path) -> tuple[int, str]:
@@ -155,7 +159,6 @@ def test_check_hook_passes_when_fresh_and_fails_when_stale(
     assert code == 0, output
 
 
-
 def test_docs_hook_writes_the_page_and_fails_when_it_changed(
     tmp_path: Path, pre_commit_home: Path, head: str
 ) -> None:
@@ -164,11 +167,14 @@ def test_docs_hook_writes_the_page_and_fails_when_it_changed(
     repo = tmp_path / "consumer"
     shutil.copytree(FIXTURE, repo)
     (repo / "pyproject.toml").write_text(
-        '[tool.mcpgen]\nspecs = ["tools.yaml"]\ndocs-output = "site"\n', encoding="utf-8")
+        '[tool.mcpgen]\nspecs = ["tools.yaml"]\ndocs-output = "site"\n', encoding="utf-8"
+    )
     config = {"repos": [{"repo": str(ROOT), "rev": head, "hooks": [{"id": "mcpgen-docs"}]}]}
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(config))
     _git(repo, "init", "-q")
-    _git(repo, "add", "tools.yaml", "schemas/item.json", ".pre-commit-config.yaml", "pyproject.toml")
+    _git(
+        repo, "add", "tools.yaml", "schemas/item.json", ".pre-commit-config.yaml", "pyproject.toml"
+    )
     _git(repo, "commit", "-qm", "contract")
 
     code, output = _run(repo, "mcpgen-docs", pre_commit_home)

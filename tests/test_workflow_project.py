@@ -96,8 +96,12 @@ def test_no_spec_anywhere_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.M
 
 def test_exit_codes_are_consistent(tmp_path: Path) -> None:
     missing = str(tmp_path / "nope.yaml")
-    for args in (["validate", missing], ["build", missing], ["build", "--check", missing],
-                 ["diff", missing, missing]):
+    for args in (
+        ["validate", missing],
+        ["build", missing],
+        ["build", "--check", missing],
+        ["diff", missing, missing],
+    ):
         code, _, err = _cli(*args)
         assert code == 2, (args, err)
     bad = tmp_path / "bad.yaml"
@@ -116,8 +120,9 @@ def test_validate_formats_and_outside_refs(tmp_path: Path) -> None:
     spec = tmp_path / "svc" / "tools.yaml"
     spec.parent.mkdir()
     (tmp_path / "shared.json").write_text('{"type": "string"}')
-    spec.write_text(SPEC.format(package="s_mcp", name="s").replace(
-        "type: string}", '$ref: "../shared.json"}'))
+    spec.write_text(
+        SPEC.format(package="s_mcp", name="s").replace("type: string}", '$ref: "../shared.json"}')
+    )
     code, _, err = _cli("validate", str(spec))
     assert code == 1 and "pass --allow-outside-refs" in err
     assert _cli("validate", "--allow-outside-refs", str(spec))[0] == 0
@@ -144,9 +149,14 @@ def _colored(env: dict[str, str], spec: Path) -> str:
     """Run validate in a pseudo-terminal-free subprocess (stderr is a pipe)."""
     done = subprocess.run(
         [sys.executable, "-c", "from mcpgen.cli import main; main()", "validate", str(spec)],
-        capture_output=True, text=True, timeout=120, check=False,
-        env={**{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")},
-             **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={
+            **{k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")},
+            **env,
+        },
     )
     return done.stderr
 
@@ -162,12 +172,17 @@ def test_no_color_and_force_color(tmp_path: Path) -> None:
 def test_diff_with_no_arguments_compares_with_head(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@x", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@x"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@x",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@x",
+    }
     for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
         subprocess.run(["git", *args], cwd=project, env={**os.environ, **env}, check=True)
     (project / "pyproject.toml").write_text(
-        '[tool.mcpgen]\nspecs = ["b.tools.yaml"]\ndiff-category = "source"\n')
+        '[tool.mcpgen]\nspecs = ["b.tools.yaml"]\ndiff-category = "source"\n'
+    )
     spec = project / "b.tools.yaml"
     spec.write_text(spec.read_text().replace("type: string", "enum: [x]"))
     code, out, _ = _cli("diff")
@@ -184,22 +199,38 @@ def test_config_prints_and_merges_host_entries(project: Path) -> None:
     host = project / "claude.json"
     host.write_text(json.dumps({"theme": "dark", "mcpServers": {"other": {"command": "x"}}}))
     for _ in range(2):  # merging twice replaces the entry, keeps the rest
-        code, out, _ = _cli("config", "claude-desktop", str(project / "b.tools.yaml"),
-                            "--write", "--path", str(host))
+        code, out, _ = _cli(
+            "config",
+            "claude-desktop",
+            str(project / "b.tools.yaml"),
+            "--write",
+            "--path",
+            str(host),
+        )
         assert code == 0, out
     merged = json.loads(host.read_text())
     assert merged["theme"] == "dark" and set(merged["mcpServers"]) == {"other", "b"}
     assert "replaced server 'b'" in out
     vscode = project / "vs.json"
-    assert _cli("config", "vscode", str(project / "api" / "a.tools.yaml"), "--write",
-                "--path", str(vscode))[0] == 0
+    assert (
+        _cli(
+            "config",
+            "vscode",
+            str(project / "api" / "a.tools.yaml"),
+            "--write",
+            "--path",
+            str(vscode),
+        )[0]
+        == 0
+    )
     entry = json.loads(vscode.read_text())["servers"]["a"]
     assert entry["type"] == "stdio"
     # the configured output (src/a_mcp) is where the package is found
     assert entry["env"]["PYTHONPATH"].split(os.pathsep)[0] == str((project / "src").resolve())
     host.write_text("{not json")
-    code, _, err = _cli("config", "cursor", str(project / "b.tools.yaml"), "--write",
-                        "--path", str(host))
+    code, _, err = _cli(
+        "config", "cursor", str(project / "b.tools.yaml"), "--write", "--path", str(host)
+    )
     assert code == 2 and "not plain JSON" in err and host.read_text() == "{not json"
 
 
@@ -209,8 +240,10 @@ def test_one_misspelt_required_key_is_one_diagnostic(tmp_path: Path) -> None:
     code, _, err = _cli("validate", str(spec))
     assert code == 1
     assert err.splitlines() == [
-        (f"{spec}:3:19: server.versoin: unknown key 'versoin' (did you mean 'version'?); "
-         "expected one of: name, version, title, instructions, implementation"),
+        (
+            f"{spec}:3:19: server.versoin: unknown key 'versoin' (did you mean 'version'?); "
+            "expected one of: name, version, title, instructions, implementation"
+        ),
         "1 error, 0 warnings in 1 spec",
     ]
     # a key that is simply missing is still reported
@@ -219,7 +252,8 @@ def test_one_misspelt_required_key_is_one_diagnostic(tmp_path: Path) -> None:
 
 
 def test_config_python_names_another_interpreter(project: Path) -> None:
-    code, out, _ = _cli("config", "json", str(project / "b.tools.yaml"),
-                        "--python", "/opt/app/.venv/bin/python")
+    code, out, _ = _cli(
+        "config", "json", str(project / "b.tools.yaml"), "--python", "/opt/app/.venv/bin/python"
+    )
     assert code == 0
     assert json.loads(out)["mcpServers"]["b"]["command"] == "/opt/app/.venv/bin/python"

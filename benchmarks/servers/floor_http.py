@@ -36,16 +36,31 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     request = json.loads(body)
     arguments = request["params"]["arguments"]
     total = {"sum": arguments["a"] + arguments["b"]}
-    result = {"content": [{"type": "text", "text": dumps(total)}], "structuredContent": total,
-              "isError": False}
+    result = {
+        "content": [{"type": "text", "text": dumps(total)}],
+        "structuredContent": total,
+        "isError": False,
+    }
     answer = (dumps({"jsonrpc": "2.0", "id": request["id"], "result": result}) + "\n").encode()
-    await send({"type": "http.response.start", "status": 200,
-                "headers": [*HEADERS, (b"content-length", str(len(answer)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [*HEADERS, (b"content-length", str(len(answer)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": answer})
 
 
 if __name__ == "__main__":
     http = sys.argv[2] if len(sys.argv) > 2 else "h11"
     loop = sys.argv[3] if len(sys.argv) > 3 else "auto"
-    uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning",
-                access_log=False, http=http, loop=loop)  # type: ignore[arg-type]
+    uvicorn.run(
+        app,
+        host="127.0.0.1",
+        port=int(sys.argv[1]),
+        log_level="warning",
+        access_log=False,
+        http=http,
+        loop=loop,
+    )  # type: ignore[arg-type]

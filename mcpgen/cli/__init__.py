@@ -46,22 +46,36 @@ def main() -> None:
 @main.command()
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
-    "-o", "--output", type=click.Path(path_type=Path),
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path),
     help="Output directory (one spec), used as typed: trusted, it may be anywhere, and the "
     "spec's own output: is then ignored.",
 )
-@click.option("--check", is_flag=True, default=None,
-              help="Write nothing; exit 1 with a diff when output is stale.")
-@click.option("--force", is_flag=True, help="Write into a directory mcpgen did not create.")
-@click.option("--allow-outside-refs", is_flag=True, default=None,
-              help="Follow $ref files outside the spec's tree.")
 @click.option(
-    "--allow-outside-output", is_flag=True, default=None,
+    "--check",
+    is_flag=True,
+    default=None,
+    help="Write nothing; exit 1 with a diff when output is stale.",
+)
+@click.option("--force", is_flag=True, help="Write into a directory mcpgen did not create.")
+@click.option(
+    "--allow-outside-refs",
+    is_flag=True,
+    default=None,
+    help="Follow $ref files outside the spec's tree.",
+)
+@click.option(
+    "--allow-outside-output",
+    is_flag=True,
+    default=None,
     help="Accept a spec's output: that is absolute or leaves the spec's tree (refused by default).",
 )
 @_FORMAT
 @click.option(
-    "--runtime", type=click.Choice(["installed", "vendored"]), default="installed",
+    "--runtime",
+    type=click.Choice(["installed", "vendored"]),
+    default="installed",
     show_default=True,
     help="installed: the package imports mcpgen-runtime (the build prints the requirement); "
     "vendored: a copy of the runtime goes into the package as _runtime.",
@@ -82,7 +96,7 @@ def build(
     package (--check) or a refused output directory, 2 on a usage or I/O error."""
     from ..build import build_spec
     from ..progress import BuildProgress
-    from ..report import count_levels, dumps, plural
+    from ..report import count_levels
 
     config = _project()
     specs = _specs_or_config(specs, config)
@@ -102,8 +116,13 @@ def build(
             progress.begin(spec)
         target = output if output is not None else (config.output_for(spec) if config else None)
         result = build_spec(
-            spec, output=target, check=check, force=force, allow_outside_refs=refs,
-            allow_outside_output=outside, runtime=runtime,
+            spec,
+            output=target,
+            check=check,
+            force=force,
+            allow_outside_refs=refs,
+            allow_outside_output=outside,
+            runtime=runtime,
         )
         errors, _ = count_levels(result.diagnostics)
         problems += errors + len(result.diffs)
@@ -118,12 +137,20 @@ def build(
         progress.failed += 0 if result.ok else 1
     if text:
         progress.close()
-    failed = progress.failed
+    _finish_build(fmt, documents, len(specs), progress.failed, problems)
+
+
+def _finish_build(
+    fmt: str, documents: list[dict[str, object]], specs: int, failed: int, problems: int
+) -> None:
+    """The summary of a build run (the JSON document, or a line on failures) and its exit."""
+    from ..report import dumps, plural
+
     if fmt == "json":
-        click.echo(dumps({"specs": documents,
-                          "summary": {"specs": len(specs), "failed": failed, "problems": problems}}))
+        summary = {"specs": specs, "failed": failed, "problems": problems}
+        click.echo(dumps({"specs": documents, "summary": summary}))
     elif failed:
-        _echo_error(f"{plural(failed, 'spec')} of {len(specs)} failed")
+        _echo_error(f"{plural(failed, 'spec')} of {specs} failed")
     sys.exit(1 if failed else 0)
 
 
@@ -145,10 +172,14 @@ def _build_document(spec: Path, result: BuildResult, fix: str) -> dict[str, obje
     from ..report import diagnostic_json
 
     return {
-        "spec": str(spec), "status": result.status, "ok": result.ok,
+        "spec": str(spec),
+        "status": result.status,
+        "ok": result.ok,
         "output": None if result.output is None else str(result.output),
         "diagnostics": [diagnostic_json(d) for d in result.diagnostics],
-        "diffs": result.diffs, "message": result.message, "fix": fix,
+        "diffs": result.diffs,
+        "message": result.message,
+        "fix": fix,
     }
 
 
@@ -161,9 +192,15 @@ def _echo_build_github(spec: Path, result: BuildResult, fix: str) -> None:
     for text in result.diffs:  # the job log shows what differs
         _echo(text, nl=not text.endswith("\n"))
     if not result.ok and result.status != "invalid":
-        _echo(github_command(
-            "error", f"{_build_summary(spec, result)}" + (f"; fix: {fix}" if fix else ""),
-            file=str(spec), line=1, title="mcpgen build"))
+        _echo(
+            github_command(
+                "error",
+                f"{_build_summary(spec, result)}" + (f"; fix: {fix}" if fix else ""),
+                file=str(spec),
+                line=1,
+                title="mcpgen build",
+            )
+        )
 
 
 def _echo_build_text(spec: Path, result: BuildResult, fix: str, progress: BuildProgress) -> None:
@@ -212,13 +249,23 @@ def _build_summary(spec: Path, result: BuildResult) -> str:
 
 @main.command()
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
-@click.option("--allow-outside-refs", is_flag=True, default=None,
-              help="Follow $ref files outside the spec's tree (as build does with the flag).")
-@click.option("--allow-outside-output", is_flag=True, default=None,
-              help="Accept an output: outside the spec's tree (as build does with the flag).")
+@click.option(
+    "--allow-outside-refs",
+    is_flag=True,
+    default=None,
+    help="Follow $ref files outside the spec's tree (as build does with the flag).",
+)
+@click.option(
+    "--allow-outside-output",
+    is_flag=True,
+    default=None,
+    help="Accept an output: outside the spec's tree (as build does with the flag).",
+)
 @_FORMAT
 def validate(
-    specs: tuple[Path, ...], allow_outside_refs: bool | None, allow_outside_output: bool | None,
+    specs: tuple[Path, ...],
+    allow_outside_refs: bool | None,
+    allow_outside_output: bool | None,
     output_format: str | None,
 ) -> None:
     """Report every problem in each SPEC as file:line:col (default: [tool.mcpgen] specs,
@@ -242,8 +289,14 @@ def validate(
         errors, warnings = errors + spec_errors, warnings + spec_warnings
         tools = len(result.contract.tools) if result.contract else 0
         if fmt == "json":
-            documents.append({"spec": str(spec), "valid": not result.errors, "tools": tools,
-                              "diagnostics": [diagnostic_json(d) for d in result.diagnostics]})
+            documents.append(
+                {
+                    "spec": str(spec),
+                    "valid": not result.errors,
+                    "tools": tools,
+                    "diagnostics": [diagnostic_json(d) for d in result.diagnostics],
+                }
+            )
             continue
         for diagnostic in result.diagnostics:
             if fmt == "github":
@@ -253,8 +306,14 @@ def validate(
         if not result.errors and fmt == "text":
             _echo(f"{spec}: valid ({tools} tool(s))")
     if fmt == "json":
-        click.echo(dumps({"specs": documents,
-                          "summary": {"specs": len(specs), "errors": errors, "warnings": warnings}}))
+        click.echo(
+            dumps(
+                {
+                    "specs": documents,
+                    "summary": {"specs": len(specs), "errors": errors, "warnings": warnings},
+                }
+            )
+        )
     elif errors or warnings:
         closing = f"{plural(errors, 'error')}, {plural(warnings, 'warning')} in {plural(len(specs), 'spec')}"
         (_echo_error if errors else _echo_warning)(closing)
@@ -262,10 +321,18 @@ def validate(
 
 
 @main.command()
-@click.option("--path", "show_path", is_flag=True,
-              help="Print the path of the schema file shipped with mcpgen instead.")
-@click.option("--write", "write_to", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the schema to this file (e.g. beside the spec, for its modeline).")
+@click.option(
+    "--path",
+    "show_path",
+    is_flag=True,
+    help="Print the path of the schema file shipped with mcpgen instead.",
+)
+@click.option(
+    "--write",
+    "write_to",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the schema to this file (e.g. beside the spec, for its modeline).",
+)
 def schema(show_path: bool, write_to: Path | None) -> None:
     """Print the JSON Schema of the spec format (for editor completion).
 

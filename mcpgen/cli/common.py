@@ -60,8 +60,10 @@ def _check_user_target(target: Path, *, force: bool, base: Path | None = None) -
     when it exists and --force is not given."""
     for path in (*_folders_below(target, base or Path.cwd()), target):
         if path.is_symlink():
-            _echo_error(f"{path} is a symbolic link; mcpgen does not write through one "
-                        "(remove it or choose another path)")
+            _echo_error(
+                f"{path} is a symbolic link; mcpgen does not write through one "
+                "(remove it or choose another path)"
+            )
             sys.exit(2)
     if target.exists() and not force:
         _echo_error(f"{target} exists; pass --force to overwrite it")
@@ -84,7 +86,10 @@ def _folders_below(target: Path, base: Path) -> list[Path]:
 
 
 _FORMAT = click.option(
-    "--format", "output_format", type=click.Choice(["text", "json", "github"]), default=None,
+    "--format",
+    "output_format",
+    type=click.Choice(["text", "json", "github"]),
+    default=None,
     help="text (default, or [tool.mcpgen] format): for people; json: one document; "
     "github: workflow annotations.",
 )

@@ -44,9 +44,15 @@ from .common import (
     "or [tool.mcpgen] diff-category).",
 )
 @_FORMAT
-@click.option("--ignore", "ignored", multiple=True, metavar="RULE", help="Leave out a rule (repeat).")
-@click.option("--allow-outside-refs", is_flag=True, default=None,
-              help="Follow $ref files outside the spec's tree.")
+@click.option(
+    "--ignore", "ignored", multiple=True, metavar="RULE", help="Leave out a rule (repeat)."
+)
+@click.option(
+    "--allow-outside-refs",
+    is_flag=True,
+    default=None,
+    help="Follow $ref files outside the spec's tree.",
+)
 def diff(
     specs: tuple[Path, ...],
     against: str | None,
@@ -123,25 +129,33 @@ def _echo_report(report: DiffReport, fmt: str, level: Category) -> None:
             click.echo(line, color=color_choice())
 
 
-
-
 @click.command(
     "import",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("tools.yaml"),
-    show_default=True, help="Where to write the spec ('-' for stdout).",
-)
-@click.option("--package", help="Import name of the generated package (default: from the server name).")
-@click.option("--name", help="server.name in the spec (names the classes; default: serverInfo.name).")
-@click.option(
-    "--version", "server_version",
-    help="server.version in the spec (default: serverInfo.version, or \"0\" when it is empty).",
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("tools.yaml"),
+    show_default=True,
+    help="Where to write the spec ('-' for stdout).",
 )
 @click.option(
-    "--exact", is_flag=True,
+    "--package", help="Import name of the generated package (default: from the server name)."
+)
+@click.option(
+    "--name", help="server.name in the spec (names the classes; default: serverInfo.name)."
+)
+@click.option(
+    "--version",
+    "server_version",
+    help='server.version in the spec (default: serverInfo.version, or "0" when it is empty).',
+)
+@click.option(
+    "--exact",
+    is_flag=True,
     help="Keep every inputSchema as listed (input_schema:) instead of writing parameters.",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing output file.")
@@ -166,8 +180,13 @@ def import_(
     spec_dir = Path.cwd() if to_stdout else (output.parent if str(output.parent) else Path("."))
     try:
         spec = import_server(
-            command, package=package, name=name, version=server_version, exact=exact,
-            timeout=timeout, spec_dir=spec_dir,
+            command,
+            package=package,
+            name=name,
+            version=server_version,
+            exact=exact,
+            timeout=timeout,
+            spec_dir=spec_dir,
         )
     except ImportFailed as exc:
         _echo_error(f"mcpgen import: {exc}")
@@ -177,6 +196,8 @@ def import_(
         return
     _write_user_file(output, spec.text, force=force)
     differing = len(spec.notes)
-    detail = f"; {differing} publish a slightly different form (see the comments)" if differing else ""
+    detail = (
+        f"; {differing} publish a slightly different form (see the comments)" if differing else ""
+    )
     _echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
     _echo(f"next: mcpgen build {output}")

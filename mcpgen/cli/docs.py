@@ -16,21 +16,32 @@ __all__ = ["docs"]
 @click.command()
 @click.argument("specs", nargs=-1, type=click.Path(path_type=Path))
 @click.option(
-    "-o", "--output", type=click.Path(file_okay=False, path_type=Path),
+    "-o",
+    "--output",
+    type=click.Path(file_okay=False, path_type=Path),
     help="Folder of the page: DIR/index.html (default: [tool.mcpgen] docs-output). "
     "With several specs each page goes to DIR/<package>/index.html.",
 )
 @click.option(
-    "--against", metavar="OLD",
+    "--against",
+    metavar="OLD",
     help="Add 'Changes since OLD': OLD is an older spec file, or else a git ref the spec "
     "is read at (as mcpgen diff reads them). Default: [tool.mcpgen] docs-against.",
 )
-@click.option("--check", is_flag=True,
-              help="Write nothing; exit 1 when a page is missing or differs.")
-@click.option("--allow-outside-refs", is_flag=True, default=None,
-              help="Follow $ref files outside the spec's tree.")
+@click.option(
+    "--check", is_flag=True, help="Write nothing; exit 1 when a page is missing or differs."
+)
+@click.option(
+    "--allow-outside-refs",
+    is_flag=True,
+    default=None,
+    help="Follow $ref files outside the spec's tree.",
+)
 def docs(
-    specs: tuple[Path, ...], output: Path | None, against: str | None, check: bool,
+    specs: tuple[Path, ...],
+    output: Path | None,
+    against: str | None,
+    check: bool,
     allow_outside_refs: bool | None,
 ) -> None:
     """Write the contract of each SPEC (default: [tool.mcpgen] specs, else ./tools.yaml)
@@ -52,8 +63,10 @@ def docs(
         if (config.root / against).is_file():  # a file named in pyproject: relative to it
             against = str(config.root / against)
     if against is not None and len(specs) > 1 and Path(against).is_file():
-        raise click.UsageError("--against a spec file compares one SPEC; with several, "
-                               "give a git ref (each spec is read at it)")
+        raise click.UsageError(
+            "--against a spec file compares one SPEC; with several, "
+            "give a git ref (each spec is read at it)"
+        )
     failed = False
     for spec in specs:
         target = output if len(specs) == 1 else None
@@ -62,7 +75,12 @@ def docs(
 
 
 def _one(
-    spec: Path, target: Path | None, output: Path, against: str | None, *, check: bool,
+    spec: Path,
+    target: Path | None,
+    output: Path,
+    against: str | None,
+    *,
+    check: bool,
     refs: bool,
 ) -> bool:
     """Render and write one spec's page; True when it failed (exits 2 on I/O errors)."""
@@ -97,7 +115,9 @@ def _one(
     size = len(html.encode("utf-8")) / 1000
     detail = f"{len(contract.tools)} tool(s), {size:.1f} kB, {seconds:.2f}s"
     if status == "stale":
-        _echo_error(f"{spec}: {folder / INDEX} is stale ({detail}); fix: mcpgen docs {spec} -o {folder}")
+        _echo_error(
+            f"{spec}: {folder / INDEX} is stale ({detail}); fix: mcpgen docs {spec} -o {folder}"
+        )
         return True
     _echo(f"{spec}: {status} {folder / INDEX} ({detail})")
     return False

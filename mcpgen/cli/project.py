@@ -25,7 +25,9 @@ from .common import (
 
 @click.command()
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--name", help="Server name (default: from the folder name); the package is NAME_mcp.")
+@click.option(
+    "--name", help="Server name (default: from the folder name); the package is NAME_mcp."
+)
 def init(directory: Path, name: str | None) -> None:
     """Scaffold a project in DIRECTORY: tools.yaml, an implementation, a test,
     [tool.mcpgen] in pyproject.toml, a pre-commit config, .gitignore lines.
@@ -38,27 +40,34 @@ def init(directory: Path, name: str | None) -> None:
 
     directory = directory.absolute()
     if name is not None and not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        raise click.BadParameter("lower-case letters, digits and _, starting with a letter",
-                                 param_hint="--name")
-    project = scaffold(name or server_name_for(directory.name),
-                       json.dumps(EDITOR_SCHEMA, indent=2) + "\n")
+        raise click.BadParameter(
+            "lower-case letters, digits and _, starting with a letter", param_hint="--name"
+        )
+    project = scaffold(
+        name or server_name_for(directory.name), json.dumps(EDITOR_SCHEMA, indent=2) + "\n"
+    )
     pyproject = directory / "pyproject.toml"
     for rel in [*project.files, "pyproject.toml", ".gitignore"]:
         # exits 2 on a symlink at the file or on a folder below DIRECTORY: never written through
         _check_user_target(directory / rel, force=True, base=directory)
-    taken = [rel for rel in project.files if (directory / rel).exists() or (directory / rel).is_symlink()]
+    taken = [
+        rel for rel in project.files if (directory / rel).exists() or (directory / rel).is_symlink()
+    ]
     if pyproject.is_file() and "[tool.mcpgen]" in pyproject.read_text(encoding="utf-8"):
         taken.append("pyproject.toml ([tool.mcpgen])")
     if taken:
-        _echo_error(f"mcpgen init: {directory} already has {', '.join(taken)}; nothing was "
-                    "written (init never overwrites: move them away or pick another folder)")
+        _echo_error(
+            f"mcpgen init: {directory} already has {', '.join(taken)}; nothing was "
+            "written (init never overwrites: move them away or pick another folder)"
+        )
         sys.exit(1)
     for rel, text in project.files.items():
         _write_user_file(directory / rel, text, force=False, base=directory)
     if pyproject.is_file():
         existing = pyproject.read_text(encoding="utf-8")
-        _write_user_file(pyproject, existing.rstrip("\n") + "\n\n" + project.pyproject_table,
-                         force=True)
+        _write_user_file(
+            pyproject, existing.rstrip("\n") + "\n\n" + project.pyproject_table, force=True
+        )
     else:
         _write_user_file(pyproject, project.pyproject_table, force=False)
     gitignore = directory / ".gitignore"
@@ -68,26 +77,41 @@ def init(directory: Path, name: str | None) -> None:
         body = "\n".join(present) + ("\n" if present else "") + "\n".join(added) + "\n"
         _write_user_file(gitignore, body, force=True)
     where = "" if directory == Path.cwd() else f"cd {directory}\n  "
-    _echo(f"wrote {', '.join([*project.files, 'pyproject.toml', '.gitignore'])} in {directory}\n"
-          f"next:\n  {where}mcpgen build\n  python -m {project.package}"
-          f"        # serves over stdio\n  python -m pytest")
-
-
+    _echo(
+        f"wrote {', '.join([*project.files, 'pyproject.toml', '.gitignore'])} in {directory}\n"
+        f"next:\n  {where}mcpgen build\n  python -m {project.package}"
+        f"        # serves over stdio\n  python -m pytest"
+    )
 
 
 @click.command("config")
 @click.argument("host", type=click.Choice(["claude-desktop", "vscode", "cursor", "json"]))
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
 @click.option("--name", help="Server name in the host (default: the spec's server.name).")
-@click.option("--write", is_flag=True,
-              help="Merge the entry into the host's file (other entries are kept).")
-@click.option("--path", "host_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="The host file to --write (default: the host's usual file).")
-@click.option("--python", "python", type=click.Path(dir_okay=False, path_type=Path),
-              help="The interpreter the host runs (default: the one running mcpgen); "
-              "it needs pydantic and the implementation's dependencies.")
-def config_(host: str, spec: Path | None, name: str | None, write: bool,
-            host_file: Path | None, python: Path | None) -> None:
+@click.option(
+    "--write", is_flag=True, help="Merge the entry into the host's file (other entries are kept)."
+)
+@click.option(
+    "--path",
+    "host_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The host file to --write (default: the host's usual file).",
+)
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The interpreter the host runs (default: the one running mcpgen); "
+    "it needs pydantic and the implementation's dependencies.",
+)
+def config_(
+    host: str,
+    spec: Path | None,
+    name: str | None,
+    write: bool,
+    host_file: Path | None,
+    python: Path | None,
+) -> None:
     """Print (or --write) the MCP host entry that starts SPEC's server: this
     interpreter, `-m PACKAGE` and a PYTHONPATH with the package's folder.
     SPEC defaults to the one [tool.mcpgen] spec, else ./tools.yaml."""

@@ -21,7 +21,7 @@ class _SplitAtDashes(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         if "--" in args:
             cut = args.index("--")
-            ctx.meta["mcpgen.command"] = tuple(args[cut + 1:])
+            ctx.meta["mcpgen.command"] = tuple(args[cut + 1 :])
             args = args[:cut]
         return super().parse_args(ctx, args)
 
@@ -31,24 +31,56 @@ class _SplitAtDashes(click.Command):
 
 @click.command("test", cls=_SplitAtDashes)
 @click.argument("spec", required=False, type=click.Path(path_type=Path))
-@click.option("--impl", metavar="MODULE:CLASS", help="Test this implementation in process "
-              "(default: the spec's server.implementation).")
+@click.option(
+    "--impl",
+    metavar="MODULE:CLASS",
+    help="Test this implementation in process (default: the spec's server.implementation).",
+)
 @click.option("--url", help="Test the Streamable HTTP endpoint at URL.")
-@click.option("--examples", type=click.IntRange(min=0), default=100, show_default=True,
-              help="Calls per tool and phase (0: drift only).")
-@click.option("--seed", type=int, default=None, help="Seed of the random phase (default: random, "
-              "printed in the report); the same seed gives the same report.")
-@click.option("--tool", "tools", multiple=True, metavar="NAME", help="Test only this tool (repeat).")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
-              help="Seconds a call may take when its tool sets no timeout.")
+@click.option(
+    "--examples",
+    type=click.IntRange(min=0),
+    default=100,
+    show_default=True,
+    help="Calls per tool and phase (0: drift only).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Seed of the random phase (default: random, "
+    "printed in the report); the same seed gives the same report.",
+)
+@click.option(
+    "--tool", "tools", multiple=True, metavar="NAME", help="Test only this tool (repeat)."
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds a call may take when its tool sets no timeout.",
+)
 @click.option("--allow-destructive", is_flag=True, help="Also call tools with destructiveHint.")
-@click.option("--junit", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report.")
-@click.option("--replay", metavar="JSON", help="Call --tool once with these arguments (a reproduce line).")
+@click.option(
+    "--junit", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report."
+)
+@click.option(
+    "--replay", metavar="JSON", help="Call --tool once with these arguments (a reproduce line)."
+)
 @_FORMAT
 def test(
-    spec: Path | None, impl: str | None, url: str | None, examples: int,
-    seed: int | None, tools: tuple[str, ...], timeout: float, allow_destructive: bool,
-    junit: Path | None, replay: str | None, output_format: str | None,
+    spec: Path | None,
+    impl: str | None,
+    url: str | None,
+    examples: int,
+    seed: int | None,
+    tools: tuple[str, ...],
+    timeout: float,
+    allow_destructive: bool,
+    junit: Path | None,
+    replay: str | None,
+    output_format: str | None,
 ) -> None:
     """Check an implementation or a live server against the contract SPEC: generated
     arguments (boundary, random, invalid), each finding shrunk with a reproduce line.
@@ -74,12 +106,20 @@ def test(
         if not isinstance(arguments, dict):
             raise click.BadParameter("tool arguments are a JSON object", param_hint="--replay")
     _hypothesis_home_in_a_temporary_folder()
-    options = Options(examples=examples, seed=seed if seed is not None else random.randrange(2**31),
-                      allow_destructive=allow_destructive, timeout=timeout)
+    options = Options(
+        examples=examples,
+        seed=seed if seed is not None else random.randrange(2**31),
+        allow_destructive=allow_destructive,
+        timeout=timeout,
+    )
     try:
         report = run_contract_test(
-            spec, TargetChoice(impl=impl, url=url, command=command), options, tools=tools,
-            replay_arguments=arguments, progress=_progress if fmt == "text" and _tty() else None,
+            spec,
+            TargetChoice(impl=impl, url=url, command=command),
+            options,
+            tools=tools,
+            replay_arguments=arguments,
+            progress=_progress if fmt == "text" and _tty() else None,
         )
     except UsageFailure as exc:
         _echo_error(f"mcpgen test: {exc}")

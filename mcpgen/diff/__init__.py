@@ -78,12 +78,14 @@ def _load(path: Path, *, allow_outside_refs: bool) -> tuple[ir.Contract, Positio
     doc, _ = load_yaml(text, str(path))
     return result.contract, doc
 
+
 def diff_files(old: Path, new: Path, *, allow_outside_refs: bool = False) -> DiffReport:
     """``mcpgen diff OLD NEW``."""
     old_contract, _ = _load(old, allow_outside_refs=allow_outside_refs)
     new_contract, doc = _load(new, allow_outside_refs=allow_outside_refs)
     changes = diff_contracts(old_contract, new_contract, doc)
     return DiffReport(str(old), str(new), str(new), changes, _tool_lines(new_contract))
+
 
 def diff_against_git(
     spec: Path, ref: str, scratch: Path, *, allow_outside_refs: bool = False
@@ -108,6 +110,7 @@ def diff_against_git(
     new_contract, doc = _load(spec, allow_outside_refs=allow_outside_refs)
     changes = diff_contracts(loaded.contract, new_contract, doc)
     return DiffReport(label, str(spec), str(spec), changes, _tool_lines(new_contract))
+
 
 def _tool_lines(new: ir.Contract) -> dict[str, int]:
     """Each tool's line in NEW (a tool only OLD has gets none)."""

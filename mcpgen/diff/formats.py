@@ -15,8 +15,10 @@ from .rules import DiffReport
 
 __all__ = ["render_github", "render_json", "render_text"]
 
+
 def _category_label(change: Change) -> str:
     return change.category.name.lower() if change.category is not None else ""
+
 
 def render_text(report: DiffReport, category: Category, *, color: bool = False) -> list[str]:
     """One line per change, grouped per tool, then a summary line.
@@ -51,6 +53,7 @@ def render_text(report: DiffReport, category: Category, *, color: bool = False) 
     lines.append(_summary(report, category))
     return lines
 
+
 def _summary(report: DiffReport, category: Category) -> str:
     counts = {severity: 0 for severity in Severity}
     for located in report.changes:
@@ -71,6 +74,7 @@ def _summary(report: DiffReport, category: Category) -> str:
         return f"FAIL {tally}; {len(failing)} breaking at --category {level}"
     return f"OK {tally}; nothing breaking at --category {level}"
 
+
 def render_json(report: DiffReport, category: Category) -> str:
     counts = {severity.value: 0 for severity in Severity}
     for located in report.changes:
@@ -84,6 +88,7 @@ def render_json(report: DiffReport, category: Category) -> str:
         "changes": [located.as_dict(category) for located in report.changes],
     }
     return escape_json(json.dumps(document, indent=2, ensure_ascii=False))
+
 
 def render_github(report: DiffReport, category: Category) -> list[str]:
     """GitHub Actions workflow commands: ``::error`` for what fails, ``::warning`` for the
@@ -106,6 +111,7 @@ def render_github(report: DiffReport, category: Category) -> list[str]:
     lines.append(_summary(report, category))
     return lines
 
+
 def _gh_data(text: str) -> str:
     # Names and messages come from the specs: every control character but the line
     # breaks, which GitHub's own escapes below carry, is escaped visibly.
@@ -113,6 +119,7 @@ def _gh_data(text: str) -> str:
         part if part in ("\r", "\n") else escape_line(part) for part in re.split(r"([\r\n])", text)
     )
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
 
 def _gh_property(text: str) -> str:
     return _gh_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -18,6 +18,7 @@ from .rules import DiffFailed
 
 __all__ = ["materialise"]
 
+
 def _git(cwd: Path, *args: str) -> bytes:
     try:
         done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=False, timeout=60)
@@ -27,6 +28,7 @@ def _git(cwd: Path, *args: str) -> bytes:
         detail = done.stderr.decode(errors="replace").strip().splitlines()
         raise DiffFailed(detail[-1] if detail else f"git {' '.join(args)} failed")
     return done.stdout
+
 
 def materialise(spec: Path, ref: str, scratch: Path) -> tuple[Path, str]:
     """Write SPEC@REF and its referenced files under ``scratch``; return the spec's
@@ -61,6 +63,7 @@ def materialise(spec: Path, ref: str, scratch: Path) -> tuple[Path, str]:
         pending.extend(_referenced_files(data, path))
     return scratch / rel, rel
 
+
 def _referenced_files(data: bytes, path: str) -> Iterator[str]:
     """Repository-relative paths of the files that ``$ref``s in one document name."""
     try:
@@ -75,6 +78,7 @@ def _referenced_files(data: bytes, path: str) -> Iterator[str]:
         joined = posixpath.normpath(posixpath.join(base, location))
         if not joined.startswith("../") and joined != "..":
             yield joined
+
 
 def _refs(root: Any) -> Iterator[str]:
     """Every ``$ref`` string in a document, visiting each node once: YAML aliases share

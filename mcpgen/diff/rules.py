@@ -19,8 +19,15 @@ from ..schemas import descriptor
 from ..spec.errors import Diagnostic
 from ..spec.yamlpos import PositionedDocument
 
-__all__ = ["ALL_RULES", "CONTRACT", "SPEC_RULES", "DiffFailed", "DiffReport", "LocatedChange",
-           "diff_contracts"]
+__all__ = [
+    "ALL_RULES",
+    "CONTRACT",
+    "SPEC_RULES",
+    "DiffFailed",
+    "DiffReport",
+    "LocatedChange",
+    "diff_contracts",
+]
 
 _B, _W, _C = Severity.BREAKING, Severity.WARNING, Severity.COMPATIBLE
 
@@ -61,6 +68,7 @@ _AFTER: Final = {
     "TIMEOUT_LOOSENED": "TASK_SUPPORT_LOOSENED",
 }
 
+
 def _rank_table() -> dict[str, int]:
     """Output order: contract-level rules first, then the wire rules with each spec
     rule placed after the wire rule it belongs with."""
@@ -70,6 +78,7 @@ def _rank_table() -> dict[str, int]:
         order.append(name)
         order.extend(rule for rule, after in _AFTER.items() if after == name)
     return {name: index for index, name in enumerate(order)}
+
 
 _RANK: Final = _rank_table()
 
@@ -81,12 +90,14 @@ _SPEC_ANNOTATION_KEYS: Final = frozenset(
 
 CONTRACT: Final = ""  # the "tool" of a change about the whole contract
 
+
 class DiffFailed(Exception):
     """A spec could not be loaded (``diagnostics``) or read from git (the message)."""
 
     def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
         super().__init__(message)
         self.diagnostics = list(diagnostics)
+
 
 @dataclass(frozen=True)
 class LocatedChange:
@@ -101,6 +112,7 @@ class LocatedChange:
 
     def as_dict(self, category: Category) -> dict[str, object]:
         return {**self.change.as_dict(), "line": self.line, "fails": self.fails(category)}
+
 
 @dataclass
 class DiffReport:
@@ -120,6 +132,7 @@ class DiffReport:
         kept = [c for c in self.changes if c.change.rule not in skip]
         return DiffReport(self.old_label, self.new_label, self.new_file, kept, self.tool_lines)
 
+
 class _Changes:
     def __init__(self) -> None:
         self.items: list[tuple[Change, int | None]] = []
@@ -127,6 +140,7 @@ class _Changes:
     def add(self, tool: str, rule: str, path: str, message: str, line: int | None) -> None:
         info = ALL_RULES[rule]
         self.items.append((Change(tool, rule, info.severity, info.category, path, message), line))
+
 
 def diff_contracts(
     old: ir.Contract, new: ir.Contract, new_doc: PositionedDocument | None = None
@@ -151,6 +165,7 @@ def diff_contracts(
     )
     return [LocatedChange(change, line) for change, line in ordered]
 
+
 def _pairs(
     old: ir.Contract, new: ir.Contract, wire: Sequence[Change]
 ) -> Iterator[tuple[ir.Tool, ir.Tool]]:
@@ -165,6 +180,7 @@ def _pairs(
         added = [tool for tool in new.tools if tool.name not in old_names]
         if len(removed) == 1 and len(added) == 1:
             yield removed[0], added[0]
+
 
 def _compare_contract(old: ir.Contract, new: ir.Contract, out: _Changes, lines: _Lines) -> None:
     if old.package != new.package:
@@ -202,6 +218,7 @@ def _compare_contract(old: ir.Contract, new: ir.Contract, out: _Changes, lines: 
         out.add(
             CONTRACT, "TYPE_ADDED", f"types.{name}", f"new type {name!r}", lines.at(("types", name))
         )
+
 
 def _compare_tool(
     old: ir.Tool, new: ir.Tool, out: _Changes, lines: _Lines, param_renamed: bool
@@ -245,6 +262,7 @@ def _compare_tool(
         message = f"timeout {_seconds(was)} -> {_seconds(now)}"
         out.add(tool, rule, "timeout", message, lines.tool_key(new.name, "timeout"))
 
+
 def _renamed_parameter(old: ir.Tool, new: ir.Tool) -> tuple[str, str] | None:
     """The one parameter renamed in place (same position), as ``contract.compare`` detects it."""
     old_names = [p.name for p in old.parameters]
@@ -255,6 +273,7 @@ def _renamed_parameter(old: ir.Tool, new: ir.Tool) -> tuple[str, str] | None:
         return gone[0], came[0]
     return None
 
+
 def _implied(tool: ir.Tool) -> str:
     if tool.callback == "named":
         return " (a parameter is optional)"
@@ -262,11 +281,14 @@ def _implied(tool: ir.Tool) -> str:
         return " (the tool has an output_schema)"
     return ""
 
+
 def _show(value: object) -> str:
     return "absent" if value is None else json.dumps(value, ensure_ascii=False)
 
+
 def _seconds(value: float | None) -> str:
     return "none" if value is None else f"{value:g}s"
+
 
 class _Lines:
     """Lines in the NEW spec: of a tool, of one of its keys, of a parameter."""

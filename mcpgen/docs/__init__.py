@@ -23,7 +23,10 @@ __all__ = ["INDEX", "ChangeSummary", "change_rows", "load_report", "render_docs"
 
 
 def render_docs(
-    contract: ir.Contract, spec: Path | None = None, against: str | None = None, *,
+    contract: ir.Contract,
+    spec: Path | None = None,
+    against: str | None = None,
+    *,
     allow_outside_refs: bool = False,
 ) -> str:
     """The page for ``contract``; with ``against`` (an old spec file or a git ref) and

@@ -65,8 +65,13 @@ def change_rows(report: DiffReport, tools: set[str]) -> ChangeSummary:
     count = {severity: 0 for severity in Severity}
     for located in report.changes:
         count[located.change.severity] += 1
-    return ChangeSummary(report.old_label, rows, count[Severity.BREAKING],
-                         count[Severity.WARNING], count[Severity.COMPATIBLE])
+    return ChangeSummary(
+        report.old_label,
+        rows,
+        count[Severity.BREAKING],
+        count[Severity.WARNING],
+        count[Severity.COMPATIBLE],
+    )
 
 
 def load_report(spec: Path, against: str, *, allow_outside_refs: bool) -> DiffReport:

@@ -21,15 +21,27 @@ if TYPE_CHECKING:
 __all__ = ["describe", "describe_object"]
 
 _COUNTS: Final = (
-    ("minLength", "maxLength", "length"), ("minItems", "maxItems", "items"),
+    ("minLength", "maxLength", "length"),
+    ("minItems", "maxItems", "items"),
     ("minContains", "maxContains", "matching items"),
 )
 _OBJECT_COUNTS: Final = (("minProperties", "maxProperties", "properties"),)
 # Keywords named but not spelt out: the published JSON has their detail.
-_NAMED: Final = ("not", "if", "then", "else", "dependentSchemas", "unevaluatedItems",
-                 "unevaluatedProperties", "contentSchema")
-_FLAGS: Final = (("deprecated", "deprecated"), ("readOnly", "read-only"),
-                 ("writeOnly", "write-only"))
+_NAMED: Final = (
+    "not",
+    "if",
+    "then",
+    "else",
+    "dependentSchemas",
+    "unevaluatedItems",
+    "unevaluatedProperties",
+    "contentSchema",
+)
+_FLAGS: Final = (
+    ("deprecated", "deprecated"),
+    ("readOnly", "read-only"),
+    ("writeOnly", "write-only"),
+)
 _ENUM_SHOWN: Final = 50
 
 
@@ -64,8 +76,11 @@ def describe(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list[Markup
         first = Markup(", ").join(renderer.type_of(s) for s in schema["prefixItems"])
         found.append(html("first items: {}", first))
     items = schema.get("items")
-    if isinstance(items, Mapping) and "$ref" not in items and not any(
-            key in items for key in ("properties", "anyOf", "oneOf", "allOf")):
+    if (
+        isinstance(items, Mapping)
+        and "$ref" not in items
+        and not any(key in items for key in ("properties", "anyOf", "oneOf", "allOf"))
+    ):
         found.extend(html("each item: {}", part) for part in describe(items, renderer))
     found.extend(describe_object(schema, renderer))
     for key in _NAMED:
@@ -73,10 +88,9 @@ def describe(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list[Markup
             found.append(html("<code>{}</code> (see the published JSON)", key))
     for key, words in _FLAGS:
         if schema.get(key) is True:
-            found.append(html("<span class=\"flag\">{}</span>", words))
+            found.append(html('<span class="flag">{}</span>', words))
     if isinstance(schema.get("examples"), list) and schema["examples"]:
-        found.append(html("e.g. {}", Markup(", ").join(
-            _code(v) for v in schema["examples"][:3])))
+        found.append(html("e.g. {}", Markup(", ").join(_code(v) for v in schema["examples"][:3])))
     return found
 
 
@@ -93,8 +107,9 @@ def describe_object(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list
     patterns = schema.get("patternProperties")
     if isinstance(patterns, Mapping):
         for pattern, sub in patterns.items():
-            found.append(html("properties matching <code>{}</code>: {}", 
-                pattern, renderer.type_of(sub)))
+            found.append(
+                html("properties matching <code>{}</code>: {}", pattern, renderer.type_of(sub))
+            )
     if isinstance(schema.get("propertyNames"), Mapping):
         names = describe(schema["propertyNames"], renderer)
         found.append(html("property names: {}", Markup("; ").join(names) or "any"))
@@ -102,15 +117,24 @@ def describe_object(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list
     if isinstance(dependent, Mapping):
         for name, needs in dependent.items():
             if isinstance(needs, list):
-                found.append(html("with <code>{}</code> also {}", 
-                    name, Markup(", ").join(html("<code>{}</code>", n) for n in needs)))
+                found.append(
+                    html(
+                        "with <code>{}</code> also {}",
+                        name,
+                        Markup(", ").join(html("<code>{}</code>", n) for n in needs),
+                    )
+                )
     return found
 
 
 def _bounds(schema: Mapping[str, Any]) -> list[Markup]:
     """``1 ≤ value ≤ 14``, ``value > 0``: the numeric bounds as one inequality."""
-    low = [(k, s) for k, s in (("minimum", "≤"), ("exclusiveMinimum", "<")) if _number(schema.get(k))]
-    high = [(k, s) for k, s in (("maximum", "≤"), ("exclusiveMaximum", "<")) if _number(schema.get(k))]
+    low = [
+        (k, s) for k, s in (("minimum", "≤"), ("exclusiveMinimum", "<")) if _number(schema.get(k))
+    ]
+    high = [
+        (k, s) for k, s in (("maximum", "≤"), ("exclusiveMaximum", "<")) if _number(schema.get(k))
+    ]
     if len(low) == 1 and len(high) == 1:
         (lk, ls), (hk, hs) = low[0], high[0]
         return [html("{} {} value {} {}", _code(schema[lk]), ls, hs, _code(schema[hk]))]

@@ -22,18 +22,50 @@ from typing import Any, Final
 
 __all__ = ["render_markdown"]
 
-_TAGS: Final = frozenset({
-    "a", "abbr", "b", "blockquote", "br", "code", "del", "em", "h4", "h5", "h6", "hr", "i",
-    "img", "li", "ol", "p", "pre", "s", "strong", "sub", "sup", "table", "tbody", "td", "th",
-    "thead", "tr", "ul",
-})
+_TAGS: Final = frozenset(
+    {
+        "a",
+        "abbr",
+        "b",
+        "blockquote",
+        "br",
+        "code",
+        "del",
+        "em",
+        "h4",
+        "h5",
+        "h6",
+        "hr",
+        "i",
+        "img",
+        "li",
+        "ol",
+        "p",
+        "pre",
+        "s",
+        "strong",
+        "sub",
+        "sup",
+        "table",
+        "tbody",
+        "td",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    }
+)
 _ATTRIBUTES: Final = {
-    "a": {"href", "title"}, "img": {"src", "alt", "title"}, "ol": {"start"},
-    "td": {"style"}, "th": {"style"},
+    "a": {"href", "title"},
+    "img": {"src", "alt", "title"},
+    "ol": {"start"},
+    "td": {"style"},
+    "th": {"style"},
 }
 _LINK_SCHEMES: Final = ("http:", "https:", "mailto:")
-_DATA_IMAGE: Final = re.compile(r"data:image/(?:png|gif|jpeg|webp);base64,[A-Za-z0-9+/=\s]*\Z",
-                                re.IGNORECASE)
+_DATA_IMAGE: Final = re.compile(
+    r"data:image/(?:png|gif|jpeg|webp);base64,[A-Za-z0-9+/=\s]*\Z", re.IGNORECASE
+)
 
 
 def render_markdown(text: str) -> str:

@@ -124,12 +124,14 @@ def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolVi
         params = renderer.object_table(tool.input_schema)
     else:
         params = Markup('<p class="none">No parameters.</p>') + renderer.object_notes(
-            tool.input_schema, 0)
+            tool.input_schema, 0
+        )
     output = None
     if tool.output_schema is not None and tool.output_type_ref is None:
         out_links = _anchors(contract, tool.output_schema, local)
         output = SchemaRenderer(out_links, root_anchor=f"{tool.name}:output").object_table(
-            tool.output_schema)
+            tool.output_schema
+        )
     local_defs = _local_defs(contract, tool, local)
     badges, unset = _hint_badges(tool.hints)
     if tool.task_support != "forbidden":
@@ -170,8 +172,11 @@ def _local_defs(contract: ir.Contract, tool: ir.Tool, local: str) -> list[tuple[
     for name, definition in found.items():
         links = _anchors(contract, tool.input_schema, local)
         links.anchors.update(_anchors(contract, tool.output_schema or {}, local).anchors)
-        body = SchemaRenderer(links, root_anchor=f"{local}{name}").object_table(definition) if (
-            isinstance(definition, Mapping)) else Markup("")
+        body = (
+            SchemaRenderer(links, root_anchor=f"{local}{name}").object_table(definition)
+            if (isinstance(definition, Mapping))
+            else Markup("")
+        )
         out.append((f"{local}{name}", name, body))
     return out
 
@@ -185,14 +190,18 @@ def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
         if value is None:
             unset.append(yes if default else no)
             continue
-        badges.append(Badge(yes if value else no, kinds[0 if value else 1],
-                            f"{wire}: {str(value).lower()}"))
+        badges.append(
+            Badge(yes if value else no, kinds[0 if value else 1], f"{wire}: {str(value).lower()}")
+        )
     return badges, ", ".join(unset)
 
 
 def _icon(icon: ir.Icon) -> IconView:
-    inline = icon.src.startswith("data:image/") and ";base64," in icon.src and not icon.src.lower(
-    ).startswith("data:image/svg")
+    inline = (
+        icon.src.startswith("data:image/")
+        and ";base64," in icon.src
+        and not icon.src.lower().startswith("data:image/svg")
+    )
     return IconView(icon.src, inline, icon.mime_type, " ".join(icon.sizes or ()), icon.theme)
 
 
@@ -201,18 +210,26 @@ def _example(tool: ir.Tool, client_class: str) -> Example:
         arguments = example_arguments(tool.input_schema)
     except ExampleError as exc:
         return Example(None, None, str(exc))
-    request = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-               "params": {"name": tool.name, "arguments": arguments}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": tool.name, "arguments": arguments},
+    }
     py_names = {param.name: param.py_name for param in tool.parameters}
     args = [f"{py_names.get(key, key)}={py_literal(value)}" for key, value in arguments.items()]
     call = f"result = client.{tool.py_name}({', '.join(args)})"
     if len(call) > 56:  # one argument a line, as black lays it out
         call = f"result = client.{tool.py_name}(\n" + "".join(f"    {a},\n" for a in args) + ")"
     if tool.callback == "structured" and tool.output_schema is not None:
-        call += f"\n# result: {tool.output_type_ref or tool.class_name + 'Output'} (a pydantic model)"
+        call += (
+            f"\n# result: {tool.output_type_ref or tool.class_name + 'Output'} (a pydantic model)"
+        )
     if tool.task_support != "forbidden":  # the same arguments start it as a task
-        call += (f"\n# as a task: handle = client.start_{tool.py_name}(…)"
-                 "\n# handle.status(), handle.result(), handle.cancel()")
+        call += (
+            f"\n# as a task: handle = client.start_{tool.py_name}(…)"
+            "\n# handle.status(), handle.result(), handle.cancel()"
+        )
     return Example(json.dumps(request, indent=2, ensure_ascii=False), call, None)
 
 
@@ -242,6 +259,10 @@ def type_views(contract: ir.Contract) -> list[TypeView]:
     views = []
     for name, schema in contract.types.items():
         renderer = SchemaRenderer(links, root_anchor=TYPE_PREFIX + name)
-        body = renderer.object_table(schema) if isinstance(schema, Mapping) else renderer.summary(schema)
+        body = (
+            renderer.object_table(schema)
+            if isinstance(schema, Mapping)
+            else renderer.summary(schema)
+        )
         views.append(TypeView(name, TYPE_PREFIX + name, body, used[name]))
     return views

@@ -53,16 +53,20 @@ def render_page(contract: ir.Contract, changes: ChangeSummary | None = None) -> 
         for view in tools:
             view.changes = by_tool.get(view.name, [])
     instructions = contract.server.instructions
-    return _environment().get_template("page.html.jinja").render(
-        contract=contract,
-        server=contract.server,
-        heading=contract.server.title or contract.server.name,
-        instructions=Markup(render_markdown(instructions)) if instructions else None,
-        tools=tools,
-        types=type_views(contract),
-        changes=changes,
-        client_class=client_class,
-        version=__version__,
+    return (
+        _environment()
+        .get_template("page.html.jinja")
+        .render(
+            contract=contract,
+            server=contract.server,
+            heading=contract.server.title or contract.server.name,
+            instructions=Markup(render_markdown(instructions)) if instructions else None,
+            tools=tools,
+            types=type_views(contract),
+            changes=changes,
+            client_class=client_class,
+            version=__version__,
+        )
     )
 
 

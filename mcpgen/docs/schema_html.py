@@ -42,7 +42,7 @@ class Links:
         """(label, anchor) for a reference, or None for one the page cannot place."""
         for prefix in ("#/$defs/", "#/definitions/"):
             if ref.startswith(prefix):
-                name = ref[len(prefix):].replace("~1", "/").replace("~0", "~")
+                name = ref[len(prefix) :].replace("~1", "/").replace("~0", "~")
                 if name in self.anchors:
                     return name, self.anchors[name]
         return None
@@ -72,41 +72,63 @@ class SchemaRenderer:
         columns = [True, True, True, any(row[3] for row in shown), any(row[4] for row in shown)]
         names = ("Name", "Type", "Required", "Constraints", "Description")
         head = "".join(f"<th>{name}</th>" for name, on in zip(names, columns, strict=True) if on)
-        out = [Markup(f"<table class=\"fields\"><thead><tr>{head}</tr></thead><tbody>")]
+        out = [Markup(f'<table class="fields"><thead><tr>{head}</tr></thead><tbody>')]
         classes = ("name", "type", "need", "constraints", "md")
         for row in shown:
-            cells = "".join(f"<td class=\"{css}\">{cell}</td>"
-                            for css, cell, on in zip(classes, row[:5], columns, strict=True) if on)
+            cells = "".join(
+                f'<td class="{css}">{cell}</td>'
+                for css, cell, on in zip(classes, row[:5], columns, strict=True)
+                if on
+            )
             out.append(Markup(f"<tr>{cells}</tr>"))
             if row[5]:
-                out.append(html("<tr class=\"nested\"><td></td><td colspan=\"{}\">{}</td></tr>",
-                                sum(columns) - 1, row[5]))
+                out.append(
+                    html(
+                        '<tr class="nested"><td></td><td colspan="{}">{}</td></tr>',
+                        sum(columns) - 1,
+                        row[5],
+                    )
+                )
         if len(shown) < len(rows):
-            out.append(Markup("<tr><td colspan=\"5\" class=\"cut\">… more fields than a page "
-                              "shows; see the published JSON</td></tr>"))
+            out.append(
+                Markup(
+                    '<tr><td colspan="5" class="cut">… more fields than a page '
+                    "shows; see the published JSON</td></tr>"
+                )
+            )
         out.append(Markup("</tbody></table>"))
         if notes:
             if isinstance(schema.get("description"), str):
-                out.insert(0, html("<div class=\"md\">{}</div>",
-                                   Markup(self.markdown(schema["description"]))))
+                out.insert(
+                    0,
+                    html('<div class="md">{}</div>', Markup(self.markdown(schema["description"]))),
+                )
             out.append(self.object_notes(schema, depth))
         return Markup("").join(out)
 
     def summary(self, schema: Any, depth: int = 0) -> Markup:
         """A schema without a field table: its type, constraints and description."""
         if not isinstance(schema, Mapping):
-            return html("<div class=\"shape\">{}</div>", self.type_of(schema))
-        parts = [html("<div class=\"shape\"><span class=\"type\">{}</span>{}</div>",
-            self.type_of(schema), self.constraint_list(schema, depth))]
+            return html('<div class="shape">{}</div>', self.type_of(schema))
+        parts = [
+            html(
+                '<div class="shape"><span class="type">{}</span>{}</div>',
+                self.type_of(schema),
+                self.constraint_list(schema, depth),
+            )
+        ]
         if isinstance(schema.get("description"), str):
-            parts.append(html("<div class=\"md\">{}</div>", 
-                Markup(self.markdown(schema["description"]))))
+            parts.append(
+                html('<div class="md">{}</div>', Markup(self.markdown(schema["description"])))
+            )
         parts.append(self.nested(schema, depth))
         return Markup("").join(parts)
 
     # -------------------------------------------------------------------- rows
 
-    def cells(self, name: str, schema: Any, required: bool, depth: int) -> tuple[Markup, ...] | None:
+    def cells(
+        self, name: str, schema: Any, required: bool, depth: int
+    ) -> tuple[Markup, ...] | None:
         """One field's cells (name, type, required, constraints, description) and what
         nests under it; None past ``MAX_ROWS``."""
         self.rows += 1
@@ -114,45 +136,62 @@ class SchemaRenderer:
             return None
         sub = schema if isinstance(schema, Mapping) else {}
         if "default" in sub:
-            need = html("<span class=\"opt\">default</span> <code>{}</code>",
-                        json_text(sub["default"]))
+            need = html(
+                '<span class="opt">default</span> <code>{}</code>', json_text(sub["default"])
+            )
         else:
-            need = Markup("<span class=\"req\">required</span>") if required else Markup(
-                "<span class=\"opt\">optional</span>")
+            need = (
+                Markup('<span class="req">required</span>')
+                if required
+                else Markup('<span class="opt">optional</span>')
+            )
         description = Markup("")
         if isinstance(sub.get("description"), str):
             description = Markup(self.markdown(sub["description"]))
-        return (html("<code>{}</code>", name), self.type_of(schema), need,
-                self.constraint_list(sub, depth), description, self.nested(sub, depth))
+        return (
+            html("<code>{}</code>", name),
+            self.type_of(schema),
+            need,
+            self.constraint_list(sub, depth),
+            description,
+            self.nested(sub, depth),
+        )
 
     def nested(self, schema: Mapping[str, Any], depth: int) -> Markup:
         """What sits under a field: an inline object's fields, an array's item fields,
         the alternatives of anyOf/oneOf, the parts of allOf."""
         if depth >= MAX_DEPTH:
-            return html("<p class=\"cut\">… nested deeper than {} levels; see the published "
-                        "JSON</p>", MAX_DEPTH)
+            return html(
+                '<p class="cut">… nested deeper than {} levels; see the published JSON</p>',
+                MAX_DEPTH,
+            )
         out: list[Markup] = []
         if isinstance(schema.get("properties"), Mapping) and schema["properties"]:
             out.append(self.object_table(schema, depth + 1, notes=False))
         items = schema.get("items")
         if isinstance(items, Mapping) and _worth_nesting(items):
-            out.append(Markup("<p class=\"sub\">Each item:</p>") + self.summary(items, depth + 1))
-        for keyword, label in (("oneOf", "Exactly one of"), ("anyOf", "Any of"),
-                               ("allOf", "All of")):
+            out.append(Markup('<p class="sub">Each item:</p>') + self.summary(items, depth + 1))
+        for keyword, label in (
+            ("oneOf", "Exactly one of"),
+            ("anyOf", "Any of"),
+            ("allOf", "All of"),
+        ):
             branches = schema.get(keyword)
             if isinstance(branches, list) and branches:
                 out.append(self.alternatives(label, branches, depth))
         return Markup("").join(out)
 
     def alternatives(self, label: str, branches: list[Any], depth: int) -> Markup:
-        items = [html("<li>{}</li>", self.summary(branch, depth + 1))
-                 for branch in branches]
-        return html("<div class=\"alts\"><p class=\"sub\">{}:</p><ol>{}</ol></div>", 
-            label, Markup("").join(items))
+        items = [html("<li>{}</li>", self.summary(branch, depth + 1)) for branch in branches]
+        return html(
+            '<div class="alts"><p class="sub">{}:</p><ol>{}</ol></div>',
+            label,
+            Markup("").join(items),
+        )
 
     def object_notes(self, schema: Mapping[str, Any], depth: int) -> Markup:
         notes = self.constraint_list(schema, depth, only_object=True)
-        return html("<div class=\"notes\">{}</div>", notes) if notes else Markup("")
+        return html('<div class="notes">{}</div>', notes) if notes else Markup("")
 
     # -------------------------------------------------------------------- types
 
@@ -168,14 +207,21 @@ class SchemaRenderer:
         if isinstance(ref, str):
             return self.reference(ref)
         declared = schema.get("type")
-        names = [declared] if isinstance(declared, str) else (
-            [t for t in declared if isinstance(t, str)] if isinstance(declared, list) else [])
+        names = (
+            [declared]
+            if isinstance(declared, str)
+            else ([t for t in declared if isinstance(t, str)] if isinstance(declared, list) else [])
+        )
         if not names:
             names = _implied_types(schema)
         words = [self.one_type(name, schema) for name in names]
         if not words:
-            for keyword, word in (("oneOf", "one of"), ("anyOf", "any of"), ("allOf", "all of"),
-                                  ("not", "not")):
+            for keyword, word in (
+                ("oneOf", "one of"),
+                ("anyOf", "any of"),
+                ("allOf", "all of"),
+                ("not", "not"),
+            ):
                 if keyword in schema:
                     return Markup(word + " …")
             return Markup("any")
@@ -191,28 +237,31 @@ class SchemaRenderer:
 
     def reference(self, ref: str) -> Markup:
         if ref == "#" and self.root_anchor:
-            return html("<a href=\"#{}\">(this schema, recursively)</a>", self.root_anchor)
+            return html('<a href="#{}">(this schema, recursively)</a>', self.root_anchor)
         target = self.links.href(ref)
         if target is None:
             return html("<code>$ref {}</code>", ref)
         label, anchor = target
-        return html("<a class=\"ref\" href=\"#{}\">{}</a>", anchor, label)
+        return html('<a class="ref" href="#{}">{}</a>', anchor, label)
 
     # -------------------------------------------------------------- constraints
 
-    def constraint_list(self, schema: Mapping[str, Any], depth: int,
-                        only_object: bool = False) -> Markup:
+    def constraint_list(
+        self, schema: Mapping[str, Any], depth: int, only_object: bool = False
+    ) -> Markup:
         found = describe_object(schema, self) if only_object else describe(schema, self)
         if not found:
             return Markup("")
-        return html("<ul class=\"cons\">{}</ul>", 
-            Markup("").join(html("<li>{}</li>", item) for item in found))
+        return html(
+            '<ul class="cons">{}</ul>', Markup("").join(html("<li>{}</li>", item) for item in found)
+        )
 
 
 def _worth_nesting(schema: Mapping[str, Any]) -> bool:
     """Does an item schema have structure of its own (not just a type or a $ref)?"""
     return any(k in schema for k in ("properties", "oneOf", "anyOf", "allOf")) or (
-        isinstance(schema.get("items"), Mapping) and _worth_nesting(schema["items"]))
+        isinstance(schema.get("items"), Mapping) and _worth_nesting(schema["items"])
+    )
 
 
 def _implied_types(schema: Mapping[str, Any]) -> list[str]:

@@ -116,7 +116,12 @@ def _listing(
     from mcpgen_runtime import Session
 
     with Session.stdio(
-        list(command), env=env, cwd=cwd, verify="off", timeout=timeout, server_id="import",
+        list(command),
+        env=env,
+        cwd=cwd,
+        verify="off",
+        timeout=timeout,
+        server_id="import",
         protocol=protocol,
     ) as session:
         raw = [dict(tool.raw) for tool in session.list_tools()]
@@ -159,8 +164,15 @@ def spec_from_tools(
         server["title"] = server_info["title"]
     if instructions:
         server["instructions"] = instructions
-    header = _header(source, server_info, protocol_version, eras=eras, name=name,
-                     version=version, placeholder=spec_version == "0" and listed_version != "0")
+    header = _header(
+        source,
+        server_info,
+        protocol_version,
+        eras=eras,
+        name=name,
+        version=version,
+        placeholder=spec_version == "0" and listed_version != "0",
+    )
 
     def render(levels: Mapping[str, int], notes: Mapping[str, list[str]]) -> str:
         return _render(header, package, server, entries, levels, stems, classes, notes)
@@ -182,8 +194,9 @@ def _checked_package(package: str, version: str | None) -> str:
         raise ImportFailed(f"{package!r} is not a Python package name; pass --package")
     shadowed = shadowed_module(package)
     if shadowed is not None:
-        raise ImportFailed(f"package {package!r} would shadow {shadowed} of that name; "
-                           "pass another --package")
+        raise ImportFailed(
+            f"package {package!r} would shadow {shadowed} of that name; pass another --package"
+        )
     if version is not None and not version:
         raise ImportFailed("--version must not be empty")
     return package
@@ -205,8 +218,11 @@ def _choose_forms(
         # A tool kept as listed publishes its own $defs names: a shared type of one of
         # those names would be published under it too, so its tools keep theirs as well.
         local = {name for e in entries if levels[e.name] == 2 for name in _def_names(e.raw)}
-        clash = [e.name for e in entries
-                 if levels[e.name] < _last_level(e.raw) and local & _def_names(e.raw)]
+        clash = [
+            e.name
+            for e in entries
+            if levels[e.name] < _last_level(e.raw) and local & _def_names(e.raw)
+        ]
         if clash:
             levels.update(dict.fromkeys(clash, 2))
             continue
@@ -247,6 +263,7 @@ def _last_level(tool: Mapping[str, Any]) -> int:
 def _same(published: Mapping[str, Any], listed: Mapping[str, Any]) -> bool:
     """The spec publishes exactly the listed definition (the order of input properties,
     the positional order, included)."""
+
     def order(tool: Mapping[str, Any]) -> list[str]:
         schema = tool.get("inputSchema")
         props = schema.get("properties") if isinstance(schema, dict) else None
@@ -324,14 +341,17 @@ def _header(
     if eras:
         lines.append(f"Era: {eras}")
     if name is not None:
-        lines.append(f"server.name {name!r} given by --name (the server sent "
-                     f"{info.get('name')!r})")
+        lines.append(f"server.name {name!r} given by --name (the server sent {info.get('name')!r})")
     if version is not None:
-        lines.append(f"server.version {version!r} given by --version (the server sent "
-                     f"{info.get('version')!r})")
+        lines.append(
+            f"server.version {version!r} given by --version (the server sent "
+            f"{info.get('version')!r})"
+        )
     elif placeholder:
-        lines.append(f"server.version '0' stands for the server's {info.get('version')!r}, which "
-                     "a spec cannot hold (pass --version to choose one)")
+        lines.append(
+            f"server.version '0' stands for the server's {info.get('version')!r}, which "
+            "a spec cannot hold (pass --version to choose one)"
+        )
     lines.append("Build it with `mcpgen build`; compare a later import with `mcpgen diff`.")
     lines.append("Each tool publishes exactly the definition the server listed; `parameters` is")
     lines.append("used where it derives the listed input schema, else `input_schema`.")

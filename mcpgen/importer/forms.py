@@ -27,8 +27,6 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-
-
 _DefKey = tuple[int, str, str]  # (tool index, "$defs" | "definitions", name)
 
 
@@ -99,7 +97,9 @@ class _TypeHoister:
     def __init__(self, classes: _DefClasses, tool_stems: set[str]) -> None:
         self.classes = classes
         self.types: dict[str, Any] = {}
-        self._class_names = {f"{stem}{suffix}" for stem in tool_stems for suffix in ("Args", "Output")}
+        self._class_names = {
+            f"{stem}{suffix}" for stem in tool_stems for suffix in ("Args", "Output")
+        }
         self._names: dict[int, str] = {}  # class → type name
 
     def hoist(self, tool: int, schema: Any, problems: list[str], where: str) -> Any:
@@ -189,7 +189,9 @@ class _ToolEntry:
         if title is not None:
             result["title"] = title
             if annotation_title != title:  # the spec mirrors a title unless told otherwise
-                result["annotation_title"] = annotation_title if annotation_title is not None else False
+                result["annotation_title"] = (
+                    annotation_title if annotation_title is not None else False
+                )
         elif annotation_title is not None:
             result["annotation_title"] = annotation_title
         if isinstance(raw.get("description"), str):
@@ -292,5 +294,3 @@ def _icon(icon: Mapping[str, Any]) -> dict[str, Any]:
     if icon.get("theme") in ("light", "dark"):
         result["theme"] = icon["theme"]
     return result
-
-

@@ -19,6 +19,7 @@ class PySource(str):
     """Python source that ``py_literal`` writes as it is, not quoted: a name mcpgen
     itself defines (never text from a spec)."""
 
+
 # Characters that may stay raw inside a triple-quoted docstring.
 _DOCSTRING_SAFE = frozenset("\n")
 

@@ -234,7 +234,11 @@ class Layout:
             out.append(indent + line if line or i == last else "")
         body = "\n".join(out)
         last_line = out[-1]
-        if not body.endswith("\n") and len(last_line) + 3 > LINE_LENGTH and len(indent) + 3 <= LINE_LENGTH:
+        if (
+            not body.endswith("\n")
+            and len(last_line) + 3 > LINE_LENGTH
+            and len(indent) + 3 <= LINE_LENGTH
+        ):
             body += "\n" + indent
         result = '"""' + body + '"""'
         self.safe.update(ln for ln in (indent + result).split("\n") if not fits(ln))
@@ -255,9 +259,7 @@ class Layout:
                 todo.append(len(units))
             units.append((depth, body))
         if todo:
-            formatted = self._black(
-                [(units[i][0], units[i][1]) for i in todo]
-            )
+            formatted = self._black([(units[i][0], units[i][1]) for i in todo])
             for i, body in zip(todo, formatted, strict=True):
                 units[i] = (units[i][0], body)
         return "\n".join(body for _, body in units)

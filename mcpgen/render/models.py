@@ -29,7 +29,10 @@ def _for_black(declaration: str) -> bool:
     """Does black change this declaration's docstrings (as typemap writes them)? A
     multi-line one black re-indents; a one-line one it strips; other literals it
     rewrites as a docstring. Such declarations are left to black (``layout.BLACK``)."""
-    if any("\n" in m.group(1) or m.group(1) != m.group(1).strip() for m in _TRIPLE.finditer(declaration)):
+    if any(
+        "\n" in m.group(1) or m.group(1) != m.group(1).strip()
+        for m in _TRIPLE.finditer(declaration)
+    ):
         return True
     lines = declaration.split("\n")
     for first, second in itertools.pairwise(lines):
@@ -46,9 +49,7 @@ def render_models(
     layout = layout or Layout()
     # each declaration starts a unit (a NUL line, see layout.UNIT) so that black, where
     # a declaration needs it, formats that declaration alone
-    body = "\n\n\n".join(
-        f"{UNIT}0\n{d.source}" for d in typemap.ordered() if d.source
-    )
+    body = "\n\n\n".join(f"{UNIT}0\n{d.source}" for d in typemap.ordered() if d.source)
     text, used = resolve_helpers(body, set(typemap.declarations))
     text = UNIT.join(
         # the mark goes after the unit's depth line

@@ -135,7 +135,9 @@ def _tool_texts(tool: ir.Tool) -> tuple[str, str, str]:
     method_text = text
     if defaults:
         shown = ", ".join(f"{p.py_name}={py_literal(p.default)}" for p in defaults)
-        method_text += f"\n\nLeft out (``UNSET``), an argument takes the server's default: {shown}.\n"
+        method_text += (
+            f"\n\nLeft out (``UNSET``), an argument takes the server's default: {shown}.\n"
+        )
     start_text = (
         f"{text}\n\nRuns as a task and returns its handle at once: ``status()`` asks for the\n"
         f"task's state, ``result()`` waits for what ``{tool.py_name}()`` returns,\n"
@@ -266,9 +268,9 @@ def _docstrings(contract: ir.Contract, layout: Layout) -> dict[str, str]:
             "``on_progress(progress, total, message)`` receives the call's progress\n"
             "notifications. A tool whose contract allows tasks also has ``start_<tool>``,\n"
             "which returns a ``TaskHandle`` (``status()``, ``result()``, ``cancel()``).\n\n"
-            "On connect the client picks the protocol era (``protocol=\"auto\"`` probes with\n"
+            'On connect the client picks the protocol era (``protocol="auto"`` probes with\n'
             "``server/discover`` and falls back to ``initialize``) and compares the server's\n"
-            "tools with the contract it was generated from (``verify=\"strict\"`` raises\n"
+            'tools with the contract it was generated from (``verify="strict"`` raises\n'
             "``ContractMismatch`` on a breaking difference).\n"
         ),
         "sync_client": f"Client for the {name!r} server: ``with {prefix}Client.stdio([...]) as c``.",
@@ -367,7 +369,14 @@ def _render_templates(
 ) -> dict[str, bytes]:
     """The package's own files: one template each, laid out, plus ``py.typed``."""
     files: dict[str, bytes] = {}
-    for template in ("__init__.py", "__main__.py", "client.py", "contract.py", "models.py", "server.py"):
+    for template in (
+        "__init__.py",
+        "__main__.py",
+        "client.py",
+        "contract.py",
+        "models.py",
+        "server.py",
+    ):
         source = env.get_template(f"{template}.jinja").render(context)
         text = layout.finish(source)
         if template == "models.py":
@@ -395,8 +404,11 @@ def _shared_defs(descriptors: list[dict[str, Any]]) -> dict[str, Any]:
             for name, schema in (tool.get(key) or {}).get("$defs", {}).items():
                 seen.setdefault(name, []).append(canonical(schema))
                 values.setdefault(name, schema)
-    return {name: values[name] for name, forms in seen.items()
-            if len(forms) > 1 and len(set(forms)) == 1}
+    return {
+        name: values[name]
+        for name, forms in seen.items()
+        if len(forms) > 1 and len(set(forms)) == 1
+    }
 
 
 def _with_shared_defs(
@@ -415,8 +427,10 @@ def _with_shared_defs(
         return {**value, "$defs": named}
 
     return [
-        {key: schema(value) if key in ("inputSchema", "outputSchema") else value
-         for key, value in tool.items()}
+        {
+            key: schema(value) if key in ("inputSchema", "outputSchema") else value
+            for key, value in tool.items()
+        }
         for tool in descriptors
     ]
 
@@ -480,6 +494,8 @@ def runtime_sources(import_name: str = RUNTIME_IMPORT) -> dict[str, str]:
     """
     word = re.compile(rf"\b{RUNTIME_IMPORT}\b")
     return {
-        path.relative_to(RUNTIME_DIR).as_posix(): word.sub(import_name, path.read_text(encoding="utf-8"))
+        path.relative_to(RUNTIME_DIR).as_posix(): word.sub(
+            import_name, path.read_text(encoding="utf-8")
+        )
         for path in sorted(RUNTIME_DIR.rglob("*.py"))
     }

@@ -99,8 +99,12 @@ def rename_refs(schema: Any, rename: Mapping[str, str]) -> Any:
         return schema
     result: dict[str, Any] = {}
     for key, value in schema.items():
-        if key == "$ref" and isinstance(value, str) and value.startswith(LOCAL_REF) \
-                and ref_name(value) in rename:
+        if (
+            key == "$ref"
+            and isinstance(value, str)
+            and value.startswith(LOCAL_REF)
+            and ref_name(value) in rename
+        ):
             target = rename[ref_name(value)]
             value = LOCAL_REF + quote(target.replace("~", "~0").replace("/", "~1"), safe="")
         elif key in SCHEMA_VALUE_KEYWORDS:
@@ -119,8 +123,11 @@ def def_class_name(name: str) -> str:
     name models.py uses, not class-private), else its PascalCase form. (A second,
     different definition of the same name is prefixed with its tool's class name.)"""
     if (
-        name.isidentifier() and not keyword.iskeyword(name) and not name.startswith("__")
-        and unicodedata.normalize("NFKC", name) == name and name not in MODELS_PY_NAMES
+        name.isidentifier()
+        and not keyword.iskeyword(name)
+        and not name.startswith("__")
+        and unicodedata.normalize("NFKC", name) == name
+        and name not in MODELS_PY_NAMES
     ):
         return name
     return class_name(name)

@@ -174,20 +174,33 @@ class TypeMap:
             target = self.named(tool.output_type_ref, "model")
             self.declare(name, f"{name} = {target}", eager=frozenset({target}))
             return
-        schema = rename_refs({k: v for k, v in tool.output_schema.items() if k != "$defs"},
-                              self._scopes.get((tool.name, "output"), {}))
+        schema = rename_refs(
+            {k: v for k, v in tool.output_schema.items() if k != "$defs"},
+            self._scopes.get((tool.name, "output"), {}),
+        )
         if not _is_object(schema) and _is_mapping(schema):
             # only keys by pattern or additionalProperties: a mapping, as when nested
             values = self.map_values(schema, name, "model")
-            self.declare(name, root_model_source(name, schema, f"dict[str, {values}]"),
-                         eager=identifiers_in(values))  # a base class: evaluated at once
+            self.declare(
+                name,
+                root_model_source(name, schema, f"dict[str, {values}]"),
+                eager=identifiers_in(values),
+            )  # a base class: evaluated at once
             return
         if not _is_object(schema):
             merged = self.merge_all_of(schema) if isinstance(schema.get("allOf"), list) else None
-            schema = merged if merged is not None and _is_object(merged) else {
-                **{k: v for k, v in schema.items() if k in ("description", "additionalProperties")},
-                "properties": {},
-            }
+            schema = (
+                merged
+                if merged is not None and _is_object(merged)
+                else {
+                    **{
+                        k: v
+                        for k, v in schema.items()
+                        if k in ("description", "additionalProperties")
+                    },
+                    "properties": {},
+                }
+            )
         self.object_type(schema, name, "model")
 
     # -- names ---------------------------------------------------------------
@@ -294,7 +307,9 @@ class TypeMap:
         if key not in self._enum_aliases:
             name = self.fresh(hint)
             self._enum_aliases[key] = name
-            self.declare(name, f"{name}: {helper('TypeAlias')} = {text}", eager=identifiers_in(text))
+            self.declare(
+                name, f"{name}: {helper('TypeAlias')} = {text}", eager=identifiers_in(text)
+            )
         return self._enum_aliases[key]
 
     def one(self, kind: str, schema: Mapping[str, Any], hint: str, face: Face) -> str:
@@ -350,7 +365,9 @@ class TypeMap:
         merged: dict[str, Any] = {"type": "object", "properties": {}, "required": []}
         for member in [*members, rest]:
             merged["properties"].update(member.get("properties") or {})
-            merged["required"] += [r for r in member.get("required") or [] if r not in merged["required"]]
+            merged["required"] += [
+                r for r in member.get("required") or [] if r not in merged["required"]
+            ]
             if member.get("additionalProperties") is False:
                 merged["additionalProperties"] = False
         return merged
@@ -384,7 +401,9 @@ class TypeMap:
         properties: Mapping[str, Any] = (
             schema["properties"] if isinstance(schema.get("properties"), dict) else {}
         )
-        required = set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        required = (
+            set(schema.get("required") or []) if isinstance(schema.get("required"), list) else set()
+        )
         taken: set[str] = set()
         result = []
         for wire, sub in properties.items():
@@ -415,7 +434,9 @@ class TypeMap:
         ordered = list(lazy)
         pending = list(eager)
         while pending:
-            ready = [d for d in pending if all(n in done or n not in self.declarations for n in d.eager)]
+            ready = [
+                d for d in pending if all(n in done or n not in self.declarations for n in d.eager)
+            ]
             if not ready:  # a cycle through aliases: keep the given order (cannot happen for
                 ready = pending[:1]  # aliases of self, which ``named`` turns into Any)
             for declaration in ready:

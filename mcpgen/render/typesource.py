@@ -130,8 +130,12 @@ def literal(values: list[Any]) -> str:
     floats = any(isinstance(v, float) for v in values)
     members: list[str] = []
     for value in values:
-        if value is not None and not isinstance(value, float) and value not in big \
-                and py_literal(value) not in members:
+        if (
+            value is not None
+            and not isinstance(value, float)
+            and value not in big
+            and py_literal(value) not in members
+        ):
             members.append(py_literal(value))
     parts = [f"{helper('Literal')}[{', '.join(members)}]"] if members else []
     parts += ["int | float"] if floats else ["int"] if big else []
@@ -248,11 +252,15 @@ def typeddict_source(
     name: str, schema: Mapping[str, Any], fields: list[FieldSpec]
 ) -> tuple[str, frozenset[str]]:
     doc = schema.get("description") if isinstance(schema.get("description"), str) else None
-    entries = [(f.wire, f"{helper('Required')}[{f.annotation}]" if f.required else f.annotation) for f in fields]
+    entries = [
+        (f.wire, f"{helper('Required')}[{f.annotation}]" if f.required else f.annotation)
+        for f in fields
+    ]
     # Python reads class-body names NFKC-normalized (``ﬁx`` is ``fix`` there): such
     # keys, and any that are no identifiers ("max-results"), need the call syntax.
     if all(
-        wire.isidentifier() and not keyword.iskeyword(wire)
+        wire.isidentifier()
+        and not keyword.iskeyword(wire)
         and unicodedata.normalize("NFKC", wire) == wire
         for wire, _ in entries
     ):

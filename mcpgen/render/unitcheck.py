@@ -78,9 +78,12 @@ def _key(depth: int, text: str, *, canonical: bool) -> _Key | None:
         node.value = _docstring_text(str(node.value))
     where = {(node.lineno, node.col_offset) for node in docstrings}
     code = tuple(
-        "\n" if token.type == tokenize.NEWLINE else token.string for token in tokens
-        if token.type not in _LAYOUT_TOKENS and token.type != tokenize.COMMENT
-        and token.string not in _BRACKETS_AND_COMMAS and token.start not in where
+        "\n" if token.type == tokenize.NEWLINE else token.string
+        for token in tokens
+        if token.type not in _LAYOUT_TOKENS
+        and token.type != tokenize.COMMENT
+        and token.string not in _BRACKETS_AND_COMMAS
+        and token.start not in where
     )
     comments = tuple(
         "".join(token.string.split()) for token in tokens if token.type == tokenize.COMMENT
@@ -105,8 +108,12 @@ def _docstring_text(text: str) -> str:
     """A docstring's text as black leaves it, whatever its indentation: leading tabs
     expanded, the first line stripped, the common indentation of the others
     removed, trailing spaces dropped, blank lines at either end removed."""
-    lines = [ln if ln.strip() in ("", ln) else ln[: len(ln) - len(ln.lstrip())]
-             .expandtabs(4) + ln.lstrip() for ln in text.splitlines()]
+    lines = [
+        ln
+        if ln.strip() in ("", ln)
+        else ln[: len(ln) - len(ln.lstrip())].expandtabs(4) + ln.lstrip()
+        for ln in text.splitlines()
+    ]
     if not lines:
         return ""
     rest = lines[1:]
@@ -147,8 +154,12 @@ def _black_docstring(prefix: str, quote: str, body: str, indent: str) -> str:
     """The docstring literal black writes for ``body`` between ``quote``s at ``indent``
     (black's ``visit_STRING`` for a docstring already in normalised quotes)."""
     if "\n" in body:
-        lines = [ln if ln.strip() in ("", ln) else ln[: len(ln) - len(ln.lstrip())]
-                 .expandtabs(4) + ln.lstrip() for ln in _LINE_BREAK.split(body)]
+        lines = [
+            ln
+            if ln.strip() in ("", ln)
+            else ln[: len(ln) - len(ln.lstrip())].expandtabs(4) + ln.lstrip()
+            for ln in _LINE_BREAK.split(body)
+        ]
         rest = lines[1:]
         common = min((len(ln) - len(ln.lstrip()) for ln in rest if ln.strip()), default=None)
         trimmed = [lines[0].strip()]
@@ -167,7 +178,13 @@ def _black_docstring(prefix: str, quote: str, body: str, indent: str) -> str:
     elif body:
         text = " "
     last = text.split("\n")[-1] if text and not text.endswith("\n") else ""
-    if (len(quote) == 3 and "\n" in text and len(last) + 3 > _LINE_LENGTH
-            and len(indent) + 3 <= _LINE_LENGTH and not backslash and not body.endswith("\n")):
+    if (
+        len(quote) == 3
+        and "\n" in text
+        and len(last) + 3 > _LINE_LENGTH
+        and len(indent) + 3 <= _LINE_LENGTH
+        and not backslash
+        and not body.endswith("\n")
+    ):
         text += "\n" + indent
     return prefix + quote + text + quote

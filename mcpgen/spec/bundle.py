@@ -46,7 +46,16 @@ __all__ = ["Bundler", "JsonPath", "RefProblem"]
 # Keywords that only annotate: a root ``$ref`` with nothing else beside it (but
 # ``$defs`` and ``x-`` extensions) is replaced by its target, these keys kept.
 _ANNOTATIONS = frozenset(
-    {"title", "description", "$comment", "examples", "deprecated", "readOnly", "writeOnly", "default"}
+    {
+        "title",
+        "description",
+        "$comment",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "default",
+    }
 )
 
 
@@ -109,8 +118,11 @@ class Bundler:
         rewritten = self._rewrite(schema, origin, path, used)
         if whole and isinstance(schema, dict) and isinstance(schema.get("$id"), str):
             # the $id of a tool schema's root names the published document: it stays
-            rewritten = {key: schema[key] if key == "$id" else rewritten[key]
-                         for key in schema if key == "$id" or key in rewritten}
+            rewritten = {
+                key: schema[key] if key == "$id" else rewritten[key]
+                for key in schema
+                if key == "$id" or key in rewritten
+            }
         return rewritten, self.closure(used)
 
     def publish_object(self, schema: Any) -> dict[str, Any] | None:
@@ -157,9 +169,13 @@ class Bundler:
             return None
         body = {key: value for key, value in root.items() if key != "$defs"}
         if body.get("type") != "object":
-            body = {"type": "object", **{key: value for key, value in body.items() if key != "type"}}
+            body = {
+                "type": "object",
+                **{key: value for key, value in body.items() if key != "type"},
+            }
         referenced = {
-            name for name in local_ref_names(body) | local_ref_names(local)
+            name
+            for name in local_ref_names(body) | local_ref_names(local)
             if name in self.defs and name not in local
         }
         defs = dict(local)
@@ -206,16 +222,21 @@ class Bundler:
         if kind is not None:
             return bool(kind == "object" or kind == ["object"])
         ref = schema.get("$ref")
-        if isinstance(ref, str) and ref not in seen \
-                and self._is_object(self._target(ref, local), local, seen | {ref}):
+        if (
+            isinstance(ref, str)
+            and ref not in seen
+            and self._is_object(self._target(ref, local), local, seen | {ref})
+        ):
             return True
         all_of = schema.get("allOf")
         if isinstance(all_of, list) and any(self._is_object(b, local, seen) for b in all_of):
             return True
         for key in ("anyOf", "oneOf"):
             branches = schema.get(key)
-            if isinstance(branches, list) and branches and all(
-                self._is_object(branch, local, seen) for branch in branches
+            if (
+                isinstance(branches, list)
+                and branches
+                and all(self._is_object(branch, local, seen) for branch in branches)
             ):
                 return True
         return False
@@ -243,7 +264,9 @@ class Bundler:
         if target is MISSING:
             self.problems.append(RefProblem(path, f"'{pointer}' does not exist in {file.name}"))
             return None
-        name = self._fresh_name(_pascal(file.stem) + (_pascal(pointer.rsplit("/", 1)[-1]) if pointer else ""))
+        name = self._fresh_name(
+            _pascal(file.stem) + (_pascal(pointer.rsplit("/", 1)[-1]) if pointer else "")
+        )
         self._names[key] = name
         self.file_defs[name] = (file, pointer, path)
         used: set[str] = set()
@@ -270,10 +293,14 @@ class Bundler:
             document = json.loads(text) if file.suffix == ".json" else _yaml_document(text)
             upgrade_schema(document, ())  # an earlier draft's file, in 2020-12
         except FileNotFoundError:
-            self.problems.append(RefProblem(path, f"referenced file '{self.shown(file)}' does not exist"))
+            self.problems.append(
+                RefProblem(path, f"referenced file '{self.shown(file)}' does not exist")
+            )
             document = None
         except UnsafeFile as exc:
-            self.problems.append(RefProblem(path, f"referenced file '{self.shown(file)}' {exc.reason}"))
+            self.problems.append(
+                RefProblem(path, f"referenced file '{self.shown(file)}' {exc.reason}")
+            )
             document = None
         except (OSError, ValueError, yaml.YAMLError, RecursionError) as exc:
             self.problems.append(
@@ -298,7 +325,11 @@ class Bundler:
     def _rewrite(self, schema: Any, origin: _Origin, path: JsonPath, used: set[str]) -> Any:
         if not isinstance(schema, dict):
             return schema
-        if isinstance(schema.get("$id"), str) and origin.file is None and schema is not origin.document:
+        if (
+            isinstance(schema.get("$id"), str)
+            and origin.file is None
+            and schema is not origin.document
+        ):
             origin = _Origin(None, schema)  # a resource of its own: `#…` inside means it
         result: dict[str, Any] = {}
         for key, value in schema.items():
@@ -309,8 +340,13 @@ class Bundler:
                 # and the references to an $anchor are rewritten (a copy of its schema
                 # under $defs would hold the same anchor twice).
                 continue
-            if key == "$ref" and isinstance(value, str) and origin.file is None \
-                    and origin.local_defs and value.startswith(LOCAL_REF):
+            if (
+                key == "$ref"
+                and isinstance(value, str)
+                and origin.file is None
+                and origin.local_defs
+                and value.startswith(LOCAL_REF)
+            ):
                 self._check_local(value, origin.document, sub)
                 result[key] = value  # the schema's own $defs: published as written
             elif key == "$ref" and isinstance(value, str):
@@ -324,17 +360,21 @@ class Bundler:
                 result[key] = self._rewrite(value, origin, sub, used)
             elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
                 result[key] = [
-                    self._rewrite(item, origin, sub + (index,), used) for index, item in enumerate(value)
+                    self._rewrite(item, origin, sub + (index,), used)
+                    for index, item in enumerate(value)
                 ]
             elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
                 result[key] = {
-                    name: self._rewrite(item, origin, sub + (name,), used) for name, item in value.items()
+                    name: self._rewrite(item, origin, sub + (name,), used)
+                    for name, item in value.items()
                 }
             else:
                 result[key] = value
         return result
 
-    def _follow_in_spec(self, ref: str, pointer: str, origin: _Origin, path: JsonPath) -> str | None:
+    def _follow_in_spec(
+        self, ref: str, pointer: str, origin: _Origin, path: JsonPath
+    ) -> str | None:
         """A ``#…`` reference in the spec: ``#/types/Name``, else a JSON pointer or an
         ``$anchor`` inside the schema it sits in (``origin.document``)."""
         match = re.fullmatch(r"/types/([^/]+)", pointer)
@@ -380,20 +420,28 @@ class Bundler:
             return
         own = document.get("$defs")
         names = sorted(own) if isinstance(own, dict) else []
-        first = unquote(ref[len(LOCAL_REF):].split("/", 1)[0]).replace("~1", "/").replace("~0", "~")
+        first = (
+            unquote(ref[len(LOCAL_REF) :].split("/", 1)[0]).replace("~1", "/").replace("~0", "~")
+        )
         if first in names:
             self.problems.append(RefProblem(path, f"'{ref}' does not resolve inside this schema"))
         else:
-            self.problems.append(RefProblem(
-                path, f"'{ref}' does not resolve: this schema's $defs has no '{first}' "
-                      f"({'it has: ' + ', '.join(names) if names else 'it has none'})"))
+            self.problems.append(
+                RefProblem(
+                    path,
+                    f"'{ref}' does not resolve: this schema's $defs has no '{first}' "
+                    f"({'it has: ' + ', '.join(names) if names else 'it has none'})",
+                )
+            )
 
     def _follow(self, ref: str, origin: _Origin, path: JsonPath) -> str | None:
         location, _, fragment = ref.partition("#")
         pointer = unquote(fragment)
         if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", location):
             self.problems.append(
-                RefProblem(path, f"'{ref}': only local files are followed, never network references")
+                RefProblem(
+                    path, f"'{ref}': only local files are followed, never network references"
+                )
             )
             return None
         if not location:
@@ -402,8 +450,11 @@ class Bundler:
             if pointer and not pointer.startswith("/"):
                 found = _anchor_pointer(origin.document, pointer)
                 if found is None:
-                    self.problems.append(RefProblem(
-                        path, f"'{ref}': no $anchor '{pointer}' in {self.shown(origin.file)}"))
+                    self.problems.append(
+                        RefProblem(
+                            path, f"'{ref}': no $anchor '{pointer}' in {self.shown(origin.file)}"
+                        )
+                    )
                     return None
                 pointer = found
             return self._define_file(origin.file, pointer, path)
@@ -411,9 +462,12 @@ class Bundler:
         target = (base / location).resolve()
         if not self.allow_outside and not target.is_relative_to(self.spec_dir.resolve()):
             self.problems.append(
-                RefProblem(path, f"'{ref}' points outside the spec's directory tree "
-                           "(pass --allow-outside-refs, or set allow-outside-refs in "
-                           "[tool.mcpgen], to follow it)")
+                RefProblem(
+                    path,
+                    f"'{ref}' points outside the spec's directory tree "
+                    "(pass --allow-outside-refs, or set allow-outside-refs in "
+                    "[tool.mcpgen], to follow it)",
+                )
             )
             return None
         return self._define_file(target, pointer, path)

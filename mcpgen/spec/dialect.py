@@ -74,8 +74,10 @@ def _upgrade(node: Any, path: JsonPath, draft: int, notes: list[Note]) -> bool:
     changed = False
     if draft <= 7 and isinstance(node.get("$ref"), str):
         for key in [k for k in node if k not in _KEPT_BESIDE_REF and not k.startswith("x-")]:
-            message = (f"'{key}' beside $ref is ignored by draft {_name(draft)}, which this "
-                       "schema declares: dropped")
+            message = (
+                f"'{key}' beside $ref is ignored by draft {_name(draft)}, which this "
+                "schema declares: dropped"
+            )
             notes.append((path + (key,), message))
             del node[key]
             changed = True
@@ -116,7 +118,6 @@ def _upgrade_items(node: dict[str, Any], draft: int) -> bool:
         del node["additionalItems"]  # beside a schema `items` (or none) it applies to nothing
         return True
     return False
-
 
 
 def _split_dependencies(node: dict[str, Any]) -> None:

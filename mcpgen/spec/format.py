@@ -82,7 +82,14 @@ _TOOL: dict[str, Any] = {
         "output_schema": _JSON_SCHEMA,
         "returns": {
             "enum": [
-                "string", "integer", "number", "boolean", "object", "array", "content", "result"
+                "string",
+                "integer",
+                "number",
+                "boolean",
+                "object",
+                "array",
+                "content",
+                "result",
             ],
             "description": (
                 "Type of a positional or named handler's value (default string); result: the "
@@ -186,7 +193,9 @@ def _editor_schema() -> dict[str, Any]:
             keywords[keyword] = {"type": "array", "items": {"type": "string"}}
         else:
             keywords[keyword] = {}
-    extensions: dict[str, Any] = {"^x-": {}}  # vendor keywords stay allowed (the loader refuses directives)
+    extensions: dict[str, Any] = {
+        "^x-": {}
+    }  # vendor keywords stay allowed (the loader refuses directives)
     schema_def = {
         "type": ["object", "boolean"],
         "description": "A JSON Schema 2020-12; $ref may point to #/types/Name or a file.",

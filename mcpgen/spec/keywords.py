@@ -105,6 +105,9 @@ def local_ref_names(schema: Any) -> set[str]:
     for node, _ in walk_schemas(schema, ()):
         ref = node.get("$ref") if isinstance(node, dict) else None
         if isinstance(ref, str) and ref.startswith(LOCAL_REF):
-            names.add(unquote(ref[len(LOCAL_REF):].split("/", 1)[0]).replace("~1", "/")
-                      .replace("~0", "~"))
+            names.add(
+                unquote(ref[len(LOCAL_REF) :].split("/", 1)[0])
+                .replace("~1", "/")
+                .replace("~0", "~")
+            )
     return names

@@ -58,15 +58,24 @@ def load_contract(
         # diagnostic, never a hang
         raw = read_regular(spec_path, limit=MAX_SPEC_BYTES)
     except UnsafeFile as exc:
-        return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: it {exc.reason}")])
+        return LoadResult(
+            None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: it {exc.reason}")]
+        )
     except OSError as exc:
-        return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: {exc.strerror}")])
+        return LoadResult(
+            None, [Diagnostic(str(path), 1, 1, "", f"cannot read spec: {exc.strerror}")]
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return LoadResult(None, [Diagnostic(str(path), 1, 1, "", f"spec is not UTF-8: {exc.reason}")])
+        return LoadResult(
+            None, [Diagnostic(str(path), 1, 1, "", f"spec is not UTF-8: {exc.reason}")]
+        )
     return load_spec_text(
-        text, str(path), spec_dir=spec_path.parent, allow_outside_refs=allow_outside_refs,
+        text,
+        str(path),
+        spec_dir=spec_path.parent,
+        allow_outside_refs=allow_outside_refs,
         allow_outside_output=allow_outside_output,
     )
 
@@ -100,15 +109,22 @@ class _Checker(Lowering):
 
     def upgrade_drafts(self, types: dict[str, Any], tools: list[Any]) -> None:
         """Every schema of the spec in 2020-12 (``dialect.py``), before it is checked."""
-        found: list[tuple[Any, YPath]] = [(schema, ("types", name)) for name, schema in types.items()]
+        found: list[tuple[Any, YPath]] = [
+            (schema, ("types", name)) for name, schema in types.items()
+        ]
         for index, tool in enumerate(tools):
             if not isinstance(tool, dict):
                 continue
-            found += [(tool[key], ("tools", index, key))
-                      for key in ("input_schema", "output_schema") if key in tool]
+            found += [
+                (tool[key], ("tools", index, key))
+                for key in ("input_schema", "output_schema")
+                if key in tool
+            ]
             parameters = tool.get("parameters")
-            found += [(param, ("tools", index, "parameters", number))
-                      for number, param in enumerate(parameters if isinstance(parameters, list) else [])]
+            found += [
+                (param, ("tools", index, "parameters", number))
+                for number, param in enumerate(parameters if isinstance(parameters, list) else [])
+            ]
         for schema, path in found:
             for where, message in upgrade_schema(schema, path):
                 self.warning(where, message)
@@ -120,16 +136,24 @@ class _Checker(Lowering):
         self.check_structure()
         self.check_package()
         self.check_output()
-        types: dict[str, Any] = self.data["types"] if isinstance(self.data.get("types"), dict) else {}
-        tools_raw: list[Any] = self.data["tools"] if isinstance(self.data.get("tools"), list) else []
+        types: dict[str, Any] = (
+            self.data["types"] if isinstance(self.data.get("types"), dict) else {}
+        )
+        tools_raw: list[Any] = (
+            self.data["tools"] if isinstance(self.data.get("tools"), list) else []
+        )
         self.upgrade_drafts(types, tools_raw)
         for name, schema in types.items():
             self.check_schema(schema, ("types", name))
         for index, tool in enumerate(tools_raw):
             if isinstance(tool, dict):
                 self.check_tool_schemas(tool, ("tools", index))
-        bundler = Bundler(self.spec_dir, types, allow_outside=self.allow_outside,
-                          reserved=_local_def_names(tools_raw))
+        bundler = Bundler(
+            self.spec_dir,
+            types,
+            allow_outside=self.allow_outside,
+            reserved=_local_def_names(tools_raw),
+        )
         bundler.bundle_types()
         built = [
             (index, self.build_tool(tool, ("tools", index), bundler, types))
@@ -142,8 +166,9 @@ class _Checker(Lowering):
             self.error(problem.path, problem.message)
         self.check_file_directives(bundler)
         # positions use the index in the spec, not in the list of tools that could be built
-        self.check_names([(index, tool) for index, tool in built if tool is not None],
-                         tools_raw, types)
+        self.check_names(
+            [(index, tool) for index, tool in built if tool is not None], tools_raw, types
+        )
         if any(d.level == "error" for d in self.diagnostics):
             return None
         for index, tool in built:
@@ -153,6 +178,10 @@ class _Checker(Lowering):
         self.check_type_schemas(bundler.defs, types)
         if any(d.level == "error" for d in self.diagnostics):
             return None
+        return self.contract(sha256, bundler, tools)
+
+    def contract(self, sha256: str, bundler: Bundler, tools: list[ir.Tool | None]) -> ir.Contract:
+        """The IR of a spec every check passed."""
         server = self.data["server"]
         package = self.data["package"]
         return ir.Contract(

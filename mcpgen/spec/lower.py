@@ -38,28 +38,26 @@ class Lowering(SpecChecks):
         if not isinstance(name, str):
             return None
         if len(name) > 64 and _NAME_RE.match(name):
-            self.warning(path + ("name",), f"tool name is {len(name)} characters long; "
-                         "some clients refuse names over 64")
+            self.warning(
+                path + ("name",),
+                f"tool name is {len(name)} characters long; some clients refuse names over 64",
+            )
         if "parameters" in raw and "input_schema" in raw:
-            self.error(path + ("input_schema",),
-                       "give either 'parameters' or 'input_schema', not both")
+            self.error(
+                path + ("input_schema",), "give either 'parameters' or 'input_schema', not both"
+            )
         if "input_schema" in raw:
             input_schema, parameters = self.tool_from_input_schema(raw, path, bundler, types)
         else:
             input_schema, parameters = self.declared_parameters(raw, path, bundler)
         for index, param in enumerate(parameters):
             if param.has_default:
-                self.check_default(param, input_schema, self.param_path(raw, path, index, param.name))
+                self.check_default(
+                    param, input_schema, self.param_path(raw, path, index, param.name)
+                )
         output_schema, output_type_ref = self.output(raw, path, bundler, types)
         callback = self.callback(raw, path, output_schema, parameters)
         hints = raw.get("hints", {}) if isinstance(raw.get("hints"), dict) else {}
-        icons = [
-            ir.Icon(src=i["src"], mime_type=i.get("mime_type"),
-                    sizes=tuple(i["sizes"]) if isinstance(i.get("sizes"), list) else None,
-                    theme=i.get("theme"))
-            for i in (raw["icons"] if isinstance(raw.get("icons"), list) else [])
-            if isinstance(i, dict) and isinstance(i.get("src"), str)
-        ]
         timeout = raw.get("timeout")
         return ir.Tool(
             name=name,
@@ -73,10 +71,14 @@ class Lowering(SpecChecks):
             output_type_ref=output_type_ref,
             callback=callback,
             returns=raw.get("returns", "string"),
-            hints=ir.Hints(hints.get("read_only"), hints.get("destructive"),
-                           hints.get("idempotent"), hints.get("open_world")),
+            hints=ir.Hints(
+                hints.get("read_only"),
+                hints.get("destructive"),
+                hints.get("idempotent"),
+                hints.get("open_world"),
+            ),
             task_support=raw.get("task_support", "forbidden"),
-            icons=tuple(icons),
+            icons=_icons(raw),
             is_async=bool(raw.get("async", False)),
             timeout=float(timeout) if isinstance(timeout, (int, float)) else None,
             meta=raw.get("meta"),
@@ -94,8 +96,10 @@ class Lowering(SpecChecks):
             return None
         for key in extra:
             if key in _OWN_ANNOTATIONS:
-                self.error(path + ("annotations", key),
-                           f"annotations.{key} is set with {_OWN_ANNOTATIONS[key]}, not here")
+                self.error(
+                    path + ("annotations", key),
+                    f"annotations.{key} is set with {_OWN_ANNOTATIONS[key]}, not here",
+                )
         return {key: value for key, value in extra.items() if key not in _OWN_ANNOTATIONS}
 
     def declared_parameters(
@@ -106,9 +110,7 @@ class Lowering(SpecChecks):
         defs: set[str] = set()
         properties: dict[str, Any] = {}
         required: list[str] = []
-        raw_params: list[Any] = (
-            raw["parameters"] if isinstance(raw.get("parameters"), list) else []
-        )
+        raw_params: list[Any] = raw["parameters"] if isinstance(raw.get("parameters"), list) else []
         seen: dict[str, int] = {}
         for index, param in enumerate(raw_params):
             if not isinstance(param, dict) or not isinstance(param.get("name"), str):
@@ -116,8 +118,10 @@ class Lowering(SpecChecks):
             param_path = path + ("parameters", index)
             pname = param["name"]
             if pname in seen:
-                self.error(param_path + ("name",),
-                           f"duplicate parameter '{pname}' (also parameters[{seen[pname]}])")
+                self.error(
+                    param_path + ("name",),
+                    f"duplicate parameter '{pname}' (also parameters[{seen[pname]}])",
+                )
                 continue
             seen[pname] = index
             body = _parameter_schema(param)
@@ -125,16 +129,26 @@ class Lowering(SpecChecks):
             defs |= used
             has_default = "default" in param
             # a list is JSON Schema's `required` (kept in the schema), not the parameter's
-            is_required = param["required"] if isinstance(param.get("required"), bool) \
-                else not has_default
+            is_required = (
+                param["required"] if isinstance(param.get("required"), bool) else not has_default
+            )
             if is_required is True and has_default:
-                self.error(param_path + ("required",),
-                           "a parameter with a default cannot be required")
+                self.error(
+                    param_path + ("required",), "a parameter with a default cannot be required"
+                )
             properties[pname] = bundled
             if is_required:
                 required.append(pname)
-            parameters.append(ir.Parameter(pname, _python_name(pname), bundled,
-                                           bool(is_required), has_default, param.get("default")))
+            parameters.append(
+                ir.Parameter(
+                    pname,
+                    _python_name(pname),
+                    bundled,
+                    bool(is_required),
+                    has_default,
+                    param.get("default"),
+                )
+            )
         input_schema = bundler.with_defs(derive_input_schema(properties, required), frozenset(defs))
         return input_schema, parameters
 
@@ -146,7 +160,8 @@ class Lowering(SpecChecks):
         output_type_ref: str | None = None
         if "output_schema" in raw:
             output_schema, bundled = self.publish_tool_schema(
-                raw, path, "output_schema", bundler, types)
+                raw, path, "output_schema", bundler, types
+            )
             ref = bundled.get("$ref") if isinstance(bundled, dict) and len(bundled) == 1 else None
             if isinstance(ref, str) and ref.startswith("#/$defs/"):
                 # a bare $ref: `…Output` is an alias of the model of the type or file it names
@@ -156,26 +171,42 @@ class Lowering(SpecChecks):
         return output_schema, output_type_ref
 
     def callback(
-        self, raw: Mapping[str, Any], path: YPath, output_schema: dict[str, Any] | None,
+        self,
+        raw: Mapping[str, Any],
+        path: YPath,
+        output_schema: dict[str, Any] | None,
         parameters: list[ir.Parameter],
     ) -> Any:
         """The handler shape: declared, or implied by the output schema and parameters."""
         any_optional = any(not p.required for p in parameters)
-        default_callback = "structured" if output_schema is not None else (
-            "named" if any_optional else "positional")
+        default_callback = (
+            "structured"
+            if output_schema is not None
+            else ("named" if any_optional else "positional")
+        )
         callback = raw.get("callback", default_callback)
         if output_schema is not None and callback != "structured":
-            self.error(path + ("callback",), f"a tool with an output_schema must use the structured "
-                       f"callback (its result is validated against the schema), not '{callback}'")
+            self.error(
+                path + ("callback",),
+                f"a tool with an output_schema must use the structured "
+                f"callback (its result is validated against the schema), not '{callback}'",
+            )
         if callback == "structured" and output_schema is None and "callback" in raw:
             self.error(path + ("callback",), "the structured callback needs an output_schema")
         if "returns" in raw and callback == "structured":
-            self.error(path + ("returns",), "'returns' applies to positional and named tools; "
-                       "a structured tool returns its output model")
+            self.error(
+                path + ("returns",),
+                "'returns' applies to positional and named tools; "
+                "a structured tool returns its output model",
+            )
         return callback
 
     def publish_tool_schema(
-        self, raw: Mapping[str, Any], path: YPath, key: str, bundler: Bundler,
+        self,
+        raw: Mapping[str, Any],
+        path: YPath,
+        key: str,
+        bundler: Bundler,
         types: Mapping[str, Any],
     ) -> tuple[dict[str, Any], Any]:
         """The published ``inputSchema``/``outputSchema`` of a hand-written schema:
@@ -189,19 +220,28 @@ class Lowering(SpecChecks):
         if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
             for name in schema["$defs"]:
                 if name in types:
-                    self.error(where + ("$defs", name), f"local definition '{name}' has the name "
-                               f"of types entry '{name}'; both would be published as "
-                               f"'#/$defs/{name}': rename one", key=True)
+                    self.error(
+                        where + ("$defs", name),
+                        f"local definition '{name}' has the name "
+                        f"of types entry '{name}'; both would be published as "
+                        f"'#/$defs/{name}': rename one",
+                        key=True,
+                    )
         published = bundler.publish_object(bundled)
         if published is not None:
             return published, bundled
         if len(bundler.problems) == problems:  # an unresolved $ref is reported on its own
             ref = schema.get("$ref") if isinstance(schema, dict) else None
-            what, why = ("an output", "structuredContent is a JSON object") if key == "output_schema" \
+            what, why = (
+                ("an output", "structuredContent is a JSON object")
+                if key == "output_schema"
                 else ("an input", "tool arguments are a JSON object")
-            self.error(where + ("$ref",) if isinstance(ref, str) else where,
-                       f"{what} schema must describe an object (type: object), and "
-                       f"{repr(ref) if isinstance(ref, str) else 'this one'} does not: {why}")
+            )
+            self.error(
+                where + ("$ref",) if isinstance(ref, str) else where,
+                f"{what} schema must describe an object (type: object), and "
+                f"{repr(ref) if isinstance(ref, str) else 'this one'} does not: {why}",
+            )
         return {"type": "object"}, bundled
 
     def tool_from_input_schema(
@@ -213,10 +253,16 @@ class Lowering(SpecChecks):
         parameters = []
         for pname, prop in properties.items() if isinstance(properties, dict) else []:
             has_default = isinstance(prop, dict) and "default" in prop
-            parameters.append(ir.Parameter(
-                pname, _python_name(pname), prop if isinstance(prop, dict) else {},
-                pname in required, has_default,
-                prop.get("default") if isinstance(prop, dict) else None))
+            parameters.append(
+                ir.Parameter(
+                    pname,
+                    _python_name(pname),
+                    prop if isinstance(prop, dict) else {},
+                    pname in required,
+                    has_default,
+                    prop.get("default") if isinstance(prop, dict) else None,
+                )
+            )
         return published, parameters
 
     def param_path(self, raw: Mapping[str, Any], path: YPath, index: int, name: str) -> YPath:
@@ -232,41 +278,82 @@ class Lowering(SpecChecks):
         by_class: dict[str, str] = {name: f"type '{name}'" for name in types}
         for name in types:
             if name in MODELS_PY_NAMES:
-                self.error(("types", name), f"type name '{name}' cannot be a model class: it is "
-                           "a Python keyword or a name that the generated models.py uses; rename it")
+                self.error(
+                    ("types", name),
+                    f"type name '{name}' cannot be a model class: it is "
+                    "a Python keyword or a name that the generated models.py uses; rename it",
+                )
         for index, tool in tools:
             path: YPath = ("tools", index, "name")
             if tool.name in by_name:
-                self.error(path, f"duplicate tool name '{tool.name}' (also tools[{by_name[tool.name]}])")
+                self.error(
+                    path, f"duplicate tool name '{tool.name}' (also tools[{by_name[tool.name]}])"
+                )
                 continue
             by_name[tool.name] = index
             py_clash = tool.py_name in by_py
             if py_clash:
-                self.error(path, f"tool '{tool.name}' and {by_py[tool.py_name]} both become "
-                           f"Python method '{tool.py_name}'")
+                self.error(
+                    path,
+                    f"tool '{tool.name}' and {by_py[tool.py_name]} both become "
+                    f"Python method '{tool.py_name}'",
+                )
             by_py[tool.py_name] = f"tool '{tool.name}'"
             if tool.py_name in CLIENT_MEMBERS or tool.py_name.startswith("start_"):
-                self.error(path, f"tool '{tool.name}' would become method '{tool.py_name}', which "
-                           "the generated client already defines")
+                self.error(
+                    path,
+                    f"tool '{tool.name}' would become method '{tool.py_name}', which "
+                    "the generated client already defines",
+                )
             # `…Output` exists only with an output schema; a method clash already said it all.
             for suffix in ("Args", "Output") if tool.output_schema is not None else ("Args",):
                 generated = tool.class_name + suffix
                 if generated in by_class and not py_clash:
-                    self.error(path, f"tool '{tool.name}' generates class '{generated}', which "
-                               f"collides with {by_class[generated]}")
+                    self.error(
+                        path,
+                        f"tool '{tool.name}' generates class '{generated}', which "
+                        f"collides with {by_class[generated]}",
+                    )
                 by_class[generated] = f"tool '{tool.name}'"
-            seen: dict[str, str] = {}
-            raw = tools_raw[index]
-            raw_params = raw.get("parameters") if isinstance(raw.get("parameters"), list) else []
-            for param in tool.parameters:
-                raw_index = next((i for i, p in enumerate(raw_params)
-                                  if isinstance(p, dict) and p.get("name") == param.name), 0)
-                if param.py_name in seen:
-                    self.error(self.param_path(raw, ("tools", index), raw_index, param.name)
-                               + (("name",) if "input_schema" not in raw else ()),
-                               f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
-                               f"Python name '{param.py_name}'")
-                seen[param.py_name] = param.name
+            self.check_param_names(index, tool, tools_raw[index])
+
+    def check_param_names(self, index: int, tool: ir.Tool, raw: Mapping[str, Any]) -> None:
+        """No two parameters of one tool may become the same Python name."""
+        seen: dict[str, str] = {}
+        listed = raw.get("parameters")
+        raw_params: list[Any] = listed if isinstance(listed, list) else []
+        for param in tool.parameters:
+            raw_index = next(
+                (
+                    i
+                    for i, p in enumerate(raw_params)
+                    if isinstance(p, dict) and p.get("name") == param.name
+                ),
+                0,
+            )
+            if param.py_name in seen:
+                self.error(
+                    self.param_path(raw, ("tools", index), raw_index, param.name)
+                    + (("name",) if "input_schema" not in raw else ()),
+                    f"parameters '{seen[param.py_name]}' and '{param.name}' both become "
+                    f"Python name '{param.py_name}'",
+                )
+            seen[param.py_name] = param.name
+
+
+def _icons(raw: Mapping[str, Any]) -> tuple[ir.Icon, ...]:
+    """A tool's well-formed ``icons`` entries (the checks report the others)."""
+    listed = raw.get("icons")
+    return tuple(
+        ir.Icon(
+            src=i["src"],
+            mime_type=i.get("mime_type"),
+            sizes=tuple(i["sizes"]) if isinstance(i.get("sizes"), list) else None,
+            theme=i.get("theme"),
+        )
+        for i in (listed if isinstance(listed, list) else [])
+        if isinstance(i, dict) and isinstance(i.get("src"), str)
+    )
 
 
 def _local_def_names(tools: list[Any]) -> frozenset[str]:
@@ -316,8 +403,9 @@ def _unhide_type_names(
                     param = dataclasses.replace(param, py_name=free(param.py_name, own))
                     own.add(param.py_name)
                 parameters.append(param)
-            tool = dataclasses.replace(tool, py_name=free(tool.py_name, set()),
-                                       parameters=tuple(parameters))
+            tool = dataclasses.replace(
+                tool, py_name=free(tool.py_name, set()), parameters=tuple(parameters)
+            )
         result.append((index, tool))
     return result
 

@@ -49,8 +49,8 @@ FOREIGN_ANNOTATIONS = frozenset({"nullable", "discriminator", "example", "xml", 
 # declares its draft (then they are rewritten: see dialect.py).
 _OLD_KEYWORDS = {
     "additionalItems": "is draft 2019-09 and earlier: in 2020-12 `prefixItems` holds the "
-                       "positions and `items` the rest; declare the draft with $schema "
-                       "(e.g. http://json-schema.org/draft-07/schema#) to have it rewritten",
+    "positions and `items` the rest; declare the draft with $schema "
+    "(e.g. http://json-schema.org/draft-07/schema#) to have it rewritten",
     "$recursiveAnchor": "is draft 2019-09's; it is not supported (use $ref)",
 }
 
@@ -75,8 +75,14 @@ def _content_key(schema: Any) -> str | None:
 class Reporter:
     """The spec being loaded and the diagnostics found in it so far."""
 
-    def __init__(self, doc: PositionedDocument, filename: str, spec_dir: Path, allow_outside: bool,
-                 allow_outside_output: bool = False):
+    def __init__(
+        self,
+        doc: PositionedDocument,
+        filename: str,
+        spec_dir: Path,
+        allow_outside: bool,
+        allow_outside_output: bool = False,
+    ):
         self.doc = doc
         self.data: Any = doc.data
         self.filename = filename
@@ -94,8 +100,7 @@ class Reporter:
     def _report(self, path: YPath, message: str, *, key: bool, level: str) -> None:
         pos = self.doc.position(path, key=key)
         self.diagnostics.append(
-            Diagnostic(self.filename, pos.line, pos.column, format_path(path), message,
-                       level)  # type: ignore[arg-type]
+            Diagnostic(self.filename, pos.line, pos.column, format_path(path), message, level)  # type: ignore[arg-type]
         )
 
 
@@ -115,9 +120,7 @@ class SpecChecks(Reporter):
                         where = f"{bundler.shown(file)}#{pointer}{inner}"
                         self.error(ref_path, _directive_message(key, where))
 
-    def check_model_depth(
-        self, bundler: Bundler, built: list[tuple[int, ir.Tool | None]]
-    ) -> None:
+    def check_model_depth(self, bundler: Bundler, built: list[tuple[int, ir.Tool | None]]) -> None:
         """Types and output schemas get Python types from a mapping that recurses once per
         level, so their depth is bounded: deeper is an error here, with its position, not
         a failed build."""
@@ -126,8 +129,11 @@ class SpecChecks(Reporter):
         def check(schema: Any, path: YPath, what: str) -> None:
             depth = json_depth(schema)
             if depth > MAX_MODEL_SCHEMA_DEPTH:
-                self.error(path, f"{what} nests objects and arrays {depth} levels deep; a model "
-                           f"is generated from at most {MAX_MODEL_SCHEMA_DEPTH}")
+                self.error(
+                    path,
+                    f"{what} nests objects and arrays {depth} levels deep; a model "
+                    f"is generated from at most {MAX_MODEL_SCHEMA_DEPTH}",
+                )
 
         for name, schema in bundler.defs.items():
             if name in bundler.file_defs:
@@ -160,9 +166,12 @@ class SpecChecks(Reporter):
             return
         shadowed = shadowed_module(package)
         if shadowed is not None:
-            self.error(("package",), f"'{package}' would shadow {shadowed} of that name "
-                       f"(imports of '{package}' and `python -m {package}` would get one in "
-                       f"place of the other); choose another name, e.g. '{package}_mcp'")
+            self.error(
+                ("package",),
+                f"'{package}' would shadow {shadowed} of that name "
+                f"(imports of '{package}' and `python -m {package}` would get one in "
+                f"place of the other); choose another name, e.g. '{package}_mcp'",
+            )
 
     def check_output(self) -> None:
         """``output`` stays inside the spec's directory tree (symlinks resolved): an
@@ -174,8 +183,11 @@ class SpecChecks(Reporter):
             return
         reason = outside_reason(self.spec_dir, declared)
         if reason is not None:
-            self.error(("output",), f"{reason}; build inside the spec's folder, choose the "
-                       "directory with `mcpgen build -o DIR`, or pass --allow-outside-output")
+            self.error(
+                ("output",),
+                f"{reason}; build inside the spec's folder, choose the "
+                "directory with `mcpgen build -o DIR`, or pass --allow-outside-output",
+            )
 
     def check_type_schemas(self, defs: Mapping[str, Any], types: Mapping[str, Any]) -> None:
         """Every ``types`` entry becomes a model even when no tool uses it: one that no
@@ -203,8 +215,12 @@ class SpecChecks(Reporter):
             allowed = list(cast(Mapping[str, Any], schema).get("properties", {}))
             for key in instance:
                 if key not in allowed:
-                    self.error(path + (key,), f"unknown key '{key}'{did_you_mean(key, allowed)}"
-                               f"; expected one of: {', '.join(allowed)}", key=True)
+                    self.error(
+                        path + (key,),
+                        f"unknown key '{key}'{did_you_mean(key, allowed)}"
+                        f"; expected one of: {', '.join(allowed)}",
+                        key=True,
+                    )
         elif validator == "required":
             missing = re.findall(r"^'([^']+)' is a required property", error.message)
             key = missing[0] if missing else error.message
@@ -212,17 +228,25 @@ class SpecChecks(Reporter):
                 return  # the unknown key's own diagnostic says "did you mean '<key>'?"
             self.error(path, f"missing required key '{key}'")
         elif validator == "type":
-            hint = " (quote it)" if schema["type"] == "string" and isinstance(
-                instance, (int, float, bool)) else ""
+            hint = (
+                " (quote it)"
+                if schema["type"] == "string" and isinstance(instance, (int, float, bool))
+                else ""
+            )
             self.error(path, f"expected {_a(schema['type'])}, got {_describe(instance)}{hint}")
         elif validator == "enum":
             choices = cast(list[str], schema["enum"])
             hint = did_you_mean(str(instance), choices)
-            self.error(path, f"{_describe(instance)} is not one of {', '.join(map(repr, choices))}{hint}")
+            self.error(
+                path, f"{_describe(instance)} is not one of {', '.join(map(repr, choices))}{hint}"
+            )
         elif validator == "const" and path == ("mcpgen",) and _newer_format(instance):
-            self.error(path, f"this spec is written in format version {instance}; this mcpgen "
-                       f"({__version__}) reads version {schema['const']}: upgrade mcpgen "
-                       "(pip install --upgrade mcpgen)")
+            self.error(
+                path,
+                f"this spec is written in format version {instance}; this mcpgen "
+                f"({__version__}) reads version {schema['const']}: upgrade mcpgen "
+                "(pip install --upgrade mcpgen)",
+            )
         elif validator == "const":
             self.error(path, f"expected {schema['const']!r}, got {_describe(instance)}")
         elif validator == "pattern":
@@ -235,11 +259,14 @@ class SpecChecks(Reporter):
     def pattern_message(self, path: YPath, instance: Any) -> str:
         last = path[-1] if path else ""
         if last == "name" and isinstance(instance, str) and len(instance) > 128:
-            return (f"tool name is {len(instance)} characters long; a tool name has at most 128 "
-                    "(A-Z a-z 0-9 _ - .)")
+            return (
+                f"tool name is {len(instance)} characters long; a tool name has at most 128 "
+                "(A-Z a-z 0-9 _ - .)"
+            )
         if last == "name":
-            return (f"{instance!r} is not a valid tool name: use 1-128 characters "
-                    "of A-Z a-z 0-9 _ - .")
+            return (
+                f"{instance!r} is not a valid tool name: use 1-128 characters of A-Z a-z 0-9 _ - ."
+            )
         if last == "package":
             return f"{instance!r} is not a Python package name"
         if last == "implementation":
@@ -264,34 +291,38 @@ class SpecChecks(Reporter):
                 continue
             for key in node:
                 if key in _DYNAMIC_KEYWORDS:
-                    self.error(sub + (key,), f"'{key}' is not supported: its target depends on "
-                               "the dynamic scope, which a bundled schema cannot keep; use $ref",
-                               key=True)
+                    self.error(
+                        sub + (key,),
+                        f"'{key}' is not supported: its target depends on "
+                        "the dynamic scope, which a bundled schema cannot keep; use $ref",
+                        key=True,
+                    )
                     continue
                 if is_generator_directive(key):
                     self.error(sub + (key,), _directive_message(key), key=True)
                     continue
-                if key in KNOWN_KEYWORDS or key in PARAMETER_KEYS and sub == path \
-                        or key.startswith("x-") or key in FOREIGN_ANNOTATIONS:
+                if (
+                    key in KNOWN_KEYWORDS
+                    or key in PARAMETER_KEYS
+                    and sub == path
+                    or key.startswith("x-")
+                    or key in FOREIGN_ANNOTATIONS
+                ):
                     continue
                 self.unknown_keyword(key, sub + (key,))
             self.check_patterns(node, sub)
-            kinds = node.get("type")
-            for kind, kind_path in (
-                [(kinds, sub + ("type",))] if isinstance(kinds, str)
-                else [(k, sub + ("type", i)) for i, k in enumerate(kinds)] if isinstance(kinds, list)
-                else []
-            ):
-                if isinstance(kind, str) and kind not in JSON_TYPES:
-                    self.error(kind_path, f"'{kind}' is not a JSON Schema type"
-                               f"{did_you_mean(kind, JSON_TYPES) or ' (one of ' + ', '.join(JSON_TYPES) + ')'}")
+            self.check_types(node, sub)
         key = _content_key(schema)
         if key is not None and key in _META_VALID:
             return
         found = False
         for error in _META_VALIDATOR.iter_errors(schema):
             found = True
-            if error.validator == "type" and error.absolute_path and error.absolute_path[-1] == "type":
+            if (
+                error.validator == "type"
+                and error.absolute_path
+                and error.absolute_path[-1] == "type"
+            ):
                 continue  # reported above with a suggestion
             sub = path + tuple(error.absolute_path)
             if error.validator in ("anyOf", "oneOf") and list(error.absolute_path)[-1:] == ["type"]:
@@ -301,6 +332,23 @@ class SpecChecks(Reporter):
             if len(_META_VALID) >= MAX_META_VALID:
                 _META_VALID.clear()
             _META_VALID.add(key)
+
+    def check_types(self, node: Mapping[str, Any], sub: YPath) -> None:
+        """Each ``type`` value is a JSON Schema type (else an error with a suggestion)."""
+        kinds = node.get("type")
+        for kind, kind_path in (
+            [(kinds, sub + ("type",))]
+            if isinstance(kinds, str)
+            else [(k, sub + ("type", i)) for i, k in enumerate(kinds)]
+            if isinstance(kinds, list)
+            else []
+        ):
+            if isinstance(kind, str) and kind not in JSON_TYPES:
+                self.error(
+                    kind_path,
+                    f"'{kind}' is not a JSON Schema type"
+                    f"{did_you_mean(kind, JSON_TYPES) or ' (one of ' + ', '.join(JSON_TYPES) + ')'}",
+                )
 
     def unknown_keyword(self, key: str, path: YPath) -> None:
         """JSON Schema reads a keyword it does not know as an annotation, and so does
@@ -313,8 +361,11 @@ class SpecChecks(Reporter):
         if suggestion:
             self.error(path, f"unknown JSON Schema keyword '{key}'{suggestion}", key=True)
         else:
-            self.warning(path, f"unknown keyword '{key}' is kept as an annotation: "
-                         "published unchanged, not checked")
+            self.warning(
+                path,
+                f"unknown keyword '{key}' is kept as an annotation: "
+                "published unchanged, not checked",
+            )
 
     def check_patterns(self, node: Mapping[str, Any], path: YPath) -> None:
         """Every regular expression compiles as the server will run it: ECMA-262,
@@ -325,16 +376,22 @@ class SpecChecks(Reporter):
         if isinstance(node.get("pattern"), str):
             found.append((node["pattern"], path + ("pattern",), False))
         if isinstance(node.get("patternProperties"), dict):
-            found.extend((key, path + ("patternProperties", key), True)
-                         for key in node["patternProperties"] if isinstance(key, str))
+            found.extend(
+                (key, path + ("patternProperties", key), True)
+                for key in node["patternProperties"]
+                if isinstance(key, str)
+            )
         for source, where, key in found:
             try:
                 EcmaRegex(source)
             except RegexError as exc:
-                self.error(where, f"pattern {_short(repr(source), 80)} cannot be used: {exc}",
-                           key=key)
+                self.error(
+                    where, f"pattern {_short(repr(source), 80)} cannot be used: {exc}", key=key
+                )
 
-    def check_default(self, param: ir.Parameter, input_schema: Mapping[str, Any], path: YPath) -> None:
+    def check_default(
+        self, param: ir.Parameter, input_schema: Mapping[str, Any], path: YPath
+    ) -> None:
         """A default must pass its own schema, as the generated server would check it.
 
         The runtime validator does the check: the same meaning as the server's (ECMA-262
@@ -358,9 +415,11 @@ class SpecChecks(Reporter):
         try:
             check(param.default)
         except ValidationFailed as exc:
-            self.error(path + ("default",),
-                       f"default {_short(repr(param.default), 80)} fails its own schema: "
-                       f"{_short(exc.describe(1))}")
+            self.error(
+                path + ("default",),
+                f"default {_short(repr(param.default), 80)} fails its own schema: "
+                f"{_short(exc.describe(1))}",
+            )
 
 
 def _misspelt_as(key: str, instance: Mapping[str, Any], schema: Any) -> bool:
@@ -377,20 +436,32 @@ def _newer_format(value: Any) -> bool:
 
 def _directive_message(key: str, where: str = "") -> str:
     inside = f" in {where}" if where else ""
-    return (f"'{key}'{inside} is a code-generator directive: it would choose what the "
-            "generated models.py imports or runs, which a spec may not do; remove it")
+    return (
+        f"'{key}'{inside} is a code-generator directive: it would choose what the "
+        "generated models.py imports or runs, which a spec may not do; remove it"
+    )
 
 
 def _parameter_schema(parameter: Mapping[str, Any]) -> dict[str, Any]:
     """A parameter's own JSON Schema: all but ``name``, and ``required`` when it is the
     parameter's boolean (a list at the top level can only be JSON Schema's keyword)."""
-    return {key: value for key, value in parameter.items()
-            if key != "name" and not (key == "required" and not isinstance(value, list))}
+    return {
+        key: value
+        for key, value in parameter.items()
+        if key != "name" and not (key == "required" and not isinstance(value, list))
+    }
 
 
 def _a(kind: Any) -> str:
-    names = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "an integer",
-             "number": "a number", "boolean": "true or false", "null": "null"}
+    names = {
+        "object": "a mapping",
+        "array": "a list",
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "null": "null",
+    }
     if isinstance(kind, list):
         return " or ".join(names.get(str(k), str(k)) for k in kind)
     return names.get(kind, str(kind))

@@ -29,6 +29,7 @@ class _Loader(_BaseLoader):
         for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
     }
 
+
 __all__ = ["Path", "Position", "PositionedDocument", "load_yaml"]
 
 Path = tuple[str | int, ...]
@@ -101,8 +102,13 @@ class _Builder:
                 if key in result:
                     pos = _mark(key_node)
                     self.problems.append(
-                        Diagnostic(self.filename, pos.line, pos.column, _dotted(path + (key,)),
-                                   f"duplicate key '{key}'")
+                        Diagnostic(
+                            self.filename,
+                            pos.line,
+                            pos.column,
+                            _dotted(path + (key,)),
+                            f"duplicate key '{key}'",
+                        )
                     )
                     continue
                 self.doc.keys[path + (key,)] = _mark(key_node)
@@ -122,13 +128,20 @@ class _Builder:
                 # JSON object keys are strings; YAML `200:` or `yes:` would not be.
                 pos = _mark(node)
                 self.problems.append(
-                    Diagnostic(self.filename, pos.line, pos.column, _dotted(path),
-                               f"mapping key {value!r} must be a string (quote it)")
+                    Diagnostic(
+                        self.filename,
+                        pos.line,
+                        pos.column,
+                        _dotted(path),
+                        f"mapping key {value!r} must be a string (quote it)",
+                    )
                 )
                 return None
         pos = _mark(node)
         self.problems.append(
-            Diagnostic(self.filename, pos.line, pos.column, _dotted(path), "mapping keys must be strings")
+            Diagnostic(
+                self.filename, pos.line, pos.column, _dotted(path), "mapping keys must be strings"
+            )
         )
         return None
 
@@ -144,22 +157,34 @@ def _dotted(path: Path) -> str:
 # PyYAML's parser messages name its grammar ("mapping values are not allowed here");
 # these say what is usually wrong in a hand-written spec. Unlisted ones pass through.
 _PLAIN_WORDS: tuple[tuple[str, str], ...] = (
-    ("mapping values are not allowed",
-     ("a 'key: value' where none can start: check this line's indentation against the line "
-      "above, or quote a value that contains ': '")),
-    ("did not find expected key",
-     "this line is indented differently from the keys around it (or a quoted value ends early)"),
-    ("did not find expected '-' indicator",
-     "a list item ('- ...') is indented differently from the items before it"),
+    (
+        "mapping values are not allowed",
+        (
+            "a 'key: value' where none can start: check this line's indentation against the line "
+            "above, or quote a value that contains ': '"
+        ),
+    ),
+    (
+        "did not find expected key",
+        "this line is indented differently from the keys around it (or a quoted value ends early)",
+    ),
+    (
+        "did not find expected '-' indicator",
+        "a list item ('- ...') is indented differently from the items before it",
+    ),
     ("did not find expected ',' or ']'", "a '[' list is not closed: expected ',' or ']'"),
     ("did not find expected ',' or '}'", "a '{' mapping is not closed: expected ',' or '}'"),
     ("could not find expected ':'", "a key without ':' (or an unquoted value broken over lines)"),
-    ("that cannot start any token",
-     "a character that cannot start a value here: quote a value that starts with @ or `"),
+    (
+        "that cannot start any token",
+        "a character that cannot start a value here: quote a value that starts with @ or `",
+    ),
     ("found unexpected end of stream", "the file ends inside a quoted string"),
     ("found undefined alias", "an alias (*name) with no matching anchor (&name)"),
-    ("expected <block end>, but found",
-     "this line is indented differently from the lines above it"),
+    (
+        "expected <block end>, but found",
+        "this line is indented differently from the lines above it",
+    ),
 )
 
 
@@ -188,8 +213,9 @@ def _syntax_error(exc: yaml.MarkedYAMLError, text: str, filename: str) -> Diagno
         # that cannot start any token" at a tab: point at the first tab of the indent
         indent = source[: len(source) - len(source.lstrip(" \t"))]
         if "\t" in indent:
-            return Diagnostic(filename, line, indent.index("\t") + 1, "",
-                              f"YAML syntax error: {_TAB_IN_INDENT}")
+            return Diagnostic(
+                filename, line, indent.index("\t") + 1, "", f"YAML syntax error: {_TAB_IN_INDENT}"
+            )
         return Diagnostic(filename, line, column, "", f"YAML syntax error: {_TAB_ELSEWHERE}")
     problem = _in_our_words(problem)
     context = exc.context_mark
@@ -213,15 +239,23 @@ def load_yaml(text: str, filename: str) -> tuple[PositionedDocument, list[Diagno
     if len(nodes) > 1:
         pos = _mark(nodes[1])
         return builder.doc, [
-            Diagnostic(filename, pos.line, pos.column, "", "expected one YAML document, found several")
+            Diagnostic(
+                filename, pos.line, pos.column, "", "expected one YAML document, found several"
+            )
         ]
     try:
         builder.doc.data = builder.build(nodes[0], ())
     except _AliasBomb:
         builder.doc.data = None
-        return builder.doc, [Diagnostic(
-            filename, 1, 1, "",
-            f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} repeated values")]
+        return builder.doc, [
+            Diagnostic(
+                filename,
+                1,
+                1,
+                "",
+                f"YAML aliases expand to more than {MAX_ALIAS_EXPANSION} repeated values",
+            )
+        ]
     except (yaml.YAMLError, ValueError, RecursionError) as exc:
         return builder.doc, [Diagnostic(filename, 1, 1, "", f"YAML error: {exc}")]
     return builder.doc, builder.problems

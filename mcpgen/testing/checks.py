@@ -38,8 +38,13 @@ from .targets import UNSET, Reply
 __all__ = ["CHECKS", "Finding", "ToolUnderTest", "check_invalid", "check_valid"]
 
 CHECKS = (
-    "drift", "output_schema", "handler_crash", "server_error", "invalid_accepted",
-    "not_idempotent", "timeout",
+    "drift",
+    "output_schema",
+    "handler_crash",
+    "server_error",
+    "invalid_accepted",
+    "not_idempotent",
+    "timeout",
 )
 INVALID_PARAMS = -32602
 # what an mcpgen server answers when a handler failed or returned a bad value
@@ -48,7 +53,11 @@ _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", 
 _REFUSED = re.compile(r"^Invalid arguments for tool '.*': ", re.DOTALL)
 _TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.DOTALL)
 _RETURN_TYPES: dict[str, tuple[type, ...]] = {
-    "integer": (int,), "number": (int, float), "boolean": (bool,), "object": (dict,), "array": (list,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
 }
 
 
@@ -109,6 +118,7 @@ def _text(result: dict[str, Any]) -> str:
 
 def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | None:
     """The finding for a reply to arguments the contract accepts, if any."""
+
     def found(check: str, message: str) -> Finding:
         return Finding(tool.name, check, arguments, message)
 
@@ -122,8 +132,11 @@ def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | 
         wrong = _wrong_return(tool, reply)
         if wrong is not None:
             return found("output_schema", wrong)
-        return found("server_error", f"valid arguments answered with JSON-RPC error "
-                     f"{reply.error.get('code')}: {reply.error.get('message')}")
+        return found(
+            "server_error",
+            f"valid arguments answered with JSON-RPC error "
+            f"{reply.error.get('code')}: {reply.error.get('message')}",
+        )
     result = reply.result or {}
     if not isinstance(result.get("content", []), list) or "malformed" in result:
         return found("server_error", "the result is not a CallToolResult")
@@ -132,21 +145,33 @@ def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | 
     return _success(tool, arguments, result)
 
 
-def _error_result(tool: ToolUnderTest, arguments: Any, result: dict[str, Any], reply: Reply) -> Finding | None:
+def _error_result(
+    tool: ToolUnderTest, arguments: Any, result: dict[str, Any], reply: Reply
+) -> Finding | None:
     text = _text(result)
     if _TIMED_OUT.match(text):
         return Finding(tool.name, "timeout", arguments, text)
     invalid = _INVALID_RESULT.match(text)
     if invalid and tool.in_process:
-        detail = tool.output_problem(_dumped(reply.returned)) if reply.returned is not UNSET else None
-        return Finding(tool.name, "output_schema", arguments,
-                       f"the server refused the handler's result: {invalid.group(1)}"
-                       + (f": {detail}" if detail else ""))
+        detail = (
+            tool.output_problem(_dumped(reply.returned)) if reply.returned is not UNSET else None
+        )
+        return Finding(
+            tool.name,
+            "output_schema",
+            arguments,
+            f"the server refused the handler's result: {invalid.group(1)}"
+            + (f": {detail}" if detail else ""),
+        )
     if invalid or _INTERNAL.match(text):
         return Finding(tool.name, "server_error", arguments, f"valid arguments answered: {text}")
     if _REFUSED.match(text):  # an mcpgen server reading its schema otherwise than the contract
-        return Finding(tool.name, "server_error", arguments,
-                       f"arguments the contract accepts were refused: {text}")
+        return Finding(
+            tool.name,
+            "server_error",
+            arguments,
+            f"arguments the contract accepts were refused: {text}",
+        )
     return None
 
 
@@ -170,12 +195,20 @@ def _dumped(value: Any) -> Any:
 def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Finding | None:
     if "outputSchema" in tool.descriptor:
         if "structuredContent" not in result:
-            return Finding(tool.name, "output_schema", arguments,
-                           "the result has no structuredContent, but the tool has an outputSchema")
+            return Finding(
+                tool.name,
+                "output_schema",
+                arguments,
+                "the result has no structuredContent, but the tool has an outputSchema",
+            )
         problem = tool.output_problem(result["structuredContent"])
         if problem is not None:
-            return Finding(tool.name, "output_schema", arguments,
-                           f"structuredContent does not match the outputSchema: {problem}")
+            return Finding(
+                tool.name,
+                "output_schema",
+                arguments,
+                f"structuredContent does not match the outputSchema: {problem}",
+            )
         return None
     kinds = _RETURN_TYPES.get(tool.returns)
     if kinds is None:
@@ -184,9 +217,17 @@ def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Fin
         value = json.loads(_text(result))
     except ValueError:
         value = UNSET
-    if value is UNSET or not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
-        return Finding(tool.name, "output_schema", arguments,
-                       f"the result text is no JSON value of the declared type (returns: {tool.returns})")
+    if (
+        value is UNSET
+        or not isinstance(value, kinds)
+        or (bool not in kinds and isinstance(value, bool))
+    ):
+        return Finding(
+            tool.name,
+            "output_schema",
+            arguments,
+            f"the result text is no JSON value of the declared type (returns: {tool.returns})",
+        )
     return None
 
 
@@ -201,21 +242,33 @@ def check_invalid(tool: ToolUnderTest, arguments: Any, breaks: str, reply: Reply
     if reply.error is not None:
         if reply.error.get("code") == INVALID_PARAMS:
             return None
-        return Finding(tool.name, "server_error", arguments,
-                       f"invalid arguments ({breaks}) answered with JSON-RPC error "
-                       f"{reply.error.get('code')}: {reply.error.get('message')} "
-                       "(expected an isError result or -32602)")
+        return Finding(
+            tool.name,
+            "server_error",
+            arguments,
+            f"invalid arguments ({breaks}) answered with JSON-RPC error "
+            f"{reply.error.get('code')}: {reply.error.get('message')} "
+            "(expected an isError result or -32602)",
+        )
     if (reply.result or {}).get("isError") is True:
         return None
-    return Finding(tool.name, "invalid_accepted", arguments,
-                   f"arguments that break the input schema ({breaks}) got a successful result")
+    return Finding(
+        tool.name,
+        "invalid_accepted",
+        arguments,
+        f"arguments that break the input schema ({breaks}) got a successful result",
+    )
 
 
 def _answer(reply: Reply) -> Any:
     result = reply.result or {}
     if "structuredContent" in result:
         return result["structuredContent"]
-    return {"isError": result.get("isError", False), "content": result.get("content"), "error": reply.error}
+    return {
+        "isError": result.get("isError", False),
+        "content": result.get("content"),
+        "error": reply.error,
+    }
 
 
 def same_answer(first: Reply, second: Reply) -> bool:
@@ -226,11 +279,14 @@ def same_answer(first: Reply, second: Reply) -> bool:
 def difference(first: Reply, second: Reply, width: int = 160) -> str:
     """Where two answers part, shown from a little before the first differing character."""
     one, two = (json.dumps(_answer(r), ensure_ascii=False, sort_keys=True) for r in (first, second))
-    start = next((i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b), min(len(one), len(two)))
+    start = next(
+        (i for i, (a, b) in enumerate(zip(one, two, strict=False)) if a != b),
+        min(len(one), len(two)),
+    )
     start = max(0, start - 20)
 
     def cut(text: str) -> str:
-        part = text[start:start + width // 2]
+        part = text[start : start + width // 2]
         return ("…" if start else "") + part + ("…" if start + width // 2 < len(text) else "")
 
     return f"first {cut(one)} then {cut(two)}"

@@ -21,7 +21,9 @@ __all__ = ["drift_findings"]
 
 
 def drift_findings(
-    contract: Sequence[Mapping[str, Any]], listed: Sequence[Mapping[str, Any]], protocol_version: str
+    contract: Sequence[Mapping[str, Any]],
+    listed: Sequence[Mapping[str, Any]],
+    protocol_version: str,
 ) -> list[Finding]:
     fields = TOOL_FIELDS.get(protocol_version)
 
@@ -30,9 +32,13 @@ def drift_findings(
 
     changes = compare_tools([project(t) for t in contract], [project(t) for t in listed])
     return [
-        Finding(change.tool, "drift", None,
-                f"{change.rule} ({change.severity.value}) at {change.path}: {change.message}",
-                phase="drift")
+        Finding(
+            change.tool,
+            "drift",
+            None,
+            f"{change.rule} ({change.severity.value}) at {change.path}: {change.message}",
+            phase="drift",
+        )
         for change in changes
         if change.rule != "EQUIVALENT_FORM"
     ]

@@ -32,7 +32,12 @@ from .readable import NO_VALUE, readable_value
 from .strategies import FIND_SETTINGS, canonical, integer_bounds, passes, valid_values
 
 __all__ = [
-    "NO_VALUE", "ExampleError", "boundary_arguments", "example_arguments", "example_value", "part_example",
+    "NO_VALUE",
+    "ExampleError",
+    "boundary_arguments",
+    "example_arguments",
+    "example_value",
+    "part_example",
 ]
 
 _UNICODE_SAMPLE = "é✓😀"
@@ -75,7 +80,9 @@ def simplest(schema: Mapping[str, Any] | bool) -> Any:
     try:
         return find(valid_values(schema), lambda _: True, settings=FIND_SETTINGS)
     except HypothesisException as exc:
-        raise ExampleError(f"no value matching the schema was found ({type(exc).__name__})") from None
+        raise ExampleError(
+            f"no value matching the schema was found ({type(exc).__name__})"
+        ) from None
 
 
 # ------------------------------------------------------------------ boundary cases
@@ -118,8 +125,12 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
 
 
 def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
-    if isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str) and sub["$ref"].startswith("#/$defs/"):
-        return root.get("$defs", {}).get(sub["$ref"][len("#/$defs/"):], sub)
+    if (
+        isinstance(sub, Mapping)
+        and isinstance(sub.get("$ref"), str)
+        and sub["$ref"].startswith("#/$defs/")
+    ):
+        return root.get("$defs", {}).get(sub["$ref"][len("#/$defs/") :], sub)
     return sub
 
 

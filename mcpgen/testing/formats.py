@@ -51,14 +51,19 @@ _BY_FORMAT: dict[str, st.SearchStrategy[str]] = {
     "ipv6": st.ip_addresses(v=6).map(str),
     "uri": st.builds(lambda host, path: f"https://{host}/{path}", _HOST, _LABEL),
     "iri": st.builds(lambda host, path: f"https://{host}/{path}", _HOST, _LABEL),
-    "uri-reference": st.one_of(_LABEL.map(lambda path: f"/{path}"), _HOST.map(lambda h: f"https://{h}/")),
-    "iri-reference": st.one_of(_LABEL.map(lambda path: f"/{path}"), _HOST.map(lambda h: f"https://{h}/")),
+    "uri-reference": st.one_of(
+        _LABEL.map(lambda path: f"/{path}"), _HOST.map(lambda h: f"https://{h}/")
+    ),
+    "iri-reference": st.one_of(
+        _LABEL.map(lambda path: f"/{path}"), _HOST.map(lambda h: f"https://{h}/")
+    ),
     "uri-template": st.builds(lambda host, var: f"https://{host}/{{{var}}}", _HOST, _LABEL),
     "uuid": st.uuids().map(str),
     "json-pointer": st.lists(_LABEL, max_size=3).map(lambda parts: "".join("/" + p for p in parts)),
     "relative-json-pointer": st.builds(
         lambda up, parts: f"{up}" + "".join("/" + p for p in parts),
-        st.integers(0, 3), st.lists(_LABEL, max_size=2),
+        st.integers(0, 3),
+        st.lists(_LABEL, max_size=2),
     ),
     "regex": st.sampled_from(["^a", "[0-9]+", "x|y", "^$", "a{2,3}"]),
 }

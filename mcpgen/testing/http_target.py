@@ -42,10 +42,16 @@ class HttpTarget:
 
     def start(self) -> None:
         try:
-            self._request("initialize", {
-                "protocolVersion": _PROTOCOL, "capabilities": {},
-                "clientInfo": {"name": "mcpgen-test", "version": "1"},
-            }, self.timeout, initializing=True)
+            self._request(
+                "initialize",
+                {
+                    "protocolVersion": _PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "mcpgen-test", "version": "1"},
+                },
+                self.timeout,
+                initializing=True,
+            )
             self._post({"jsonrpc": "2.0", "method": "notifications/initialized"}, self.timeout)
         except (OSError, ValueError) as exc:
             raise TargetFailed(f"{self.description}: cannot connect: {exc}") from None
@@ -55,7 +61,9 @@ class HttpTarget:
         cursor: Any = None
         for _ in range(100):
             try:
-                page = self._request("tools/list", {"cursor": cursor} if cursor else {}, self.timeout)
+                page = self._request(
+                    "tools/list", {"cursor": cursor} if cursor else {}, self.timeout
+                )
             except (OSError, ValueError) as exc:
                 raise TargetFailed(f"{self.description}: tools/list failed: {exc}") from None
             result = page.get("result")
@@ -67,7 +75,9 @@ class HttpTarget:
                 break
         return tools
 
-    def call(self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False) -> Reply:
+    def call(
+        self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False
+    ) -> Reply:
         if task:
             return Reply(gone="tools that require tasks are not tested over --url yet")
         try:
@@ -110,8 +120,9 @@ class HttpTarget:
             headers["Mcp-Session-Id"] = self.session_id
         return headers
 
-    def _request(self, method: str, params: dict[str, Any], timeout: float,
-                 initializing: bool = False) -> dict[str, Any]:
+    def _request(
+        self, method: str, params: dict[str, Any], timeout: float, initializing: bool = False
+    ) -> dict[str, Any]:
         self._next_id += 1
         request_id = self._next_id
         message = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
@@ -125,7 +136,9 @@ class HttpTarget:
 
     def _post(self, message: dict[str, Any], timeout: float) -> tuple[bytes, str, str | None]:
         data = json.dumps(message).encode("utf-8")
-        request = urllib.request.Request(self.url, data=data, method="POST", headers=self._headers())
+        request = urllib.request.Request(
+            self.url, data=data, method="POST", headers=self._headers()
+        )
         try:
             response = self._opener.open(request, timeout=timeout)
         except urllib.error.HTTPError as exc:  # a JSON-RPC error may come with a 4xx/5xx
@@ -134,16 +147,22 @@ class HttpTarget:
                 return body, exc.headers.get_content_type(), None
             raise ValueError(f"HTTP {exc.code} {exc.reason}") from None
         with response:
-            return (response.read(_MAX_BODY), response.headers.get_content_type(),
-                    response.headers.get("Mcp-Session-Id"))
+            return (
+                response.read(_MAX_BODY),
+                response.headers.get_content_type(),
+                response.headers.get("Mcp-Session-Id"),
+            )
 
 
 def _find_answer(body: bytes, content_type: str, request_id: int) -> dict[str, Any] | None:
     if not body:
         return None
     if content_type == "text/event-stream":
-        messages = [json.loads(line[5:].strip()) for line in body.decode("utf-8").splitlines()
-                    if line.startswith("data:") and line[5:].strip()]
+        messages = [
+            json.loads(line[5:].strip())
+            for line in body.decode("utf-8").splitlines()
+            if line.startswith("data:") and line[5:].strip()
+        ]
     else:
         loaded = json.loads(body)
         messages = loaded if isinstance(loaded, list) else [loaded]

@@ -67,7 +67,9 @@ def _object_cases(
     cases: list[tuple[dict[str, Any], str]] = []
     for name in schema.get("required", []):
         if name in value:
-            cases.append(({k: v for k, v in value.items() if k != name}, f"required {name!r} left out"))
+            cases.append(
+                ({k: v for k, v in value.items() if k != name}, f"required {name!r} left out")
+            )
     for name, sub in properties.items():
         resolved = _resolve(sub, root)
         for wrong, why in _wrong_values(resolved, root):
@@ -75,8 +77,10 @@ def _object_cases(
         if depth < _MAX_NESTING and isinstance(resolved, Mapping) and "properties" in resolved:
             inner = value[name] if name in value else part_example(resolved, root)
             if isinstance(inner, dict):
-                cases.extend(({**value, name: broken}, f"{name!r}.{why}")
-                             for broken, why in _object_cases(resolved, inner, root, depth + 1))
+                cases.extend(
+                    ({**value, name: broken}, f"{name!r}.{why}")
+                    for broken, why in _object_cases(resolved, inner, root, depth + 1)
+                )
     if schema.get("additionalProperties") is False and _UNKNOWN_KEY not in properties:
         cases.append(({**value, _UNKNOWN_KEY: 1}, f"unknown argument {_UNKNOWN_KEY!r}"))
     return cases
@@ -96,8 +100,12 @@ def _refuser(schema: Mapping[str, Any]) -> Any:
 
 
 def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
-    if isinstance(sub, Mapping) and isinstance(sub.get("$ref"), str) and sub["$ref"].startswith("#/$defs/"):
-        return root.get("$defs", {}).get(sub["$ref"][len("#/$defs/"):], sub)
+    if (
+        isinstance(sub, Mapping)
+        and isinstance(sub.get("$ref"), str)
+        and sub["$ref"].startswith("#/$defs/")
+    ):
+        return root.get("$defs", {}).get(sub["$ref"][len("#/$defs/") :], sub)
     return sub
 
 

@@ -21,7 +21,11 @@ def render_text(report: Report, spec: str) -> list[str]:
     width = max((len(t.name) for t in report.tools), default=0)
     for tool in report.tools:
         count = sum(1 for f in report.findings if f.tool == tool.name)
-        state = {"passed": "ok", "failed": f"{count} finding(s)", "skipped": f"skipped: {tool.reason}"}
+        state = {
+            "passed": "ok",
+            "failed": f"{count} finding(s)",
+            "skipped": f"skipped: {tool.reason}",
+        }
         lines.append(f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}")
     others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools})
     for name in others:
@@ -42,12 +46,23 @@ def render_json(report: Report) -> str:
     document = {
         "seed": report.seed,
         "tools": [
-            {"name": t.name, "calls": t.calls, "result": t.result, **({"reason": t.reason} if t.reason else {})}
+            {
+                "name": t.name,
+                "calls": t.calls,
+                "result": t.result,
+                **({"reason": t.reason} if t.reason else {}),
+            }
             for t in report.tools
         ],
         "findings": [
-            {"tool": f.tool, "check": f.check, "arguments": f.arguments, "message": f.message,
-             "phase": f.phase, "reproduce": f.reproduce}
+            {
+                "tool": f.tool,
+                "check": f.check,
+                "arguments": f.arguments,
+                "message": f.message,
+                "phase": f.phase,
+                "reproduce": f.reproduce,
+            }
             for f in report.findings
         ],
     }
@@ -55,7 +70,13 @@ def render_json(report: Report) -> str:
 
 
 def _escape_property(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A").replace(":", "%3A").replace(",", "%2C")
+    return (
+        text.replace("%", "%25")
+        .replace("\r", "%0D")
+        .replace("\n", "%0A")
+        .replace(":", "%3A")
+        .replace(",", "%2C")
+    )
 
 
 def _escape_data(text: str) -> str:
@@ -86,29 +107,37 @@ def _xml(text: str) -> str:
 def render_junit(report: Report, spec: str) -> bytes:
     """One testsuite, one testcase per tool (and one per tool only the server lists);
     a failure element per finding."""
-    suite = ET.Element("testsuite", {
-        "name": f"mcpgen test {spec}",
-        "tests": str(len(report.tools)),
-        "failures": str(sum(1 for t in report.tools if t.result == "failed")),
-        "skipped": str(sum(1 for t in report.tools if t.result == "skipped")),
-        "errors": "0",
-    })
-    ET.SubElement(ET.SubElement(suite, "properties"), "property", {"name": "seed", "value": str(report.seed)})
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": f"mcpgen test {spec}",
+            "tests": str(len(report.tools)),
+            "failures": str(sum(1 for t in report.tools if t.result == "failed")),
+            "skipped": str(sum(1 for t in report.tools if t.result == "skipped")),
+            "errors": "0",
+        },
+    )
+    ET.SubElement(
+        ET.SubElement(suite, "properties"), "property", {"name": "seed", "value": str(report.seed)}
+    )
     names = [t.name for t in report.tools]
     extra = sorted({f.tool for f in report.findings} - set(names))
     calls = {t.name: t.calls for t in report.tools}
     for name in names + extra:
-        case = ET.SubElement(suite, "testcase", {"classname": "mcpgen.test", "name": _xml(name),
-                                                 "time": "0"})
+        case = ET.SubElement(
+            suite, "testcase", {"classname": "mcpgen.test", "name": _xml(name), "time": "0"}
+        )
         ET.SubElement(case, "system-out").text = f"{calls.get(name, 0)} calls"
         skipped = [t.reason for t in report.tools if t.name == name and t.result == "skipped"]
         if skipped:
             ET.SubElement(case, "skipped", {"message": _xml(skipped[0])})
         for finding in report.findings:
             if finding.tool == name:
-                failure = ET.SubElement(case, "failure", {"type": finding.check,
-                                                          "message": _xml(finding.message)})
-                failure.text = _xml(f"arguments: {_arguments(finding.arguments)}\n"
-                                    f"reproduce: {finding.reproduce}")
+                failure = ET.SubElement(
+                    case, "failure", {"type": finding.check, "message": _xml(finding.message)}
+                )
+                failure.text = _xml(
+                    f"arguments: {_arguments(finding.arguments)}\nreproduce: {finding.reproduce}"
+                )
     suite.set("tests", str(len(names) + len(extra)))
     return bytes(ET.tostring(suite, encoding="utf-8", xml_declaration=True))

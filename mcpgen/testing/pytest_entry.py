@@ -22,14 +22,21 @@ __all__ = ["assert_contract"]
 
 
 def assert_contract(
-    spec: str | Path, impl: type | str, *, examples: int = 25, seed: int = 0,
-    tools: Sequence[str] = (), allow_destructive: bool = False, timeout: float = 30.0,
+    spec: str | Path,
+    impl: type | str,
+    *,
+    examples: int = 25,
+    seed: int = 0,
+    tools: Sequence[str] = (),
+    allow_destructive: bool = False,
+    timeout: float = 30.0,
 ) -> Report:
     """Test ``impl`` (a class or ``"module:Class"``) against ``spec``; raise AssertionError
     with the report on any finding, return the report otherwise. A usage problem (a
     missing spec, a stale package) raises ``UsageFailure``."""
-    options = Options(examples=examples, seed=seed, allow_destructive=allow_destructive,
-                      timeout=timeout)
+    options = Options(
+        examples=examples, seed=seed, allow_destructive=allow_destructive, timeout=timeout
+    )
     report = run_contract_test(Path(spec), TargetChoice(impl=impl), options, tools=tools)
     if report.findings:
         raise AssertionError("\n".join(render_text(report, str(spec))))

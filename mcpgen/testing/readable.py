@@ -53,7 +53,9 @@ _UNTYPED_ORDER: Final = ("string", "integer", "number", "boolean", "null", "obje
 _MAX_DEPTH: Final = 24  # a deeper (or endlessly recursive) schema gets its minimal values
 
 
-def readable_value(schema: Mapping[str, Any] | bool, check: Callable[[Any], Any]) -> tuple[Any, str]:
+def readable_value(
+    schema: Mapping[str, Any] | bool, check: Callable[[Any], Any]
+) -> tuple[Any, str]:
     """The readable value of ``schema`` that ``check`` (its compiled validator) accepts
     and ``""``; or NO_VALUE and what was wrong with the first pick."""
     root = schema if isinstance(schema, Mapping) else {}
@@ -97,8 +99,11 @@ class _Builder:
             wrapped: Any = schema
             if isinstance(schema, Mapping) and schema is not self.root:
                 # keep the root's definitions in reach of the sub-schema's $refs
-                wrapped = {"allOf": [schema], "$defs": self.root.get("$defs", {}),
-                           "definitions": self.root.get("definitions", {})}
+                wrapped = {
+                    "allOf": [schema],
+                    "$defs": self.root.get("$defs", {}),
+                    "definitions": self.root.get("definitions", {}),
+                }
                 if _has_root_ref(schema):
                     wrapped = {"allOf": [schema]}  # checked whole, at the end, instead
             try:
@@ -190,14 +195,19 @@ class _Builder:
         elif kind == "null":
             yield None
 
-    def object(self, schema: Mapping[str, Any], depth: int, refs: tuple[str, ...]) -> dict[str, Any]:
+    def object(
+        self, schema: Mapping[str, Any], depth: int, refs: tuple[str, ...]
+    ) -> dict[str, Any]:
         properties = schema.get("properties")
         properties = properties if isinstance(properties, Mapping) else {}
         required = [k for k in schema.get("required", []) if isinstance(k, str)]
         wanted = list(dict.fromkeys(required))
         if self.with_defaults and depth < _MAX_DEPTH:  # optional ones with a default
-            wanted += [k for k, v in properties.items()
-                       if k not in wanted and isinstance(v, Mapping) and "default" in v]
+            wanted += [
+                k
+                for k, v in properties.items()
+                if k not in wanted and isinstance(v, Mapping) and "default" in v
+            ]
         minimum = schema.get("minProperties")
         if isinstance(minimum, int):
             wanted += [k for k in properties if k not in wanted][: max(0, minimum - len(wanted))]
@@ -314,10 +324,14 @@ def _strings(schema: Mapping[str, Any]) -> Any:
 
 
 def _numbers(schema: Mapping[str, Any], *, integer: bool) -> Any:
-    low, high = _bound(schema, "minimum", "exclusiveMinimum", 1), _bound(
-        schema, "maximum", "exclusiveMaximum", -1)
+    low, high = (
+        _bound(schema, "minimum", "exclusiveMinimum", 1),
+        _bound(schema, "maximum", "exclusiveMaximum", -1),
+    )
     step = schema.get("multipleOf")
-    step = step if isinstance(step, (int, float)) and not isinstance(step, bool) and step > 0 else None
+    step = (
+        step if isinstance(step, (int, float)) and not isinstance(step, bool) and step > 0 else None
+    )
     start = 1 if low is None else low
     if high is not None and start > high:
         start = high

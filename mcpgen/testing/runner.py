@@ -42,7 +42,9 @@ __all__ = ["Options", "Report", "ToolOutcome", "replay", "run_tools"]
 
 # Hypothesis tells bugs apart by exception type: one class per check keeps a shrink
 # of one check from sliding into another.
-_FOUND: dict[str, type[Exception]] = {check: type(f"Found_{check}", (Exception,), {}) for check in CHECKS}
+_FOUND: dict[str, type[Exception]] = {
+    check: type(f"Found_{check}", (Exception,), {}) for check in CHECKS
+}
 
 
 @dataclass
@@ -94,17 +96,25 @@ class _ToolRun:
             again = self.call(arguments)
             finding = check_valid(self.tool, arguments, again)
             if finding is None and not same_answer(reply, again):
-                finding = Finding(self.tool.name, "not_idempotent", arguments,
-                                  "the same arguments gave a different result the second time "
-                                  f"(the tool has idempotentHint): {difference(reply, again)}")
+                finding = Finding(
+                    self.tool.name,
+                    "not_idempotent",
+                    arguments,
+                    "the same arguments gave a different result the second time "
+                    f"(the tool has idempotentHint): {difference(reply, again)}",
+                )
         return finding
 
     def invalid(self, arguments: Any, breaks: str) -> Finding | None:
         return check_invalid(self.tool, arguments, breaks, self.call(arguments))
 
 
-def run_tools(tools: Sequence[ToolUnderTest], target: Target, options: Options,
-              progress: Callable[[ToolOutcome], None] | None = None) -> Report:
+def run_tools(
+    tools: Sequence[ToolUnderTest],
+    target: Target,
+    options: Options,
+    progress: Callable[[ToolOutcome], None] | None = None,
+) -> Report:
     """Test every tool of ``tools`` (the caller has left out those the server lacks)."""
     report = Report(options.seed)
     for tool in tools:
@@ -116,13 +126,18 @@ def run_tools(tools: Sequence[ToolUnderTest], target: Target, options: Options,
     return report
 
 
-def _test_tool(tool: ToolUnderTest, target: Target, options: Options) -> tuple[ToolOutcome, list[Finding]]:
+def _test_tool(
+    tool: ToolUnderTest, target: Target, options: Options
+) -> tuple[ToolOutcome, list[Finding]]:
     outcome = ToolOutcome(tool.name)
     if tool.destructive and not options.allow_destructive:
         outcome.result, outcome.reason = "skipped", "destructive (pass --allow-destructive)"
         return outcome, []
     if tool.needs_task and not getattr(target, "runs_tasks", False):
-        outcome.result, outcome.reason = "skipped", "a tool that requires tasks: not tested over --url yet"
+        outcome.result, outcome.reason = (
+            "skipped",
+            "a tool that requires tasks: not tested over --url yet",
+        )
         return outcome, []
     schema = tool.descriptor["inputSchema"]
     run = _ToolRun(tool, target, options)
@@ -144,8 +159,13 @@ def _test_tool(tool: ToolUnderTest, target: Target, options: Options) -> tuple[T
     return outcome, findings
 
 
-def _phase(phase: str, run: _ToolRun, schema: dict[str, Any], options: Options,
-           by_check: dict[str, Finding]) -> None:
+def _phase(
+    phase: str,
+    run: _ToolRun,
+    schema: dict[str, Any],
+    options: Options,
+    by_check: dict[str, Finding],
+) -> None:
     if options.examples <= 0:
         return
     if phase == "boundary":
@@ -165,7 +185,9 @@ def _keep(by_check: dict[str, Finding], finding: Finding | None, phase: str) -> 
         by_check[finding.check] = finding
 
 
-def _random_phase(run: _ToolRun, schema: dict[str, Any], options: Options, done: set[str]) -> list[Finding]:
+def _random_phase(
+    run: _ToolRun, schema: dict[str, Any], options: Options, done: set[str]
+) -> list[Finding]:
     """Hypothesis runs until no check it has not reported yet fails (one shrunk
     finding per run: report_multiple_bugs is off so the runs stay short)."""
     if options.examples <= 0:
@@ -183,9 +205,15 @@ def _random_phase(run: _ToolRun, schema: dict[str, Any], options: Options, done:
                 raise _FOUND[finding.check](finding.message)
 
         test = settings(
-            max_examples=options.examples, database=None, deadline=None, derandomize=False,
-            suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
-            report_multiple_bugs=False, print_blob=False, verbosity=Verbosity.quiet,
+            max_examples=options.examples,
+            database=None,
+            deadline=None,
+            derandomize=False,
+            suppress_health_check=list(HealthCheck),
+            phases=(Phase.generate, Phase.shrink),
+            report_multiple_bugs=False,
+            print_blob=False,
+            verbosity=Verbosity.quiet,
         )(hypothesis.seed(seed)(given(strategy)(probe)))
         try:
             test()

@@ -55,15 +55,22 @@ class TargetChoice:
 
 
 def run_contract_test(
-    spec: Path, choice: TargetChoice, options: Options, *, tools: Sequence[str] = (),
-    replay_arguments: Any = UNSET, progress: Callable[[ToolOutcome], None] | None = None,
+    spec: Path,
+    choice: TargetChoice,
+    options: Options,
+    *,
+    tools: Sequence[str] = (),
+    replay_arguments: Any = UNSET,
+    progress: Callable[[ToolOutcome], None] | None = None,
 ) -> Report:
     contract = _load(spec)
     by_name = {tool.name: tool for tool in contract.tools}
     unknown = [name for name in tools if name not in by_name]
     if unknown:
-        raise UsageFailure(f"unknown --tool {', '.join(map(repr, unknown))}; the contract has "
-                           f"{', '.join(map(repr, by_name)) or 'no tools'}")
+        raise UsageFailure(
+            f"unknown --tool {', '.join(map(repr, unknown))}; the contract has "
+            f"{', '.join(map(repr, by_name)) or 'no tools'}"
+        )
     if replay_arguments is not UNSET and len(tools) != 1:
         raise UsageFailure("--replay needs exactly one --tool")
     selected = [by_name[name] for name in tools] if tools else list(contract.tools)
@@ -71,8 +78,9 @@ def run_contract_test(
     under_test = [_under_test(tool, in_process) for tool in selected]
     try:
         target.start()
-        report = _run(contract, target, under_test, options, replay_arguments, progress,
-                      remote=not in_process)
+        report = _run(
+            contract, target, under_test, options, replay_arguments, progress, remote=not in_process
+        )
     except TargetFailed as exc:
         raise UsageFailure(str(exc)) from None
     finally:
@@ -86,8 +94,16 @@ def run_contract_test(
     return report
 
 
-def _run(contract: ir.Contract, target: Target, under_test: list[ToolUnderTest], options: Options,
-         replay_arguments: Any, progress: Callable[[ToolOutcome], None] | None, *, remote: bool) -> Report:
+def _run(
+    contract: ir.Contract,
+    target: Target,
+    under_test: list[ToolUnderTest],
+    options: Options,
+    replay_arguments: Any,
+    progress: Callable[[ToolOutcome], None] | None,
+    *,
+    remote: bool,
+) -> Report:
     from ..schemas import descriptor
 
     if replay_arguments is not UNSET:
@@ -97,8 +113,9 @@ def _run(contract: ir.Contract, target: Target, under_test: list[ToolUnderTest],
     if remote:
         listed = target.list_tools()
         listed_names = {str(tool.get("name")) for tool in listed}
-        drift = drift_findings([descriptor(t) for t in contract.tools], listed,
-                               getattr(target, "protocol_version", ""))
+        drift = drift_findings(
+            [descriptor(t) for t in contract.tools], listed, getattr(target, "protocol_version", "")
+        )
         chosen = {tool.name for tool in under_test}
         if len(chosen) < len(contract.tools):
             drift = [f for f in drift if f.tool in chosen]
@@ -137,11 +154,19 @@ def _load(spec: Path) -> ir.Contract:
 def _under_test(tool: ir.Tool, in_process: bool) -> ToolUnderTest:
     from ..schemas import descriptor
 
-    return ToolUnderTest(tool.name, descriptor(tool), returns=tool.returns, timeout=tool.timeout,
-                         line=tool.line, in_process=in_process)
+    return ToolUnderTest(
+        tool.name,
+        descriptor(tool),
+        returns=tool.returns,
+        timeout=tool.timeout,
+        line=tool.line,
+        in_process=in_process,
+    )
 
 
-def _target(spec: Path, contract: ir.Contract, choice: TargetChoice, timeout: float) -> tuple[Target, bool]:
+def _target(
+    spec: Path, contract: ir.Contract, choice: TargetChoice, timeout: float
+) -> tuple[Target, bool]:
     if choice.url is not None:
         from .http_target import HttpTarget
 
@@ -150,15 +175,21 @@ def _target(spec: Path, contract: ir.Contract, choice: TargetChoice, timeout: fl
         except TargetFailed as exc:
             raise UsageFailure(str(exc)) from None
     if choice.command:
-        return SessionTarget(choice.command, description=shlex.join(choice.command), timeout=timeout), False
+        return SessionTarget(
+            choice.command, description=shlex.join(choice.command), timeout=timeout
+        ), False
     impl = choice.impl or contract.server.implementation
     if not impl:
-        raise UsageFailure("no target: give --impl MODULE:CLASS, --url URL or -- COMMAND "
-                           "(or set server.implementation in the spec)")
+        raise UsageFailure(
+            "no target: give --impl MODULE:CLASS, --url URL or -- COMMAND "
+            "(or set server.implementation in the spec)"
+        )
     server_module, instance = _implementation(spec, contract, impl)
     label = impl if isinstance(impl, str) else f"{impl.__module__}:{impl.__qualname__}"
     try:
-        target = InProcessTarget(server_module, instance, description=f"--impl {label}", timeout=timeout)
+        target = InProcessTarget(
+            server_module, instance, description=f"--impl {label}", timeout=timeout
+        )
     except TypeError as exc:  # build_app refuses an implementation that misses tools
         raise UsageFailure(f"--impl {label}: {exc}") from None
     return target, True
@@ -167,7 +198,9 @@ def _target(spec: Path, contract: ir.Contract, choice: TargetChoice, timeout: fl
 # ------------------------------------------------------------------ in process
 
 
-def _implementation(spec: Path, contract: ir.Contract, impl: str | type) -> tuple[ModuleType, object]:
+def _implementation(
+    spec: Path, contract: ir.Contract, impl: str | type
+) -> tuple[ModuleType, object]:
     if isinstance(impl, str):
         module_name, _, class_name = impl.partition(":")
         if not module_name or not class_name:
@@ -183,15 +216,21 @@ def _implementation(spec: Path, contract: ir.Contract, impl: str | type) -> tupl
         cls = impl
     server_module = _server_module_of(cls, contract.package)
     if server_module is None:
-        raise UsageFailure(f"{impl!r} does not subclass the server class of package "
-                           f"{contract.package!r} generated from {spec}")
+        raise UsageFailure(
+            f"{impl!r} does not subclass the server class of package "
+            f"{contract.package!r} generated from {spec}"
+        )
     if not _matches(server_module, contract):
-        raise UsageFailure(f"package {contract.package!r} as imported is stale against {spec}: "
-                           f"run `mcpgen build {spec}`")
+        raise UsageFailure(
+            f"package {contract.package!r} as imported is stale against {spec}: "
+            f"run `mcpgen build {spec}`"
+        )
     try:
         return server_module, cls()
     except Exception as exc:  # noqa: BLE001 - the user's constructor: reported, exit 2
-        raise UsageFailure(f"--impl: {cls.__name__}() failed: {type(exc).__name__}: {exc}") from None
+        raise UsageFailure(
+            f"--impl: {cls.__name__}() failed: {type(exc).__name__}: {exc}"
+        ) from None
 
 
 def _server_module_of(cls: Any, package: str) -> ModuleType | None:

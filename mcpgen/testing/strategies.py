@@ -37,8 +37,17 @@ from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compi
 from .formats import format_strategy
 
 __all__ = [
-    "FIND_SETTINGS", "MAX_REF_DEPTH", "is_number", "json_values", "merge_schemas", "passes",
-    "pattern_string", "ref_target", "schema_strategy", "schema_types", "valid_values",
+    "FIND_SETTINGS",
+    "MAX_REF_DEPTH",
+    "is_number",
+    "json_values",
+    "merge_schemas",
+    "passes",
+    "pattern_string",
+    "ref_target",
+    "schema_strategy",
+    "schema_types",
+    "valid_values",
 ]
 
 MAX_REF_DEPTH = 2
@@ -46,19 +55,28 @@ _OPEN_ARRAY_EXTRA = 4
 _MAP_SIZE = 3
 
 JSON_SCALARS: st.SearchStrategy[Any] = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=8),
 )
 json_values: st.SearchStrategy[Any] = st.recursive(
     JSON_SCALARS,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 # ``find`` with these is deterministic (derandomized, no example database) and shrinks
 # to the simplest value: the deterministic picks of ``examples`` use them.
 FIND_SETTINGS = settings(
-    database=None, derandomize=True, max_examples=200, deadline=None,
-    suppress_health_check=list(HealthCheck), phases=(Phase.generate, Phase.shrink),
+    database=None,
+    derandomize=True,
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+    phases=(Phase.generate, Phase.shrink),
 )
 _ALL_TYPES = ("null", "boolean", "integer", "number", "string", "array", "object")
 
@@ -139,7 +157,9 @@ class _Compiler:
             return self.compile({"allOf": [target, siblings]}, (*refs, ref))
         return self.compile(target, (*refs, ref))
 
-    def checked(self, strategy: st.SearchStrategy[Any], schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
+    def checked(
+        self, strategy: st.SearchStrategy[Any], schema: Mapping[str, Any]
+    ) -> st.SearchStrategy[Any]:
         """``strategy`` filtered by ``schema`` itself (with the root's ``$defs``)."""
         local = dict(schema)
         if self.defs and "$defs" not in local:
@@ -150,7 +170,9 @@ class _Compiler:
             return strategy  # a reference the local copy cannot reach: the root filter decides
         return strategy.filter(lambda value: passes(validate, value))
 
-    def typed(self, kind: str, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
+    def typed(
+        self, kind: str, schema: Mapping[str, Any], refs: tuple[str, ...]
+    ) -> st.SearchStrategy[Any]:
         if kind == "null":
             return st.none()
         if kind == "boolean":
@@ -168,7 +190,9 @@ class _Compiler:
     def array(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
         low = int(schema.get("minItems", 0))
         high = schema.get("maxItems")
-        high = low + _OPEN_ARRAY_EXTRA if high is None else min(int(high), low + 2 * _OPEN_ARRAY_EXTRA)
+        high = (
+            low + _OPEN_ARRAY_EXTRA if high is None else min(int(high), low + 2 * _OPEN_ARRAY_EXTRA)
+        )
         prefix = [self.compile(item, refs) for item in schema.get("prefixItems", [])]
         items_schema = schema.get("items", True)
         rest = self.compile(items_schema, refs) if items_schema is not False else st.nothing()
@@ -204,8 +228,11 @@ class _Compiler:
         self, schema: Mapping[str, Any], refs: tuple[str, ...], known: set[str]
     ) -> st.SearchStrategy[dict[str, Any]] | None:
         maps: list[st.SearchStrategy[dict[str, Any]]] = []
-        names = _strings(schema["propertyNames"]) if isinstance(schema.get("propertyNames"), Mapping) \
+        names = (
+            _strings(schema["propertyNames"])
+            if isinstance(schema.get("propertyNames"), Mapping)
             else st.text(min_size=1, max_size=8)
+        )
         names = names.filter(lambda key: isinstance(key, str) and key not in known)
         for pattern, sub in schema.get("patternProperties", {}).items():
             keys = _pattern_text(pattern, 0, 12).filter(lambda key: key not in known)
@@ -261,7 +288,10 @@ def schema_types(schema: Mapping[str, Any]) -> tuple[str, ...]:
             ("object", ("properties", "required", "additionalProperties", "patternProperties")),
             ("array", ("items", "prefixItems", "minItems", "maxItems", "uniqueItems")),
             ("string", ("minLength", "maxLength", "pattern", "format")),
-            ("number", ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf")),
+            (
+                "number",
+                ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"),
+            ),
         )
         if any(key in schema for key in keys)
     ]
@@ -308,8 +338,12 @@ def _floats(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
     if low is not None and high is not None and low > high:
         return st.nothing()
     return st.floats(
-        min_value=low, max_value=high, exclude_min=exclusive_low and low is not None,
-        exclude_max=exclusive_high and high is not None, allow_nan=False, allow_infinity=False,
+        min_value=low,
+        max_value=high,
+        exclude_min=exclusive_low and low is not None,
+        exclude_max=exclusive_high and high is not None,
+        allow_nan=False,
+        allow_infinity=False,
     )
 
 
@@ -331,7 +365,9 @@ def _strings(schema: Mapping[str, Any]) -> st.SearchStrategy[str]:
         return _pattern_text(pattern, low, high)
     formatted = format_strategy(schema["format"]) if isinstance(schema.get("format"), str) else None
     if formatted is not None:
-        return formatted.filter(lambda text: low <= len(text) <= (high if high is not None else len(text)))
+        return formatted.filter(
+            lambda text: low <= len(text) <= (high if high is not None else len(text))
+        )
     return st.text(min_size=low, max_size=high if high is not None else max(low, low + 12))
 
 

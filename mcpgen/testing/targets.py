@@ -48,7 +48,9 @@ class Target(Protocol):
 
     def start(self) -> None: ...
     def list_tools(self) -> list[dict[str, Any]]: ...
-    def call(self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False) -> Reply: ...
+    def call(
+        self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False
+    ) -> Reply: ...
     def restart(self) -> None: ...
     def close(self) -> None: ...
 
@@ -59,8 +61,14 @@ class SessionTarget:
 
     runs_tasks = True  # a task-required tool runs through the session's task flow
 
-    def __init__(self, command: Sequence[str] | None = None, *, serve: Callable[..., None] | None = None,
-                 description: str = "", timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        command: Sequence[str] | None = None,
+        *,
+        serve: Callable[..., None] | None = None,
+        description: str = "",
+        timeout: float = 30.0,
+    ) -> None:
         self.command = list(command) if command else None
         self.serve = serve
         self.description = description
@@ -91,7 +99,9 @@ class SessionTarget:
         except (McpError, OSError) as exc:
             raise TargetFailed(f"{self.description}: tools/list failed: {exc}") from None
 
-    def call(self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False) -> Reply:
+    def call(
+        self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False
+    ) -> Reply:
         """``task``: the tool requires tasks; the session's task flow runs the call and
         waits for its result (an error result then arrives as ``ToolError``)."""
         try:
@@ -137,18 +147,22 @@ class _Trace:
 class InProcessTarget(SessionTarget):
     """An implementation object behind its generated package's server path."""
 
-    def __init__(self, server_module: Any, impl: object, *, description: str, timeout: float) -> None:
+    def __init__(
+        self, server_module: Any, impl: object, *, description: str, timeout: float
+    ) -> None:
         from mcpgen_runtime.server.stdio import serve_streams
 
         app = server_module.build_app(impl)
         self._trace = _Trace()
         for tool in app.tools.values():
             tool.handler = self._recording(tool.handler)
-        super().__init__(serve=lambda i, o: serve_streams(app, i, o), description=description,
-                         timeout=timeout)
+        super().__init__(
+            serve=lambda i, o: serve_streams(app, i, o), description=description, timeout=timeout
+        )
 
     def _recording(self, handler: Callable[..., Any]) -> Callable[..., Any]:
         if inspect.iscoroutinefunction(handler):
+
             @functools.wraps(handler)
             async def wrapped_async(*args: Any, **kwargs: Any) -> Any:
                 trace = self._trace
@@ -179,7 +193,9 @@ class InProcessTarget(SessionTarget):
 
         return wrapped
 
-    def call(self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False) -> Reply:
+    def call(
+        self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False
+    ) -> Reply:
         self._trace = trace = _Trace()
         # the runtime reports a handler's traceback on stderr (the report says it instead),
         # and a handler's print must not land in the report on stdout

@@ -98,7 +98,11 @@ class ServerExited(McpError):
     """The server process exited; ``stderr_tail`` holds its last stderr lines."""
 
     def __init__(self, message: str, *, returncode: int | None, stderr_tail: str = "") -> None:
-        text = message if not stderr_tail else f"{message}\n--- server stderr (tail) ---\n{stderr_tail}"
+        text = (
+            message
+            if not stderr_tail
+            else f"{message}\n--- server stderr (tail) ---\n{stderr_tail}"
+        )
         super().__init__(text)
         self.returncode = returncode
         self.stderr_tail = stderr_tail

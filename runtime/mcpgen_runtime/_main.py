@@ -57,7 +57,9 @@ def main(
     if args.transport == "http":
         return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
     run_stdio(
-        app, max_message_bytes=args.max_message_bytes, max_concurrent_calls=args.max_concurrent_calls
+        app,
+        max_message_bytes=args.max_message_bytes,
+        max_concurrent_calls=args.max_concurrent_calls,
     )
     return 0
 
@@ -259,15 +261,19 @@ def _serve_http(
             max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
             task_store=args.task_store or os.environ.get("MCPGEN_TASK_STORE") or "memory",
             task_lease=args.task_lease or _lease_from_environment(),
-            task_key_prefix=args.task_key_prefix or os.environ.get("MCPGEN_TASK_KEY_PREFIX") or None,
-            max_tasks_per_worker=args.max_tasks_per_worker or http_config.DEFAULT_MAX_TASKS_PER_WORKER,
+            task_key_prefix=args.task_key_prefix
+            or os.environ.get("MCPGEN_TASK_KEY_PREFIX")
+            or None,
+            max_tasks_per_worker=args.max_tasks_per_worker
+            or http_config.DEFAULT_MAX_TASKS_PER_WORKER,
             max_tasks=args.max_tasks or http_config.DEFAULT_MAX_TASKS,
             identity_header=args.identity_header or None,
             http_parser=args.http_parser or "auto",
         )
         # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(
-            _HTTP_MODULE, __package__).serve_http
+            _HTTP_MODULE, __package__
+        ).serve_http
         serve_http(app, options, impl=args.impl, base_class=base_class, build_app=build_app)
     except http_config.HttpUnavailable as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
@@ -287,7 +293,9 @@ def _lease_from_environment() -> float:
     try:
         return _positive_float(text)
     except (ValueError, argparse.ArgumentTypeError):
-        raise ValueError(f"MCPGEN_TASK_LEASE={text!r} is not a positive number of seconds") from None
+        raise ValueError(
+            f"MCPGEN_TASK_LEASE={text!r} is not a positive number of seconds"
+        ) from None
 
 
 @contextlib.contextmanager

@@ -40,8 +40,11 @@ def fuzz_settings(weight: float = 1.0) -> Callable[[T], T]:
         max_examples=max(10, int(EXAMPLES * weight)),
         **fixed,
         deadline=None,  # the machine is shared; time is bounded by the example count
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                               HealthCheck.filter_too_much],
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+        ],
         print_blob=True,
     )
     if SEED is None:

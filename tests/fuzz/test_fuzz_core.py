@@ -68,25 +68,57 @@ class Impl:
 
 OBJ = {"type": "object"}
 DESCRIPTORS: list[dict[str, Any]] = [
-    {"name": "echo", "inputSchema": {**OBJ, "properties": {"text": {"type": "string"}},
-                                     "required": ["text"], "additionalProperties": False}},
-    {"name": "add", "inputSchema": {**OBJ, "properties": {"a": {"type": "integer"},
-                                                          "b": {"type": "integer"}},
-                                    "required": ["a", "b"], "additionalProperties": False}},
-    {"name": "search", "inputSchema": {**OBJ, "properties": {
-        "q": {"type": "string", "minLength": 1}, "limit": {"type": "integer", "minimum": 1},
-        "tags": {"type": "array", "items": {"enum": ["a", "b"]}}}, "required": ["q"]}},
-    {"name": "report", "inputSchema": {**OBJ, "properties": {"n": {"type": "number"}}},
-     "outputSchema": {**OBJ, "properties": {"n": {"type": "number"}, "label": {"type": "string"}},
-                      "required": ["n", "label"]},
-     "execution": {"taskSupport": "optional"}},
+    {
+        "name": "echo",
+        "inputSchema": {
+            **OBJ,
+            "properties": {"text": {"type": "string"}},
+            "required": ["text"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "add",
+        "inputSchema": {
+            **OBJ,
+            "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+            "required": ["a", "b"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "search",
+        "inputSchema": {
+            **OBJ,
+            "properties": {
+                "q": {"type": "string", "minLength": 1},
+                "limit": {"type": "integer", "minimum": 1},
+                "tags": {"type": "array", "items": {"enum": ["a", "b"]}},
+            },
+            "required": ["q"],
+        },
+    },
+    {
+        "name": "report",
+        "inputSchema": {**OBJ, "properties": {"n": {"type": "number"}}},
+        "outputSchema": {
+            **OBJ,
+            "properties": {"n": {"type": "number"}, "label": {"type": "string"}},
+            "required": ["n", "label"],
+        },
+        "execution": {"taskSupport": "optional"},
+    },
     {"name": "later", "inputSchema": {**OBJ, "properties": {"x": {}}}},
     {"name": "crash", "inputSchema": {**OBJ, "properties": {"how": {}}}},
-    {"name": "chatty", "inputSchema": {**OBJ, "properties": {"n": {"type": "integer"}},
-                                       "required": ["n"]}},
-    {"name": "job", "inputSchema": {**OBJ, "properties": {"n": {"type": "integer"}},
-                                    "required": ["n"]},
-     "execution": {"taskSupport": "required"}},
+    {
+        "name": "chatty",
+        "inputSchema": {**OBJ, "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+    },
+    {
+        "name": "job",
+        "inputSchema": {**OBJ, "properties": {"n": {"type": "integer"}}, "required": ["n"]},
+        "execution": {"taskSupport": "required"},
+    },
     {"name": "wrong", "inputSchema": {**OBJ, "additionalProperties": False}},
 ]
 BINDINGS = [
@@ -97,12 +129,18 @@ BINDINGS = [
     Binding("later", "later", "positional", ("x",), (None,), is_async=True, timeout=5),
     Binding("crash", "crash", "positional", ("how",), (None,)),
     Binding("chatty", "chatty", "positional", ("n",), (None,)),
-    Binding("job", "job", "positional", ("n",), (None,), returns="integer",
-            task_support="required"),
+    Binding(
+        "job", "job", "positional", ("n",), (None,), returns="integer", task_support="required"
+    ),
     Binding("wrong", "wrong", "named", returns="object"),
 ]
-APP = App.build(Impl(), DESCRIPTORS, BINDINGS, server_info={"name": "fuzz", "version": "1"},
-                instructions="fuzz me")
+APP = App.build(
+    Impl(),
+    DESCRIPTORS,
+    BINDINGS,
+    server_info={"name": "fuzz", "version": "1"},
+    instructions="fuzz me",
+)
 TOOL_NAMES = [d["name"] for d in DESCRIPTORS]
 
 # --------------------------------------------------------------------------- strategies
@@ -112,63 +150,100 @@ META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 TASKS = "io.modelcontextprotocol/tasks"
 VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28", "1999-01-01"]
 METHODS = [
-    "initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover",
-    "tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update",
-    "notifications/initialized", "notifications/cancelled", "notifications/progress",
-    "resources/list", "", "tools/call/",
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+    "server/discover",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+    "tasks/update",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "resources/list",
+    "",
+    "tools/call/",
 ]
 MISSING = object()
 
-scalars = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
-           | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12))
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+)
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=10,
 )
 request_ids = st.one_of(
-    st.integers(-(2**64), 2**64), st.text(max_size=6), st.sampled_from([0, 1, 2, 3, "1", "a"]),
-    st.none(), st.booleans(), st.floats(allow_nan=False), st.lists(st.integers(), max_size=2),
+    st.integers(-(2**64), 2**64),
+    st.text(max_size=6),
+    st.sampled_from([0, 1, 2, 3, "1", "a"]),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.lists(st.integers(), max_size=2),
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 versions = st.sampled_from(VERSIONS) | st.text(max_size=10) | json_values
 levels = st.sampled_from(["debug", "info", "error", "emergency", "loud"]) | json_values
 metas = st.one_of(
     json_values,
-    st.fixed_dictionaries({}, optional={
-        META_VERSION: versions,
-        META_CAPS: st.just({}) | st.just({"extensions": {TASKS: {}}}) | json_values,
-        "io.modelcontextprotocol/logLevel": levels,
-        "progressToken": st.integers() | st.text(max_size=5) | json_values,
-    }),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            META_VERSION: versions,
+            META_CAPS: st.just({}) | st.just({"extensions": {TASKS: {}}}) | json_values,
+            "io.modelcontextprotocol/logLevel": levels,
+            "progressToken": st.integers() | st.text(max_size=5) | json_values,
+        },
+    ),
 )
 tool_arguments = st.one_of(
     json_values,
-    st.fixed_dictionaries({}, optional={
-        "text": st.text(max_size=20) | json_values, "a": st.integers() | st.text(max_size=5),
-        "b": st.integers() | st.sampled_from(["3", "x", "1.0", "1e3"]),
-        "q": st.text(max_size=5), "limit": st.integers() | st.text(max_size=3),
-        "tags": st.lists(st.sampled_from(["a", "b", "c"]), max_size=3) | json_values,
-        "n": st.integers() | st.floats() | st.text(max_size=4), "x": json_values,
-        "how": st.sampled_from(["tool", "crash"]), "extra": json_values,
-    }),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "text": st.text(max_size=20) | json_values,
+            "a": st.integers() | st.text(max_size=5),
+            "b": st.integers() | st.sampled_from(["3", "x", "1.0", "1e3"]),
+            "q": st.text(max_size=5),
+            "limit": st.integers() | st.text(max_size=3),
+            "tags": st.lists(st.sampled_from(["a", "b", "c"]), max_size=3) | json_values,
+            "n": st.integers() | st.floats() | st.text(max_size=4),
+            "x": json_values,
+            "how": st.sampled_from(["tool", "crash"]),
+            "extra": json_values,
+        },
+    ),
 )
 params = st.one_of(
     json_values,
-    st.fixed_dictionaries({}, optional={
-        "name": st.sampled_from(TOOL_NAMES) | st.text(max_size=8) | json_values,
-        "arguments": tool_arguments,
-        "_meta": metas,
-        "protocolVersion": versions,
-        "capabilities": json_values,
-        "clientInfo": json_values,
-        "cursor": json_values,
-        "task": st.just({}) | st.fixed_dictionaries({"ttl": json_values}) | json_values,
-        "taskId": st.text(max_size=8) | json_values,
-        "requestId": request_ids,
-        "level": levels,
-    }),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "name": st.sampled_from(TOOL_NAMES) | st.text(max_size=8) | json_values,
+            "arguments": tool_arguments,
+            "_meta": metas,
+            "protocolVersion": versions,
+            "capabilities": json_values,
+            "clientInfo": json_values,
+            "cursor": json_values,
+            "task": st.just({}) | st.fixed_dictionaries({"ttl": json_values}) | json_values,
+            "taskId": st.text(max_size=8) | json_values,
+            "requestId": request_ids,
+            "level": levels,
+        },
+    ),
 )
 
 
@@ -193,30 +268,45 @@ def messages(draw: st.DrawFn) -> Any:
     elif shape == 8:
         message["result"] = draw(json_values)
     else:
-        message["error"] = draw(st.fixed_dictionaries(
-            {"code": st.integers(), "message": st.text(max_size=5)}) | json_values)
+        message["error"] = draw(
+            st.fixed_dictionaries({"code": st.integers(), "message": st.text(max_size=5)})
+            | json_values
+        )
     if draw(st.integers(0, 9)) == 0:
         message[draw(st.text(max_size=5))] = draw(json_values)
     return message
 
 
 good_meta = st.fixed_dictionaries(
-    {META_VERSION: st.just("2026-07-28"),
-     META_CAPS: st.sampled_from([{}, {"extensions": {TASKS: {}}}])},
-    optional={"progressToken": st.integers(0, 3) | st.text(max_size=3),
-              "io.modelcontextprotocol/logLevel": st.sampled_from(["debug", "error"])},
+    {
+        META_VERSION: st.just("2026-07-28"),
+        META_CAPS: st.sampled_from([{}, {"extensions": {TASKS: {}}}]),
+    },
+    optional={
+        "progressToken": st.integers(0, 3) | st.text(max_size=3),
+        "io.modelcontextprotocol/logLevel": st.sampled_from(["debug", "error"]),
+    },
 )
-good_arguments = st.fixed_dictionaries({}, optional={
-    "text": st.text(max_size=10), "a": st.integers(-5, 5) | st.just("7"),
-    "b": st.integers(-5, 5), "q": st.text(min_size=1, max_size=3), "n": st.integers(0, 3),
-    "limit": st.integers(0, 3), "how": st.sampled_from(["tool", "crash"]), "x": scalars,
-})
+good_arguments = st.fixed_dictionaries(
+    {},
+    optional={
+        "text": st.text(max_size=10),
+        "a": st.integers(-5, 5) | st.just("7"),
+        "b": st.integers(-5, 5),
+        "q": st.text(min_size=1, max_size=3),
+        "n": st.integers(0, 3),
+        "limit": st.integers(0, 3),
+        "how": st.sampled_from(["tool", "crash"]),
+        "x": scalars,
+    },
+)
 small = st.integers(-3, 3)
 TOOL_ARGUMENTS = {
     "echo": st.fixed_dictionaries({"text": st.text(max_size=10)}),
     "add": st.fixed_dictionaries({"a": small | st.just("7"), "b": small}),
-    "search": st.fixed_dictionaries({"q": st.text(min_size=1, max_size=3)},
-                                    optional={"limit": small, "tags": st.just(["a"])}),
+    "search": st.fixed_dictionaries(
+        {"q": st.text(min_size=1, max_size=3)}, optional={"limit": small, "tags": st.just(["a"])}
+    ),
     "report": st.fixed_dictionaries({}, optional={"n": small | st.floats(-1, 1)}),
     "later": st.fixed_dictionaries({}, optional={"x": scalars}),
     "crash": st.fixed_dictionaries({"how": st.sampled_from(["tool", "crash"])}),
@@ -225,8 +315,16 @@ TOOL_ARGUMENTS = {
     "wrong": st.just({}),
 }
 REQUEST_METHODS = ["tools/call"] * 6 + [
-    "tools/list", "ping", "tasks/get", "tasks/result", "tasks/list", "tasks/cancel",
-    "tasks/update", "logging/setLevel", "initialize", "server/discover",
+    "tools/list",
+    "ping",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+    "tasks/update",
+    "logging/setLevel",
+    "initialize",
+    "server/discover",
 ]
 
 
@@ -237,8 +335,11 @@ def requests(draw: st.DrawFn) -> Any:
     stands for the id of a task the server created (the driver substitutes it)."""
     # (st.integers draws its bounds often: the common path is not a bound here)
     if draw(st.sampled_from([False] * 7 + [True])):
-        return {"jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": draw(st.integers(0, 12)), "reason": "fuzz"}}
+        return {
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": draw(st.integers(0, 12)), "reason": "fuzz"},
+        }
     method = draw(st.sampled_from(REQUEST_METHODS))
     body: dict[str, Any] = {}
     if method == "tools/call":
@@ -246,14 +347,19 @@ def requests(draw: st.DrawFn) -> Any:
         fitting = draw(st.sampled_from([True, True, True, False]))
         body["arguments"] = draw(TOOL_ARGUMENTS[name] if fitting else good_arguments)
         if draw(st.booleans()):
-            body["task"] = draw(st.just({}) | st.fixed_dictionaries({"ttl": st.integers(-5, 10**6)}))
+            body["task"] = draw(
+                st.just({}) | st.fixed_dictionaries({"ttl": st.integers(-5, 10**6)})
+            )
     elif method.startswith("tasks/") and method != "tasks/list":
         body["taskId"] = draw(st.just("@task") | st.text(max_size=4))
     elif method == "logging/setLevel":
         body["level"] = draw(levels)
     elif method == "initialize":
-        body.update(protocolVersion=draw(st.sampled_from(VERSIONS)), capabilities={},
-                    clientInfo={"name": "fuzz", "version": "0"})
+        body.update(
+            protocolVersion=draw(st.sampled_from(VERSIONS)),
+            capabilities={},
+            clientInfo={"name": "fuzz", "version": "0"},
+        )
     choice = draw(st.sampled_from([2, 2, 2, 0, 1, 3]))
     if choice == 0:
         body["_meta"] = draw(good_meta)  # an envelope whatever the era
@@ -268,8 +374,12 @@ def requests(draw: st.DrawFn) -> Any:
 
 
 FIT_ERA = "@fit-era"
-MODERN_META = {META_VERSION: "2026-07-28", META_CAPS: {"extensions": {TASKS: {}}},
-               "progressToken": 1, "io.modelcontextprotocol/logLevel": "debug"}
+MODERN_META = {
+    META_VERSION: "2026-07-28",
+    META_CAPS: {"extensions": {TASKS: {}}},
+    "progressToken": 1,
+    "io.modelcontextprotocol/logLevel": "debug",
+}
 
 
 def encode(value: Any) -> bytes:
@@ -277,9 +387,18 @@ def encode(value: Any) -> bytes:
 
 
 def initialize(version: Any) -> bytes:
-    return encode({"jsonrpc": "2.0", "id": "init", "method": "initialize",
-                   "params": {"protocolVersion": version, "capabilities": {},
-                              "clientInfo": {"name": "fuzz", "version": "0"}}})
+    return encode(
+        {
+            "jsonrpc": "2.0",
+            "id": "init",
+            "method": "initialize",
+            "params": {
+                "protocolVersion": version,
+                "capabilities": {},
+                "clientInfo": {"name": "fuzz", "version": "0"},
+            },
+        }
+    )
 
 
 openings = st.one_of(
@@ -287,9 +406,25 @@ openings = st.one_of(
     st.sampled_from(VERSIONS[:4]).map(lambda v: [initialize(v)]),
     st.sampled_from(VERSIONS[:4]).map(lambda v: [initialize(v)]),
     st.sampled_from(VERSIONS[:4]).map(
-        lambda v: [initialize(v), b'{"jsonrpc":"2.0","method":"notifications/initialized"}']),
-    st.just([encode({"jsonrpc": "2.0", "id": "d", "method": "server/discover", "params": {
-        "_meta": {META_VERSION: "2026-07-28", META_CAPS: {"extensions": {TASKS: {}}}}}})]),
+        lambda v: [initialize(v), b'{"jsonrpc":"2.0","method":"notifications/initialized"}']
+    ),
+    st.just(
+        [
+            encode(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "d",
+                    "method": "server/discover",
+                    "params": {
+                        "_meta": {
+                            META_VERSION: "2026-07-28",
+                            META_CAPS: {"extensions": {TASKS: {}}},
+                        }
+                    },
+                }
+            )
+        ]
+    ),
 )
 LINE_KINDS: dict[str, tuple[int, st.SearchStrategy[bytes]]] = {  # weight, strategy
     "request": (12, requests().map(encode)),  # most lines are plausible: calls really run
@@ -299,8 +434,10 @@ LINE_KINDS: dict[str, tuple[int, st.SearchStrategy[bytes]]] = {  # weight, strat
     "json": (1, json_values.map(encode)),
     "bytes": (1, st.binary(max_size=64)),
     "truncated": (1, requests().map(lambda m: encode(m)[: len(encode(m)) // 2])),
-    "special": (1, st.sampled_from([b"", b"\n", b"  \r\n", b"[]", b"{}", b"null",
-                                    b"\xef\xbb\xbf{}", b"NaN"])),
+    "special": (
+        1,
+        st.sampled_from([b"", b"\n", b"  \r\n", b"[]", b"{}", b"null", b"\xef\xbb\xbf{}", b"NaN"]),
+    ),
 }
 lines = st.sampled_from(
     [kind for kind, (weight, _) in LINE_KINDS.items() for _ in range(weight)]
@@ -308,8 +445,11 @@ lines = st.sampled_from(
 
 # --------------------------------------------------------------------------- checking
 
-SERVER_NOTIFICATIONS = {"notifications/progress", "notifications/message",
-                        "notifications/tasks/status"}
+SERVER_NOTIFICATIONS = {
+    "notifications/progress",
+    "notifications/message",
+    "notifications/tasks/status",
+}
 ERROR_CODES = {-32700, -32600, -32601, -32602, -32603, -32021, -32022}
 
 
@@ -330,7 +470,8 @@ class Checker:
             return message
         assert "id" in message and (("result" in message) != ("error" in message)), message
         assert message["id"] is None or any(
-            message["id"] == i and type(message["id"]) is type(i) for i in self.ids), message
+            message["id"] == i and type(message["id"]) is type(i) for i in self.ids
+        ), message
         if "error" in message:
             error = message["error"]
             assert error["code"] in ERROR_CODES and isinstance(error["message"], str), message
@@ -377,8 +518,9 @@ def run(lines_in: list[bytes], defer: list[bool]) -> None:
             meta = MODERN_META if connection.era == "modern" else {"progressToken": 2}
             line = line.replace(json.dumps(FIT_ERA).encode(), json.dumps(meta).encode())
         if b'"@task"' in line and tasks:
-            line = line.replace(b'"@task"', json.dumps(tasks[len(line) % len(tasks)].task_id)
-                                .encode())
+            line = line.replace(
+                b'"@task"', json.dumps(tasks[len(line) % len(tasks)].task_id).encode()
+            )
         value = parsed(line)
         entries = value if isinstance(value, list) else [value]
         for entry in entries:
@@ -391,8 +533,9 @@ def run(lines_in: list[bytes], defer: list[bool]) -> None:
             event(f"answer {reply['error']['code']}" if "error" in reply else "answer result")
         if isinstance(value, dict):
             is_notification = "id" not in value
-            is_response = ("id" in value and "method" not in value
-                           and ("result" in value or "error" in value))
+            is_response = (
+                "id" in value and "method" not in value and ("result" in value or "error" in value)
+            )
             if is_notification or is_response:
                 assert not replies, (value, replies)  # never answered
             elif replies and "id" in value:
@@ -404,10 +547,18 @@ def run(lines_in: list[bytes], defer: list[bool]) -> None:
             if connection.version != "2025-03-26":
                 assert [(r["id"], r["error"]["code"]) for r in answers] == [(None, -32600)]
             else:
-                askers = [e["id"] for e in value if isinstance(e, dict) and "id" in e
-                          and not ("method" not in e and ("result" in e or "error" in e))]
-                silent = all(isinstance(e, dict) and ("id" not in e or (
-                    "method" not in e and ("result" in e or "error" in e))) for e in value)
+                askers = [
+                    e["id"]
+                    for e in value
+                    if isinstance(e, dict)
+                    and "id" in e
+                    and not ("method" not in e and ("result" in e or "error" in e))
+                ]
+                silent = all(
+                    isinstance(e, dict)
+                    and ("id" not in e or ("method" not in e and ("result" in e or "error" in e)))
+                    for e in value
+                )
                 if silent and value:  # only notifications and responses: no answer at all
                     assert not answers, (value, replies)
                 for reply in answers:
@@ -436,8 +587,9 @@ def run(lines_in: list[bytes], defer: list[bool]) -> None:
 
 @fuzz_settings(weight=1.0)
 @given(opening=openings, body=st.lists(lines, max_size=12), defer=st.lists(st.booleans()))
-def test_receive_never_raises_and_answers_well(opening: list[bytes], body: list[bytes],
-                                               defer: list[bool]) -> None:
+def test_receive_never_raises_and_answers_well(
+    opening: list[bytes], body: list[bytes], defer: list[bool]
+) -> None:
     with contextlib.redirect_stderr(io.StringIO()):  # tracebacks of the crash tool
         run(opening + body, defer)
 

@@ -60,36 +60,75 @@ ROOT = Path(__file__).resolve().parents[2]
 WEATHER = ROOT / "examples" / "weather"
 BASES = {
     "weather": yaml.safe_load((WEATHER / "tools.yaml").read_text(encoding="utf-8")),
-    "robust": yaml.safe_load((ROOT / "tests" / "fixtures" / "robust_tools.yaml")
-                             .read_text(encoding="utf-8")),
+    "robust": yaml.safe_load(
+        (ROOT / "tests" / "fixtures" / "robust_tools.yaml").read_text(encoding="utf-8")
+    ),
 }
 
 # --------------------------------------------------------------------------- strategies
 
-NAMES = ["a", "b", "city", "days", "get_forecast", "get-forecast", "get.forecast", "x1",
-         "class", "self", "1st", "_", "Über", "a" * 129, "", "list_tools"]
+NAMES = [
+    "a",
+    "b",
+    "city",
+    "days",
+    "get_forecast",
+    "get-forecast",
+    "get.forecast",
+    "x1",
+    "class",
+    "self",
+    "1st",
+    "_",
+    "Über",
+    "a" * 129,
+    "",
+    "list_tools",
+]
 TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"]
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-5, 100),
-                    st.floats(allow_nan=False, allow_infinity=False, width=32),
-                    st.text(max_size=8), st.sampled_from(NAMES + TYPES))
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 100),
+    st.floats(allow_nan=False, allow_infinity=False, width=32),
+    st.text(max_size=8),
+    st.sampled_from(NAMES + TYPES),
+)
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,
-                                                                max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 names = st.sampled_from(NAMES) | st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
-types = st.sampled_from(TYPES) | st.lists(st.sampled_from(TYPES), min_size=1, max_size=3,
-                                          unique=True)
-constraint_keys = st.sampled_from(["minimum", "maximum", "exclusiveMinimum", "minLength",
-                                   "maxLength", "minItems", "maxItems", "multipleOf"])
+types = st.sampled_from(TYPES) | st.lists(
+    st.sampled_from(TYPES), min_size=1, max_size=3, unique=True
+)
+constraint_keys = st.sampled_from(
+    [
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "multipleOf",
+    ]
+)
 
 
 @st.composite
 def schemas(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
     """A small JSON Schema of the kinds contracts use."""
-    kind = draw(st.sampled_from(["type", "enum", "object", "array", "union", "ref", "const"]
-                                if depth < 2 else ["type", "enum", "const"]))
+    kind = draw(
+        st.sampled_from(
+            ["type", "enum", "object", "array", "union", "ref", "const"]
+            if depth < 2
+            else ["type", "enum", "const"]
+        )
+    )
     if kind == "type":
         schema: dict[str, Any] = {"type": draw(types)}
     elif kind == "enum":
@@ -106,11 +145,19 @@ def schemas(draw: st.DrawFn, depth: int = 0) -> dict[str, Any]:
     elif kind == "array":
         schema = {"type": "array", "items": draw(schemas(depth + 1))}
     elif kind == "union":
-        schema = {draw(st.sampled_from(["anyOf", "oneOf"])):
-                  draw(st.lists(schemas(depth + 1), min_size=1, max_size=3))}
+        schema = {
+            draw(st.sampled_from(["anyOf", "oneOf"])): draw(
+                st.lists(schemas(depth + 1), min_size=1, max_size=3)
+            )
+        }
     else:
-        schema = {"$ref": draw(st.sampled_from(["#/types/Day", "#/types/Tree",
-                                                "schemas/region.json", "#/types/Nope"]))}
+        schema = {
+            "$ref": draw(
+                st.sampled_from(
+                    ["#/types/Day", "#/types/Tree", "schemas/region.json", "#/types/Nope"]
+                )
+            )
+        }
     if draw(st.integers(0, 3)) == 0:
         schema[draw(constraint_keys)] = draw(st.integers(0, 10))
     if draw(st.integers(0, 4)) == 0:
@@ -135,12 +182,13 @@ def parameters(draw: st.DrawFn) -> dict[str, Any]:
 
 @st.composite
 def tools(draw: st.DrawFn) -> dict[str, Any]:
-    tool: dict[str, Any] = {"name": draw(names),
-                            "description": draw(st.text(max_size=12))}
+    tool: dict[str, Any] = {"name": draw(names), "description": draw(st.text(max_size=12))}
     tool["parameters"] = draw(st.lists(parameters(), max_size=3))
     if draw(st.integers(0, 3)) == 0:
-        tool["output_schema"] = {"type": "object", "properties": draw(
-            st.dictionaries(names, schemas(1), max_size=2))}
+        tool["output_schema"] = {
+            "type": "object",
+            "properties": draw(st.dictionaries(names, schemas(1), max_size=2)),
+        }
     return tool
 
 
@@ -161,9 +209,22 @@ def _params(tool: dict[str, Any]) -> list[Any] | None:
 
 def _mutate_parameter(draw: st.DrawFn, parameter: dict[str, Any]) -> str:
     """One contract-style change to a parameter (in place); returns its name."""
-    operation = draw(st.sampled_from([
-        "type", "enum", "required", "default", "constraint", "rename", "description",
-        "schema", "nullable", "drop-key"]))
+    operation = draw(
+        st.sampled_from(
+            [
+                "type",
+                "enum",
+                "required",
+                "default",
+                "constraint",
+                "rename",
+                "description",
+                "schema",
+                "nullable",
+                "drop-key",
+            ]
+        )
+    )
     if operation == "type":
         parameter["type"] = draw(types)
     elif operation == "enum":
@@ -208,11 +269,34 @@ HINTS = ["read_only", "destructive", "idempotent", "open_world"]
 
 def _mutate_tool(draw: st.DrawFn, spec: dict[str, Any]) -> str:
     """One contract-style change to a tool, or to the tool list (in place)."""
-    operation = draw(st.sampled_from([
-        "add-tool", "remove-tool", "rename-tool", "reorder-tools", "add-param",
-        "remove-param", "reorder-params", "param", "param", "param", "hint", "output",
-        "callback", "returns", "async", "timeout", "task_support", "title", "description",
-        "meta", "icons", "input_schema"]))
+    operation = draw(
+        st.sampled_from(
+            [
+                "add-tool",
+                "remove-tool",
+                "rename-tool",
+                "reorder-tools",
+                "add-param",
+                "remove-param",
+                "reorder-params",
+                "param",
+                "param",
+                "param",
+                "hint",
+                "output",
+                "callback",
+                "returns",
+                "async",
+                "timeout",
+                "task_support",
+                "title",
+                "description",
+                "meta",
+                "icons",
+                "input_schema",
+            ]
+        )
+    )
     tools_list = _tools(spec)
     tool = _pick_tool(draw, spec)
     if operation == "add-tool" or tool is None:
@@ -263,8 +347,11 @@ def _mutate_tool(draw: st.DrawFn, spec: dict[str, Any]) -> str:
     elif operation == "callback":
         tool["callback"] = draw(st.sampled_from(["positional", "named", "structured", "odd"]))
     elif operation == "returns":
-        tool["returns"] = draw(st.sampled_from(
-            ["string", "integer", "number", "boolean", "object", "array", "content", "odd"]))
+        tool["returns"] = draw(
+            st.sampled_from(
+                ["string", "integer", "number", "boolean", "object", "array", "content", "odd"]
+            )
+        )
     elif operation == "async":
         tool["async"] = not tool.get("async", False)
     elif operation == "timeout":
@@ -278,12 +365,19 @@ def _mutate_tool(draw: st.DrawFn, spec: dict[str, Any]) -> str:
     elif operation == "meta":
         tool["meta"] = draw(st.dictionaries(st.text(max_size=4), json_values, max_size=2))
     elif operation == "icons":
-        tool["icons"] = [{"src": draw(st.sampled_from(["https://example.com/a.png",
-                                                       "data:image/png;base64,AA=="]))}]
+        tool["icons"] = [
+            {
+                "src": draw(
+                    st.sampled_from(["https://example.com/a.png", "data:image/png;base64,AA=="])
+                )
+            }
+        ]
     elif operation == "input_schema" and params is not None:
-        properties = {p["name"]: {k: v for k, v in p.items()
-                                  if k not in ("name", "required")}
-                      for p in params if isinstance(p, dict) and isinstance(p.get("name"), str)}
+        properties = {
+            p["name"]: {k: v for k, v in p.items() if k not in ("name", "required")}
+            for p in params
+            if isinstance(p, dict) and isinstance(p.get("name"), str)
+        }
         del tool["parameters"]
         tool["input_schema"] = {"type": "object", "properties": properties}
     return operation
@@ -291,24 +385,29 @@ def _mutate_tool(draw: st.DrawFn, spec: dict[str, Any]) -> str:
 
 def _mutate_contract(draw: st.DrawFn, spec: dict[str, Any]) -> str:
     """One change to the package, server or types (in place)."""
-    operation = draw(st.sampled_from(["package", "server", "type-add", "type-remove",
-                                      "type-change"]))
+    operation = draw(
+        st.sampled_from(["package", "server", "type-add", "type-remove", "type-change"])
+    )
     if operation == "package":
         spec["package"] = draw(st.sampled_from(["weather_mcp", "other_mcp", "json", "1bad"]))
     elif operation == "server":
         server = spec.setdefault("server", {})
         if isinstance(server, dict):
-            key = draw(st.sampled_from(["name", "version", "title", "instructions",
-                                        "implementation"]))
-            server[key] = draw(st.sampled_from(["weather", "Weather", "the weather", "2.0",
-                                                "mod:Cls", ""]) | st.text(max_size=8))
+            key = draw(
+                st.sampled_from(["name", "version", "title", "instructions", "implementation"])
+            )
+            server[key] = draw(
+                st.sampled_from(["weather", "Weather", "the weather", "2.0", "mod:Cls", ""])
+                | st.text(max_size=8)
+            )
     else:
         types_map = spec.setdefault("types", {})
         if not isinstance(types_map, dict):
             return operation
         if operation == "type-add" or not types_map:
             types_map[draw(st.sampled_from(["Day", "Tree", "Extra", "bad name"]))] = draw(
-                schemas(1))
+                schemas(1)
+            )
         elif operation == "type-remove":
             del types_map[draw(st.sampled_from(sorted(types_map)))]
         else:
@@ -336,8 +435,13 @@ def _damage(draw: st.DrawFn, spec: Any) -> str:
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    children = (node.items() if isinstance(node, dict)
-                else enumerate(node) if isinstance(node, list) else ())
+    children = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
     for key, child in children:
         yield (*prefix, key)
         yield from _paths(child, (*prefix, key))
@@ -358,8 +462,19 @@ def evolved(draw: st.DrawFn, base: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
-GARBAGE = ["", "tools: [", "mcpgen: 1\n\t- x", "- - -", "{{}", "mcpgen: 2\n", "null",
-           "&a [*a]", "!!python/object:os.system x", "\ufeffmcpgen: 1", "a: b\na: c\n"]
+GARBAGE = [
+    "",
+    "tools: [",
+    "mcpgen: 1\n\t- x",
+    "- - -",
+    "{{}",
+    "mcpgen: 2\n",
+    "null",
+    "&a [*a]",
+    "!!python/object:os.system x",
+    "\ufeffmcpgen: 1",
+    "a: b\na: c\n",
+]
 
 
 @st.composite
@@ -367,12 +482,14 @@ def pairs(draw: st.DrawFn) -> tuple[str, str]:
     """(OLD text, NEW text): mostly the base and an evolution of it, either way round;
     sometimes two evolutions, sometimes garbage on a side."""
     base = BASES[draw(st.sampled_from(sorted(BASES)))]
-    shape = draw(st.sampled_from(["base->new"] * 4 + ["new->base"] * 2 + ["new->new",
-                                                                          "garbage"]))
+    shape = draw(st.sampled_from(["base->new"] * 4 + ["new->base"] * 2 + ["new->new", "garbage"]))
     event(f"pair: {shape}")
     if shape == "garbage":
-        texts = [dump(base), dump(draw(evolved(base))),
-                 draw(st.sampled_from(GARBAGE) | st.text(max_size=40))]
+        texts = [
+            dump(base),
+            dump(draw(evolved(base))),
+            draw(st.sampled_from(GARBAGE) | st.text(max_size=40)),
+        ]
         old, new = draw(st.permutations(texts))[:2]
         return old, new
     first = base if shape == "base->new" else draw(evolved(base))
@@ -460,14 +577,32 @@ def surface(contract: ir.Contract) -> Any:
     """What a diff must notice: every published descriptor, and what each tool and the
     contract generate in Python (tools by name: their order in a listing means nothing)."""
     tools = sorted(
-        ((descriptor(tool), tool.py_name, tool.class_name, tool.callback, tool.returns,
-          tool.is_async, tool.timeout, [p.py_name for p in tool.parameters])
-         for tool in contract.tools),
+        (
+            (
+                descriptor(tool),
+                tool.py_name,
+                tool.class_name,
+                tool.callback,
+                tool.returns,
+                tool.is_async,
+                tool.timeout,
+                [p.py_name for p in tool.parameters],
+            )
+            for tool in contract.tools
+        ),
         key=lambda entry: json.dumps(entry, sort_keys=True, default=str),
     )
     server = contract.server
-    return (contract.package, server.name, server.version, server.title, server.instructions,
-            server.implementation, sorted(contract.types), tools)
+    return (
+        contract.package,
+        server.name,
+        server.version,
+        server.title,
+        server.instructions,
+        server.implementation,
+        sorted(contract.types),
+        tools,
+    )
 
 
 def check_pair(workdir: Path, old_text: str, new_text: str) -> DiffReport | DiffFailed:
@@ -519,13 +654,19 @@ def reordered(draw: st.DrawFn, node: Any, key: str | None = None) -> Any:
 
 @fuzz_settings(weight=0.1)
 @given(data=st.data(), flow=st.booleans())
-def test_a_spec_written_differently_has_no_change(workdir: Path, data: st.DataObject,
-                                                  flow: bool) -> None:
+def test_a_spec_written_differently_has_no_change(
+    workdir: Path, data: st.DataObject, flow: bool
+) -> None:
     base = BASES[data.draw(st.sampled_from(sorted(BASES)))]
     spec = data.draw(evolved(base)) if data.draw(st.booleans()) else base
     text = dump(spec)
-    other = yaml.safe_dump(data.draw(reordered(spec)), sort_keys=False, allow_unicode=True,
-                           default_flow_style=flow, width=data.draw(st.integers(20, 200)))
+    other = yaml.safe_dump(
+        data.draw(reordered(spec)),
+        sort_keys=False,
+        allow_unicode=True,
+        default_flow_style=flow,
+        width=data.draw(st.integers(20, 200)),
+    )
     result = check_pair(workdir, text, other)
     if isinstance(result, DiffReport):
         assert result.changes == [], [c.change for c in result.changes]
@@ -535,15 +676,22 @@ CLI_CATEGORIES = ["source", "call", "behavior"]
 
 
 @fuzz_settings(weight=0.1)
-@given(pair=pairs(), fmt=st.sampled_from(["text", "json", "github"]),
-       category=st.sampled_from(CLI_CATEGORIES))
-def test_diff_through_the_cli(workdir: Path, pair: tuple[str, str], fmt: str,
-                              category: str) -> None:
+@given(
+    pair=pairs(),
+    fmt=st.sampled_from(["text", "json", "github"]),
+    category=st.sampled_from(CLI_CATEGORIES),
+)
+def test_diff_through_the_cli(
+    workdir: Path, pair: tuple[str, str], fmt: str, category: str
+) -> None:
     old, new = write(workdir, *pair)
     result = CliRunner().invoke(
-        main, ["diff", str(old), str(new), "--format", fmt, "--category", category])
+        main, ["diff", str(old), str(new), "--format", fmt, "--category", category]
+    )
     assert result.exception is None or isinstance(result.exception, SystemExit), (
-        result.exc_info, result.output)
+        result.exc_info,
+        result.output,
+    )
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.output)
     assert "Traceback" not in result.output, result.output
     expected = run_diff(old, new)

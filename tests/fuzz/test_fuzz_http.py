@@ -58,10 +58,24 @@ META_VERSION = "io.modelcontextprotocol/protocolVersion"
 META_CAPS = "io.modelcontextprotocol/clientCapabilities"
 TOOLS = ["get_forecast", "current_temperature", "alerts.search", "report_observation"]
 METHODS = [
-    "initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover",
-    "tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "notifications/initialized",
-    "notifications/cancelled", "notifications/progress", "resources/list", "prompts/list",
-    "completion/complete", "", "tools/call/",
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "logging/setLevel",
+    "server/discover",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+    "notifications/initialized",
+    "notifications/cancelled",
+    "notifications/progress",
+    "resources/list",
+    "prompts/list",
+    "completion/complete",
+    "",
+    "tools/call/",
 ]
 
 # --------------------------------------------------------------------------- the server
@@ -73,68 +87,92 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     built = build_spec(WEATHER / "tools.yaml", output=gen / "weather_mcp")
     assert built.ok, built.diagnostics
     with http_server(
-        "weather_mcp", "--max-message-bytes", str(MAX_BODY), pythonpath=[gen, WEATHER],
-        cwd=WEATHER, log_dir=gen.parent,
+        "weather_mcp",
+        "--max-message-bytes",
+        str(MAX_BODY),
+        pythonpath=[gen, WEATHER],
+        cwd=WEATHER,
+        log_dir=gen.parent,
     ) as running:
         yield running
 
 
 # --------------------------------------------------------------------------- strategies
 
-scalars = (st.none() | st.booleans() | st.integers(-(2**70), 2**70)
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12))
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+)
 json_values = st.recursive(
     scalars,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
-                                                                max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=10,
 )
 request_ids = st.one_of(
-    st.integers(-(2**64), 2**64), st.text(max_size=6), st.sampled_from([0, 1, "1", "a", ""]),
-    st.none(), st.booleans(), st.floats(allow_nan=False, allow_infinity=False),
-    st.lists(st.integers(), max_size=2), st.dictionaries(st.text(max_size=3), st.integers(),
-                                                         max_size=2),
+    st.integers(-(2**64), 2**64),
+    st.text(max_size=6),
+    st.sampled_from([0, 1, "1", "a", ""]),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(st.integers(), max_size=2),
+    st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 versions = st.sampled_from(VERSIONS) | st.text(max_size=10) | json_values
 good_meta = st.fixed_dictionaries(
-    {META_VERSION: st.sampled_from(VERSIONS[-1:] * 3 + VERSIONS),
-     META_CAPS: st.sampled_from([{}, {"extensions": {}}]) | json_values},
-    optional={"progressToken": st.integers(0, 3) | st.text(max_size=3) | json_values,
-              "io.modelcontextprotocol/logLevel": st.sampled_from(["debug", "error"])
-              | json_values},
+    {
+        META_VERSION: st.sampled_from(VERSIONS[-1:] * 3 + VERSIONS),
+        META_CAPS: st.sampled_from([{}, {"extensions": {}}]) | json_values,
+    },
+    optional={
+        "progressToken": st.integers(0, 3) | st.text(max_size=3) | json_values,
+        "io.modelcontextprotocol/logLevel": st.sampled_from(["debug", "error"]) | json_values,
+    },
 )
 arguments = st.one_of(
     json_values,
-    st.fixed_dictionaries({}, optional={
-        "city": st.sampled_from(["Oslo", "", "   ", "Zürich"]) | st.text(max_size=10)
-        | json_values,
-        "days": st.integers(-2, 20) | st.sampled_from(["3", "x", "1e1"]) | json_values,
-        "units": st.sampled_from(["metric", "imperial", "kelvin"]) | json_values,
-        "region": st.fixed_dictionaries({"country": st.sampled_from(["NO", "no", "NOR"])})
-        | json_values,
-        "max-results": st.integers(-1, 5) | st.text(max_size=3),
-        "severity": st.lists(st.sampled_from(["minor", "severe", "bad"]), max_size=3),
-        "station": st.sampled_from(["ENGM", "engm", "EN"]) | st.text(max_size=5),
-        "temperature_c": st.floats(allow_nan=False) | st.sampled_from(["-3.5", "x"]),
-        "at": st.sampled_from(["2026-01-02T03:04:05Z", "yesterday"]),
-        "extra": json_values,
-    }),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "city": st.sampled_from(["Oslo", "", "   ", "Zürich"])
+            | st.text(max_size=10)
+            | json_values,
+            "days": st.integers(-2, 20) | st.sampled_from(["3", "x", "1e1"]) | json_values,
+            "units": st.sampled_from(["metric", "imperial", "kelvin"]) | json_values,
+            "region": st.fixed_dictionaries({"country": st.sampled_from(["NO", "no", "NOR"])})
+            | json_values,
+            "max-results": st.integers(-1, 5) | st.text(max_size=3),
+            "severity": st.lists(st.sampled_from(["minor", "severe", "bad"]), max_size=3),
+            "station": st.sampled_from(["ENGM", "engm", "EN"]) | st.text(max_size=5),
+            "temperature_c": st.floats(allow_nan=False) | st.sampled_from(["-3.5", "x"]),
+            "at": st.sampled_from(["2026-01-02T03:04:05Z", "yesterday"]),
+            "extra": json_values,
+        },
+    ),
 )
 params = st.one_of(
     json_values,
-    st.fixed_dictionaries({}, optional={
-        "name": st.sampled_from(TOOLS + ["nope"]) | json_values,
-        "arguments": arguments,
-        "_meta": good_meta | json_values,
-        "protocolVersion": versions,
-        "capabilities": st.just({}) | json_values,
-        "clientInfo": st.just({"name": "fuzz", "version": "0"}) | json_values,
-        "cursor": json_values,
-        "task": st.just({}) | json_values,
-        "taskId": st.text(max_size=8) | json_values,
-        "requestId": request_ids,
-        "level": st.sampled_from(["debug", "loud"]) | json_values,
-    }),
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "name": st.sampled_from(TOOLS + ["nope"]) | json_values,
+            "arguments": arguments,
+            "_meta": good_meta | json_values,
+            "protocolVersion": versions,
+            "capabilities": st.just({}) | json_values,
+            "clientInfo": st.just({"name": "fuzz", "version": "0"}) | json_values,
+            "cursor": json_values,
+            "task": st.just({}) | json_values,
+            "taskId": st.text(max_size=8) | json_values,
+            "requestId": request_ids,
+            "level": st.sampled_from(["debug", "loud"]) | json_values,
+        },
+    ),
 )
 
 
@@ -158,8 +196,10 @@ def messages(draw: st.DrawFn) -> Any:
     elif shape == 8:
         message["result"] = draw(json_values)
     else:
-        message["error"] = draw(st.fixed_dictionaries(
-            {"code": st.integers(), "message": st.text(max_size=5)}) | json_values)
+        message["error"] = draw(
+            st.fixed_dictionaries({"code": st.integers(), "message": st.text(max_size=5)})
+            | json_values
+        )
     if draw(st.integers(0, 9)) == 0:
         message[draw(st.text(max_size=5))] = draw(json_values)
     return message
@@ -173,18 +213,35 @@ small = st.integers(-3, 20)
 FITTING_ARGUMENTS = {
     "get_forecast": st.fixed_dictionaries(
         {"city": st.text(max_size=10)},
-        optional={"days": small | st.just("4"), "units": st.sampled_from(["metric", "imperial"])}),
+        optional={"days": small | st.just("4"), "units": st.sampled_from(["metric", "imperial"])},
+    ),
     "current_temperature": st.fixed_dictionaries({"city": st.text(max_size=10)}),
     "alerts.search": st.fixed_dictionaries(
-        {"region": st.fixed_dictionaries({"country": st.sampled_from(["NO", "US", "no"])},
-                                         optional={"state": st.text(max_size=4)})},
-        optional={"max-results": small, "severity": st.just(["minor"])}),
-    "report_observation": st.fixed_dictionaries({
-        "station": st.sampled_from(["ENGM", "engm"]), "temperature_c": small | st.just("-3.5"),
-        "at": st.sampled_from(["2026-01-02T03:04:05Z", "noon"])}),
+        {
+            "region": st.fixed_dictionaries(
+                {"country": st.sampled_from(["NO", "US", "no"])},
+                optional={"state": st.text(max_size=4)},
+            )
+        },
+        optional={"max-results": small, "severity": st.just(["minor"])},
+    ),
+    "report_observation": st.fixed_dictionaries(
+        {
+            "station": st.sampled_from(["ENGM", "engm"]),
+            "temperature_c": small | st.just("-3.5"),
+            "at": st.sampled_from(["2026-01-02T03:04:05Z", "noon"]),
+        }
+    ),
 }
-CALL_METHODS = ["tools/call"] * 8 + ["tools/list", "ping", "initialize", "server/discover",
-                                     "logging/setLevel", "tasks/list", "tasks/get"]
+CALL_METHODS = ["tools/call"] * 8 + [
+    "tools/list",
+    "ping",
+    "initialize",
+    "server/discover",
+    "logging/setLevel",
+    "tasks/list",
+    "tasks/get",
+]
 valid_ids = st.integers(-(2**63), 2**63) | st.text(max_size=8)
 
 
@@ -196,13 +253,15 @@ def calls(draw: st.DrawFn, version: str) -> dict[str, Any]:
     body: dict[str, Any] = {}
     if method == "tools/call":
         body["name"] = name = draw(st.sampled_from(TOOLS))
-        body["arguments"] = draw(FITTING_ARGUMENTS[name] if draw(st.integers(0, 3))
-                                 else arguments)
+        body["arguments"] = draw(FITTING_ARGUMENTS[name] if draw(st.integers(0, 3)) else arguments)
         if draw(st.integers(0, 5)) == 0:
             body["task"] = draw(st.just({}) | st.fixed_dictionaries({"ttl": small}))
     elif method == "initialize":
-        body.update(protocolVersion=draw(st.sampled_from(VERSIONS) | versions),
-                    capabilities={}, clientInfo={"name": "fuzz", "version": "0"})
+        body.update(
+            protocolVersion=draw(st.sampled_from(VERSIONS) | versions),
+            capabilities={},
+            clientInfo={"name": "fuzz", "version": "0"},
+        )
     elif method == "logging/setLevel":
         body["level"] = draw(st.sampled_from(["debug", "error", "loud"]))
     elif method == "tasks/get":
@@ -216,19 +275,40 @@ def calls(draw: st.DrawFn, version: str) -> dict[str, Any]:
 
 def body_kinds(version: str) -> dict[str, tuple[int, st.SearchStrategy[bytes]]]:
     return {  # weight, strategy
-    "call": (24, calls(version).map(encode)),
-    "message": (6, messages().map(encode)),
-    "batch": (2, st.lists(messages(), max_size=3).map(encode)),
-    "json": (2, json_values.map(encode)),
-    "bytes": (2, st.binary(max_size=256)),
-    "text": (1, st.text(max_size=64).map(lambda t: t.encode("utf-8", "surrogatepass"))),
-    "truncated": (1, messages().map(lambda m: encode(m)[: len(encode(m)) // 2])),
-    "latin-1": (1, messages().map(lambda m: json.dumps(m, ensure_ascii=False)
-                                  .encode("latin-1", "replace"))),
-    "special": (1, st.sampled_from([b"", b"null", b"[]", b"{}", b"\xef\xbb\xbf{}", b"NaN",
-                                    b"[" * 2000, b'{"jsonrpc":"2.0","id":1,"method":"ping"'])),
-    "large": (1, st.tuples(calls(version), st.integers(MAX_BODY - 300, MAX_BODY + 300)).map(
-        lambda pair: encode({**pair[0], "pad": "x" * pair[1]}))),
+        "call": (24, calls(version).map(encode)),
+        "message": (6, messages().map(encode)),
+        "batch": (2, st.lists(messages(), max_size=3).map(encode)),
+        "json": (2, json_values.map(encode)),
+        "bytes": (2, st.binary(max_size=256)),
+        "text": (1, st.text(max_size=64).map(lambda t: t.encode("utf-8", "surrogatepass"))),
+        "truncated": (1, messages().map(lambda m: encode(m)[: len(encode(m)) // 2])),
+        "latin-1": (
+            1,
+            messages().map(
+                lambda m: json.dumps(m, ensure_ascii=False).encode("latin-1", "replace")
+            ),
+        ),
+        "special": (
+            1,
+            st.sampled_from(
+                [
+                    b"",
+                    b"null",
+                    b"[]",
+                    b"{}",
+                    b"\xef\xbb\xbf{}",
+                    b"NaN",
+                    b"[" * 2000,
+                    b'{"jsonrpc":"2.0","id":1,"method":"ping"',
+                ]
+            ),
+        ),
+        "large": (
+            1,
+            st.tuples(calls(version), st.integers(MAX_BODY - 300, MAX_BODY + 300)).map(
+                lambda pair: encode({**pair[0], "pad": "x" * pair[1]})
+            ),
+        ),
     }
 
 
@@ -238,16 +318,29 @@ def bodies(version: str) -> st.SearchStrategy[tuple[str, bytes]]:
         [kind for kind, (weight, _) in kinds.items() for _ in range(weight)]
     ).flatmap(lambda kind: kinds[kind][1].map(lambda body: (kind, body)))
 
-header_text = st.text(
-    st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=20
-)
+
+header_text = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=20)
 header_bytes = st.binary(max_size=20)  # CR, LF, NUL, non-ASCII: h11 must refuse cleanly
-ACCEPTS = ["application/json, text/event-stream", "application/json", "text/event-stream",
-           "*/*", "text/html", "", "application/json;q=0, text/event-stream;q=0"]
-CONTENT_TYPES = ["application/json", "application/json; charset=utf-8",
-                 "application/json; charset=latin-1", "APPLICATION/JSON", "text/plain",
-                 "application/x-www-form-urlencoded", "multipart/form-data; boundary=x",
-                 "application/jsonx", ""]
+ACCEPTS = [
+    "application/json, text/event-stream",
+    "application/json",
+    "text/event-stream",
+    "*/*",
+    "text/html",
+    "",
+    "application/json;q=0, text/event-stream;q=0",
+]
+CONTENT_TYPES = [
+    "application/json",
+    "application/json; charset=utf-8",
+    "application/json; charset=latin-1",
+    "APPLICATION/JSON",
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/jsonx",
+    "",
+]
 ORIGINS = ["http://localhost", "http://127.0.0.1", "http://evil.example", "null", ""]
 
 
@@ -281,20 +374,54 @@ def headers(draw: st.DrawFn) -> list[tuple[bytes, bytes]]:
     if draw(st.integers(0, 8)) == 0:
         maybe("Expect", ["100-continue"])
     for _ in range(draw(st.integers(0, 2))):
-        name = draw(st.sampled_from([b"X-Fuzz", b"Mcp-Method", b"Mcp-Name", b"Authorization",
-                                     b"Cookie", b"Accept-Encoding"])
-                    | st.binary(min_size=1, max_size=8))
+        name = draw(
+            st.sampled_from(
+                [
+                    b"X-Fuzz",
+                    b"Mcp-Method",
+                    b"Mcp-Name",
+                    b"Authorization",
+                    b"Cookie",
+                    b"Accept-Encoding",
+                ]
+            )
+            | st.binary(min_size=1, max_size=8)
+        )
         value = draw(header_text.map(str.encode) | header_bytes)
         found.append((name, value))
     return found
 
 
-FRAMINGS = ["exact"] * 12 + ["short", "long", "none", "twice", "chunked", "bad-chunked",
-                             "bad-length"]
-REQUEST_METHODS = ["POST"] * 12 + ["GET", "DELETE", "PUT", "OPTIONS", "HEAD", "PATCH",
-                                   "BREW", "GE T"]
-PATHS = ["/mcp"] * 12 + ["/mcp/", "/", "/mcp?x=1", "/MCP", "//mcp", "/mcp/../mcp", "*",
-                         "/mcp%00", "/" + "a" * 3000]
+FRAMINGS = ["exact"] * 12 + [
+    "short",
+    "long",
+    "none",
+    "twice",
+    "chunked",
+    "bad-chunked",
+    "bad-length",
+]
+REQUEST_METHODS = ["POST"] * 12 + [
+    "GET",
+    "DELETE",
+    "PUT",
+    "OPTIONS",
+    "HEAD",
+    "PATCH",
+    "BREW",
+    "GE T",
+]
+PATHS = ["/mcp"] * 12 + [
+    "/mcp/",
+    "/",
+    "/mcp?x=1",
+    "/MCP",
+    "//mcp",
+    "/mcp/../mcp",
+    "*",
+    "/mcp%00",
+    "/" + "a" * 3000,
+]
 
 
 @dataclass
@@ -318,8 +445,10 @@ def header_safe(value: Any) -> bool:
 def usual_headers(version: str, send_version: bool, body: bytes) -> list[tuple[bytes, bytes]]:
     """The headers a well-behaved client sends; at 2026-07-28 also ``Mcp-Method`` and
     ``Mcp-Name``, which must repeat the body's method and tool name."""
-    head = [(b"Accept", b"application/json, text/event-stream"),
-            (b"Content-Type", b"application/json")]
+    head = [
+        (b"Accept", b"application/json, text/event-stream"),
+        (b"Content-Type", b"application/json"),
+    ]
     if send_version:
         head.append((b"Mcp-Protocol-Version", version.encode()))
     if version == "2026-07-28":
@@ -330,8 +459,11 @@ def usual_headers(version: str, send_version: bool, body: bytes) -> list[tuple[b
         method = message.get("method") if isinstance(message, dict) else None
         if header_safe(method):
             head.append((b"Mcp-Method", method.encode()))
-            name = message.get("params", {}).get("name") if isinstance(
-                message.get("params"), dict) else None
+            name = (
+                message.get("params", {}).get("name")
+                if isinstance(message.get("params"), dict)
+                else None
+            )
             if method == "tools/call" and header_safe(name):
                 head.append((b"Mcp-Name", name.encode()))
     return head
@@ -354,13 +486,17 @@ def requests(draw: st.DrawFn, port: int) -> Request:
         path = draw(st.sampled_from(PATHS))
         host_choice = draw(st.integers(0, 19))
         host = {0: b"localhost", 1: b"evil.example", 2: b"", 3: None}.get(
-            host_choice, f"127.0.0.1:{port}".encode())
+            host_choice, f"127.0.0.1:{port}".encode()
+        )
         head = [(b"Host", host)] if host is not None else []
         head += draw(headers())
         framing = draw(st.sampled_from(FRAMINGS))
-    garbled = (method == "GE T" or any(
-        not name or any(c in b"\r\n\0 :\t" or c > 0x7E or c < 0x21 for c in name)
-        or any(c in b"\r\n\0" for c in value) for name, value in head))
+    garbled = method == "GE T" or any(
+        not name
+        or any(c in b"\r\n\0 :\t" or c > 0x7E or c < 0x21 for c in name)
+        or any(c in b"\r\n\0" for c in value)
+        for name, value in head
+    )
     if framing == "exact":
         head.append((b"Content-Length", str(len(body)).encode()))
         payload = body
@@ -373,8 +509,10 @@ def requests(draw: st.DrawFn, port: int) -> Request:
     elif framing == "none":  # no length: no body; the bytes are the next request
         payload, garbled = body, garbled or bool(body)
     elif framing == "twice":
-        head += [(b"Content-Length", str(len(body)).encode()),
-                 (b"Content-Length", str(len(body) + 1).encode())]
+        head += [
+            (b"Content-Length", str(len(body)).encode()),
+            (b"Content-Length", str(len(body) + 1).encode()),
+        ]
         payload, garbled = body, True
     elif framing == "chunked":
         head.append((b"Transfer-Encoding", b"chunked"))
@@ -489,13 +627,17 @@ def check_jsonrpc(message: Any, request: Request) -> None:
     asked = value.get("id") if isinstance(value, dict) else None
     if message["id"] is not None:
         assert valid_id(asked) and message["id"] == asked and type(message["id"]) is type(asked), (
-            message, asked)
+            message,
+            asked,
+        )
     if "error" in message:
         error = message["error"]
         assert isinstance(error, dict) and type(error.get("code")) is int, message
         assert isinstance(error.get("message"), str), message
-        event(f"error {error['code']}" + (f" {error['message'][:40]}" if request.kind == "call"
-                                           else ""))
+        event(
+            f"error {error['code']}"
+            + (f" {error['message'][:40]}" if request.kind == "call" else "")
+        )
     else:
         assert isinstance(message["result"], dict), message
 
@@ -518,8 +660,9 @@ def check(response: Answer | None, request: Request) -> None:
     if request.method == "HEAD" or not body:
         if response.status == 202:
             value = request.value
-            assert not (isinstance(value, dict) and "method" in value and valid_id(value.get("id"))), (
-                "a request was answered 202 (as if a notification)", request.data)
+            assert not (
+                isinstance(value, dict) and "method" in value and valid_id(value.get("id"))
+            ), ("a request was answered 202 (as if a notification)", request.data)
         return
     content_type = response.content_type
     if content_type == "application/json":
@@ -536,17 +679,29 @@ def check(response: Answer | None, request: Request) -> None:
 
 def well_formed(port: int, version: str, body: bytes) -> bytes:
     """A POST of ``body`` as a well-behaved client of ``version`` sends it."""
-    head = [(b"Host", f"127.0.0.1:{port}".encode()), *usual_headers(version, True, body),
-            (b"Content-Length", str(len(body)).encode())]
-    return (b"POST /mcp HTTP/1.1\r\n" + b"".join(name + b": " + value + b"\r\n"
-                                                  for name, value in head) + b"\r\n" + body)
+    head = [
+        (b"Host", f"127.0.0.1:{port}".encode()),
+        *usual_headers(version, True, body),
+        (b"Content-Length", str(len(body)).encode()),
+    ]
+    return (
+        b"POST /mcp HTTP/1.1\r\n"
+        + b"".join(name + b": " + value + b"\r\n" for name, value in head)
+        + b"\r\n"
+        + body
+    )
 
 
 def still_serving(port: int) -> None:
-    call = {"jsonrpc": "2.0", "id": "alive", "method": "tools/call",
-            "params": {"name": "current_temperature", "arguments": {"city": "Oslo"}}}
-    response = exchange(port, well_formed(port, "2025-11-25", encode(call)), "POST",
-                        half_close=False)
+    call = {
+        "jsonrpc": "2.0",
+        "id": "alive",
+        "method": "tools/call",
+        "params": {"name": "current_temperature", "arguments": {"city": "Oslo"}},
+    }
+    response = exchange(
+        port, well_formed(port, "2025-11-25", encode(call)), "POST", half_close=False
+    )
     assert response is not None and response.status == 200, response
     # a call that can send no notification is answered with JSON; SSE is accepted too
     if response.content_type == "text/event-stream":
@@ -569,16 +724,25 @@ EXPECTED_LOG = re.compile(
 FRAMING_TRACEBACKS = [
     # uvicorn (h11) refused the request, then the app's answer finds the connection
     # in MUST_CLOSE or ERROR
-    re.compile(r"^ERROR: +Exception in ASGI application\nTraceback \(most recent call last\):\n"
-               r"(?:.*\n)*?h11\._util\.LocalProtocolError: (can't handle event type Response "
-               r"when role=SERVER and state=MUST_CLOSE|Can't send data when our state is ERROR)$"
-               r"\n?", re.MULTILINE),
-    re.compile(r"^Error handling POST request\nTraceback \(most recent call last\):\n"
-               r"(?: .*\n)*starlette\.requests\.ClientDisconnect$\n?", re.MULTILINE),
+    re.compile(
+        r"^ERROR: +Exception in ASGI application\nTraceback \(most recent call last\):\n"
+        r"(?:.*\n)*?h11\._util\.LocalProtocolError: (can't handle event type Response "
+        r"when role=SERVER and state=MUST_CLOSE|Can't send data when our state is ERROR)$"
+        r"\n?",
+        re.MULTILINE,
+    ),
+    re.compile(
+        r"^Error handling POST request\nTraceback \(most recent call last\):\n"
+        r"(?: .*\n)*starlette\.requests\.ClientDisconnect$\n?",
+        re.MULTILINE,
+    ),
     # uvicorn answering a malformed HEAD request with a 400 body h11 refuses to send
-    re.compile(r"^Fatal error: protocol\.data_received\(\) call failed\.\nprotocol: .*\n"
-               r"transport: .*\n(?:.*\n)*?h11\._util\.LocalProtocolError: Too much data for "
-               r"declared Content-Length$\n?", re.MULTILINE),
+    re.compile(
+        r"^Fatal error: protocol\.data_received\(\) call failed\.\nprotocol: .*\n"
+        r"transport: .*\n(?:.*\n)*?h11\._util\.LocalProtocolError: Too much data for "
+        r"declared Content-Length$\n?",
+        re.MULTILINE,
+    ),
 ]
 
 
@@ -610,8 +774,9 @@ def test_arbitrary_requests(server: HttpServer, data: st.DataObject) -> None:
     request = data.draw(requests(server.port))
     event(f"body: {request.kind}, framing: {request.framing}")
     with clean_log(server, garbled=request.garbled):
-        response = exchange(server.port, request.data, request.method,
-                            half_close=request.framing == "long")
+        response = exchange(
+            server.port, request.data, request.method, half_close=request.framing == "long"
+        )
         check(response, request)
         still_serving(server.port)
 
@@ -637,11 +802,21 @@ def test_pipelined_requests_on_one_connection(server: HttpServer, data: st.DataO
     sent = []
     for message in batch:
         body = encode(message)
-        sent.append(Request(well_formed(server.port, version, body), "POST", "pipelined",
-                            "exact", body, False, message))
-    with clean_log(server), socket.create_connection(
-        ("127.0.0.1", server.port), timeout=SOCKET_TIMEOUT
-    ) as sock:
+        sent.append(
+            Request(
+                well_formed(server.port, version, body),
+                "POST",
+                "pipelined",
+                "exact",
+                body,
+                False,
+                message,
+            )
+        )
+    with (
+        clean_log(server),
+        socket.create_connection(("127.0.0.1", server.port), timeout=SOCKET_TIMEOUT) as sock,
+    ):
         sock.sendall(b"".join(request.data for request in sent))
         stream = _Stream(sock)
         for request in sent:

@@ -63,43 +63,166 @@ MYPY_BATCH = 40  # packages per mypy run
 # Text a server may send: any Unicode (control characters, line breaks, bidi marks,
 # noncharacters, astral planes), plus strings that mean something to YAML, Python,
 # Jinja2 or a terminal.
-TRICKY = ["", " ", "yes", "no", "null", "~", "0x1F", "1e3", "- item", "# hash", "a: b",
-          "'", '"', '"""', "'''", "\\", "{{ x }}", "{% if %}", "${x}", "\t", "\n", "\r\n",
-          "\x00", "\x1b]0;title\x07", "\x85", "\u2028", "\u2029", "\ufeff", "\u202e",
-          "\ud7ff", "\U0001f600", "é", "\uffff", "--- ", "...", "&a", "*a", "!!python/object",
-          "\ud800"]  # a lone surrogate: valid JSON text, no YAML can hold it
-odd_text = st.text(max_size=16) | st.sampled_from(TRICKY) | st.lists(
-    st.sampled_from(TRICKY) | st.text(max_size=3), max_size=4).map("".join)
+TRICKY = [
+    "",
+    " ",
+    "yes",
+    "no",
+    "null",
+    "~",
+    "0x1F",
+    "1e3",
+    "- item",
+    "# hash",
+    "a: b",
+    "'",
+    '"',
+    '"""',
+    "'''",
+    "\\",
+    "{{ x }}",
+    "{% if %}",
+    "${x}",
+    "\t",
+    "\n",
+    "\r\n",
+    "\x00",
+    "\x1b]0;title\x07",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\u202e",
+    "\ud7ff",
+    "\U0001f600",
+    "é",
+    "\uffff",
+    "--- ",
+    "...",
+    "&a",
+    "*a",
+    "!!python/object",
+    "\ud800",
+]  # a lone surrogate: valid JSON text, no YAML can hold it
+odd_text = (
+    st.text(max_size=16)
+    | st.sampled_from(TRICKY)
+    | st.lists(st.sampled_from(TRICKY) | st.text(max_size=3), max_size=4).map("".join)
+)
 # serverInfo strings: as odd, but only characters YAML allows raw in a comment, and no
 # line breaks (left out: the header that quotes them is being rewritten)
-HEADER_UNSAFE = re.compile("[^\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+HEADER_UNSAFE = re.compile(
+    "[^\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]"
+)
 header_text = odd_text.map(lambda text: HEADER_UNSAFE.sub("", text))
 
-WIRE_NAMES = ["search", "get_forecast", "get-forecast", "alerts.search", "a", "A", "x" * 128,
-              "class", "import", "self", "None", "list_tools", "close", "stdio", "in_memory",
-              "request", "start_search", "_private", "__init__", "1st", "a__b", "a_b", "a-b",
-              "Tool", "json", "typing"]
+WIRE_NAMES = [
+    "search",
+    "get_forecast",
+    "get-forecast",
+    "alerts.search",
+    "a",
+    "A",
+    "x" * 128,
+    "class",
+    "import",
+    "self",
+    "None",
+    "list_tools",
+    "close",
+    "stdio",
+    "in_memory",
+    "request",
+    "start_search",
+    "_private",
+    "__init__",
+    "1st",
+    "a__b",
+    "a_b",
+    "a-b",
+    "Tool",
+    "json",
+    "typing",
+]
 tool_names = st.sampled_from(WIRE_NAMES) | st.from_regex(r"[A-Za-z0-9_.-]{1,12}", fullmatch=True)
 CLIENT_NAMES = {"list_tools", "close", "stdio", "in_memory", "request", "start_search"}
 tame_tool_names = tool_names.filter(lambda name: name not in CLIENT_NAMES)
 odd_names = odd_text | st.sampled_from(["a b", "x" * 129, "ä", "a/b"])
-PROPERTY_NAMES = ["city", "days", "q", "a", "b", "class", "self", "from", "None", "True",
-                  "a-b", "a_b", "a.b", "1x", "_", "__x", "model_config", "model_fields",
-                  "schema", "json", "dict", "copy", "fields", "validate", "Config", "args",
-                  "ctx", "on_progress", "timeout", "name", "required", "type", "ünï", "$x",
-                  "", " ", "x" * 80]
-property_names = st.sampled_from(PROPERTY_NAMES) | st.from_regex(r"[a-z][a-z0-9_]{0,8}",
-                                                                 fullmatch=True)
+PROPERTY_NAMES = [
+    "city",
+    "days",
+    "q",
+    "a",
+    "b",
+    "class",
+    "self",
+    "from",
+    "None",
+    "True",
+    "a-b",
+    "a_b",
+    "a.b",
+    "1x",
+    "_",
+    "__x",
+    "model_config",
+    "model_fields",
+    "schema",
+    "json",
+    "dict",
+    "copy",
+    "fields",
+    "validate",
+    "Config",
+    "args",
+    "ctx",
+    "on_progress",
+    "timeout",
+    "name",
+    "required",
+    "type",
+    "ünï",
+    "$x",
+    "",
+    " ",
+    "x" * 80,
+]
+property_names = st.sampled_from(PROPERTY_NAMES) | st.from_regex(
+    r"[a-z][a-z0-9_]{0,8}", fullmatch=True
+)
 # Read alike by Python's re and ECMA-262, none backtracking badly; two invalid in both.
-VALID_PATTERNS = ["^[A-Z]{4}$", "^[a-z]+$", "\\d+", "^\\w+@\\w+\\.\\w+$", "^(a|b)$", "x", "^$",
-                  "[^/]+", "^\\S*$"]
+VALID_PATTERNS = [
+    "^[A-Z]{4}$",
+    "^[a-z]+$",
+    "\\d+",
+    "^\\w+@\\w+\\.\\w+$",
+    "^(a|b)$",
+    "x",
+    "^$",
+    "[^/]+",
+    "^\\S*$",
+]
 PATTERNS = [*VALID_PATTERNS, "(", "[a-"]
-FORMATS = ["date", "date-time", "time", "email", "uri", "uuid", "ipv4", "hostname",
-           "duration", "regex", "made-up"]
+FORMATS = [
+    "date",
+    "date-time",
+    "time",
+    "email",
+    "uri",
+    "uuid",
+    "ipv4",
+    "hostname",
+    "duration",
+    "regex",
+    "made-up",
+]
 TYPES = ["string", "integer", "number", "boolean", "object", "array", "null"]
 
-numbers = (st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
-           | st.sampled_from([0, -0.0, 1.5, 1e308, 5e-324, 2**53 + 1]))
+numbers = (
+    st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([0, -0.0, 1.5, 1e308, 5e-324, 2**53 + 1])
+)
 scalars = st.none() | st.booleans() | numbers | odd_text
 json_values = st.recursive(
     scalars,
@@ -112,8 +235,7 @@ json_values = st.recursive(
 def schemas(draw: st.DrawFn, defs: tuple[str, ...], depth: int = 0, tame: bool = False) -> Any:
     """A JSON Schema a server might publish; ``defs`` are the names ``#/$defs/…`` may use.
     ``tame``: nothing a spec refuses on purpose (bad defaults, unknown keywords)."""
-    kinds = ["string", "integer", "number", "boolean", "null", "enum", "const", "any",
-             "typelist"]
+    kinds = ["string", "integer", "number", "boolean", "null", "enum", "const", "any", "typelist"]
     if depth < 3:
         kinds += ["object", "object", "array", "anyOf", "oneOf", "allOf", "nullable"]
     if defs:
@@ -133,13 +255,15 @@ def schemas(draw: st.DrawFn, defs: tuple[str, ...], depth: int = 0, tame: bool =
         schema = {"type": kind}
         for key in ("minimum", "maximum", "exclusiveMinimum", "multipleOf"):
             if draw(st.integers(0, 4)) == 0:
-                schema[key] = draw(numbers if key != "multipleOf" else st.sampled_from(
-                    [1, 2, 0.5, 0.01]))
+                schema[key] = draw(
+                    numbers if key != "multipleOf" else st.sampled_from([1, 2, 0.5, 0.01])
+                )
     elif kind in ("boolean", "null"):
         schema = {"type": kind}
     elif kind == "typelist":
-        schema = {"type": draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=3,
-                                        unique=True))}
+        schema = {
+            "type": draw(st.lists(st.sampled_from(TYPES), min_size=1, max_size=3, unique=True))
+        }
     elif kind == "enum":
         schema = {"enum": draw(st.lists(scalars, min_size=1, max_size=4))}
         if draw(st.booleans()):
@@ -149,12 +273,12 @@ def schemas(draw: st.DrawFn, defs: tuple[str, ...], depth: int = 0, tame: bool =
     elif kind == "any":
         schema = draw(st.sampled_from([{}, {"description": "anything"}, {"title": "T"}]))
     elif kind == "object":
-        properties = draw(st.dictionaries(property_names, schemas(defs, depth + 1, tame),
-                                          max_size=3))
+        properties = draw(
+            st.dictionaries(property_names, schemas(defs, depth + 1, tame), max_size=3)
+        )
         schema = {"type": "object", "properties": properties}
         if properties and draw(st.booleans()):
-            schema["required"] = draw(st.lists(st.sampled_from(sorted(properties)),
-                                               unique=True))
+            schema["required"] = draw(st.lists(st.sampled_from(sorted(properties)), unique=True))
         choice = draw(st.integers(0, 5))
         if choice == 0:
             schema["additionalProperties"] = False
@@ -171,12 +295,18 @@ def schemas(draw: st.DrawFn, defs: tuple[str, ...], depth: int = 0, tame: bool =
     elif kind == "allOf" and tame:
         # satisfiable: objects whose properties do not overlap (a model generator merges
         # the branches; for contradictory ones it writes code mypy refuses, see the report)
-        properties = draw(st.dictionaries(property_names, schemas(defs, depth + 1, tame),
-                                          min_size=1, max_size=4))
+        properties = draw(
+            st.dictionaries(property_names, schemas(defs, depth + 1, tame), min_size=1, max_size=4)
+        )
         names = sorted(properties)
         cut = draw(st.integers(0, len(names)))
-        schema = {kind: [{"type": "object", "properties": {n: properties[n] for n in part}}
-                         for part in (names[:cut], names[cut:]) if part]}
+        schema = {
+            kind: [
+                {"type": "object", "properties": {n: properties[n] for n in part}}
+                for part in (names[:cut], names[cut:])
+                if part
+            ]
+        }
     elif kind in ("anyOf", "oneOf", "allOf"):
         schema = {kind: draw(st.lists(schemas(defs, depth + 1, tame), min_size=1, max_size=3))}
     elif kind == "nullable":
@@ -197,8 +327,9 @@ def schemas(draw: st.DrawFn, defs: tuple[str, ...], depth: int = 0, tame: bool =
     elif extra < 18:
         schema["deprecated"] = draw(st.booleans())
     elif extra == 18 and not tame:  # keywords a spec refuses, or accepts as annotations
-        schema[draw(st.sampled_from(["nullable", "x-order", "readOnly", "$comment"]))] = (
-            draw(scalars))
+        schema[draw(st.sampled_from(["nullable", "x-order", "readOnly", "$comment"]))] = draw(
+            scalars
+        )
     return schema
 
 
@@ -232,16 +363,31 @@ def defaults(draw: st.DrawFn, schema: dict[str, Any], tame: bool) -> Any:
     return draw(fitting)
 
 
-DEF_NAMES = ["Point", "Item", "Args", "Output", "SearchArgs", "Model", "class", "a-b", "1x",
-             "Ünï", "Tree", "Day"]
+DEF_NAMES = [
+    "Point",
+    "Item",
+    "Args",
+    "Output",
+    "SearchArgs",
+    "Model",
+    "class",
+    "a-b",
+    "1x",
+    "Ünï",
+    "Tree",
+    "Day",
+]
 
 
 @st.composite
 def object_schemas(draw: st.DrawFn, *, output: bool = False, tame: bool = False) -> Any:
     """A root schema: usually an object of properties, with ``$defs`` and root
     annotations; sometimes something a spec cannot hold."""
-    shape = "object" if tame else draw(st.sampled_from(["object"] * 27 + [
-        "not-object", "no-type", "bad"]))
+    shape = (
+        "object"
+        if tame
+        else draw(st.sampled_from(["object"] * 27 + ["not-object", "no-type", "bad"]))
+    )
     if shape == "bad":
         return draw(json_values)
     defs = tuple(draw(st.lists(st.sampled_from(DEF_NAMES), max_size=2, unique=True)))
@@ -258,13 +404,17 @@ def object_schemas(draw: st.DrawFn, *, output: bool = False, tame: bool = False)
         container = draw(st.sampled_from(["$defs", "$defs", "definitions"]))
         schema[container] = {  # tame: a definition refers only to earlier ones, no loops
             name: draw(schemas(defs[:index] if tame else defs, 2, tame))
-            for index, name in enumerate(defs)}
+            for index, name in enumerate(defs)
+        }
         if container == "definitions":  # the references must say so too
             schema = json.loads(json.dumps(schema).replace('"#/$defs/', '"#/definitions/'))
     for key in ("title", "$schema", "$comment", "description"):
         if draw(st.integers(0, 5)) == 0:
-            schema[key] = (draw(odd_text) if key != "$schema"
-                           else "https://json-schema.org/draft/2020-12/schema")
+            schema[key] = (
+                draw(odd_text)
+                if key != "$schema"
+                else "https://json-schema.org/draft/2020-12/schema"
+            )
     if output and draw(st.integers(0, 4)) == 0:
         schema["required"] = sorted(properties)[:1]
     return schema
@@ -276,25 +426,46 @@ HINT_KEYS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint
 @st.composite
 def tools(draw: st.DrawFn, tame: bool = False) -> dict[str, Any]:
     odd = not tame and draw(st.integers(0, 9)) == 0
-    tool: dict[str, Any] = {"name": draw(odd_names if odd else tame_tool_names if tame
-                                         else tool_names),
-                            "inputSchema": draw(object_schemas(tame=tame))}
+    tool: dict[str, Any] = {
+        "name": draw(odd_names if odd else tame_tool_names if tame else tool_names),
+        "inputSchema": draw(object_schemas(tame=tame)),
+    }
     optional = {
         "title": odd_text,
         "description": odd_text | st.text(max_size=200) | (json_values if not tame else odd_text),
         "outputSchema": object_schemas(output=True, tame=tame),
-        "annotations": st.fixed_dictionaries({}, optional={
-            "title": odd_text, **{key: st.booleans() | scalars for key in HINT_KEYS}}),
-        "icons": st.lists(st.fixed_dictionaries(
-            {"src": st.sampled_from(["https://example.com/i.png", "data:image/png;base64,AA==",
-                                     "javascript:alert(1)", ""]) | odd_text},
-            optional={"mimeType": st.sampled_from(["image/png", "image/svg+xml"]) | odd_text,
-                      "sizes": st.lists(st.sampled_from(["48x48", "any", "x"]), max_size=2)
-                      | json_values,
-                      "theme": st.sampled_from(["light", "dark", "dim"])}) | json_values,
-            max_size=2),
-        "execution": st.fixed_dictionaries({}, optional={
-            "taskSupport": st.sampled_from(["forbidden", "optional", "required", "maybe"])})
+        "annotations": st.fixed_dictionaries(
+            {}, optional={"title": odd_text, **{key: st.booleans() | scalars for key in HINT_KEYS}}
+        ),
+        "icons": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "src": st.sampled_from(
+                        [
+                            "https://example.com/i.png",
+                            "data:image/png;base64,AA==",
+                            "javascript:alert(1)",
+                            "",
+                        ]
+                    )
+                    | odd_text
+                },
+                optional={
+                    "mimeType": st.sampled_from(["image/png", "image/svg+xml"]) | odd_text,
+                    "sizes": st.lists(st.sampled_from(["48x48", "any", "x"]), max_size=2)
+                    | json_values,
+                    "theme": st.sampled_from(["light", "dark", "dim"]),
+                },
+            )
+            | json_values,
+            max_size=2,
+        ),
+        "execution": st.fixed_dictionaries(
+            {},
+            optional={
+                "taskSupport": st.sampled_from(["forbidden", "optional", "required", "maybe"])
+            },
+        )
         | json_values,
         "_meta": st.dictionaries(odd_text, json_values, max_size=3) | json_values,
     }
@@ -311,16 +482,24 @@ def listings(draw: st.DrawFn, tame: bool = False) -> dict[str, Any]:
     """A server's answers; ``tame`` ones avoid what a spec refuses on purpose, so that
     more of them get as far as a build."""
     server_info: dict[str, Any] = {
-        "name": draw(st.sampled_from(["weather", "mcp-servers/everything", "1 odd", "class",
-                                     "json", ""]) | header_text),
+        "name": draw(
+            st.sampled_from(["weather", "mcp-servers/everything", "1 odd", "class", "json", ""])
+            | header_text
+        ),
         "version": draw(st.sampled_from(["1.0.0", "", "v2"]) | header_text),
     }
     if draw(st.booleans()):
         server_info["title"] = draw(odd_text)
     unique = tame or draw(st.integers(0, 9)) > 0  # duplicate names, now and then
     empty_allowed = not tame and draw(st.integers(0, 9)) == 0  # no tools, now and then
-    tool_list = draw(st.lists(tools(tame), min_size=0 if empty_allowed else 1, max_size=4,
-                              unique_by=(lambda tool: str(tool["name"])) if unique else None))
+    tool_list = draw(
+        st.lists(
+            tools(tame),
+            min_size=0 if empty_allowed else 1,
+            max_size=4,
+            unique_by=(lambda tool: str(tool["name"])) if unique else None,
+        )
+    )
     listing: dict[str, Any] = {"serverInfo": server_info, "tools": tool_list}
     if draw(st.integers(0, 3)) == 0:
         listing["instructions"] = draw(odd_text)
@@ -341,21 +520,28 @@ def record(text: str) -> None:
 EXCEPTION_TEXT = re.compile(r"^[A-Za-z_.]*(Error|Exception)\b|Traceback")
 
 
-def run_import(folder: Path, listing: dict[str, Any],
-               package: str | None = None) -> ImportedSpec | ImportFailed:
+def run_import(
+    folder: Path, listing: dict[str, Any], package: str | None = None
+) -> ImportedSpec | ImportFailed:
     path = folder / "listing.json"
     path.write_text(json.dumps(listing), encoding="utf-8")
     try:
-        return import_server([sys.executable, str(FAKE_SERVER), str(path)], package=package,
-                             timeout=IMPORT_TIMEOUT, spec_dir=folder)
+        return import_server(
+            [sys.executable, str(FAKE_SERVER), str(path)],
+            package=package,
+            timeout=IMPORT_TIMEOUT,
+            spec_dir=folder,
+        )
     except ImportFailed as exc:
         return exc
 
 
 # Refusals that are bugs being fixed elsewhere: tolerated here, named in the report.
 # A note comment quoting a character YAML refuses (a control character in a title).
-KNOWN_REFUSALS = re.compile(r"YAML error: unacceptable character #x[0-9a-f]+: "
-                            r"(control characters|special characters) are not allowed")
+KNOWN_REFUSALS = re.compile(
+    r"YAML error: unacceptable character #x[0-9a-f]+: "
+    r"(control characters|special characters) are not allowed"
+)
 
 
 def check_refusal(failure: ImportFailed) -> None:
@@ -376,20 +562,25 @@ def check_spec(folder: Path, listing: dict[str, Any], spec: ImportedSpec) -> lis
     assert loaded.contract.package == spec.package
     published = [descriptor(tool) for tool in loaded.contract.tools]
     assert [t["name"] for t in published] == [t["name"] for t in listing["tools"]]
-    breaking = [c for c in compare_tools(published, listing["tools"])
-                if c.severity is Severity.BREAKING and c.rule != "PARAM_ORDER_CHANGED"]
+    breaking = [
+        c
+        for c in compare_tools(published, listing["tools"])
+        if c.severity is Severity.BREAKING and c.rule != "PARAM_ORDER_CHANGED"
+    ]
     assert not breaking, breaking
     record(f"imported {spec.tools} tool(s)")
     return published
 
 
 def client_class(package: Any) -> Any:
-    return next(getattr(package, name) for name in package.__all__
-                if name.endswith("Client") and not name.startswith("Async"))
+    return next(
+        getattr(package, name)
+        for name in package.__all__
+        if name.endswith("Client") and not name.startswith("Async")
+    )
 
 
-def build_and_use(folder: Path, listing: dict[str, Any], spec: ImportedSpec,
-                  gen: Path) -> None:
+def build_and_use(folder: Path, listing: dict[str, Any], spec: ImportedSpec, gen: Path) -> None:
     """Build the spec into ``gen``, import the package, connect its client strictly to
     the fake server."""
     spec_dir = folder / f"spec_{spec.package}"
@@ -404,10 +595,12 @@ def build_and_use(folder: Path, listing: dict[str, Any], spec: ImportedSpec,
         assert built.ok, (built.status, built.message, [str(d) for d in built.diagnostics])
         with import_package(gen, spec.package) as package:
             assert [t["name"] for t in package.contract.TOOLS] == [
-                t["name"] for t in listing["tools"]]
+                t["name"] for t in listing["tools"]
+            ]
             with client_class(package).stdio(command, verify="strict") as client:
                 assert [tool.name for tool in client.list_tools()] == [
-                    t["name"] for t in listing["tools"]]
+                    t["name"] for t in listing["tools"]
+                ]
 
 
 def mypy_strict(gen: Path, packages: list[str]) -> None:
@@ -415,17 +608,33 @@ def mypy_strict(gen: Path, packages: list[str]) -> None:
         batch = packages[start : start + MYPY_BATCH]
         targets = [arg for name in batch for arg in ("-p", name)]
         done = subprocess.run(
-            [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--config-file",
-             "/dev/null", "--python-version", "3.11", *targets],
-            cwd=gen, capture_output=True, text=True, check=False,
+            [
+                sys.executable,
+                "-m",
+                "mypy",
+                "--strict",
+                "--no-incremental",
+                "--config-file",
+                "/dev/null",
+                "--python-version",
+                "3.11",
+                *targets,
+            ],
+            cwd=gen,
+            capture_output=True,
+            text=True,
+            check=False,
             env={"MYPYPATH": str(gen), "PATH": "/usr/bin:/bin"},
         )
         if done.returncode != 0:
-            failing = sorted({line.split("/")[0] for line in done.stdout.splitlines()
-                              if "error:" in line})
+            failing = sorted(
+                {line.split("/")[0] for line in done.stdout.splitlines() if "error:" in line}
+            )
             specs = "\n\n".join(
                 (gen.parent / f"spec_{name}" / "tools.yaml").read_text(encoding="utf-8")
-                for name in failing if (gen.parent / f"spec_{name}").is_dir())
+                for name in failing
+                if (gen.parent / f"spec_{name}").is_dir()
+            )
             raise AssertionError(f"mypy --strict failed:\n{done.stdout}{done.stderr}\n{specs}")
 
 
@@ -440,8 +649,9 @@ def scratch() -> Iterator[Path]:
 
 @fuzz_settings(weight=0.15)
 @given(listing=listings())
-def test_import_refuses_clearly_or_reproduces_the_listing(scratch: Path,
-                                                           listing: dict[str, Any]) -> None:
+def test_import_refuses_clearly_or_reproduces_the_listing(
+    scratch: Path, listing: dict[str, Any]
+) -> None:
     result = run_import(scratch, listing)
     if isinstance(result, ImportFailed):
         check_refusal(result)
@@ -476,10 +686,21 @@ def test_imported_packages_build_import_connect_and_type_check(tmp_path: Path) -
 
 
 def test_the_fake_server_round_trips_a_plain_listing(tmp_path: Path) -> None:
-    listing = {"serverInfo": {"name": "fake", "version": "1"}, "page_size": 1,
-               "tools": [{"name": "a", "inputSchema": {"type": "object"}},
-                         {"name": "b", "inputSchema": {"type": "object", "properties": {
-                             "x": {"type": "integer"}}, "required": ["x"]}}]}
+    listing = {
+        "serverInfo": {"name": "fake", "version": "1"},
+        "page_size": 1,
+        "tools": [
+            {"name": "a", "inputSchema": {"type": "object"}},
+            {
+                "name": "b",
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {"x": {"type": "integer"}},
+                    "required": ["x"],
+                },
+            },
+        ],
+    }
     spec = run_import(tmp_path, listing)
     assert isinstance(spec, ImportedSpec), spec
     assert yaml.safe_load(spec.text)["server"] == {"name": "fake", "version": "1"}

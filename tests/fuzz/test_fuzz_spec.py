@@ -29,21 +29,85 @@ YAML_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 SLOW = 20.0  # seconds: a generous bound on one load (the machine is shared)
 
 VOCABULARY = [
-    "mcpgen", "package", "output", "server", "name", "version", "title", "instructions",
-    "implementation", "types", "tools", "description", "parameters", "input_schema",
-    "output_schema", "returns", "callback", "hints", "read_only", "destructive",
-    "idempotent", "open_world", "task_support", "icons", "src", "mime_type", "sizes",
-    "async", "timeout", "meta", "required", "default", "type", "properties", "items",
-    "enum", "const", "$ref", "$defs", "allOf", "anyOf", "oneOf", "not", "if", "then",
-    "else", "minimum", "maximum", "pattern", "format", "additionalProperties",
-    "prefixItems", "minLength", "string", "integer", "number", "boolean", "object", "array",
-    "null", "positional", "named", "structured", "optional", "forbidden", "content",
-    "#/types/Day", "schemas/region.json", "../outside.json", "https://example.com/s.json",
+    "mcpgen",
+    "package",
+    "output",
+    "server",
+    "name",
+    "version",
+    "title",
+    "instructions",
+    "implementation",
+    "types",
+    "tools",
+    "description",
+    "parameters",
+    "input_schema",
+    "output_schema",
+    "returns",
+    "callback",
+    "hints",
+    "read_only",
+    "destructive",
+    "idempotent",
+    "open_world",
+    "task_support",
+    "icons",
+    "src",
+    "mime_type",
+    "sizes",
+    "async",
+    "timeout",
+    "meta",
+    "required",
+    "default",
+    "type",
+    "properties",
+    "items",
+    "enum",
+    "const",
+    "$ref",
+    "$defs",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+    "if",
+    "then",
+    "else",
+    "minimum",
+    "maximum",
+    "pattern",
+    "format",
+    "additionalProperties",
+    "prefixItems",
+    "minLength",
+    "string",
+    "integer",
+    "number",
+    "boolean",
+    "object",
+    "array",
+    "null",
+    "positional",
+    "named",
+    "structured",
+    "optional",
+    "forbidden",
+    "content",
+    "#/types/Day",
+    "schemas/region.json",
+    "../outside.json",
+    "https://example.com/s.json",
 ]
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
-    st.text(max_size=12), st.sampled_from(VOCABULARY),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.sampled_from(VOCABULARY),
 )
 keys = st.sampled_from(VOCABULARY) | st.text(max_size=8)
 json_values = st.recursive(
@@ -54,14 +118,54 @@ json_values = st.recursive(
 
 # YAML-ish text: the characters and tokens YAML gives meaning to, in lines.
 TOKENS = [
-    "mcpgen: 1", "package: p", "server:", "tools:", "- name: t", "  ", "    ", "- ", ": ",
-    "&a ", "*a", "<<: *a", "!!str ", "!!python/object ", "!tag ", "|", ">-", "{", "}", "[",
-    "]", ",", "#", "'", '"', "\\", "%YAML 1.2", "---", "...", "? ", "~", "null", "yes",
-    "0x1F", "1e3", ".inf", "2024-01-01", "@", "`", "\t", "\u2028", "\ufeff", "\x85",
+    "mcpgen: 1",
+    "package: p",
+    "server:",
+    "tools:",
+    "- name: t",
+    "  ",
+    "    ",
+    "- ",
+    ": ",
+    "&a ",
+    "*a",
+    "<<: *a",
+    "!!str ",
+    "!!python/object ",
+    "!tag ",
+    "|",
+    ">-",
+    "{",
+    "}",
+    "[",
+    "]",
+    ",",
+    "#",
+    "'",
+    '"',
+    "\\",
+    "%YAML 1.2",
+    "---",
+    "...",
+    "? ",
+    "~",
+    "null",
+    "yes",
+    "0x1F",
+    "1e3",
+    ".inf",
+    "2024-01-01",
+    "@",
+    "`",
+    "\t",
+    "\u2028",
+    "\ufeff",
+    "\x85",
 ]
 yamlish = st.lists(
-    st.lists(st.sampled_from(TOKENS) | st.sampled_from(VOCABULARY) | st.text(max_size=4),
-             max_size=8).map("".join),
+    st.lists(
+        st.sampled_from(TOKENS) | st.sampled_from(VOCABULARY) | st.text(max_size=4), max_size=8
+    ).map("".join),
     max_size=12,
 ).map("\n".join)
 
@@ -69,29 +173,56 @@ spec_shaped = st.fixed_dictionaries(
     {
         "mcpgen": st.just(1) | scalars,
         "package": st.just("fuzz_mcp") | scalars,
-        "server": st.fixed_dictionaries({"name": st.just("fuzz") | scalars,
-                                         "version": st.just("1.0.0") | scalars}) | json_values,
+        "server": st.fixed_dictionaries(
+            {"name": st.just("fuzz") | scalars, "version": st.just("1.0.0") | scalars}
+        )
+        | json_values,
         "tools": st.lists(
             st.fixed_dictionaries(
-                {"name": st.sampled_from(["t", "u", "t"]) | scalars,
-                 "description": st.just("d") | scalars},
-                optional={k: json_values for k in (
-                    "parameters", "input_schema", "output_schema", "returns", "callback",
-                    "hints", "task_support", "icons", "async", "timeout", "meta", "title")},
-            ) | json_values,
+                {
+                    "name": st.sampled_from(["t", "u", "t"]) | scalars,
+                    "description": st.just("d") | scalars,
+                },
+                optional={
+                    k: json_values
+                    for k in (
+                        "parameters",
+                        "input_schema",
+                        "output_schema",
+                        "returns",
+                        "callback",
+                        "hints",
+                        "task_support",
+                        "icons",
+                        "async",
+                        "timeout",
+                        "meta",
+                        "title",
+                    )
+                },
+            )
+            | json_values,
             max_size=3,
-        ) | json_values,
+        )
+        | json_values,
     },
-    optional={"types": st.dictionaries(keys, json_values, max_size=3) | json_values,
-              "output": scalars},
+    optional={
+        "types": st.dictionaries(keys, json_values, max_size=3) | json_values,
+        "output": scalars,
+    },
 )
 
 
 def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     """Every path to a node below the root."""
     found = []
-    children = (node.items() if isinstance(node, dict)
-                else enumerate(node) if isinstance(node, list) else ())
+    children = (
+        node.items()
+        if isinstance(node, dict)
+        else enumerate(node)
+        if isinstance(node, list)
+        else ()
+    )
     for key, child in children:
         found.append(prefix + (key,))
         found.extend(paths(child, prefix + (key,)))
@@ -115,8 +246,11 @@ def mutated_weather(draw: st.DrawFn) -> Any:
             break
         path = draw(st.sampled_from(candidates))
         parent, key = parent_of(data, path), path[-1]
-        operation = draw(st.sampled_from(
-            ["delete", "duplicate", "retype", "random", "rename", "add_key", "swap"]))
+        operation = draw(
+            st.sampled_from(
+                ["delete", "duplicate", "retype", "random", "rename", "add_key", "swap"]
+            )
+        )
         event(f"mutation: {operation}")
         if operation == "delete":
             del parent[key]
@@ -128,10 +262,16 @@ def mutated_weather(draw: st.DrawFn) -> Any:
         elif operation == "retype":
             value = parent[key]
             parent[key] = (
-                [value] if not isinstance(value, list)
-                else {"value": value} if draw(st.booleans()) else str(value)
-            ) if draw(st.booleans()) else draw(st.sampled_from(
-                [None, 0, -1, 1.5, True, "", "x", [], {}]))
+                (
+                    [value]
+                    if not isinstance(value, list)
+                    else {"value": value}
+                    if draw(st.booleans())
+                    else str(value)
+                )
+                if draw(st.booleans())
+                else draw(st.sampled_from([None, 0, -1, 1.5, True, "", "x", [], {}]))
+            )
         elif operation == "random":
             parent[key] = draw(json_values)
         elif operation == "rename" and isinstance(parent, dict):

@@ -104,7 +104,8 @@ def _kinds(tree: ast.Module) -> dict[int, str]:
         for child in ast.iter_child_nodes(node):
             here = kind
             if isinstance(child, ast.If) and ast.unparse(child.test) in (
-                "TYPE_CHECKING", "typing.TYPE_CHECKING"
+                "TYPE_CHECKING",
+                "typing.TYPE_CHECKING",
             ):
                 here = "type"
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
@@ -135,8 +136,10 @@ def imports(module: str, tree: ast.Module, modules: Mapping[str, object]) -> lis
                 target = sub or _resolve(module, node.level, base, modules)
                 if target is not None:
                     out.append(Import(module, target, kind, True, node.lineno))
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-            node.value.startswith(".") and len(node.value) > 1
+        elif (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and (node.value.startswith(".") and len(node.value) > 1)
         ):
             target = _by_name(module, node.value, modules)
             if target is not None:
@@ -196,7 +199,7 @@ def cycles(edges: list[Import]) -> list[list[str]]:
     def visit(node: str, path: list[str]) -> None:
         for nxt in sorted(graph.get(node, ())):
             if nxt in path:
-                found.append([*path[path.index(nxt):], nxt])
+                found.append([*path[path.index(nxt) :], nxt])
             elif nxt not in done:
                 visit(nxt, [*path, nxt])
         done.add(node)
@@ -212,7 +215,9 @@ def violations(modules: Mapping[str, ast.Module]) -> list[str]:
     edges = [edge for name, tree in modules.items() for edge in imports(name, tree, modules)]
     edges = with_parents(edges, modules)
     out = [f"cycle: {' -> '.join(cycle)}" for cycle in cycles(edges)]
-    out += [f"{name} is in no part the rules know" for name in modules if part_of(name) not in ALLOWED]
+    out += [
+        f"{name} is in no part the rules know" for name in modules if part_of(name) not in ALLOWED
+    ]
     for edge in edges:
         where = f"{edge.source}:{edge.line} imports {edge.target} ({edge.kind})"
         src = part_of(edge.source)

@@ -43,20 +43,29 @@ def test_a_modern_task_is_polled_at_the_server_s_interval_until_it_completes() -
     result = {"content": [{"type": "text", "text": "done"}]}
     outcome, seen = run(
         flows.task_outcome(modern_task(), None, True, None, 30.0),
-        [{"taskId": "t1", "status": "working", "pollIntervalMs": 250},
-         {"taskId": "t1", "status": "completed", "result": result}],
+        [
+            {"taskId": "t1", "status": "working", "pollIntervalMs": 250},
+            {"taskId": "t1", "status": "completed", "result": result},
+        ],
     )
     assert outcome == result
     assert [type(e).__name__ for e in seen] == [
-        "Usable", "Request", "Sleep", "Request", "ProgressDone"]
+        "Usable",
+        "Request",
+        "Sleep",
+        "Request",
+        "ProgressDone",
+    ]
     assert seen[1] == flows.Request("tasks/get", {"taskId": "t1"}, 30.0, flows.TASK_RESULT_TYPES)
     assert seen[2] == flows.Sleep(0.25)
 
 
 def test_a_timed_out_task_is_cancelled_then_reported() -> None:
     with pytest.raises(Timeout, match="no result within 2s"):
-        run(flows.task_outcome(modern_task(), None, True, 2.0, 30.0),
-            [Timeout("tasks/get"), True, {}])
+        run(
+            flows.task_outcome(modern_task(), None, True, 2.0, 30.0),
+            [Timeout("tasks/get"), True, {}],
+        )
 
 
 def test_cancelling_an_ended_2025_task_reads_its_status() -> None:
@@ -83,11 +92,16 @@ def test_deadlines_are_read_from_the_driver_s_clock_only() -> None:
     the request's limit, the sleep between polls and the timeout."""
     working = {"taskId": "t1", "status": "working", "pollIntervalMs": 5000}
     with pytest.raises(Timeout, match="no result within 10s"):
-        run(flows.task_outcome(modern_task(), 100.0, False, 10.0, 30.0),
-            [working], clock=[96.0, 97.5, 100.0])
-    _, seen = run(flows.task_outcome(modern_task(), 100.0, False, 10.0, 30.0),
-                  [working, {"taskId": "t1", "status": "completed", "result": {"content": []}}],
-                  clock=[96.0, 97.5, 99.0])
+        run(
+            flows.task_outcome(modern_task(), 100.0, False, 10.0, 30.0),
+            [working],
+            clock=[96.0, 97.5, 100.0],
+        )
+    _, seen = run(
+        flows.task_outcome(modern_task(), 100.0, False, 10.0, 30.0),
+        [working, {"taskId": "t1", "status": "completed", "result": {"content": []}}],
+        clock=[96.0, 97.5, 99.0],
+    )
     requests = [e for e in seen if isinstance(e, flows.Request)]
     assert [r.timeout for r in requests] == [4.0, 1.0]  # deadline - now, below the 30 s
     assert [e for e in seen if isinstance(e, flows.Sleep)] == [flows.Sleep(2.5)]

@@ -107,18 +107,26 @@ def test_a_timed_out_call_stops_routing_its_progress() -> None:
             seen,
         )
     assert seen[0] == flows.Now()  # the deadline starts at the driver's clock
-    token = seen[1].progress and json.loads(seen[2].pending.line)["params"]["_meta"]["progressToken"]
+    token = (
+        seen[1].progress and json.loads(seen[2].pending.line)["params"]["_meta"]["progressToken"]
+    )
     assert seen[-1] == flows.ProgressDrop(token)
     assert seen[2] == flows.Await(seen[2].pending, "tools/call 'slow'", 1.0)
 
 
 def test_a_call_the_server_wants_as_a_task_is_sent_again_as_one() -> None:
     state = session()
-    needs_task = Outcome(error={"code": -32021, "message": "task required",
-                                "data": {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}})
+    needs_task = Outcome(
+        error={
+            "code": -32021,
+            "message": "task required",
+            "data": {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+        }
+    )
     done = Outcome(result={"content": [{"type": "text", "text": "ok"}]})
-    result, seen = drive(state, flows.call_tool(state, "t", {"a": 1}, None, None, False),
-                         [needs_task, done])
+    result, seen = drive(
+        state, flows.call_tool(state, "t", {"a": 1}, None, None, False), [needs_task, done]
+    )
     assert result["content"][0]["text"] == "ok"
     prepares = [effect for effect in seen if isinstance(effect, flows.Prepare)]
     assert [(p.method, p.tasks) for p in prepares] == [("tools/call", False), ("tools/call", True)]
@@ -129,16 +137,24 @@ def test_a_cancelled_async_wait_cancels_the_task_without_waiting() -> None:
     task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
     seen: list[Any] = []
     with pytest.raises(asyncio.CancelledError):
-        drive(state, flows.task_outcome(task, None, True, None, 30.0),
-              [asyncio.CancelledError()], seen)
+        drive(
+            state,
+            flows.task_outcome(task, None, True, None, 30.0),
+            [asyncio.CancelledError()],
+            seen,
+        )
     assert kinds(seen) == ["Prepare", "Await", "ProgressDrop", "Prepare", "WriteNowait"]
     assert json.loads(seen[-1].line)["method"] == "tasks/cancel"
     # told not to cancel on giving up: nothing is sent
     seen.clear()
     task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
     with pytest.raises(asyncio.CancelledError):
-        drive(state, flows.task_outcome(task, None, False, None, 30.0),
-              [asyncio.CancelledError()], seen)
+        drive(
+            state,
+            flows.task_outcome(task, None, False, None, 30.0),
+            [asyncio.CancelledError()],
+            seen,
+        )
     assert kinds(seen) == ["Prepare", "Await"]
 
 

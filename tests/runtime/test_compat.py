@@ -164,7 +164,8 @@ def test_breaking_on_a_real_comparison() -> None:
     }
     # `high_c` turning optional makes `day.high_c + 1` fail mypy: source
     assert [c.rule for c in breaking(changes, category=Category.SOURCE)] == [
-        "OUTPUT_FIELD_MADE_OPTIONAL"]
+        "OUTPUT_FIELD_MADE_OPTIONAL"
+    ]
 
 
 # --------------------------------------------------------------------------- shape of results
@@ -534,8 +535,10 @@ def test_swapping_a_widening_yields_a_narrowing(
     assert backward and all(c.severity is Severity.BREAKING for c in backward), backward
     # a narrower type, enum or required flag changes the generated annotations (SOURCE,
     # which is also CALL); a tightened constraint only the wire (CALL)
-    assert all(c.category is (Category.CALL if c.rule == "PARAM_CONSTRAINT_TIGHTENED"
-                              else Category.SOURCE) for c in backward)
+    assert all(
+        c.category is (Category.CALL if c.rule == "PARAM_CONSTRAINT_TIGHTENED" else Category.SOURCE)
+        for c in backward
+    )
     assert {c.rule for c in backward} == set().union(*(_MIRROR[c.rule] for c in forward))
     assert {c.path for c in backward} == {c.path for c in forward}
 

@@ -182,9 +182,15 @@ def test_the_idna_props_are_what_the_generator_writes() -> None:
 # extensions H and I, Nag Mundari, Arabic U+10EFD (a non-spacing mark after an Arabic
 # letter: the Bidi rule applies), and Garay U+10D4A (Unicode 16.0: unassigned for all).
 NEW_LABELS = {
-    "a\u0cf3b.example": True, "\u0cf3a.example": False, "\U00011f02\U00011f00.x": True,
-    "\U00031350.cn": True, "\U0002ebf0.cn": True, "\U0001e4d0\U0001e4d1.x": True,
-    "\u0628\U00010efd.x": True, "a\U00010efd.x": True, "\U00010d4a.x": False,
+    "a\u0cf3b.example": True,
+    "\u0cf3a.example": False,
+    "\U00011f02\U00011f00.x": True,
+    "\U00031350.cn": True,
+    "\U0002ebf0.cn": True,
+    "\U0001e4d0\U0001e4d1.x": True,
+    "\u0628\U00010efd.x": True,
+    "a\U00010efd.x": True,
+    "\U00010d4a.x": False,
 }
 
 _VERDICTS = """
@@ -220,20 +226,32 @@ def test_idn_hostname_verdicts_are_the_same_on_every_interpreter(tmp_path: Path)
     path = os.pathsep.join([str(ROOT / "runtime"), str(tmp_path)])
     verdicts = {}
     for name, python in {"3.11": sys.executable, **pythons}.items():
-        done = subprocess.run([python, "-I", "-c", f"import sys; sys.path[:0] = {path.split(os.pathsep)!r}\n"
-                               + _VERDICTS], input=json.dumps(labels), capture_output=True,
-                              text=True, check=False)
+        done = subprocess.run(
+            [
+                python,
+                "-I",
+                "-c",
+                f"import sys; sys.path[:0] = {path.split(os.pathsep)!r}\n" + _VERDICTS,
+            ],
+            input=json.dumps(labels),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         assert done.returncode == 0, done.stderr
         verdicts[name] = dict(zip(labels, map(tuple, json.loads(done.stdout)), strict=True))
     for name, found in verdicts.items():
         assert found == verdicts["3.11"], {
-            t: (found[t], verdicts["3.11"][t]) for t in labels if found[t] != verdicts["3.11"][t]}
+            t: (found[t], verdicts["3.11"][t]) for t in labels if found[t] != verdicts["3.11"][t]
+        }
         assert {t: found[t][0] for t in NEW_LABELS} == NEW_LABELS, name
 
 
 def _a_labels(text: str) -> str | None:
     """``text`` with its non-ASCII labels written as A-labels (for ``hostname``)."""
     try:
-        return ".".join(p if p.isascii() else "xn--" + p.encode("punycode").decode() for p in text.split("."))
+        return ".".join(
+            p if p.isascii() else "xn--" + p.encode("punycode").decode() for p in text.split(".")
+        )
     except UnicodeError:
         return None

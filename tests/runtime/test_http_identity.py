@@ -11,7 +11,10 @@ from mcpgen_runtime.http.identity import requestor_identity
 
 
 def scope(*headers: tuple[str, str], user: Any = None) -> dict[str, Any]:
-    found: dict[str, Any] = {"type": "http", "headers": [(k.encode(), v.encode()) for k, v in headers]}
+    found: dict[str, Any] = {
+        "type": "http",
+        "headers": [(k.encode(), v.encode()) for k, v in headers],
+    }
     if user is not None:
         found["user"] = user
     return found
@@ -31,6 +34,9 @@ def test_an_authenticated_scope_user_wins() -> None:
     assert requestor_identity(both, "X-Mcp-User") == "bob"
     assert requestor_identity(scope(user=SimpleUser("bob"))) == "bob"
     # not authenticated, or not a user of the convention: no identity from it
-    assert requestor_identity(scope(("x-mcp-user", "alice"), user=UnauthenticatedUser()), "x-mcp-user") == "alice"
+    assert (
+        requestor_identity(scope(("x-mcp-user", "alice"), user=UnauthenticatedUser()), "x-mcp-user")
+        == "alice"
+    )
     assert requestor_identity(scope(user=BaseUser())) is None
     assert requestor_identity(scope(user="bob")) is None

@@ -201,12 +201,15 @@ def test_multiple_of() -> None:
     assert not is_valid({"multipleOf": 2}, 1.5)
 
 
-@pytest.mark.parametrize(("draft", "unchecked", "checked"), [
-    ("http://json-schema.org/draft-07/schema#", ["uuid", "duration"], ["date", "email"]),
-    ("http://json-schema.org/draft-06/schema#", ["date", "uuid", "regex"], ["uri-reference"]),
-    ("http://json-schema.org/draft-04/schema#", ["json-pointer", "date"], ["ipv4"]),
-    ("https://json-schema.org/draft/2020-12/schema", [], ["uuid", "duration", "date"]),
-])
+@pytest.mark.parametrize(
+    ("draft", "unchecked", "checked"),
+    [
+        ("http://json-schema.org/draft-07/schema#", ["uuid", "duration"], ["date", "email"]),
+        ("http://json-schema.org/draft-06/schema#", ["date", "uuid", "regex"], ["uri-reference"]),
+        ("http://json-schema.org/draft-04/schema#", ["json-pointer", "date"], ["ipv4"]),
+        ("https://json-schema.org/draft/2020-12/schema", [], ["uuid", "duration", "date"]),
+    ],
+)
 def test_formats_an_earlier_draft_lacks_are_annotations(
     draft: str, unchecked: list[str], checked: list[str]
 ) -> None:
@@ -218,23 +221,32 @@ def test_formats_an_earlier_draft_lacks_are_annotations(
         assert not is_valid({"$schema": draft, "format": name}, "not it"), name
 
 
-@pytest.mark.parametrize(("step", "value"), [
-    (0.1, 7 * 0.1),  # 0.7000000000000001
-    (0.1, 0.1 * 3),  # 0.30000000000000004
-    (0.01, sum([0.01] * 10)),  # 0.09999999999999999
-    (3, 3 * 3.0000000000000004),  # 9.000000000000002, an integer step
-    (0.05, 1.15 * 3),  # 3.4499999999999997
-])
+@pytest.mark.parametrize(
+    ("step", "value"),
+    [
+        (0.1, 7 * 0.1),  # 0.7000000000000001
+        (0.1, 0.1 * 3),  # 0.30000000000000004
+        (0.01, sum([0.01] * 10)),  # 0.09999999999999999
+        (3, 3 * 3.0000000000000004),  # 9.000000000000002, an integer step
+        (0.05, 1.15 * 3),  # 3.4499999999999997
+    ],
+)
 def test_multiple_of_tolerates_float_rounding(step: float, value: float) -> None:
     """What a handler computes in floats passes, as Ajv and Python's jsonschema let it
     (issue 23, item 17); before, the exact decimal check refused it."""
     assert is_valid({"multipleOf": step}, value)
 
 
-@pytest.mark.parametrize(("step", "value"), [
-    (0.1, 0.70000000001), (0.0001, 0.00751), (3, 9.000001), (0.123456789, 1e308),
-    (0.3, 1e20),  # a quotient beyond 2**32: exact only
-])
+@pytest.mark.parametrize(
+    ("step", "value"),
+    [
+        (0.1, 0.70000000001),
+        (0.0001, 0.00751),
+        (3, 9.000001),
+        (0.123456789, 1e308),
+        (0.3, 1e20),  # a quotient beyond 2**32: exact only
+    ],
+)
 def test_multiple_of_tolerance_is_rounding_only(step: float, value: float) -> None:
     assert not is_valid({"multipleOf": step}, value)
 
@@ -605,8 +617,23 @@ def test_coerce_scalars() -> None:
     assert str(info.value) == "expected integer, got '3.5'"
     # Only a plain decimal integer literal: no exponent, no fraction (even ".0"), no
     # leading zero ("0123" reads as an identifier), no spaces, ASCII digits.
-    for bad in ("1e3", "1e300", "3.0", "0123", "-01", " 7 ", "7\n", "NaN", "inf", "1_000",
-                "", "+", "0x10", "1e999", "٣"):
+    for bad in (
+        "1e3",
+        "1e300",
+        "3.0",
+        "0123",
+        "-01",
+        " 7 ",
+        "7\n",
+        "NaN",
+        "inf",
+        "1_000",
+        "",
+        "+",
+        "0x10",
+        "1e999",
+        "٣",
+    ):
         with pytest.raises(ValidationFailed):
             integer(bad)
     with pytest.raises(ValidationFailed):

@@ -38,14 +38,19 @@ def test_protocol_constants_live_in_one_module() -> None:
         for node in ast.walk(tree):
             if id(node) in skip:
                 continue
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
-                node.value.startswith("io.modelcontextprotocol/")
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and (node.value.startswith("io.modelcontextprotocol/"))
             ):
                 found.append(f"{name}:{node.lineno}: {node.value!r}")
-            if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
-                    and isinstance(node.operand, ast.Constant)
-                    and isinstance(node.operand.value, int)
-                    and 31000 <= node.operand.value <= 32768):
+            if (
+                isinstance(node, ast.UnaryOp)
+                and isinstance(node.op, ast.USub)
+                and isinstance(node.operand, ast.Constant)
+                and isinstance(node.operand.value, int)
+                and 31000 <= node.operand.value <= 32768
+            ):
                 found.append(f"{name}:{node.lineno}: -{node.operand.value}")
     assert found == []
 
@@ -54,7 +59,14 @@ def test_the_runtime_keeps_its_import_rules() -> None:
     assert violations(MODULES) == []
     # every subpackage is a part the rules know, and the rules see them all
     assert {name.split(".")[0] for name in MODULES if "." in name} == {
-        "client", "contract", "http", "protocol", "schema", "server", "tasks", "transport"
+        "client",
+        "contract",
+        "http",
+        "protocol",
+        "schema",
+        "server",
+        "tasks",
+        "transport",
     }
 
 
@@ -65,20 +77,29 @@ def _fake(**sources: str) -> dict[str, ast.Module]:
 
 BROKEN = {
     "a cycle through TYPE_CHECKING": (
-        _fake(**{"client.a": "from .b import x\n",
-                 "client.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
-                             "    from .a import y\n"}),
+        _fake(
+            **{
+                "client.a": "from .b import x\n",
+                "client.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                "    from .a import y\n",
+            }
+        ),
         "cycle: client.a -> client.b -> client.a",
     ),
     "a cycle through a by-name import": (
-        _fake(**{"tasks.store": "import importlib\n"
-                                "def f():\n    importlib.import_module('.redis_store', __package__)\n",
-                 "tasks.redis_store": "from .store import x\n"}),
+        _fake(
+            **{
+                "tasks.store": "import importlib\n"
+                "def f():\n    importlib.import_module('.redis_store', __package__)\n",
+                "tasks.redis_store": "from .store import x\n",
+            }
+        ),
         "cycle: tasks.redis_store -> tasks.store -> tasks.redis_store",
     ),
     "the client importing the server": (
-        _fake(**{"client.core": "def f():\n    from ..server.tools import App\n",
-                 "server.tools": ""}),
+        _fake(
+            **{"client.core": "def f():\n    from ..server.tools import App\n", "server.tools": ""}
+        ),
         "client may not import server",
     ),
     "the client importing HTTP": (
@@ -102,10 +123,14 @@ BROKEN = {
         "only tasks imports redis",
     ),
     "a cycle through a parent package's __init__": (
-        _fake(**{"client": "from .sync import Session\n",
-                 "client.sync": "from ..transport.lines import Transport\n",
-                 "transport": "from ..client.sync import Session\n",
-                 "transport.lines": ""}),
+        _fake(
+            **{
+                "client": "from .sync import Session\n",
+                "client.sync": "from ..transport.lines import Transport\n",
+                "transport": "from ..client.sync import Session\n",
+                "transport.lines": "",
+            }
+        ),
         "cycle: client.sync -> transport -> client.sync",
     ),
     "a module in no known part": (
@@ -123,13 +148,15 @@ def test_the_import_rules_catch_each_violation(case: str) -> None:
 
 
 def test_the_import_rules_allow_what_the_layout_allows() -> None:
-    allowed = _fake(**{
-        "http.server": "import uvicorn\nfrom ..server.tools import App\n",
-        "server.tools": "def f():\n    import mcp_types\n",
-        "tasks.factory": "def f():\n    import importlib\n    importlib.import_module('.redis_store', __package__)\n",
-        "tasks.redis_store": "import redis\n",
-        "_main": "HTTP = '.http.server'\n",
-    })
+    allowed = _fake(
+        **{
+            "http.server": "import uvicorn\nfrom ..server.tools import App\n",
+            "server.tools": "def f():\n    import mcp_types\n",
+            "tasks.factory": "def f():\n    import importlib\n    importlib.import_module('.redis_store', __package__)\n",
+            "tasks.redis_store": "import redis\n",
+            "_main": "HTTP = '.http.server'\n",
+        }
+    )
     assert violations(allowed) == []
 
 
@@ -137,7 +164,11 @@ def test_the_runtime_explains_itself() -> None:
     """Comments and messages state facts, not sections of documents outside the
     repository, and point users of the runtime at the runtime's own extra."""
     root = RUNTIME.parent.parent
-    sources = [*RUNTIME.rglob("*.py"), *(root / "mcpgen").rglob("*.py"), *(p for p in (root / "templates").rglob("*") if p.is_file())]
+    sources = [
+        *RUNTIME.rglob("*.py"),
+        *(root / "mcpgen").rglob("*.py"),
+        *(p for p in (root / "templates").rglob("*") if p.is_file()),
+    ]
     # the two outside documents' citation forms, spelled in pieces so that this file
     # does not cite them itself
     outside = ("DESIGN" + " §", "PROTOCOL" + ".md")
@@ -151,8 +182,13 @@ def test_importing_a_module_loads_only_what_it_needs() -> None:
     """The subpackages' ``__init__`` files import nothing, so a module loads its
     own imports and no sibling: the generator's validator and compatibility rules
     load no client, server or transport, the client no server."""
-    assert [name for name in MODULES if name.count(".") == 0 and any(
-        other.startswith(name + ".") for other in MODULES) and MODULES[name].body[1:]] == []
+    assert [
+        name
+        for name in MODULES
+        if name.count(".") == 0
+        and any(other.startswith(name + ".") for other in MODULES)
+        and MODULES[name].body[1:]
+    ] == []
     for name in ("schema.validator", "contract.compare", "client.core", "client.flows"):
         parts = {m.split(".")[0] for m in loads(name, MODULES) if m in MODULES}
         assert not parts & {"server", "http", "transport"} - {name.split(".")[0]}, name
@@ -162,8 +198,9 @@ def test_importing_a_module_loads_only_what_it_needs() -> None:
         "import sys, mcpgen_runtime.client.flows, mcpgen_runtime.contract.compare\n"
         "print(sorted(m for m in sys.modules if m.startswith('mcpgen_runtime.')))"
     )
-    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                            check=True).stdout
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
     assert "transport" not in loaded and "client.sync" not in loaded and "server" not in loaded
 
 
@@ -179,14 +216,24 @@ def test_the_sans_io_cores_do_no_io() -> None:
     for name in SANS_IO:
         for node in ast.walk(MODULES[name]):
             if isinstance(node, ast.Import):
-                found += [f"{name}: import {a.name}" for a in node.names
-                          if a.name.split(".")[0] in IO_MODULES]
-            elif (isinstance(node, ast.ImportFrom) and node.level == 0 and node.module
-                    and node.module.split(".")[0] in IO_MODULES):
+                found += [
+                    f"{name}: import {a.name}"
+                    for a in node.names
+                    if a.name.split(".")[0] in IO_MODULES
+                ]
+            elif (
+                isinstance(node, ast.ImportFrom)
+                and node.level == 0
+                and node.module
+                and node.module.split(".")[0] in IO_MODULES
+            ):
                 found.append(f"{name}: from {node.module}")
     for node in ast.walk(MODULES["client.flows"]):
-        targets = node.targets if isinstance(node, ast.Assign) else (
-            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else ([node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        )
         for target in targets:
             if isinstance(target, ast.Attribute) and ast.unparse(target.value) == "session":
                 found.append(f"client.flows:{node.lineno}: sets session.{target.attr}")

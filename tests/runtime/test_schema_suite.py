@@ -113,6 +113,8 @@ def test_suite_group(name: str, group: dict[str, Any]) -> None:
             valid = False
         gap = (name, group["description"], case["description"]) in KNOWN_GAPS
         if (valid == case["valid"]) == gap:
-            failures.append(f"{case['description']}: expected valid={case['valid']}"
-                            + (" (a known gap now passes: remove it)" if gap else ""))
+            failures.append(
+                f"{case['description']}: expected valid={case['valid']}"
+                + (" (a known gap now passes: remove it)" if gap else "")
+            )
     assert not failures, failures

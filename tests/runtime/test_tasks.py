@@ -126,4 +126,3 @@ def test_live_tasks_are_capped() -> None:
     assert (refused.value.limit, refused.value.scope) == (2, "worker")
     clock.now += 2  # one expires: room again
     table.create("t", "legacy")
-

@@ -83,8 +83,9 @@ def test_unknown_store_urls_are_refused() -> None:
 def test_store_urls_are_masked_for_logs() -> None:
     url = "rediss://admin:s3cret%21@redis.internal:6380/2?password=p4ss&db=2&token=t0k&ssl_cert_reqs=none"
     masked = mask_url(url)
-    assert masked == ("rediss://admin:***@redis.internal:6380/2?password=***&db=2&token=***"
-                      "&ssl_cert_reqs=none")
+    assert masked == (
+        "rediss://admin:***@redis.internal:6380/2?password=***&db=2&token=***&ssl_cert_reqs=none"
+    )
     assert mask_url("redis://:only-a-password@h:1/0") == "redis://:***@h:1/0"
     assert mask_url("redis://h:1/0") == "redis://h:1/0"
     said = scrub("AUTH failed for s3cret! with p4ss and t0k", url)

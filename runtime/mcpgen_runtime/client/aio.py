@@ -90,9 +90,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         task: bool = False,
     ) -> dict[str, Any]:
         """See ``Session.call_tool``; ``on_progress`` may also be a coroutine function."""
-        return await self._drive(
-            flows.call_tool(self, name, arguments, timeout, on_progress, task)
-        )
+        return await self._drive(flows.call_tool(self, name, arguments, timeout, on_progress, task))
 
     @overload
     async def start_tool(
@@ -130,7 +128,9 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     # -- progress -----------------------------------------------------------------------
 
-    def _run_progress(self, token: Any, callback: _AnyProgressCallback, arguments: _Progress) -> object:
+    def _run_progress(
+        self, token: Any, callback: _AnyProgressCallback, arguments: _Progress
+    ) -> object:
         """A coroutine callback runs as a task, awaited when the call ends."""
         outcome = super()._run_progress(token, callback, arguments)
         if inspect.isawaitable(outcome):

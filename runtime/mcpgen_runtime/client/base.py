@@ -275,7 +275,9 @@ class _SessionState(Generic[TR, W]):
         except Exception:
             logger.exception("the notification handler failed on %s", event.method)
 
-    def _run_progress(self, token: Any, callback: _AnyProgressCallback, arguments: _Progress) -> object:
+    def _run_progress(
+        self, token: Any, callback: _AnyProgressCallback, arguments: _Progress
+    ) -> object:
         """Call a progress callback; what it returns (None if it failed, logged)."""
         try:
             return callback(*arguments)

@@ -160,10 +160,16 @@ class Close:
 
 
 Primitive = (
-    Prepare | Await | Write | WriteNowait | Sleep | Now | ProgressDone | ProgressDrop | Start
+    Prepare
+    | Await
+    | Write
+    | WriteNowait
+    | Sleep
+    | Now
+    | ProgressDone
+    | ProgressDrop
+    | Start
     | Close
 )
 Effect = Request | Exchange | Usable | Connected | CancelNowait | Primitive
 Flow = Generator[Effect, Any, T]
-
-

@@ -157,7 +157,9 @@ def relay(
 def _lower(session: AnySession, effect: Effect) -> Generator[Primitive, Any, Any]:
     if isinstance(effect, Request):
         return (
-            yield from request(session, effect.method, effect.params, effect.timeout, effect.allowed)
+            yield from request(
+                session, effect.method, effect.params, effect.timeout, effect.allowed
+            )
         )
     if isinstance(effect, Exchange):
         pending = yield Prepare(effect.method, effect.params)
@@ -215,7 +217,9 @@ def connect(session: AnySession) -> Flow[Connection | None]:
         if session.verify != "off":
             tools = yield from list_tools(session.server_id)
             warnings = check_contract(
-                session.contract, [tool.raw for tool in tools], handshake.protocol_version,
+                session.contract,
+                [tool.raw for tool in tools],
+                handshake.protocol_version,
                 session.verify,
             )
     except GeneratorExit:
@@ -371,7 +375,10 @@ def task_status(state: _TaskState) -> Flow[TaskStatus]:
 
 
 def task_outcome(
-    state: _TaskState, deadline: float | None, cancel_on_timeout: bool, limit: float | None,
+    state: _TaskState,
+    deadline: float | None,
+    cancel_on_timeout: bool,
+    limit: float | None,
     request_timeout: float,
 ) -> Flow[dict[str, Any]]:
     """Wait for the task to end: the checked result, or its error raised; after
@@ -396,7 +403,10 @@ def task_outcome(
 
 
 def _wait_outcome(
-    state: _TaskState, deadline: float | None, cancel_on_timeout: bool, limit: float | None,
+    state: _TaskState,
+    deadline: float | None,
+    cancel_on_timeout: bool,
+    limit: float | None,
     request_timeout: float,
 ) -> Flow[None]:
     yield Usable()
@@ -440,7 +450,9 @@ def _poll_outcome(state: _TaskState, deadline: float | None, request_timeout: fl
         if remaining <= 0:
             raise Timeout(f"{state.label}: the task did not end in time")
         body = yield Request(
-            "tasks/get", {"taskId": state.task_id}, min(request_timeout, remaining),
+            "tasks/get",
+            {"taskId": state.task_id},
+            min(request_timeout, remaining),
             TASK_RESULT_TYPES,
         )
         status = state.absorb(body)
@@ -481,9 +493,7 @@ def cancel_quietly(state: _TaskState) -> Flow[None]:
     if state.task_id is None or not (yield Connected()):
         return
     try:
-        yield Request(
-            "tasks/cancel", {"taskId": state.task_id}, CANCEL_TIMEOUT, TASK_RESULT_TYPES
-        )
+        yield Request("tasks/cancel", {"taskId": state.task_id}, CANCEL_TIMEOUT, TASK_RESULT_TYPES)
     except McpError as exc:
         logger.info("%s: tasks/cancel failed: %s", state.label, exc)
     yield ProgressDone(state.token)

@@ -141,7 +141,8 @@ class ResultConverter:
             first = exc.problems[0]
             raise ResultMismatch(
                 f"the result of tool '{tool}' does not fit its output schema: {exc.describe(3)}",
-                tool=tool, path=first.path,
+                tool=tool,
+                path=first.path,
             ) from None
         try:
             return build(value)
@@ -154,7 +155,8 @@ class ResultConverter:
             raise ResultMismatch(
                 f"the result of tool '{tool}' does not fit its model: "
                 f"{where + ': ' if where else ''}{problem}",
-                tool=tool, path=path,
+                tool=tool,
+                path=path,
             ) from None
 
     def _validator(self, tool: str) -> Callable[[Any], Any]:

@@ -183,7 +183,9 @@ class _TaskHandleBase(Generic[S, T]):
 
     __slots__ = ("_convert", "_session", "_state")
 
-    def __init__(self, session: S, state: _TaskState, convert: Callable[[dict[str, Any]], T]) -> None:
+    def __init__(
+        self, session: S, state: _TaskState, convert: Callable[[dict[str, Any]], T]
+    ) -> None:
         self._session = session
         self._state = state
         self._convert = convert

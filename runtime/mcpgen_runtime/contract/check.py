@@ -76,7 +76,9 @@ def check_contract(
 
 
 def _say_unchecked_results(
-    contract: Sequence[Mapping[str, Any]], listed: Sequence[Mapping[str, Any]], protocol_version: str
+    contract: Sequence[Mapping[str, Any]],
+    listed: Sequence[Mapping[str, Any]],
+    protocol_version: str,
 ) -> None:
     """Before 2025-06-18 a server lists no output schemas and sends no structured
     content: whether its results fit the contract's output schemas cannot be checked
@@ -85,7 +87,9 @@ def _say_unchecked_results(
         return
     names = {tool.get("name") for tool in listed}
     unchecked = [
-        str(tool["name"]) for tool in contract if "outputSchema" in tool and tool.get("name") in names
+        str(tool["name"])
+        for tool in contract
+        if "outputSchema" in tool and tool.get("name") in names
     ]
     if unchecked:
         logger.warning(

@@ -274,9 +274,12 @@ def _compare_annotations(old: Mapping[str, Any], new: Mapping[str, Any], out: _O
     known = {"title"} | {name for name, *_ in _HINTS}
     for key in sorted((old_ann.keys() | new_ann.keys()) - known):
         if _differs(old_ann, new_ann, key):
-            out.add("UNKNOWN_FIELD_CHANGED", f"annotations.{key}",
-                    f"annotations.{key} {_fmt(old_ann.get(key, _MISSING))} -> "
-                    f"{_fmt(new_ann.get(key, _MISSING))}")
+            out.add(
+                "UNKNOWN_FIELD_CHANGED",
+                f"annotations.{key}",
+                f"annotations.{key} {_fmt(old_ann.get(key, _MISSING))} -> "
+                f"{_fmt(new_ann.get(key, _MISSING))}",
+            )
 
 
 def _show_hint(raw: Any, effective: bool) -> str:

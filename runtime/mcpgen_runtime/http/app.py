@@ -104,8 +104,10 @@ class _Head:
         if known is None:
             types = {part.split(b";")[0].strip().lower() for part in self.accept.split(b",")}
             anything = b"*/*" in types
-            known = (anything or b"application/json" in types or b"application/*" in types,
-                     anything or b"text/event-stream" in types or b"text/*" in types)
+            known = (
+                anything or b"application/json" in types or b"application/*" in types,
+                anything or b"text/event-stream" in types or b"text/*" in types,
+            )
             if len(_ACCEPTS) < _CACHED:  # clients send a handful of distinct values
                 _ACCEPTS[self.accept] = known
         return known
@@ -121,8 +123,14 @@ class HttpApp:
     """The ASGI application (see the module docstring)."""
 
     def __init__(
-        self, exchange: Exchange, *, path: str, max_body_bytes: int,
-        rebinding: RebindingRules | None, tasks: TaskLayer | None, store: TaskStore,
+        self,
+        exchange: Exchange,
+        *,
+        path: str,
+        max_body_bytes: int,
+        rebinding: RebindingRules | None,
+        tasks: TaskLayer | None,
+        store: TaskStore,
     ) -> None:
         self.exchange = exchange
         self.path = path
@@ -166,10 +174,20 @@ class HttpApp:
                 await _plain(send, 403, "Invalid Origin header")
                 return
         if scope["method"] != "POST":
-            frame = error_response(None, INVALID_REQUEST,
-                                   "Method Not Allowed: this stateless server takes POST only")
-            await send({"type": "http.response.start", "status": 405, "headers": [
-                *JSON_HEADERS, (b"allow", b"POST"), (b"content-length", str(len(frame)).encode())]})
+            frame = error_response(
+                None, INVALID_REQUEST, "Method Not Allowed: this stateless server takes POST only"
+            )
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 405,
+                    "headers": [
+                        *JSON_HEADERS,
+                        (b"allow", b"POST"),
+                        (b"content-length", str(len(frame)).encode()),
+                    ],
+                }
+            )
             await send({"type": "http.response.body", "body": frame})
             return
         content_type = (head.content_type or b"").split(b";")[0].strip().lower()
@@ -221,7 +239,12 @@ class HttpApp:
         return b"".join(parts)
 
     async def _post(
-        self, head: _Head, body: bytes, sse_ok: bool, scope: Mapping[str, Any], receive: Receive,
+        self,
+        head: _Head,
+        body: bytes,
+        sse_ok: bool,
+        scope: Mapping[str, Any],
+        receive: Receive,
         send: Send,
     ) -> None:
         try:
@@ -229,15 +252,24 @@ class HttpApp:
             # sniffing for UTF-16/32
             message = _decode(body.decode("utf-8-sig", "surrogatepass"))
         except (ValueError, RecursionError):  # also bad UTF-8 and huge integer literals
-            await send_json(send, error_response(None, PARSE_ERROR, "Parse error: invalid JSON"), 400)
+            await send_json(
+                send, error_response(None, PARSE_ERROR, "Parse error: invalid JSON"), 400
+            )
             return
         version = head.version
         modern = version is not None and version not in HANDSHAKE_VERSIONS
         kind = _kind(message)
         if kind is None:
-            await send_json(send, error_response(
-                None, INVALID_REQUEST, "Invalid Request: the body must be one JSON-RPC request, "
-                "notification or response object"), 400)
+            await send_json(
+                send,
+                error_response(
+                    None,
+                    INVALID_REQUEST,
+                    "Invalid Request: the body must be one JSON-RPC request, "
+                    "notification or response object",
+                ),
+                400,
+            )
             return
         if kind != "request":
             if modern and version not in MODERN_VERSIONS and kind == "notification":
@@ -294,34 +326,51 @@ def _single_exchange_refusal(message: Mapping[str, Any], head: _Head) -> bytes |
     """The 2026-07-28 checks of a request's routing headers against its body."""
     request_id = message["id"]
     if head.duplicated is not None:
-        return error_response(request_id, HEADER_MISMATCH,
-                              f"{head.duplicated} header appears more than once")
+        return error_response(
+            request_id, HEADER_MISMATCH, f"{head.duplicated} header appears more than once"
+        )
     params = message.get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if not isinstance(meta, dict) or META_VERSION not in meta or META_CAPABILITIES not in meta:
         return error_response(
-            request_id, INVALID_PARAMS, f"Invalid params: params._meta must be an object carrying "
-            f"{META_VERSION} and {META_CAPABILITIES}")
+            request_id,
+            INVALID_PARAMS,
+            f"Invalid params: params._meta must be an object carrying "
+            f"{META_VERSION} and {META_CAPABILITIES}",
+        )
     if head.version != meta[META_VERSION]:
-        return error_response(request_id, HEADER_MISMATCH, "mcp-protocol-version header does not "
-                              "match the request envelope's protocol version")
+        return error_response(
+            request_id,
+            HEADER_MISMATCH,
+            "mcp-protocol-version header does not match the request envelope's protocol version",
+        )
     method = message["method"]
     if head.method_header != method:
-        return error_response(request_id, HEADER_MISMATCH,
-                              "mcp-method header does not match the request body's method")
+        return error_response(
+            request_id,
+            HEADER_MISMATCH,
+            "mcp-method header does not match the request body's method",
+        )
     key = _NAME_PARAM.get(method)
     named = params.get(key) if key is not None and isinstance(params, dict) else None
     if named is not None and _header_value(head.name_header) != named:
-        return error_response(request_id, HEADER_MISMATCH,
-                              f"mcp-name header does not match the request body's {key!r}")
+        return error_response(
+            request_id,
+            HEADER_MISMATCH,
+            f"mcp-name header does not match the request body's {key!r}",
+        )
     if meta[META_VERSION] not in MODERN_VERSIONS:
         return _unsupported(request_id, meta[META_VERSION])
     return None
 
 
 def _unsupported(request_id: Any, requested: Any) -> bytes:
-    return error_response(request_id, UNSUPPORTED_VERSION, "Unsupported protocol version",
-                          {"supported": list(MODERN_VERSIONS), "requested": requested})
+    return error_response(
+        request_id,
+        UNSUPPORTED_VERSION,
+        "Unsupported protocol version",
+        {"supported": list(MODERN_VERSIONS), "requested": requested},
+    )
 
 
 def _header_value(value: str | None) -> str | None:
@@ -332,7 +381,7 @@ def _header_value(value: str | None) -> str | None:
     import base64
     import binascii
 
-    payload = value[len("=?base64?"):-2]
+    payload = value[len("=?base64?") : -2]
     try:
         decoded = base64.b64decode(payload, validate=True)
         if base64.b64encode(decoded).decode("ascii") != payload:
@@ -344,7 +393,11 @@ def _header_value(value: str | None) -> str | None:
 
 async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
     body = text.encode()
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*_TEXT, (b"content-length", str(len(body)).encode()), *extra]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*_TEXT, (b"content-length", str(len(body)).encode()), *extra],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
-

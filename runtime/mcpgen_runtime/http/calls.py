@@ -121,8 +121,10 @@ class Calls:
 
     @classmethod
     def create(cls, max_checks: int, max_handlers: int) -> Calls:
-        return cls(DaemonPool(max_checks, "mcpgen-http-check"),
-                   DaemonPool(max_handlers, "mcpgen-http-handler"))
+        return cls(
+            DaemonPool(max_checks, "mcpgen-http-check"),
+            DaemonPool(max_handlers, "mcpgen-http-handler"),
+        )
 
     async def run_handler(
         self, tool: ToolRuntime, args: tuple[Any, ...] | dict[str, Any], context: Context | None
@@ -157,8 +159,9 @@ async def run_invoke(invoke: Invoke, calls: Calls) -> CallOutcome:
         except ToolError as exc:
             return CallOutcome({"content": list(exc.content), "isError": True})
     try:
-        return await asyncio.wait_for(calls.run_handler(tool, args, invoke.context),
-                                      tool.binding.timeout)
+        return await asyncio.wait_for(
+            calls.run_handler(tool, args, invoke.context), tool.binding.timeout
+        )
     except TimeoutError:
         if invoke.context is not None:
             invoke.context.cancel()

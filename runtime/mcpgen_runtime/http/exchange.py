@@ -53,7 +53,11 @@ from .calls import Calls, run_invoke
 from .tasks import TASK_METHODS, TaskLayer, TaskRequest
 
 __all__ = [
-    "DEFAULT_HANDSHAKE_HEADER", "JSON_HEADERS", "SSE_HEADERS", "Exchange", "modern_status",
+    "DEFAULT_HANDSHAKE_HEADER",
+    "JSON_HEADERS",
+    "SSE_HEADERS",
+    "Exchange",
+    "modern_status",
     "send_json",
     "sse_event",
 ]
@@ -72,8 +76,15 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 # The HTTP status of a 2026-07-28 JSON-RPC error, by code (others: 200).
-_MODERN_STATUS = {PARSE_ERROR: 400, INVALID_REQUEST: 400, INVALID_PARAMS: 400, HEADER_MISMATCH: 400,
-                  MISSING_CAPABILITY: 400, UNSUPPORTED_VERSION: 400, METHOD_NOT_FOUND: 404}
+_MODERN_STATUS = {
+    PARSE_ERROR: 400,
+    INVALID_REQUEST: 400,
+    INVALID_PARAMS: 400,
+    HEADER_MISMATCH: 400,
+    MISSING_CAPABILITY: 400,
+    UNSUPPORTED_VERSION: 400,
+    METHOD_NOT_FOUND: 404,
+}
 
 
 def modern_status(frame: bytes) -> int:
@@ -88,8 +99,13 @@ def modern_status(frame: bytes) -> int:
 
 
 async def send_json(send: ASGISend, frame: bytes, status: int = 200) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [*JSON_HEADERS, (b"content-length", str(len(frame)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*JSON_HEADERS, (b"content-length", str(len(frame)).encode())],
+        }
+    )
     await send({"type": "http.response.body", "body": frame})
 
 
@@ -116,8 +132,13 @@ class Exchange:
             conn = ServerConnection(self.app, defer_checks=True)
         else:
             requestor = self.tasks.requestor(scope)
-            conn = ServerConnection(self.app, defer_checks=True, tasks=TaskTable(max_tasks=None),
-                                    requestor=requestor, tasks_listed=requestor is not None)
+            conn = ServerConnection(
+                self.app,
+                defer_checks=True,
+                tasks=TaskTable(max_tasks=None),
+                requestor=requestor,
+                tasks_listed=requestor is not None,
+            )
         modern = header_version in _MODERN_HEADERS
         if not modern and message.get("method") != "initialize":
             conn.era = "legacy"
@@ -126,8 +147,13 @@ class Exchange:
         return conn
 
     async def answer(
-        self, message: Mapping[str, Any], header_version: str | None, sse_ok: bool,
-        scope: Mapping[str, Any], receive: ASGIReceive, send: ASGISend,
+        self,
+        message: Mapping[str, Any],
+        header_version: str | None,
+        sse_ok: bool,
+        scope: Mapping[str, Any],
+        receive: ASGIReceive,
+        send: ASGISend,
     ) -> None:
         """Answer one request (``message`` has a valid id and a string method)."""
         conn = self.connection(message, header_version, scope)
@@ -225,8 +251,9 @@ class Exchange:
                     return  # finally: the call is cancelled
                 finished = runner.done()  # checked before draining: nothing is emitted after
                 for frame in stream.drain():
-                    await send({"type": "http.response.body", "body": sse_event(frame),
-                                "more_body": True})
+                    await send(
+                        {"type": "http.response.body", "body": sse_event(frame), "more_body": True}
+                    )
                 if finished:
                     break
         finally:

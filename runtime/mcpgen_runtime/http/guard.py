@@ -202,8 +202,10 @@ class RebindingRules:
 def _allowed(value: str, allowed: list[str]) -> bool:
     if value in allowed:
         return True
-    return any(entry.endswith(":*") and value.startswith(entry[:-1]) and value[len(entry) - 1:].isdigit()
-               for entry in allowed)
+    return any(
+        entry.endswith(":*") and value.startswith(entry[:-1]) and value[len(entry) - 1 :].isdigit()
+        for entry in allowed
+    )
 
 
 def rebinding_protection(host: str, port: int) -> RebindingRules | None:

@@ -43,9 +43,16 @@ class GuardedHttpToolsProtocol(_Deadlines, HttpToolsProtocol):
         if self._phase == "head":
             self._head_bytes += len(data)
         super().data_received(data)
-        if self._phase == "head" and self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
-            self._refuse(431, "Request Header Fields Too Large",
-                         f"the request head is larger than {MAX_HEAD_BYTES} bytes")
+        if (
+            self._phase == "head"
+            and self._head_bytes > MAX_HEAD_BYTES
+            and not self.transport.is_closing()
+        ):
+            self._refuse(
+                431,
+                "Request Header Fields Too Large",
+                f"the request head is larger than {MAX_HEAD_BYTES} bytes",
+            )
 
     def on_message_begin(self) -> None:
         super().on_message_begin()

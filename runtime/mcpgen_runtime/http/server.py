@@ -99,8 +99,10 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
 
     name = str(app.server_info.get("name", "")) or "default"
     store = open_task_store(
-        options.task_store, key_prefix=options.task_key_prefix or f"mcpgen:{name}:",
-        lease_seconds=options.task_lease, max_tasks_per_worker=options.max_tasks_per_worker,
+        options.task_store,
+        key_prefix=options.task_key_prefix or f"mcpgen:{name}:",
+        lease_seconds=options.task_lease,
+        max_tasks_per_worker=options.max_tasks_per_worker,
         max_tasks=options.max_tasks,
     )
     calls = Calls.create(MAX_CHECK_THREADS, options.max_sync_threads)
@@ -108,13 +110,24 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
     served = bool(app.task_tools) and (store.shared or options.workers <= 1)
     tasks = None
     if served:
-        tasks = TaskLayer(app, store, calls, max_running=options.max_sync_threads,
-                          identity_header=options.identity_header)
-    exchange = Exchange(app if served else without_tasks(app), calls, tasks,
-                        json_only=options.json_response)
-    return HttpApp(exchange, path=options.path, max_body_bytes=options.max_body_bytes,
-                   rebinding=rebinding_protection(options.host, options.port), tasks=tasks,
-                   store=store)
+        tasks = TaskLayer(
+            app,
+            store,
+            calls,
+            max_running=options.max_sync_threads,
+            identity_header=options.identity_header,
+        )
+    exchange = Exchange(
+        app if served else without_tasks(app), calls, tasks, json_only=options.json_response
+    )
+    return HttpApp(
+        exchange,
+        path=options.path,
+        max_body_bytes=options.max_body_bytes,
+        rebinding=rebinding_protection(options.host, options.port),
+        tasks=tasks,
+        store=store,
+    )
 
 
 def without_tasks(app: App) -> App:
@@ -124,8 +137,10 @@ def without_tasks(app: App) -> App:
 
     tools = {
         name: dataclasses.replace(
-            tool, binding=dataclasses.replace(tool.binding, task_support="forbidden"),
-            descriptor={k: v for k, v in tool.descriptor.items() if k != "execution"})
+            tool,
+            binding=dataclasses.replace(tool.binding, task_support="forbidden"),
+            descriptor={k: v for k, v in tool.descriptor.items() if k != "execution"},
+        )
         for name, tool in app.tools.items()
     }
     return App(tools, server_info=app.server_info, instructions=app.instructions)
@@ -145,8 +160,10 @@ def _guard_connections(options: HttpOptions) -> str:
     if options.http_parser != "h11" and importlib.util.find_spec("httptools") is not None:
         from .guard_fast import GuardedHttpToolsProtocol as protocol
     elif options.http_parser == "httptools":
-        raise HttpUnavailable("--http-parser httptools: httptools is not installed "
-                              "(pip install 'mcpgen-runtime[http]' installs it where it builds)")
+        raise HttpUnavailable(
+            "--http-parser httptools: httptools is not installed "
+            "(pip install 'mcpgen-runtime[http]' installs it where it builds)"
+        )
     else:
         from .guard import GuardedH11Protocol as protocol
     return f"{protocol.__module__}:{protocol.__qualname__}"
@@ -208,8 +225,9 @@ def serve_http(
         return
     from uvicorn.supervisors import Multiprocess
 
-    server_config = uvicorn.Config(f"{__name__}:worker_app", factory=True, workers=options.workers,
-                                   **common)
+    server_config = uvicorn.Config(
+        f"{__name__}:worker_app", factory=True, workers=options.workers, **common
+    )
     reserved = _reserve_port(options.host, options.port)
     try:
         Multiprocess(server_config, sockets=[reserved]).run()
@@ -243,7 +261,8 @@ def _reserve_port(host: str, port: int) -> _PerWorkerSocket:
         sock.close()
         raise HttpUnavailable(f"cannot listen on {host}:{port}: {exc}") from None
     logging.getLogger("uvicorn.error").info(
-        "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, sock.getsockname()[1])
+        "Uvicorn running on http://%s:%d (Press CTRL+C to quit)", host, sock.getsockname()[1]
+    )
     sock.set_inheritable(True)
     return sock
 

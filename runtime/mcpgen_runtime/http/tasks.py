@@ -58,7 +58,9 @@ SHUTDOWN_MESSAGE = "the worker running this task shut down before it finished"
 STORE_FAILED_MESSAGE = "Internal error: the task store cannot be reached; retry later"
 # How long a worker that shuts down spends recording that its running tasks failed (2 s).
 SHUTDOWN_RECORD_SECONDS = 2.0
-TASK_METHODS = frozenset({"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"})
+TASK_METHODS = frozenset(
+    {"tasks/get", "tasks/result", "tasks/list", "tasks/cancel", "tasks/update"}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,12 @@ class TaskLayer:
     shared, or this is the only process)."""
 
     def __init__(
-        self, app: App, store: TaskStore, calls: Calls, *, max_running: int,
+        self,
+        app: App,
+        store: TaskStore,
+        calls: Calls,
+        *,
+        max_running: int,
         identity_header: str | None = None,
     ) -> None:
         self.app = app
@@ -89,7 +96,9 @@ class TaskLayer:
         self._logger = str(app.server_info.get("name", ""))
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def task_call(self, conn: ServerConnection, request: TaskRequest) -> tuple[ToolRuntime | None, bytes | None]:
+    def task_call(
+        self, conn: ServerConnection, request: TaskRequest
+    ) -> tuple[ToolRuntime | None, bytes | None]:
         """For a ``tools/call``: the tool when it runs as a task, or the core's refusal
         frame; ``(None, None)``: a plain call (or one the core answers itself)."""
         params = request.params
@@ -113,8 +122,12 @@ class TaskLayer:
         request_id = request.request_id
         if self.running >= self.max_running:
             return error_response(
-                request_id, SERVER_BUSY, f"Server busy: {self.max_running} tasks are already running "
-                "on this worker (its limit); retry when one has finished", {"limit": self.max_running})
+                request_id,
+                SERVER_BUSY,
+                f"Server busy: {self.max_running} tasks are already running "
+                "on this worker (its limit); retry when one has finished",
+                {"limit": self.max_running},
+            )
         self.running += 1  # taken with the check: concurrent calls cannot both pass it
         launched = False
         try:
@@ -126,8 +139,9 @@ class TaskLayer:
             task_params = params.get("task")
             ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
             try:
-                task: Task = await self._store(self.store.create(
-                    tool.name, conn.era or "legacy", ttl, conn.requestor))
+                task: Task = await self._store(
+                    self.store.create(tool.name, conn.era or "legacy", ttl, conn.requestor)
+                )
             except TaskLimitReached as reached:
                 return conn.task_limit_error(request_id, reached).data
             except _StoreFailed:
@@ -158,12 +172,18 @@ class TaskLayer:
         except Exception:  # noqa: BLE001 - a store bug or a corrupt record: log it, tell no secret
             import traceback
 
-            print(scrub(f"mcpgen: the task store failed:\n{traceback.format_exc()}", self.store.url),
-                  file=sys.stderr, flush=True)
+            print(
+                scrub(f"mcpgen: the task store failed:\n{traceback.format_exc()}", self.store.url),
+                file=sys.stderr,
+                flush=True,
+            )
         raise _StoreFailed
 
     async def _run(
-        self, task: Task, tool: ToolRuntime, args: tuple[Any, ...] | dict[str, Any],
+        self,
+        task: Task,
+        tool: ToolRuntime,
+        args: tuple[Any, ...] | dict[str, Any],
         context: Context | None,
     ) -> None:
         current = asyncio.current_task()
@@ -181,7 +201,8 @@ class TaskLayer:
         try:
             try:
                 outcome = await asyncio.wait_for(
-                    self.calls.run_handler(tool, args, context), tool.binding.timeout)
+                    self.calls.run_handler(tool, args, context), tool.binding.timeout
+                )
             except TimeoutError:
                 if context is not None:
                     context.cancel()
@@ -191,17 +212,24 @@ class TaskLayer:
                     # this process is shutting down and the handler dies with it: say
                     # so now rather than when the lease lapses
                     with contextlib.suppress(Exception, asyncio.CancelledError):
-                        await asyncio.wait_for(self.store.finish(
-                            task.task_id, result=None,
-                            error={"code": INTERNAL_ERROR, "message": SHUTDOWN_MESSAGE}),
-                            SHUTDOWN_RECORD_SECONDS)
+                        await asyncio.wait_for(
+                            self.store.finish(
+                                task.task_id,
+                                result=None,
+                                error={"code": INTERNAL_ERROR, "message": SHUTDOWN_MESSAGE},
+                            ),
+                            SHUTDOWN_RECORD_SECONDS,
+                        )
                     raise
                 return
             if cancelled or outcome.cancelled:
                 return
             error = None
             if outcome.result is None:
-                error = {"code": INTERNAL_ERROR, "message": outcome.internal_error or "Internal error"}
+                error = {
+                    "code": INTERNAL_ERROR,
+                    "message": outcome.internal_error or "Internal error",
+                }
             await self._record(task.task_id, outcome.result, error)
         finally:
             self.store.untrack(task.task_id)
@@ -217,8 +245,11 @@ class TaskLayer:
                 await self.store.finish(task_id, result=result, error=error)
                 return
             except TaskStoreUnavailable as exc:
-                print(f"mcpgen: task {task_id}: cannot record its outcome: {exc}",
-                      file=sys.stderr, flush=True)
+                print(
+                    f"mcpgen: task {task_id}: cannot record its outcome: {exc}",
+                    file=sys.stderr,
+                    flush=True,
+                )
                 await asyncio.sleep(0.2 * 2**attempt)
 
     # -- tasks/* --------------------------------------------------------------------
@@ -262,7 +293,9 @@ class TaskLayer:
                 decode_cursor(cursor)
             except ValueError:
                 return conn.unknown_cursor(request_id).data
-        tasks, following = await self._store(self.store.page(conn.era or "legacy", conn.requestor, cursor))
+        tasks, following = await self._store(
+            self.store.page(conn.era or "legacy", conn.requestor, cursor)
+        )
         return conn.task_page(request_id, tasks, following).data
 
     async def shutdown(self) -> None:
@@ -284,8 +317,12 @@ class _StoreFailed(Exception):
 def _answer(conn: ServerConnection, table: TaskTable, request: TaskRequest) -> bytes:
     """The core's answer to ``request`` with ``table`` as its tasks."""
     conn.tasks = table
-    message = {"jsonrpc": "2.0", "id": request.request_id, "method": request.method,
-               "params": dict(request.params)}
+    message = {
+        "jsonrpc": "2.0",
+        "id": request.request_id,
+        "method": request.method,
+        "params": dict(request.params),
+    }
     for action in conn.receive_message(message):
         if isinstance(action, SendFrame):
             return action.data  # the answer (a tasks/cancel sends it before any other frame)

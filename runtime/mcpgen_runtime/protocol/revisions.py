@@ -37,7 +37,16 @@ TOOL_FIELDS: dict[str, frozenset[str]] = {
         }
     ),
     "2026-07-28": frozenset(
-        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta", "icons"}
+        {
+            "name",
+            "title",
+            "description",
+            "inputSchema",
+            "outputSchema",
+            "annotations",
+            "_meta",
+            "icons",
+        }
     ),
 }
 

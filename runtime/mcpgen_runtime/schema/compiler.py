@@ -29,8 +29,18 @@ _Key = tuple[int, int, bool]
 # ``$schema`` (without scheme and final "#"): a schema declaring draft-07 (published
 # so when nothing in it reads otherwise there) means `format: uuid` as an annotation.
 _NEW_IN_2019 = frozenset({"uuid", "duration"})
-_NEW_IN_07 = frozenset({"date", "time", "idn-email", "idn-hostname", "iri", "iri-reference",
-                        "relative-json-pointer", "regex"})
+_NEW_IN_07 = frozenset(
+    {
+        "date",
+        "time",
+        "idn-email",
+        "idn-hostname",
+        "iri",
+        "iri-reference",
+        "relative-json-pointer",
+        "regex",
+    }
+)
 _NEW_IN_06 = frozenset({"uri-reference", "uri-template", "json-pointer"})
 _NOT_IN_DRAFT: dict[str, frozenset[str]] = {
     "json-schema.org/draft-07/schema": _NEW_IN_2019,
@@ -68,7 +78,8 @@ class _CompilerBase:
         declared = root.get("$schema") if isinstance(root, Mapping) else None
         self.unknown_formats = _NOT_IN_DRAFT.get(
             declared.split("://", 1)[-1].rstrip("#/") if isinstance(declared, str) else "",
-            frozenset())
+            frozenset(),
+        )
         self.nodes: dict[_Key, _Node] = {}
         self.regexes: dict[str, EcmaRegex] = {}
 

@@ -216,7 +216,11 @@ class _ContainerKeywords(_CompilerBase):
         of each member (the object, with the members it coerced, comes back), or
         None when no member is constrained."""
         schema, base, coerce, where, node = (
-            here.schema, here.base, here.coerce, here.where, here.node
+            here.schema,
+            here.base,
+            here.coerce,
+            here.where,
+            here.node,
         )
         props: dict[str, _Check] = {}
         if "properties" in schema:

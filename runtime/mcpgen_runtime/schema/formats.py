@@ -124,9 +124,7 @@ def is_duration(text: str) -> bool:
 
 # --------------------------------------------------------------------- the others
 
-_UUID = _Lazy(
-    r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}"
-)
+_UUID = _Lazy(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
 _JSON_POINTER = _Lazy(r"(?:/(?:[^/~]|~[01])*)*", re.DOTALL)
 _RELATIVE_POINTER = _Lazy(r"(?:0|[1-9][0-9]*)(?:[+-][1-9][0-9]*)?(#?)")
 

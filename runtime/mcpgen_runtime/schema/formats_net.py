@@ -59,7 +59,6 @@ class _Lazy:
         return self._get().findall(text)
 
 
-
 # --------------------------------------------------------------------- IP addresses
 
 _DEC_OCTET = _Lazy(r"25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9]")
@@ -234,9 +233,7 @@ def is_iri_reference(text: str) -> bool:
 _VARNAME: Final = r"[A-Za-z0-9_%]++(?:\.[A-Za-z0-9_%]++)*+"
 _VARSPEC: Final = rf"{_VARNAME}(?::[1-9][0-9]{{0,3}}+|\*)?+"
 _LITERALS: Final = rf"[!#$%&-;=?-\[\]_a-z~{_UCSCHAR}{_IPRIVATE}]*+"
-_TEMPLATE = _Lazy(
-    rf"{_LITERALS}(?:\{{[+#./;?&=,!@|]?+{_VARSPEC}(?:,{_VARSPEC})*+\}}{_LITERALS})*+"
-)
+_TEMPLATE = _Lazy(rf"{_LITERALS}(?:\{{[+#./;?&=,!@|]?+{_VARSPEC}(?:,{_VARSPEC})*+\}}{_LITERALS})*+")
 
 
 def is_uri_template(text: str) -> bool:

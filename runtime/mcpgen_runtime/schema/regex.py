@@ -230,8 +230,11 @@ class _Parser:
         while self.peek() not in ("", ">"):
             self.pos += 1
         name = self.source[start : self.pos]
-        if self.take() != ">" or not name or not (name[0].isalpha() or name[0] in "_$") or not all(
-            c.isalnum() or c in "_$" for c in name
+        if (
+            self.take() != ">"
+            or not name
+            or not (name[0].isalpha() or name[0] in "_$")
+            or not all(c.isalnum() or c in "_$" for c in name)
         ):
             raise self.fail("invalid group name")
         return name
@@ -446,9 +449,7 @@ class EcmaRegex:
                 return False
             # A lone surrogate (legal in a JSON string) matches no pattern character
             # but must not hide the rest: match with U+FFFD in its place.
-            cleaned = "".join(
-                "\ufffd" if 0xD800 <= ord(char) <= 0xDFFF else char for char in text
-            )
+            cleaned = "".join("\ufffd" if 0xD800 <= ord(char) <= 0xDFFF else char for char in text)
             try:
                 self._validate(cleaned)
             except self._no_match:

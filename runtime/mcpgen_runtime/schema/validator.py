@@ -108,9 +108,7 @@ _OBJECT_KEYWORDS: Final = (
 )
 
 
-
 class _Compiler(_ContainerKeywords):
-
     # -- plumbing ---------------------------------------------------------------
 
     # -- keyword values ---------------------------------------------------------
@@ -252,8 +250,11 @@ class _Compiler(_ContainerKeywords):
     def format_check(self, name: Any, where: str) -> _Check | None:
         if not isinstance(name, str):
             raise SchemaError(f"{where}/format: must be a string")
-        known = format_checker(name) if self.assert_formats \
-            and name not in self.unknown_formats else None
+        known = (
+            format_checker(name)
+            if self.assert_formats and name not in self.unknown_formats
+            else None
+        )
         if known is None:
             return None  # an annotation: any string passes
         check, expected = known.check, known.expected
@@ -268,7 +269,11 @@ class _Compiler(_ContainerKeywords):
     def inplace_checks(self, here: _Here, checks: list[_Check]) -> bool:
         """Append the in-place applicators; True if one may judge a value it did not coerce."""
         schema, base, coerce, where, node = (
-            here.schema, here.base, here.coerce, here.where, here.node
+            here.schema,
+            here.base,
+            here.coerce,
+            here.where,
+            here.node,
         )
         order_sensitive = False
 

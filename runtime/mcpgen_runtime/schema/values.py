@@ -195,8 +195,9 @@ def _multiple_of(step: float) -> Callable[[float], bool]:
                 return value % int_step == 0
             if not math.isfinite(value):
                 return False
-            return (_as_fraction(value) / frac_step).denominator == 1 \
-                or _near_multiple(value, int_step)
+            return (_as_fraction(value) / frac_step).denominator == 1 or _near_multiple(
+                value, int_step
+            )
 
         return check_int_step
 
@@ -205,8 +206,11 @@ def _multiple_of(step: float) -> Callable[[float], bool]:
     def check_fraction(value: float) -> bool:
         if isinstance(value, float) and not math.isfinite(value):
             return False
-        return (_as_fraction(value) / frac).denominator == 1 \
-            or isinstance(value, float) and _near_multiple(value, step)
+        return (
+            (_as_fraction(value) / frac).denominator == 1
+            or isinstance(value, float)
+            and _near_multiple(value, step)
+        )
 
     return check_fraction
 

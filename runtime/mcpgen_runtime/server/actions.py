@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..protocol.jsonrpc import error_response
 from ..tasks.table import Task
 from .context import Context
 from .tools import ToolRuntime
 
-__all__ = ["Action", "Cancel", "Invoke", "SendFrame", "runs_inline"]
+__all__ = ["Action", "Cancel", "Invoke", "SendFrame", "refusal", "runs_inline"]
 
 
 class SendFrame:
@@ -18,6 +19,11 @@ class SendFrame:
 
     def __init__(self, data: bytes) -> None:
         self.data = data
+
+
+def refusal(request_id: Any, code: int, message: str, data: Any = None) -> list[Action]:
+    """The one action that answers a request with a JSON-RPC error."""
+    return [SendFrame(error_response(request_id, code, message, data))]
 
 
 class Invoke:

@@ -47,7 +47,7 @@ from ..protocol.constants import (
 from ..protocol.jsonrpc import error_response, result_response, result_response_raw
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
 from ..tasks.table import TaskLimitReached, TaskTable
-from .actions import Action, Cancel, Invoke, SendFrame, runs_inline
+from .actions import Action, Cancel, Invoke, SendFrame, refusal, runs_inline
 from .context import LOG_LEVELS, Context
 from .tasks import TASKS_VERSION, TaskMethods
 from .tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
@@ -127,9 +127,9 @@ class ServerConnection(TaskMethods):
             text = line.decode("utf-8-sig", "surrogatepass") if isinstance(line, bytes) else line
             message = _decode(text)
         except RecursionError:
-            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: nested too deeply"))]
+            return refusal(None, INVALID_REQUEST, "Invalid Request: nested too deeply")
         except (ValueError, UnicodeDecodeError):
-            return [SendFrame(error_response(None, PARSE_ERROR, "Parse error: invalid JSON"))]
+            return refusal(None, PARSE_ERROR, "Parse error: invalid JSON")
         if isinstance(message, list):
             return self._batch(message)
         return self._message(message)
@@ -140,18 +140,27 @@ class ServerConnection(TaskMethods):
 
     def _batch(self, messages: list[Any]) -> list[Action]:
         if self.version != _BATCH_VERSION:
-            return [SendFrame(error_response(
-                None, INVALID_REQUEST, "Invalid Request: JSON-RPC batches are not accepted at this "
-                "protocol revision"))]
+            return refusal(
+                None,
+                INVALID_REQUEST,
+                "Invalid Request: JSON-RPC batches are not accepted at this protocol revision",
+            )
         if not messages:
-            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: empty batch"))]
+            return refusal(None, INVALID_REQUEST, "Invalid Request: empty batch")
         actions: list[Action] = []
         for message in messages:
             if isinstance(message, dict) and message.get("method") == "initialize":
                 if "id" in message:  # a notification is never answered; a bad id gets null
                     request_id = message["id"] if type(message["id"]) in (str, int) else None
-                    actions.append(SendFrame(error_response(
-                        request_id, INVALID_REQUEST, "Invalid Request: initialize cannot be batched")))
+                    actions.append(
+                        SendFrame(
+                            error_response(
+                                request_id,
+                                INVALID_REQUEST,
+                                "Invalid Request: initialize cannot be batched",
+                            )
+                        )
+                    )
                 continue
             actions.extend(self._message(message))
         # Replies to a batch go out one frame each; 2025-03-26 clients match them by id.
@@ -159,7 +168,7 @@ class ServerConnection(TaskMethods):
 
     def _message(self, message: Any) -> list[Action]:
         if not isinstance(message, dict):
-            return [SendFrame(error_response(None, INVALID_REQUEST, "Invalid Request: expected a JSON object"))]
+            return refusal(None, INVALID_REQUEST, "Invalid Request: expected a JSON object")
         method = message.get("method")
         if "id" not in message:
             if isinstance(method, str):
@@ -169,16 +178,18 @@ class ServerConnection(TaskMethods):
         if method is None and ("result" in message or "error" in message):
             return []  # a response: this server sends no requests, so nothing awaits it
         if type(request_id) not in (str, int):
-            return [SendFrame(error_response(
-                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"))]
+            return refusal(
+                None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
+            )
         if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
-            return [SendFrame(error_response(
-                request_id, INVALID_REQUEST, "Invalid Request: expected jsonrpc '2.0' and a method"))]
+            return refusal(
+                request_id, INVALID_REQUEST, "Invalid Request: expected jsonrpc '2.0' and a method"
+            )
         params = message.get("params", {})
         if params is None:
             params = {}
         if not isinstance(params, dict):
-            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: expected an object"))]
+            return refusal(request_id, INVALID_PARAMS, "Invalid params: expected an object")
         meta = params.get("_meta")
         enveloped = isinstance(meta, dict) and META_VERSION in meta
         if self.era is None:
@@ -186,12 +197,15 @@ class ServerConnection(TaskMethods):
         if self.era == "modern":
             return self._modern_request(request_id, method, params, meta)
         if enveloped and method != "initialize":
-            return [SendFrame(error_response(
-                request_id, INVALID_REQUEST, "this connection serves the handshake protocol era; "
-                "requests carrying the 2026-07-28 envelope are not accepted on it"))]
+            return refusal(
+                request_id,
+                INVALID_REQUEST,
+                "this connection serves the handshake protocol era; "
+                "requests carrying the 2026-07-28 envelope are not accepted on it",
+            )
         handler = self._legacy.get(method)
         if handler is None:
-            return [SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
+            return refusal(request_id, METHOD_NOT_FOUND, "Method not found", method)
         self._request_meta = meta if isinstance(meta, dict) else {}
         return handler(request_id, params)
 
@@ -200,43 +214,71 @@ class ServerConnection(TaskMethods):
     ) -> list[Action]:
         if method == "initialize":
             requested = params.get("protocolVersion")
-            return [SendFrame(error_response(
-                request_id, UNSUPPORTED_VERSION, "connection is serving the 2026-07-28 protocol; the "
+            return refusal(
+                request_id,
+                UNSUPPORTED_VERSION,
+                "connection is serving the 2026-07-28 protocol; the "
                 "initialize handshake is not accepted",
-                {"supported": list(MODERN_VERSIONS), "requested": requested}))]
+                {"supported": list(MODERN_VERSIONS), "requested": requested},
+            )
         refused = self.envelope_refusal(request_id, meta)
         if refused is not None:
             return [refused]
         handler = self._modern.get(method)
         if handler is None:
-            return [SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))]
+            return refusal(request_id, METHOD_NOT_FOUND, "Method not found", method)
         self._request_meta = meta
         return handler(request_id, params)
 
     def envelope_refusal(self, request_id: Any, meta: Any) -> SendFrame | None:
         """The error refusing a 2026-07-28 request's ``_meta`` envelope, or ``None``."""
         if not isinstance(meta, dict):
-            return SendFrame(error_response(
-                request_id, INVALID_PARAMS, "Invalid params: params._meta must be an object carrying "
-                f"{META_VERSION} and {META_CAPABILITIES}"))
+            return SendFrame(
+                error_response(
+                    request_id,
+                    INVALID_PARAMS,
+                    "Invalid params: params._meta must be an object carrying "
+                    f"{META_VERSION} and {META_CAPABILITIES}",
+                )
+            )
         missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
         if missing:
-            return SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}"))
+            return SendFrame(
+                error_response(
+                    request_id,
+                    INVALID_PARAMS,
+                    f"Invalid params: _meta is missing {', '.join(missing)}",
+                )
+            )
         version = meta[META_VERSION]
         if not isinstance(version, str):
-            return SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: {META_VERSION} must be a string"))
+            return SendFrame(
+                error_response(
+                    request_id, INVALID_PARAMS, f"Invalid params: {META_VERSION} must be a string"
+                )
+            )
         if version not in MODERN_VERSIONS:
-            return SendFrame(error_response(
-                request_id, UNSUPPORTED_VERSION, "Unsupported protocol version",
-                {"supported": list(MODERN_VERSIONS), "requested": version}))
+            return SendFrame(
+                error_response(
+                    request_id,
+                    UNSUPPORTED_VERSION,
+                    "Unsupported protocol version",
+                    {"supported": list(MODERN_VERSIONS), "requested": version},
+                )
+            )
         if not isinstance(meta[META_CAPABILITIES], dict):
-            return SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: {META_CAPABILITIES} must be an object"))
+            return SendFrame(
+                error_response(
+                    request_id,
+                    INVALID_PARAMS,
+                    f"Invalid params: {META_CAPABILITIES} must be an object",
+                )
+            )
         level = meta.get(META_LOG_LEVEL)
         if level is not None and level not in LOG_LEVELS:
-            return SendFrame(error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}"))
+            return SendFrame(
+                error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}")
+            )
         return None
 
     def _notification(self, method: str, params: Any) -> list[Action]:
@@ -265,7 +307,11 @@ class ServerConnection(TaskMethods):
 
     def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
         if self._is_modern:
-            result = {"resultType": "complete", **result, "_meta": {**result.get("_meta", {}), **self._meta}}
+            result = {
+                "resultType": "complete",
+                **result,
+                "_meta": {**result.get("_meta", {}), **self._meta},
+            }
         return SendFrame(result_response(request_id, result))
 
     def _modern_extension(self, name: str) -> bool:
@@ -314,15 +360,17 @@ class ServerConnection(TaskMethods):
     def _set_level(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         level = params.get("level")
         if level not in LOG_LEVELS:
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}"))]
+            return refusal(
+                request_id,
+                INVALID_PARAMS,
+                f"Invalid params: level must be one of {', '.join(LOG_LEVELS)}",
+            )
         self.log_level = level
         return [SendFrame(result_response(request_id, {}))]
 
     def _require_initialized(self, request_id: Any) -> list[Action] | None:
         if self.version is None and not self._is_modern:
-            return [SendFrame(error_response(
-                request_id, INVALID_REQUEST, "Invalid Request: send initialize first"))]
+            return refusal(request_id, INVALID_REQUEST, "Invalid Request: send initialize first")
         return None
 
     # -- tools ---------------------------------------------------------------------
@@ -333,7 +381,7 @@ class ServerConnection(TaskMethods):
             return refused
         if params.get("cursor") is not None:
             # one page holds every tool, so no cursor this server issued can exist
-            return [SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))]
+            return refusal(request_id, INVALID_PARAMS, "Invalid params: unknown cursor")
         if self._is_modern:
             return [SendFrame(result_response_raw(request_id, self.app.modern_list_payload))]
         version = self.version or LATEST_HANDSHAKE
@@ -345,26 +393,31 @@ class ServerConnection(TaskMethods):
             return refused
         name = params.get("name")
         if not isinstance(name, str):
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'"))]
+            return refusal(
+                request_id, INVALID_PARAMS, "Invalid params: tools/call needs a string 'name'"
+            )
         tool = self.app.tools.get(name)
         if tool is None:
-            return [SendFrame(error_response(request_id, INVALID_PARAMS, f"Unknown tool: {name}"))]
+            return refusal(request_id, INVALID_PARAMS, f"Unknown tool: {name}")
         arguments = params.get("arguments")
         if arguments is None:
             arguments = {}
         elif not isinstance(arguments, dict):
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"))]
-        as_task, refusal = self._task_mode(request_id, tool, params)
-        if refusal is not None:
-            return [refusal]
+            return refusal(
+                request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"
+            )
+        as_task, refused_task = self._task_mode(request_id, tool, params)
+        if refused_task is not None:
+            return [refused_task]
         background = not runs_inline(tool, as_task)
         if background and self._full():
-            return [SendFrame(error_response(
-                request_id, SERVER_BUSY, f"Server busy: {self.max_concurrent_calls} tool calls are "
+            return refusal(
+                request_id,
+                SERVER_BUSY,
+                f"Server busy: {self.max_concurrent_calls} tool calls are "
                 "already running (the server's limit); retry when one has finished",
-                {"limit": self.max_concurrent_calls}))]
+                {"limit": self.max_concurrent_calls},
+            )
         deferred = self.defer_checks and background and not as_task
         if deferred:
             args: tuple[Any, ...] | dict[str, Any] = arguments
@@ -376,7 +429,9 @@ class ServerConnection(TaskMethods):
         version = self.version or LATEST_HANDSHAKE
         context = self._context(request_id, tool) if tool.wants_context else None
         if not as_task:
-            invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context)
+            invoke = Invoke(
+                request_id, tool, args, version, modern=self._is_modern, context=context
+            )
             invoke.checked = not deferred
             self.in_flight[request_id] = invoke
             self._hold(invoke, background)
@@ -398,19 +453,24 @@ class ServerConnection(TaskMethods):
         task_params = params.get("task")
         ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
         try:
-            task = self.tasks.create(tool.name, "modern" if self._is_modern else "legacy", ttl,
-                                     owner=self.requestor)
+            task = self.tasks.create(
+                tool.name, "modern" if self._is_modern else "legacy", ttl, owner=self.requestor
+            )
         except TaskLimitReached as reached:
             return [self.task_limit_error(request_id, reached)]
         if context is not None:
             context.task_id = task.task_id
-        invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context,
-                        task=task)
+        invoke = Invoke(
+            request_id, tool, args, version, modern=self._is_modern, context=context, task=task
+        )
         self._task_invokes[task.task_id] = invoke
         self._hold(invoke, background)
         if self._is_modern:
-            created = SendFrame(result_response(
-                request_id, {"resultType": "task", **task.wire(), "_meta": self._meta}))
+            created = SendFrame(
+                result_response(
+                    request_id, {"resultType": "task", **task.wire(), "_meta": self._meta}
+                )
+            )
         else:
             created = SendFrame(result_response(request_id, {"task": task.wire()}))
         return [created, invoke]
@@ -480,12 +540,13 @@ class ServerConnection(TaskMethods):
     def respond(self, invoke: Invoke, outcome: CallOutcome) -> bytes:
         """The response frame for a finished, non-task ``Invoke``."""
         if outcome.result is None:
-            return error_response(invoke.request_id, INTERNAL_ERROR, outcome.internal_error or
-                                  "Internal error")
+            return error_response(
+                invoke.request_id, INTERNAL_ERROR, outcome.internal_error or "Internal error"
+            )
         try:
             return self._result(invoke.request_id, self._call_result(outcome.result)).data
         except (TypeError, ValueError, RecursionError):
             # a content block the handler built by hand that JSON cannot carry (or too deep)
-            return error_response(invoke.request_id, INTERNAL_ERROR,
-                                  f"Internal error in tool '{invoke.tool.name}'")
-
+            return error_response(
+                invoke.request_id, INTERNAL_ERROR, f"Internal error in tool '{invoke.tool.name}'"
+            )

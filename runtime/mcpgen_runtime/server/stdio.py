@@ -27,7 +27,12 @@ from ..protocol.jsonrpc import INVALID_REQUEST, error_response
 from .core import Cancel, Invoke, SendFrame, ServerConnection
 from .tools import App, CallOutcome
 
-__all__ = ["DEFAULT_MAX_CONCURRENT_CALLS", "DEFAULT_MAX_MESSAGE_BYTES", "run_stdio", "serve_streams"]
+__all__ = [
+    "DEFAULT_MAX_CONCURRENT_CALLS",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "run_stdio",
+    "serve_streams",
+]
 
 # A frame longer than this is refused (and skipped) instead of being buffered.
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
@@ -130,9 +135,13 @@ def serve_streams(
                 break
             if len(line) > max_message_bytes and not line.endswith(b"\n"):
                 _skip_rest_of_line(instream)
-                server.writer.write(error_response(
-                    None, INVALID_REQUEST,
-                    f"Invalid Request: message larger than {max_message_bytes} bytes"))
+                server.writer.write(
+                    error_response(
+                        None,
+                        INVALID_REQUEST,
+                        f"Invalid Request: message larger than {max_message_bytes} bytes",
+                    )
+                )
                 continue
             server.feed(line)
     finally:
@@ -197,14 +206,18 @@ class _Server:
         if tool.binding.timeout is None:
             # nothing to time: the worker answers when it ends (no waiting thread)
             self.background.track(worker)
-            worker.add_done_callback(lambda done: self.finish(invoke, _worker_outcome(invoke, done)))
+            worker.add_done_callback(
+                lambda done: self.finish(invoke, _worker_outcome(invoke, done))
+            )
             return
         # Shutdown waits for the answer, not for a handler that already timed out.
         answered: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.background.track(answered)
         threading.Thread(
-            target=self._await_worker, args=(invoke, worker, answered),
-            name="mcpgen-wait", daemon=True,
+            target=self._await_worker,
+            args=(invoke, worker, answered),
+            name="mcpgen-wait",
+            daemon=True,
         ).start()
 
     def _await_worker(
@@ -276,7 +289,10 @@ def run_stdio(
     protocol_out = _take_stdout()
     try:
         serve_streams(
-            app, sys.stdin.buffer, protocol_out, max_message_bytes=limit,
+            app,
+            sys.stdin.buffer,
+            protocol_out,
+            max_message_bytes=limit,
             max_concurrent_calls=max_concurrent_calls or DEFAULT_MAX_CONCURRENT_CALLS,
         )
     except KeyboardInterrupt:
@@ -297,8 +313,12 @@ def _limit_from_environment() -> int:
     except ValueError:
         value = 0
     if value < 1:  # a negative limit would silently lift the bound altogether
-        print(f"mcpgen: ignoring MCPGEN_MAX_MESSAGE_BYTES={text!r} (not a positive integer); "
-              f"the limit is {DEFAULT_MAX_MESSAGE_BYTES} bytes", file=sys.stderr, flush=True)
+        print(
+            f"mcpgen: ignoring MCPGEN_MAX_MESSAGE_BYTES={text!r} (not a positive integer); "
+            f"the limit is {DEFAULT_MAX_MESSAGE_BYTES} bytes",
+            file=sys.stderr,
+            flush=True,
+        )
         return DEFAULT_MAX_MESSAGE_BYTES
     return value
 

@@ -26,7 +26,7 @@ from ..protocol.constants import (
 )
 from ..protocol.jsonrpc import encode, error_response, result_response
 from ..tasks.table import Task, TaskLimitReached, TaskTable
-from .actions import Action, Cancel, Invoke, SendFrame
+from .actions import Action, Cancel, Invoke, SendFrame, refusal
 from .tools import App, ToolRuntime
 
 __all__ = ["TASKS_VERSION", "TaskMethods"]
@@ -66,44 +66,70 @@ class TaskMethods:
         if self._is_modern:
             declared = self._modern_extension(TASKS_EXTENSION)
             if support == "required" and not declared:
-                return False, SendFrame(error_response(
-                    request_id, MISSING_CAPABILITY,
-                    f"Tool '{tool.name}' runs only as a task: declare the {TASKS_EXTENSION} extension",
-                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
+                return False, SendFrame(
+                    error_response(
+                        request_id,
+                        MISSING_CAPABILITY,
+                        f"Tool '{tool.name}' runs only as a task: declare the {TASKS_EXTENSION} extension",
+                        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                    )
+                )
             # server-directed: a declaring client gets a task for every task-capable tool
             return declared and support != "forbidden", None
         if self.version != TASKS_VERSION or not self.app.task_tools:
             return False, None  # no tasks capability declared: `task` is ignored
         wants = isinstance(params.get("task"), dict)
         if wants and support == "forbidden":
-            return False, SendFrame(error_response(
-                request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' does not support task execution"))
+            return False, SendFrame(
+                error_response(
+                    request_id,
+                    METHOD_NOT_FOUND,
+                    f"Tool '{tool.name}' does not support task execution",
+                )
+            )
         if not wants and support == "required":
-            return False, SendFrame(error_response(
-                request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' requires task augmentation"))
+            return False, SendFrame(
+                error_response(
+                    request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' requires task augmentation"
+                )
+            )
         return wants, None
 
     def _task_methods_allowed(self, request_id: Any, method: str = "") -> SendFrame | None:
         if method == "tasks/list" and not self.tasks_listed:
-            return SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found", method))
+            return SendFrame(
+                error_response(request_id, METHOD_NOT_FOUND, "Method not found", method)
+            )
         if self._is_modern:
             if not self._modern_extension(TASKS_EXTENSION):
-                return SendFrame(error_response(
-                    request_id, MISSING_CAPABILITY, f"tasks/* needs the {TASKS_EXTENSION} extension",
-                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}))
+                return SendFrame(
+                    error_response(
+                        request_id,
+                        MISSING_CAPABILITY,
+                        f"tasks/* needs the {TASKS_EXTENSION} extension",
+                        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
+                    )
+                )
             return None
         if self.version != TASKS_VERSION or not self.app.task_tools:
             return SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found"))
         return None
 
-    def _find_task(self, request_id: Any, params: Mapping[str, Any]) -> tuple[Task | None, SendFrame | None]:
+    def _find_task(
+        self, request_id: Any, params: Mapping[str, Any]
+    ) -> tuple[Task | None, SendFrame | None]:
         refused = self._task_methods_allowed(request_id)
         if refused is not None:
             return None, refused
         task = self.tasks.get(params.get("taskId"))
         if task is None or not self.may_see(task):
-            return None, SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: unknown task {params.get('taskId')!r}"))
+            return None, SendFrame(
+                error_response(
+                    request_id,
+                    INVALID_PARAMS,
+                    f"Invalid params: unknown task {params.get('taskId')!r}",
+                )
+            )
         return task, None
 
     def may_see(self, task: Task) -> bool:
@@ -116,14 +142,20 @@ class TaskMethods:
 
     def task_limit_error(self, request_id: Any, reached: TaskLimitReached) -> SendFrame:
         where = "on this worker" if reached.scope == "worker" else "in the task store"
-        return SendFrame(error_response(
-            request_id, SERVER_BUSY, f"Server busy: {reached.limit} tasks are already live {where} "
-            "(its limit); retry when one has expired", {"limit": reached.limit}))
+        return SendFrame(
+            error_response(
+                request_id,
+                SERVER_BUSY,
+                f"Server busy: {reached.limit} tasks are already live {where} "
+                "(its limit); retry when one has expired",
+                {"limit": reached.limit},
+            )
+        )
 
     def _tasks_get(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params)
         if task is None:
-            return [refusal] if refusal else []
+            return [refused] if refused else []
         body = task.wire()
         if self._is_modern:
             if task.status == "completed" and task.result is not None:
@@ -133,9 +165,9 @@ class TaskMethods:
         return [self._result(request_id, body)]
 
     def _tasks_result(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params)
         if task is None:
-            return [refusal] if refusal else []
+            return [refused] if refused else []
         if not task.terminal:
             task.waiters.append(request_id)  # answered when the task ends
             return []
@@ -146,13 +178,17 @@ class TaskMethods:
         if refused is not None:
             return [refused]
         try:
-            tasks, following = self.tasks.page(self.era or "legacy", self.requestor, params.get("cursor"))
+            tasks, following = self.tasks.page(
+                self.era or "legacy", self.requestor, params.get("cursor")
+            )
         except ValueError:
             return [self.unknown_cursor(request_id)]
         return [self.task_page(request_id, tasks, following)]
 
     def unknown_cursor(self, request_id: Any) -> SendFrame:
-        return SendFrame(error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor"))
+        return SendFrame(
+            error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor")
+        )
 
     def task_page(self, request_id: Any, tasks: list[Task], following: str | None) -> SendFrame:
         """The ``tasks/list`` answer: one page, and the cursor of the next if any."""
@@ -162,21 +198,24 @@ class TaskMethods:
         return SendFrame(result_response(request_id, body))
 
     def _tasks_update(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params)
         if task is None:
-            return [refusal] if refusal else []
+            return [refused] if refused else []
         # No tool of a generated server asks for input, so there is nothing to route.
         return [self._result(request_id, {})]
 
     def _tasks_cancel(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refusal = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params)
         if task is None:
-            return [refusal] if refusal else []
+            return [refused] if refused else []
         if task.terminal:
             if self._is_modern:
                 return [self._result(request_id, {})]  # cooperative: an ack, whatever the state
-            return [SendFrame(error_response(
-                request_id, INVALID_PARAMS, f"Invalid params: task {task.task_id!r} is already {task.status}"))]
+            return refusal(
+                request_id,
+                INVALID_PARAMS,
+                f"Invalid params: task {task.task_id!r} is already {task.status}",
+            )
         self.tasks.cancel(task)
         actions: list[Action] = []
         invoke = self._task_invokes.pop(task.task_id, None)
@@ -193,20 +232,33 @@ class TaskMethods:
     def _task_outcome_frame(self, task: Task, request_id: Any) -> bytes:
         related = {META_RELATED_TASK: {"taskId": task.task_id}}
         if task.status == "cancelled":
-            return error_response(request_id, INVALID_PARAMS,
-                                  f"Task {task.task_id!r} was cancelled", {"taskId": task.task_id})
+            return error_response(
+                request_id,
+                INVALID_PARAMS,
+                f"Task {task.task_id!r} was cancelled",
+                {"taskId": task.task_id},
+            )
         if task.error is not None:
             return encode({"jsonrpc": "2.0", "id": request_id, "error": task.error})
         assert task.result is not None
         result = self._call_result(task.result)
-        return result_response(request_id, {**result, "_meta": {**result.get("_meta", {}), **related}})
+        return result_response(
+            request_id, {**result, "_meta": {**result.get("_meta", {}), **related}}
+        )
 
     def _task_ended(self, task: Task) -> list[bytes]:
         """Frames owed when a task reaches a terminal state."""
         frames: list[bytes] = []
         if task.era == "legacy":
-            frames.append(encode({"jsonrpc": "2.0", "method": "notifications/tasks/status",
-                                  "params": task.wire()}))
+            frames.append(
+                encode(
+                    {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/tasks/status",
+                        "params": task.wire(),
+                    }
+                )
+            )
         for waiter in task.waiters:
             frames.append(self._task_outcome_frame(task, waiter))
         task.waiters.clear()

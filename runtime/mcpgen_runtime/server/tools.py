@@ -43,7 +43,15 @@ from ..protocol.revisions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, T
 from ..schema.validator import ValidationFailed, compile_schema
 from .context import Cancelled, Context
 
-__all__ = ["App", "Binding", "CallOutcome", "InternalError", "InvalidResult", "Returned", "ToolRuntime"]
+__all__ = [
+    "App",
+    "Binding",
+    "CallOutcome",
+    "InternalError",
+    "InvalidResult",
+    "Returned",
+    "ToolRuntime",
+]
 
 
 # Cache hints for 2026-07-28 list results: the tool list is fixed for the life of
@@ -109,9 +117,11 @@ class ToolRuntime:
     _convert: Callable[[Any], dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._convert = self._structured if self.binding.callback == "structured" else _RETURNS[
-            self.binding.returns
-        ]
+        self._convert = (
+            self._structured
+            if self.binding.callback == "structured"
+            else _RETURNS[self.binding.returns]
+        )
 
     @property
     def name(self) -> str:
@@ -197,8 +207,9 @@ class ToolRuntime:
             return CallOutcome(self._convert(value))
         except InvalidResult as exc:
             print(f"mcpgen: tool '{self.name}': {exc}", file=sys.stderr, flush=True)
-            return CallOutcome(_text_error(
-                f"Tool '{self.name}' produced an invalid result: {exc.reason}."))
+            return CallOutcome(
+                _text_error(f"Tool '{self.name}' produced an invalid result: {exc.reason}.")
+            )
         except InternalError as exc:
             print(f"mcpgen: tool '{self.name}': {exc}", file=sys.stderr, flush=True)
             return CallOutcome(internal_error=f"Internal error in tool '{self.name}'")
@@ -286,7 +297,9 @@ def _returns_content(value: Any) -> dict[str, Any]:
     if not isinstance(value, list) or not all(
         isinstance(block, dict) and isinstance(block.get("type"), str) for block in value
     ):
-        raise InternalError("declared returns: content, but the value is not a list of content blocks")
+        raise InternalError(
+            "declared returns: content, but the value is not a list of content blocks"
+        )
     _to_json(value)
     return {"content": value, "isError": False}
 
@@ -308,7 +321,9 @@ def _returns_result(value: Any) -> dict[str, Any]:
     if not isinstance(content, list) or not all(
         isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
     ):
-        raise InternalError("declared returns: result, but its content is not a list of content blocks")
+        raise InternalError(
+            "declared returns: result, but its content is not a list of content blocks"
+        )
     if "structuredContent" in value and not isinstance(value["structuredContent"], dict):
         raise InternalError("declared returns: result, but its structuredContent is not an object")
     if "_meta" in value and not isinstance(value["_meta"], dict):
@@ -365,17 +380,23 @@ class App:
         )
         # tools/list bodies, serialised once per revision
         self.list_payloads: dict[str, str] = {
-            version: dumps({"tools": [_filter_descriptor(t.descriptor, fields) for t in tools.values()]})
+            version: dumps(
+                {"tools": [_filter_descriptor(t.descriptor, fields) for t in tools.values()]}
+            )
             for version, fields in TOOL_FIELDS.items()
         }
         modern = MODERN_VERSIONS[0]
-        self.modern_list_payload = dumps({
-            "resultType": "complete",
-            "tools": [_filter_descriptor(t.descriptor, TOOL_FIELDS[modern]) for t in tools.values()],
-            "ttlMs": LIST_TTL_MS,
-            "cacheScope": LIST_CACHE_SCOPE,
-            "_meta": {META_SERVER_INFO: dict(self.server_info)},
-        })
+        self.modern_list_payload = dumps(
+            {
+                "resultType": "complete",
+                "tools": [
+                    _filter_descriptor(t.descriptor, TOOL_FIELDS[modern]) for t in tools.values()
+                ],
+                "ttlMs": LIST_TTL_MS,
+                "cacheScope": LIST_CACHE_SCOPE,
+                "_meta": {META_SERVER_INFO: dict(self.server_info)},
+            }
+        )
 
     @classmethod
     def build(

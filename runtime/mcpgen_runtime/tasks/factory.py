@@ -34,8 +34,12 @@ def open_task_store(
         # redis-py (an optional extra)
         redis_store = importlib.import_module(".redis_store", __package__)
         store: TaskStore = redis_store.RedisTaskStore(
-            url, key_prefix=key_prefix, lease_seconds=lease_seconds,
-            max_tasks_per_worker=max_tasks_per_worker, max_tasks=max_tasks)
+            url,
+            key_prefix=key_prefix,
+            lease_seconds=lease_seconds,
+            max_tasks_per_worker=max_tasks_per_worker,
+            max_tasks=max_tasks,
+        )
         return store
     raise ValueError(
         f"--task-store must be 'memory' or a redis://host:port/db URL, got {mask_url(url)!r}"

@@ -44,7 +44,9 @@ READ = _READ_FUNCTION + "return read(KEYS[1], ARGV[6])"
 # KEYS: task, listed, live, running. ARGV: (common), id, live member, expires at,
 # ttl ms, max tasks, max ttl ms, then the hash's fields and values.
 # 1: created; 0: the store holds max tasks already.
-CREATE = _FORGET_FUNCTION + """
+CREATE = (
+    _FORGET_FUNCTION
+    + """
 forget(KEYS[3])
 if redis.call('ZCOUNT', KEYS[3], '(' .. ARGV[2], '+inf') >= tonumber(ARGV[10]) then return 0 end
 local keep = tonumber(ARGV[11])
@@ -56,11 +58,14 @@ redis.call('SADD', KEYS[4], ARGV[6])
 for i = 2, 4 do redis.call('PEXPIRE', KEYS[i], keep) end
 return 1
 """
+)
 
 # KEYS: listed. ARGV: (common), after score ('': from the start), after id, limit.
 # Returns {more (0/1), {id, hash}, ...}: the live tasks after the position, oldest
 # first; ids whose record has expired are dropped from the set on the way.
-PAGE = _READ_FUNCTION + """
+PAGE = (
+    _READ_FUNCTION
+    + """
 local limit = tonumber(ARGV[8])
 local score, after = ARGV[6], ARGV[7]
 local page = {}
@@ -87,6 +92,7 @@ while true do
   end
 end
 """
+)
 
 # KEYS: task, running set. ARGV: (common), id, status, result, error.
 # 1: finished; 0: already terminal or gone. The id leaves the running set either way.
@@ -117,7 +123,9 @@ return {t, 1}
 # Fails the running tasks of every registered worker whose lease has lapsed; drops
 # from every running set the ids that no longer run (record expired or terminal),
 # and expired ids from ``live`` and ``listed:``.
-SWEEP = _FORGET_FUNCTION + """
+SWEEP = (
+    _FORGET_FUNCTION
+    + """
 local failed = 0
 for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
   local running = ARGV[1] .. 'running:' .. worker
@@ -142,3 +150,4 @@ forget(KEYS[2])
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[6]) end
 return failed
 """
+)

@@ -90,6 +90,7 @@ INSTALL_HINT = "the Redis task store needs redis-py: pip install 'mcpgen-runtime
 SOCKET_TIMEOUT_SECONDS = 2.0
 DEAD_WORKER_MESSAGE = "the worker running this task stopped before it finished (its lease lapsed)"
 
+
 def _require_redis() -> None:
     try:
         import redis.asyncio  # noqa: F401
@@ -136,8 +137,10 @@ class RedisTaskStore:
             from redis.asyncio import Redis
 
             self._redis = Redis.from_url(
-                self.url, socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
-                socket_timeout=SOCKET_TIMEOUT_SECONDS, decode_responses=True,
+                self.url,
+                socket_connect_timeout=SOCKET_TIMEOUT_SECONDS,
+                socket_timeout=SOCKET_TIMEOUT_SECONDS,
+                decode_responses=True,
             )
         return self._redis
 
@@ -149,9 +152,9 @@ class RedisTaskStore:
         try:
             return await what()
         except (RedisError, OSError) as exc:
-            raise TaskStoreUnavailable(scrub(
-                f"the task store at {mask_url(self.url)} cannot be reached: {exc}", self.url
-            )) from None
+            raise TaskStoreUnavailable(
+                scrub(f"the task store at {mask_url(self.url)} cannot be reached: {exc}", self.url)
+            ) from None
 
     async def _register(self) -> None:
         """Take this worker's lease and start renewing it (first task created here)."""
@@ -191,8 +194,13 @@ class RedisTaskStore:
 
     async def _sweep(self) -> Any:
         return await self.redis.eval(
-            scripts.SWEEP, 2, self.prefix + "workers", self.prefix + "live", *self._common(),
-            self._keep_ms())
+            scripts.SWEEP,
+            2,
+            self.prefix + "workers",
+            self.prefix + "live",
+            *self._common(),
+            self._keep_ms(),
+        )
 
     def _now(self) -> str:
         return repr(self._clock())
@@ -255,27 +263,46 @@ class RedisTaskStore:
 
     def _create(self, task: Task) -> Any:
         fields = {
-            "tool": task.tool, "era": task.era, "status": "working", "createdAt": repr(task.created_at),
-            "updatedAt": repr(task.created_at), "ttlMs": str(task.ttl_ms), "worker": self.worker,
+            "tool": task.tool,
+            "era": task.era,
+            "status": "working",
+            "createdAt": repr(task.created_at),
+            "updatedAt": repr(task.created_at),
+            "ttlMs": str(task.ttl_ms),
+            "worker": self.worker,
         }
         if task.owner is not None:
             fields["owner"] = task.owner
         digest = _digest(task.owner)
         return self.redis.eval(
-            scripts.CREATE, 4, self.prefix + "task:" + task.task_id,
-            self.prefix + f"listed:{task.era}:{digest}", self.prefix + "live",
+            scripts.CREATE,
+            4,
+            self.prefix + "task:" + task.task_id,
+            self.prefix + f"listed:{task.era}:{digest}",
+            self.prefix + "live",
             self.prefix + "running:" + self.worker,
-            self.prefix, repr(task.created_at), self._dead_error(), DEAD_WORKER_MESSAGE,
-            self.channel, task.task_id, f"{task.era}:{digest}:{task.task_id}",
-            repr(task.expires_at), task.ttl_ms, self.max_tasks, self._keep_ms(),
+            self.prefix,
+            repr(task.created_at),
+            self._dead_error(),
+            DEAD_WORKER_MESSAGE,
+            self.channel,
+            task.task_id,
+            f"{task.era}:{digest}:{task.task_id}",
+            repr(task.expires_at),
+            task.ttl_ms,
+            self.max_tasks,
+            self._keep_ms(),
             *(item for pair in fields.items() for item in pair),
         )
 
     async def get(self, task_id: object) -> Task | None:
         if not isinstance(task_id, str):
             return None
-        fields = await self._do(lambda: self.redis.eval(
-            scripts.READ, 1, self.prefix + "task:" + task_id, *self._common(), task_id))
+        fields = await self._do(
+            lambda: self.redis.eval(
+                scripts.READ, 1, self.prefix + "task:" + task_id, *self._common(), task_id
+            )
+        )
         return _task(task_id, _pairs(fields))
 
     async def page(
@@ -283,11 +310,25 @@ class RedisTaskStore:
     ) -> tuple[list[Task], str | None]:
         score, after = ("", "") if cursor is None else decode_cursor(cursor)
         listed = self.prefix + f"listed:{era}:{_digest(owner)}"
-        reply = await self._do(lambda: self.redis.eval(
-            scripts.PAGE, 1, listed, *self._common(), repr(score) if after else "", after, LIST_PAGE_SIZE))
-        tasks = [task for task_id, flat in reply[1:]
-                 if (task := _task(task_id, _pairs(flat))) is not None]
-        following = encode_cursor(tasks[-1].created_at, tasks[-1].task_id) if reply[0] and tasks else None
+        reply = await self._do(
+            lambda: self.redis.eval(
+                scripts.PAGE,
+                1,
+                listed,
+                *self._common(),
+                repr(score) if after else "",
+                after,
+                LIST_PAGE_SIZE,
+            )
+        )
+        tasks = [
+            task
+            for task_id, flat in reply[1:]
+            if (task := _task(task_id, _pairs(flat))) is not None
+        ]
+        following = (
+            encode_cursor(tasks[-1].created_at, tasks[-1].task_id) if reply[0] and tasks else None
+        )
         return tasks, following
 
     async def finish(
@@ -296,18 +337,32 @@ class RedisTaskStore:
         key = self.prefix + "task:" + task_id
         era = await self._do(lambda: self.redis.hget(key, "era"))
         status = outcome_status(era or "legacy", result, error)
-        done = await self._do(lambda: self.redis.eval(
-            scripts.FINISH, 2, key, self.prefix + "running:" + self.worker, *self._common(), task_id,
-            status, "" if result is None else json.dumps(result),
-            "" if error is None else json.dumps(error),
-        ))
+        done = await self._do(
+            lambda: self.redis.eval(
+                scripts.FINISH,
+                2,
+                key,
+                self.prefix + "running:" + self.worker,
+                *self._common(),
+                task_id,
+                status,
+                "" if result is None else json.dumps(result),
+                "" if error is None else json.dumps(error),
+            )
+        )
         return bool(done)
 
     async def cancel(self, task_id: str) -> tuple[Task | None, bool]:
-        before, changed = await self._do(lambda: self.redis.eval(
-            scripts.CANCEL, 1, self.prefix + "task:" + task_id, *self._common(), task_id,
-            "cancelled by the requestor",
-        ))
+        before, changed = await self._do(
+            lambda: self.redis.eval(
+                scripts.CANCEL,
+                1,
+                self.prefix + "task:" + task_id,
+                *self._common(),
+                task_id,
+                "cancelled by the requestor",
+            )
+        )
         task = _task(task_id, _pairs(before))
         if changed and task_id in self._running:
             self._running[task_id]()  # running here: no need to wait for the message

@@ -84,9 +84,7 @@ class TaskStore(Protocol):
     url: str  # what --task-store said, for messages
     shared: bool  # True when other processes see the same tasks
 
-    async def create(
-        self, tool: str, era: str, ttl_ms: object, owner: str | None = None
-    ) -> Task:
+    async def create(self, tool: str, era: str, ttl_ms: object, owner: str | None = None) -> Task:
         """A new ``working`` task owned by ``owner``, durably readable before this
         returns; ``TaskLimitReached`` past a cap on live tasks."""
         ...
@@ -95,7 +93,9 @@ class TaskStore(Protocol):
         """The task, or None when unknown or expired."""
         ...
 
-    async def page(self, era: str, owner: str | None, cursor: object) -> tuple[list[Task], str | None]:
+    async def page(
+        self, era: str, owner: str | None, cursor: object
+    ) -> tuple[list[Task], str | None]:
         """A page of the live tasks of ``era`` owned by ``owner``, oldest first,
         from ``cursor`` on, and the next page's cursor (``TaskTable.page``)."""
         ...
@@ -161,8 +161,11 @@ class MemoryTaskStore:
     shared = False
 
     def __init__(
-        self, clock: Callable[[], float] = time.time, *,
-        max_tasks_per_worker: int = DEFAULT_MAX_TASKS_PER_WORKER, max_tasks: int = DEFAULT_MAX_TASKS,
+        self,
+        clock: Callable[[], float] = time.time,
+        *,
+        max_tasks_per_worker: int = DEFAULT_MAX_TASKS_PER_WORKER,
+        max_tasks: int = DEFAULT_MAX_TASKS,
     ) -> None:
         self.url = "memory"
         # one process: its own cap and the store's are the same table
@@ -171,15 +174,15 @@ class MemoryTaskStore:
         self.wakeups = Wakeups()
         self._running: dict[str, Callable[[], None]] = {}
 
-    async def create(
-        self, tool: str, era: str, ttl_ms: object, owner: str | None = None
-    ) -> Task:
+    async def create(self, tool: str, era: str, ttl_ms: object, owner: str | None = None) -> Task:
         return self.table.create(tool, era, ttl_ms, owner=owner)
 
     async def get(self, task_id: object) -> Task | None:
         return self.table.get(task_id)
 
-    async def page(self, era: str, owner: str | None, cursor: object) -> tuple[list[Task], str | None]:
+    async def page(
+        self, era: str, owner: str | None, cursor: object
+    ) -> tuple[list[Task], str | None]:
         return self.table.page(era, owner, cursor)
 
     async def finish(
@@ -228,8 +231,19 @@ class MemoryTaskStore:
 
 
 def _copy(task: Task) -> Task:
-    return Task(task.task_id, task.tool, task.era, task.created_at, task.updated_at, task.ttl_ms,
-                task.status, task.status_message, task.result, task.error, task.owner)
+    return Task(
+        task.task_id,
+        task.tool,
+        task.era,
+        task.created_at,
+        task.updated_at,
+        task.ttl_ms,
+        task.status,
+        task.status_message,
+        task.result,
+        task.error,
+        task.owner,
+    )
 
 
 def is_terminal(status: str) -> bool:
@@ -238,11 +252,23 @@ def is_terminal(status: str) -> bool:
 
 # Query parameters of a Redis URL whose values are shown in messages; any other
 # value (password=…, or a parameter this list does not know) is masked.
-_HARMLESS_QUERY = frozenset({
-    "db", "protocol", "socket_timeout", "socket_connect_timeout", "socket_keepalive",
-    "retry_on_timeout", "health_check_interval", "max_connections", "ssl_cert_reqs",
-    "decode_responses", "encoding", "client_name", "timeout",
-})
+_HARMLESS_QUERY = frozenset(
+    {
+        "db",
+        "protocol",
+        "socket_timeout",
+        "socket_connect_timeout",
+        "socket_keepalive",
+        "retry_on_timeout",
+        "health_check_interval",
+        "max_connections",
+        "ssl_cert_reqs",
+        "decode_responses",
+        "encoding",
+        "client_name",
+        "timeout",
+    }
+)
 
 
 def mask_url(url: str) -> str:
@@ -258,8 +284,12 @@ def mask_url(url: str) -> str:
             user, colon, _ = userinfo.partition(":")
             netloc = f"{user}:***@{host}" if colon else f"***@{host}"
         query = urlencode(
-            [(k, v if k.lower() in _HARMLESS_QUERY else "***") for k, v in
-             parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+            [
+                (k, v if k.lower() in _HARMLESS_QUERY else "***")
+                for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            ],
+            safe="*",
+        )
         return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
     except ValueError:
         return "(a task store URL that cannot be parsed)"

@@ -86,7 +86,9 @@ def decode_cursor(cursor: object) -> tuple[float, str]:
     if not isinstance(cursor, str) or len(cursor) > 200:
         raise ValueError("not a cursor")
     try:
-        created, _, task_id = base64.urlsafe_b64decode(cursor.encode("ascii")).decode().partition(" ")
+        created, _, task_id = (
+            base64.urlsafe_b64decode(cursor.encode("ascii")).decode().partition(" ")
+        )
         position = float(created)
     except (UnicodeError, ValueError) as exc:  # binascii.Error is a ValueError
         raise ValueError("not a cursor") from exc
@@ -111,7 +113,9 @@ class Task:
     ttl_ms: int
     status: str = "working"
     status_message: str | None = None
-    result: dict[str, Any] | None = None  # the CallToolResult, once completed (or failed by isError)
+    result: dict[str, Any] | None = (
+        None  # the CallToolResult, once completed (or failed by isError)
+    )
     error: dict[str, Any] | None = None  # a JSON-RPC error object, once failed that way
     owner: str | None = None  # the requestor's identity; None: whoever holds the id
     waiters: list[Any] = field(default_factory=list)  # ids of blocked tasks/result requests
@@ -145,7 +149,9 @@ class TaskTable:
     (None: no bound); one more raises ``TaskLimitReached``."""
 
     def __init__(
-        self, clock: Callable[[], float] = time.time, *,
+        self,
+        clock: Callable[[], float] = time.time,
+        *,
         max_tasks: int | None = DEFAULT_MAX_TASKS_PER_WORKER,
     ) -> None:
         self._clock = clock
@@ -158,7 +164,9 @@ class TaskTable:
         self._expire()
         return len(self._tasks)
 
-    def create(self, tool: str, era: str, ttl_ms: object = None, *, owner: str | None = None) -> Task:
+    def create(
+        self, tool: str, era: str, ttl_ms: object = None, *, owner: str | None = None
+    ) -> Task:
         self._expire()
         if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
             raise TaskLimitReached(self.max_tasks, "worker")
@@ -173,8 +181,9 @@ class TaskTable:
         """Hold ``task`` (created here or read from a store)."""
         self._tasks[task.task_id] = task
         heapq.heappush(self._expiry, (task.expires_at, task.task_id))
-        bisect.insort(self._listed.setdefault((task.era, task.owner), []),
-                      (task.created_at, task.task_id))
+        bisect.insort(
+            self._listed.setdefault((task.era, task.owner), []), (task.created_at, task.task_id)
+        )
 
     def get(self, task_id: object) -> Task | None:
         self._expire()
@@ -194,14 +203,18 @@ class TaskTable:
         self._expire()
         entries = self._listed.get((era, owner), [])
         start = 0 if cursor is None else bisect.bisect_right(entries, decode_cursor(cursor))
-        chosen = entries[start:start + limit]
+        chosen = entries[start : start + limit]
         following = None
         if chosen and start + limit < len(entries):
             following = encode_cursor(*chosen[-1])
         return [self._tasks[task_id] for _, task_id in chosen], following
 
     def finish(
-        self, task: Task, *, result: dict[str, Any] | None = None, error: dict[str, Any] | None = None
+        self,
+        task: Task,
+        *,
+        result: dict[str, Any] | None = None,
+        error: dict[str, Any] | None = None,
     ) -> bool:
         """Record the outcome; False when the task was already terminal (cancelled)."""
         if task.terminal:
@@ -210,7 +223,9 @@ class TaskTable:
         failed = error is not None or bool(result and result.get("isError"))
         # 2025-11-25: a tool result with isError is a failed task; the 2026 extension
         # keeps such results as "completed" and reserves "failed" for JSON-RPC errors.
-        task.status = "failed" if (error is not None or (failed and task.era == "legacy")) else "completed"
+        task.status = (
+            "failed" if (error is not None or (failed and task.era == "legacy")) else "completed"
+        )
         task.updated_at = self._clock()
         return True
 

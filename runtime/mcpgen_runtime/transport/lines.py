@@ -212,8 +212,10 @@ def _read_lines(
 
 
 def _check_limit(max_message_bytes: int) -> int:
-    if isinstance(max_message_bytes, bool) or not isinstance(max_message_bytes, int) or (
-        max_message_bytes < 1
+    if (
+        isinstance(max_message_bytes, bool)
+        or not isinstance(max_message_bytes, int)
+        or (max_message_bytes < 1)
     ):
         raise ValueError(f"max_message_bytes must be a positive integer, not {max_message_bytes!r}")
     return max_message_bytes
