@@ -17,37 +17,15 @@ MODERN_VERSIONS: tuple[str, ...] = ("2026-07-28",)
 # Tool fields each revision defines (annotations from 2025-03-26; title, outputSchema and
 # _meta from 2025-06-18; icons and execution in 2025-11-25, execution gone in 2026-07-28); anything else is stripped
 # from the descriptor before it is sent on a connection at that revision.
+_STRUCTURED_TOOL = frozenset(
+    {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta"}
+)
 TOOL_FIELDS: dict[str, frozenset[str]] = {
     "2024-11-05": frozenset({"name", "description", "inputSchema"}),
     "2025-03-26": frozenset({"name", "description", "inputSchema", "annotations"}),
-    "2025-06-18": frozenset(
-        {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta"}
-    ),
-    "2025-11-25": frozenset(
-        {
-            "name",
-            "title",
-            "description",
-            "inputSchema",
-            "outputSchema",
-            "annotations",
-            "_meta",
-            "icons",
-            "execution",
-        }
-    ),
-    "2026-07-28": frozenset(
-        {
-            "name",
-            "title",
-            "description",
-            "inputSchema",
-            "outputSchema",
-            "annotations",
-            "_meta",
-            "icons",
-        }
-    ),
+    "2025-06-18": _STRUCTURED_TOOL,
+    "2025-11-25": _STRUCTURED_TOOL | {"icons", "execution"},
+    "2026-07-28": _STRUCTURED_TOOL | {"icons"},
 }
 
 # Revisions whose CallToolResult may carry structuredContent.

@@ -65,6 +65,10 @@ class _Here:
         """The pointer of one of its keywords."""
         return f"{self.where}/{keyword}"
 
+    def parts(self) -> tuple[Mapping[str, Any], Any, bool, str, _Node]:
+        """``schema, base, coerce, where, node``, for a group that reads them all."""
+        return self.schema, self.base, self.coerce, self.where, self.node
+
 
 class _CompilerBase:
     """Compiles (sub)schemas into nodes once each, resolves references, reads keyword values.

@@ -215,13 +215,7 @@ class _ContainerKeywords(_CompilerBase):
         """``properties``, ``patternProperties`` and ``additionalProperties``: a check
         of each member (the object, with the members it coerced, comes back), or
         None when no member is constrained."""
-        schema, base, coerce, where, node = (
-            here.schema,
-            here.base,
-            here.coerce,
-            here.where,
-            here.node,
-        )
+        schema, base, coerce, where, node = here.parts()
         props: dict[str, _Check] = {}
         if "properties" in schema:
             for name, sub in self.schema_map(schema, "properties", where).items():

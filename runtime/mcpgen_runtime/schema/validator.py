@@ -268,13 +268,7 @@ class _Compiler(_ContainerKeywords):
 
     def inplace_checks(self, here: _Here, checks: list[_Check]) -> bool:
         """Append the in-place applicators; True if one may judge a value it did not coerce."""
-        schema, base, coerce, where, node = (
-            here.schema,
-            here.base,
-            here.coerce,
-            here.where,
-            here.node,
-        )
+        schema, base, coerce, where, node = here.parts()
         order_sensitive = False
 
         def inplace(sub: Any, path: str, mode: bool = coerce) -> _Node:
