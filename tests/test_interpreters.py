@@ -4,6 +4,7 @@ CI's (`.ci/run` prints how long each took)."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -18,8 +19,16 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def _dry_run(*args: str) -> list[str]:
+    # run as a top-level make even when the suite itself runs under `make test` (CI):
+    # a sub-make inherits MAKEFLAGS/MAKELEVEL and prints "Entering directory" lines
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
-        ["make", "-n", "-B", *args], cwd=ROOT, capture_output=True, text=True, check=True
+        ["make", "--no-print-directory", "-n", "-B", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout.splitlines()
 
