@@ -88,24 +88,29 @@ def test_the_same_seed_gives_the_same_report(buggy: dict[str, Any]) -> None:
     assert again == buggy
 
 
+def replays(finding: dict[str, Any]) -> None:
+    """The finding's reproduce line exits 1 with the same check and arguments."""
+    argv = shlex.split(finding["reproduce"])
+    assert argv[:2] == ["mcpgen", "test"]
+    done = subprocess.run(
+        check=False,
+        args=[*MCPGEN, "test", "--format", "json", *argv[2:]],
+        cwd=FIXTURES,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, (finding, done.stdout, done.stderr)
+    [replayed] = json.loads(done.stdout)["findings"]
+    assert (replayed["check"], replayed["arguments"]) == (
+        finding["check"],
+        finding["arguments"],
+    )
+
+
 def test_every_reproduce_line_replays_while_the_bug_is_there(buggy: dict[str, Any]) -> None:
     for finding in buggy["findings"]:
-        argv = shlex.split(finding["reproduce"])
-        assert argv[:2] == ["mcpgen", "test"]
-        done = subprocess.run(
-            check=False,
-            args=[*MCPGEN, "test", "--format", "json", *argv[2:]],
-            cwd=FIXTURES,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert done.returncode == 1, (finding, done.stdout, done.stderr)
-        [replayed] = json.loads(done.stdout)["findings"]
-        assert (replayed["check"], replayed["arguments"]) == (
-            finding["check"],
-            finding["arguments"],
-        )
+        replays(finding)
     # fixed, the same line passes
     argv = shlex.split(buggy["findings"][0]["reproduce"])
     fixed = [a.replace("seeded_impl:Buggy", "seeded_impl:Correct") for a in argv[1:]]

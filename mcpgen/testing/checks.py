@@ -69,6 +69,8 @@ class Finding:
     message: str
     reproduce: str = ""
     phase: str = ""
+    # a negative finding: what its arguments break, in words (kept while it is shrunk)
+    breaks: str = field(default="", repr=False)
 
 
 @dataclass

@@ -134,14 +134,15 @@ def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
     return sub
 
 
-def part_example(sub: Any, root: Mapping[str, Any]) -> Any:
-    """The example of a sub-schema of ``root`` (its ``$defs`` attached), or NO_VALUE."""
+def part_example(sub: Any, root: Mapping[str, Any], pick: Any = None) -> Any:
+    """The example of a sub-schema of ``root`` (its ``$defs`` attached), or NO_VALUE;
+    ``pick`` (default :func:`example_value`) may be :func:`simplest` instead."""
     local = dict(sub) if isinstance(sub, Mapping) else sub
     if isinstance(local, dict) and "$defs" in root:
         local.setdefault("$defs", root["$defs"])
     try:
-        return example_value(local)
-    except (ExampleError, ValueError):
+        return (pick or example_value)(local)
+    except (ExampleError, ValueError, RecursionError):
         return NO_VALUE
 
 

@@ -6,7 +6,8 @@
 3. **negative**: arguments wrong in one place (``negative.invalid_arguments``).
 
 One finding per tool and check: a random-phase finding (shrunk) wins over a boundary one
-of the same check. Each phase calls at most ``examples`` times (idempotent tools call
+of the same check. A boundary or negative finding that stands is then shrunk greedily
+(``shrink``: at most ``shrink.SHRINK_CALLS`` more calls each). Each phase calls at most ``examples`` times (idempotent tools call
 twice per valid case). The same seed gives the same calls and the same report: each
 tool's Hypothesis run is seeded from the seed and the tool's name, with no database.
 """
@@ -35,6 +36,7 @@ from .checks import (
 )
 from .examples import ExampleError, boundary_arguments
 from .negative import invalid_arguments
+from .shrink import shrink_finding
 from .strategies import valid_values
 from .targets import Reply, Target
 
@@ -106,7 +108,23 @@ class _ToolRun:
         return finding
 
     def invalid(self, arguments: Any, breaks: str) -> Finding | None:
-        return check_invalid(self.tool, arguments, breaks, self.call(arguments))
+        finding = check_invalid(self.tool, arguments, breaks, self.call(arguments))
+        if finding is not None:
+            finding.breaks = breaks
+        return finding
+
+    def shrunk(self, finding: Finding) -> Finding:
+        """A boundary or negative finding shrunk (``shrink``); a random one is already."""
+        if finding.phase not in ("boundary", "negative"):
+            return finding
+        breaks = finding.breaks
+
+        def attempt(arguments: Any) -> Finding | None:
+            return self.invalid(arguments, breaks) if breaks else self.valid(arguments)
+
+        cost = 2 if self.tool.idempotent and not breaks else 1
+        schema = self.tool.descriptor["inputSchema"]
+        return shrink_finding(finding, attempt, schema, lambda: self.calls, cost)
 
 
 def run_tools(
@@ -148,6 +166,8 @@ def _test_tool(
             _phase(phase, run, schema, options, by_check)
         except (ExampleError, SchemaError) as exc:
             problems.append(f"{phase} phase: {exc}")
+    for check, finding in by_check.items():
+        by_check[check] = run.shrunk(finding)
     outcome.calls = run.calls
     if problems:  # kept in the report: a phase that could not run tested nothing
         outcome.reason = "; ".join(problems)
