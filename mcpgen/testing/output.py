@@ -7,6 +7,7 @@ import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from ..report import github_command
 from .runner import Report
 
 __all__ = ["render_github", "render_json", "render_junit", "render_text"]
@@ -69,30 +70,15 @@ def render_json(report: Report) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def _escape_property(text: str) -> str:
-    return (
-        text.replace("%", "%25")
-        .replace("\r", "%0D")
-        .replace("\n", "%0A")
-        .replace(":", "%3A")
-        .replace(",", "%2C")
-    )
-
-
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
 def render_github(report: Report, spec: str, lines: dict[str, int]) -> list[str]:
     """One ``::error`` workflow command per finding, at the tool's line of the spec."""
     out = []
     for finding in report.findings:
-        where = f"file={_escape_property(spec)}"
-        if lines.get(finding.tool):
-            where += f",line={lines[finding.tool]}"
-        title = _escape_property(f"mcpgen test: {finding.tool}: {finding.check}")
+        title = f"mcpgen test: {finding.tool}: {finding.check}"
         body = f"{finding.message}\narguments: {_arguments(finding.arguments)}\nreproduce: {finding.reproduce}"
-        out.append(f"::error {where},title={title}::{_escape_data(body)}")
+        out.append(
+            github_command("error", body, file=spec, line=lines.get(finding.tool), title=title)
+        )
     return out
 
 
