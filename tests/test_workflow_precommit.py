@@ -24,10 +24,15 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "workflow" / "inventory"
 PRE_COMMIT = Path(sys.executable).with_name("pre-commit")
 
-pytestmark = pytest.mark.skipif(
-    not PRE_COMMIT.exists() or shutil.which("git") is None,
-    reason="needs pre-commit (the dev extra) and git",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not PRE_COMMIT.exists() or shutil.which("git") is None,
+        reason="needs pre-commit (the dev extra) and git",
+    ),
+    # each try-repo builds a fresh environment (pip installs mcpgen and its runtime):
+    # about 110 s per test on a busy 2-core machine, too close to the suite's 120 s
+    pytest.mark.timeout(600),
+]
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
