@@ -11,10 +11,9 @@ benchmark gives every server the same).
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
-import uvicorn
+from _uvicorn import serve
 
 HEADERS = [(b"content-type", b"application/json")]
 dumps = json.JSONEncoder(separators=(",", ":")).encode
@@ -53,14 +52,4 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 
 if __name__ == "__main__":
-    http = sys.argv[2] if len(sys.argv) > 2 else "h11"
-    loop = sys.argv[3] if len(sys.argv) > 3 else "auto"
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=int(sys.argv[1]),
-        log_level="warning",
-        access_log=False,
-        http=http,
-        loop=loop,
-    )  # type: ignore[arg-type]
+    serve(app)

@@ -8,21 +8,9 @@ mcpgen in it.
 
 from __future__ import annotations
 
-import sys
-
-import uvicorn
+from _uvicorn import serve
 from sdk_lowlevel import server
 
 if __name__ == "__main__":
     app = server.streamable_http_app(stateless_http=True, json_response=True, host="127.0.0.1")
-    http = sys.argv[2] if len(sys.argv) > 2 else "h11"
-    loop = sys.argv[3] if len(sys.argv) > 3 else "auto"
-    uvicorn.run(
-        app,
-        host="127.0.0.1",
-        port=int(sys.argv[1]),
-        log_level="warning",
-        access_log=False,
-        http=http,
-        loop=loop,
-    )  # type: ignore[arg-type]
+    serve(app)
