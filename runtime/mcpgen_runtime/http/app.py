@@ -113,8 +113,8 @@ class _Head:
         return known
 
 
-# Parsed Accept values, and whether a Host is allowed, by the header's bytes (at most
-# _CACHED of each: enough for every real client, bounded against made-up ones).
+# Parsed Accept values by the header's bytes (at most _CACHED: enough for every real
+# client, bounded against made-up ones).
 _CACHED = 256
 _ACCEPTS: dict[bytes, tuple[bool, bool]] = {}
 
@@ -391,13 +391,13 @@ def _header_value(value: str | None) -> str | None:
         return None
 
 
-async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+async def _plain(send: Send, status: int, text: str) -> None:
     body = text.encode()
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [*_TEXT, (b"content-length", str(len(body)).encode()), *extra],
+            "headers": [*_TEXT, (b"content-length", str(len(body)).encode())],
         }
     )
     await send({"type": "http.response.body", "body": body})

@@ -142,6 +142,19 @@ class Calls:
             return step
         return await self.checks.run(lambda: tool.finish(step.value))
 
+    async def run_bounded(
+        self, tool: ToolRuntime, args: tuple[Any, ...] | dict[str, Any], context: Context | None
+    ) -> CallOutcome:
+        """``run_handler`` bounded by the tool's ``timeout``, which cancels its ``ctx``."""
+        try:
+            return await asyncio.wait_for(
+                self.run_handler(tool, args, context), tool.binding.timeout
+            )
+        except TimeoutError:
+            if context is not None:
+                context.cancel()
+            return CallOutcome(tool.timed_out())
+
     async def check(self, tool: ToolRuntime, arguments: Any) -> tuple[Any, ...] | dict[str, Any]:
         """``tool.check_arguments`` on the check pool (raises ``ToolError``)."""
         return await self.checks.run(lambda: tool.check_arguments(arguments))
@@ -158,11 +171,4 @@ async def run_invoke(invoke: Invoke, calls: Calls) -> CallOutcome:
             args = await calls.check(tool, args)
         except ToolError as exc:
             return CallOutcome({"content": list(exc.content), "isError": True})
-    try:
-        return await asyncio.wait_for(
-            calls.run_handler(tool, args, invoke.context), tool.binding.timeout
-        )
-    except TimeoutError:
-        if invoke.context is not None:
-            invoke.context.cancel()
-        return CallOutcome(tool.timed_out())
+    return await calls.run_bounded(tool, args, invoke.context)

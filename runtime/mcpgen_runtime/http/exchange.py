@@ -45,6 +45,7 @@ from ..protocol.constants import (
     UNSUPPORTED_VERSION,
 )
 from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
+from ..protocol.revisions import MODERN_VERSIONS
 from ..server.context import LOG_LEVELS
 from ..server.core import Invoke, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
@@ -124,7 +125,11 @@ class Exchange:
         self.json_only = json_only  # --json-response: never SSE
 
     def connection(
-        self, message: Mapping[str, Any], header_version: str | None, scope: Mapping[str, Any]
+        self,
+        message: Mapping[str, Any],
+        modern: bool,
+        version: str | None,
+        scope: Mapping[str, Any],
     ) -> ServerConnection:
         """A core connection in the state this stateless request implies: with tasks
         served, its requestor (``http.identity``) and a table that creates no task."""
@@ -139,10 +144,9 @@ class Exchange:
                 requestor=requestor,
                 tasks_listed=requestor is not None,
             )
-        modern = header_version in _MODERN_HEADERS
         if not modern and message.get("method") != "initialize":
             conn.era = "legacy"
-            conn.version = header_version or DEFAULT_HANDSHAKE_HEADER
+            conn.version = version or DEFAULT_HANDSHAKE_HEADER
             conn.log_level = _handshake_log_level(message.get("params"))
         return conn
 
@@ -156,8 +160,8 @@ class Exchange:
         send: ASGISend,
     ) -> None:
         """Answer one request (``message`` has a valid id and a string method)."""
-        conn = self.connection(message, header_version, scope)
-        modern = header_version in _MODERN_HEADERS
+        modern = header_version in MODERN_VERSIONS
+        conn = self.connection(message, modern, header_version, scope)
         method = message["method"]
         if self.tasks is not None and (method == "tools/call" or method in TASK_METHODS):
             frame = await self._task_answer(conn, message, scope)
@@ -264,10 +268,6 @@ class Exchange:
         frames = conn.complete(invoke, _outcome(invoke, runner))
         body = sse_event(frames[0]) if frames else b""
         await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-_MODERN = "2026-07-28"
-_MODERN_HEADERS = frozenset({_MODERN})
 
 
 def _handshake_log_level(params: Any) -> str:

@@ -45,7 +45,7 @@ from .._errors import ToolError
 from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
 from ..server.context import Context
 from ..server.core import SERVER_BUSY, SendFrame, ServerConnection
-from ..server.tools import App, CallOutcome, ToolRuntime
+from ..server.tools import App, ToolRuntime
 from ..tasks.store import TaskStore, TaskStoreUnavailable, scrub
 from ..tasks.table import Task, TaskLimitReached, TaskTable, decode_cursor
 from .calls import Calls
@@ -200,13 +200,7 @@ class TaskLayer:
         self.store.track(task.task_id, stop)
         try:
             try:
-                outcome = await asyncio.wait_for(
-                    self.calls.run_handler(tool, args, context), tool.binding.timeout
-                )
-            except TimeoutError:
-                if context is not None:
-                    context.cancel()
-                outcome = CallOutcome(tool.timed_out())
+                outcome = await self.calls.run_bounded(tool, args, context)
             except asyncio.CancelledError:
                 if not cancelled:
                     # this process is shutting down and the handler dies with it: say
