@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from .common import _echo, _echo_error, _project, _setting, _specs_or_config
+from .common import _echo, _echo_error, _project, _setting, _specs_or_config, _unreadable
 
 __all__ = ["docs"]
 
@@ -93,7 +93,7 @@ def _one(
     if loaded.contract is None:
         for diagnostic in loaded.diagnostics:
             _echo_error(str(diagnostic))
-        if not spec.is_file():
+        if _unreadable(spec):
             sys.exit(2)
         _echo_error(f"{spec}: invalid, no page written")
         return True

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .keywords import SCHEMA_LIST_KEYWORDS, SCHEMA_MAP_KEYWORDS, SCHEMA_VALUE_KEYWORDS, JsonPath
+from .keywords import JsonPath, child_schemas
 
 __all__ = ["DRAFT_2020_12", "Note", "declared_draft", "upgrade_schema"]
 
@@ -92,15 +92,8 @@ def _upgrade(node: Any, path: JsonPath, draft: int, notes: list[Note]) -> bool:
                 # the flag goes whatever it says; true makes the bound exclusive
                 if node.pop(flag) and bound in node:
                     node[flag] = node.pop(bound)
-    for key, value in node.items():
-        if key in SCHEMA_VALUE_KEYWORDS:
-            changed |= _upgrade(value, path + (key,), draft, notes)
-        elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
-            for index, item in enumerate(value):
-                changed |= _upgrade(item, path + (key, index), draft, notes)
-        elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
-            for name, item in value.items():
-                changed |= _upgrade(item, path + (key, name), draft, notes)
+    for child, where in child_schemas(node, path):
+        changed |= _upgrade(child, where, draft, notes)
     if declared is not None and declared != 2020 and changed:
         node["$schema"] = DRAFT_2020_12  # rewritten: it now says what it means
         return False

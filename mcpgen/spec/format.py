@@ -11,6 +11,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from ..ir import CALLBACKS, RETURNS, TASK_SUPPORT
+
 __all__ = ["EDITOR_SCHEMA", "SPEC_FORMAT_SCHEMA", "TOOL_NAME_PATTERN", "schema_file"]
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
@@ -81,24 +83,15 @@ _TOOL: dict[str, Any] = {
         "input_schema": {**_JSON_SCHEMA, "type": "object"},
         "output_schema": _JSON_SCHEMA,
         "returns": {
-            "enum": [
-                "string",
-                "integer",
-                "number",
-                "boolean",
-                "object",
-                "array",
-                "content",
-                "result",
-            ],
+            "enum": list(RETURNS),
             "description": (
                 "Type of a positional or named handler's value (default string); result: the "
                 "whole CallToolResult (content blocks, structuredContent, _meta)."
             ),
         },
-        "callback": {"enum": ["positional", "named", "structured"]},
+        "callback": {"enum": list(CALLBACKS)},
         "hints": _HINTS,
-        "task_support": {"enum": ["forbidden", "optional", "required"]},
+        "task_support": {"enum": list(TASK_SUPPORT)},
         "icons": {"type": "array", "items": _ICON},
         "async": {"type": "boolean", "description": "The handler is `async def`."},
         "timeout": {

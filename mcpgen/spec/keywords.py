@@ -16,6 +16,7 @@ __all__ = [
     "SCHEMA_MAP_KEYWORDS",
     "SCHEMA_VALUE_KEYWORDS",
     "JsonPath",
+    "child_schemas",
     "is_generator_directive",
     "local_ref_names",
     "walk_schemas",
@@ -79,20 +80,26 @@ def is_generator_directive(key: str) -> bool:
 JsonPath = tuple[str | int, ...]
 
 
-def walk_schemas(schema: Any, path: JsonPath) -> Iterator[tuple[Any, JsonPath]]:
-    """Every subschema of ``schema`` (itself included) with its path."""
-    yield schema, path
+def child_schemas(schema: Any, path: JsonPath) -> Iterator[tuple[Any, JsonPath]]:
+    """The subschemas directly inside ``schema`` (one level), each with its path."""
     if not isinstance(schema, dict):
         return
     for key, value in schema.items():
         if key in SCHEMA_VALUE_KEYWORDS:
-            yield from walk_schemas(value, path + (key,))
+            yield value, path + (key,)
         elif key in SCHEMA_LIST_KEYWORDS and isinstance(value, list):
             for index, item in enumerate(value):
-                yield from walk_schemas(item, path + (key, index))
+                yield item, path + (key, index)
         elif key in SCHEMA_MAP_KEYWORDS and isinstance(value, dict):
             for name, item in value.items():
-                yield from walk_schemas(item, path + (key, name))
+                yield item, path + (key, name)
+
+
+def walk_schemas(schema: Any, path: JsonPath) -> Iterator[tuple[Any, JsonPath]]:
+    """Every subschema of ``schema`` (itself included) with its path."""
+    yield schema, path
+    for child, where in child_schemas(schema, path):
+        yield from walk_schemas(child, where)
 
 
 LOCAL_REF = "#/$defs/"
