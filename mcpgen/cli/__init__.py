@@ -14,6 +14,7 @@ import click
 
 from .. import __version__
 from .common import (
+    _ALLOW_OUTSIDE_REFS,
     _FORMAT,
     _echo,
     _echo_error,
@@ -59,12 +60,7 @@ def main() -> None:
     help="Write nothing; exit 1 with a diff when output is stale.",
 )
 @click.option("--force", is_flag=True, help="Write into a directory mcpgen did not create.")
-@click.option(
-    "--allow-outside-refs",
-    is_flag=True,
-    default=None,
-    help="Follow $ref files outside the spec's tree.",
-)
+@_ALLOW_OUTSIDE_REFS
 @click.option(
     "--allow-outside-output",
     is_flag=True,

@@ -85,6 +85,13 @@ def _folders_below(target: Path, base: Path) -> list[Path]:
     return folders
 
 
+_ALLOW_OUTSIDE_REFS = click.option(
+    "--allow-outside-refs",
+    is_flag=True,
+    default=None,
+    help="Follow $ref files outside the spec's tree.",
+)
+
 _FORMAT = click.option(
     "--format",
     "output_format",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..diff import DiffReport
 
 from .common import (
+    _ALLOW_OUTSIDE_REFS,
     _FORMAT,
     _check_user_target,
     _echo,
@@ -47,12 +48,7 @@ from .common import (
 @click.option(
     "--ignore", "ignored", multiple=True, metavar="RULE", help="Leave out a rule (repeat)."
 )
-@click.option(
-    "--allow-outside-refs",
-    is_flag=True,
-    default=None,
-    help="Follow $ref files outside the spec's tree.",
-)
+@_ALLOW_OUTSIDE_REFS
 def diff(
     specs: tuple[Path, ...],
     against: str | None,

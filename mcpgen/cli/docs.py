@@ -8,7 +8,15 @@ from pathlib import Path
 
 import click
 
-from .common import _echo, _echo_error, _project, _setting, _specs_or_config, _unreadable
+from .common import (
+    _ALLOW_OUTSIDE_REFS,
+    _echo,
+    _echo_error,
+    _project,
+    _setting,
+    _specs_or_config,
+    _unreadable,
+)
 
 __all__ = ["docs"]
 
@@ -31,12 +39,7 @@ __all__ = ["docs"]
 @click.option(
     "--check", is_flag=True, help="Write nothing; exit 1 when a page is missing or differs."
 )
-@click.option(
-    "--allow-outside-refs",
-    is_flag=True,
-    default=None,
-    help="Follow $ref files outside the spec's tree.",
-)
+@_ALLOW_OUTSIDE_REFS
 def docs(
     specs: tuple[Path, ...],
     output: Path | None,
