@@ -162,15 +162,8 @@ def _emit(report: Any, fmt: str, spec: Path, junit: Path | None) -> None:
     if fmt == "json":
         click.echo(render_json(report))
     elif fmt == "github":
-        for line in render_github(report, str(spec), _tool_lines(spec)):
+        for line in render_github(report, str(spec), report.lines):
             _echo(line)
     else:
         for line in render_text(report, str(spec)):
             _echo(line)
-
-
-def _tool_lines(spec: Path) -> dict[str, int]:
-    from ..spec.load import load_contract
-
-    contract = load_contract(spec, allow_outside_output=True).contract
-    return {tool.name: tool.line for tool in contract.tools} if contract else {}

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgen_runtime.protocol.constants import INVALID_PARAMS
 from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 from .targets import UNSET, Reply
@@ -46,7 +47,6 @@ CHECKS = (
     "not_idempotent",
     "timeout",
 )
-INVALID_PARAMS = -32602
 # what an mcpgen server answers when a handler failed or returned a bad value
 _INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
 _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)
@@ -124,12 +124,9 @@ def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | 
     def found(check: str, message: str) -> Finding:
         return Finding(tool.name, check, arguments, message)
 
-    if reply.timed_out:
-        return found("timeout", "no answer within the time limit")
-    if reply.crash is not None:
-        return found("handler_crash", f"the handler raised {reply.crash}")
-    if reply.gone is not None:
-        return found("server_error", f"the server went away: {reply.gone}")
+    lost = _no_answer(tool, arguments, reply)
+    if lost is not None:
+        return lost
     if reply.error is not None:
         wrong = _wrong_return(tool, reply)
         if wrong is not None:
@@ -145,6 +142,17 @@ def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | 
     if result.get("isError") is True:
         return _error_result(tool, arguments, result, reply)
     return _success(tool, arguments, result)
+
+
+def _no_answer(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | None:
+    """The finding for a call that got no answer: timed out, crashed, server gone."""
+    if reply.timed_out:
+        return Finding(tool.name, "timeout", arguments, "no answer within the time limit")
+    if reply.crash is not None:
+        return Finding(tool.name, "handler_crash", arguments, f"the handler raised {reply.crash}")
+    if reply.gone is not None:
+        return Finding(tool.name, "server_error", arguments, f"the server went away: {reply.gone}")
+    return None
 
 
 def _error_result(
@@ -183,10 +191,15 @@ def _wrong_return(tool: ToolUnderTest, reply: Reply) -> str | None:
     if not tool.in_process or kinds is None or reply.returned is UNSET:
         return None
     value = reply.returned
-    if isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool)):
+    if _is_of(value, kinds):
         return None
     shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
     return f"the handler returned {shown}, but the tool declares returns: {tool.returns}"
+
+
+def _is_of(value: Any, kinds: tuple[type, ...]) -> bool:
+    """``isinstance``, except that a bool is no integer or number (as in JSON)."""
+    return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
 
 
 def _dumped(value: Any) -> Any:
@@ -219,11 +232,7 @@ def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Fin
         value = json.loads(_text(result))
     except ValueError:
         value = UNSET
-    if (
-        value is UNSET
-        or not isinstance(value, kinds)
-        or (bool not in kinds and isinstance(value, bool))
-    ):
+    if value is UNSET or not _is_of(value, kinds):
         return Finding(
             tool.name,
             "output_schema",
@@ -235,12 +244,9 @@ def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Fin
 
 def check_invalid(tool: ToolUnderTest, arguments: Any, breaks: str, reply: Reply) -> Finding | None:
     """The finding for a reply to arguments that break the input schema, if any."""
-    if reply.timed_out:
-        return Finding(tool.name, "timeout", arguments, "no answer within the time limit")
-    if reply.crash is not None:
-        return Finding(tool.name, "handler_crash", arguments, f"the handler raised {reply.crash}")
-    if reply.gone is not None:
-        return Finding(tool.name, "server_error", arguments, f"the server went away: {reply.gone}")
+    lost = _no_answer(tool, arguments, reply)
+    if lost is not None:
+        return lost
     if reply.error is not None:
         if reply.error.get("code") == INVALID_PARAMS:
             return None

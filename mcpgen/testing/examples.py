@@ -38,6 +38,7 @@ __all__ = [
     "example_arguments",
     "example_value",
     "part_example",
+    "resolve_defs_ref",
 ]
 
 _UNICODE_SAMPLE = "é✓😀"
@@ -103,7 +104,7 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
     cases: list[dict[str, Any]] = [base, {k: v for k, v in base.items() if k in required}]
     every_optional = dict(base)
     for name, sub in properties.items():
-        resolved = _resolve(sub, schema)
+        resolved = resolve_defs_ref(sub, schema)
         if name not in base:
             present = part_example(resolved, schema)
             if present is not NO_VALUE:
@@ -124,7 +125,8 @@ def boundary_arguments(schema: Mapping[str, Any], limit: int) -> list[dict[str, 
     return kept
 
 
-def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
+def resolve_defs_ref(sub: Any, root: Mapping[str, Any]) -> Any:
+    """``sub``'s target when it is a ``#/$defs/…`` reference into ``root``, else ``sub``."""
     if (
         isinstance(sub, Mapping)
         and isinstance(sub.get("$ref"), str)

@@ -14,10 +14,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
+from mcpgen_runtime.schema.validator import compile_schema
 
-from .examples import NO_VALUE, example_arguments, part_example
-from .strategies import canonical, integer_bounds
+from .examples import NO_VALUE, example_arguments, part_example, resolve_defs_ref
+from .strategies import canonical, integer_bounds, passes
 
 __all__ = ["InvalidCase", "invalid_arguments"]
 
@@ -71,7 +71,7 @@ def _object_cases(
                 ({k: v for k, v in value.items() if k != name}, f"required {name!r} left out")
             )
     for name, sub in properties.items():
-        resolved = _resolve(sub, root)
+        resolved = resolve_defs_ref(sub, root)
         for wrong, why in _wrong_values(resolved, root):
             cases.append(({**value, name: wrong}, f"{name!r} {why}"))
         if depth < _MAX_NESTING and isinstance(resolved, Mapping) and "properties" in resolved:
@@ -88,25 +88,7 @@ def _object_cases(
 
 def _refuser(schema: Mapping[str, Any]) -> Any:
     coercing = compile_schema(schema, coerce=True)
-
-    def refuses(arguments: Any) -> bool:
-        try:
-            coercing(arguments)
-        except ValidationFailed:
-            return True
-        return False
-
-    return refuses
-
-
-def _resolve(sub: Any, root: Mapping[str, Any]) -> Any:
-    if (
-        isinstance(sub, Mapping)
-        and isinstance(sub.get("$ref"), str)
-        and sub["$ref"].startswith("#/$defs/")
-    ):
-        return root.get("$defs", {}).get(sub["$ref"][len("#/$defs/") :], sub)
-    return sub
+    return lambda arguments: not passes(coercing, arguments)
 
 
 def _wrong_values(schema: Any, root: Mapping[str, Any]) -> list[tuple[Any, str]]:

@@ -70,6 +70,7 @@ class Report:
     seed: int
     tools: list[ToolOutcome] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)  # each contract tool's spec line
 
 
 class _ToolRun:
@@ -192,7 +193,7 @@ def _phase(
         for arguments in boundary_arguments(schema, options.examples):
             _keep(by_check, run.valid(arguments), "boundary")
     elif phase == "random":
-        for finding in _random_phase(run, schema, options, set()):
+        for finding in _random_phase(run, schema, options):
             by_check[finding.check] = finding  # shrunk: better than a boundary one
     else:
         for case in invalid_arguments(schema, options.examples):
@@ -205,13 +206,10 @@ def _keep(by_check: dict[str, Finding], finding: Finding | None, phase: str) -> 
         by_check[finding.check] = finding
 
 
-def _random_phase(
-    run: _ToolRun, schema: dict[str, Any], options: Options, done: set[str]
-) -> list[Finding]:
+def _random_phase(run: _ToolRun, schema: dict[str, Any], options: Options) -> list[Finding]:
     """Hypothesis runs until no check it has not reported yet fails (one shrunk
     finding per run: report_multiple_bugs is off so the runs stay short)."""
-    if options.examples <= 0:
-        return []
+    done: set[str] = set()
     strategy = valid_values(schema)
     seed = (options.seed + zlib.crc32(run.tool.name.encode("utf-8"))) % 2**32
     findings: list[Finding] = []

@@ -85,6 +85,7 @@ def run_contract_test(
         raise UsageFailure(str(exc)) from None
     finally:
         target.close()
+    report.lines = {tool.name: tool.line for tool in contract.tools}
     prefix = ["mcpgen", "test", str(spec), *choice.arguments()]
     if options.allow_destructive:
         prefix.append("--allow-destructive")
@@ -205,9 +206,7 @@ def _implementation(
         module_name, _, class_name = impl.partition(":")
         if not module_name or not class_name:
             raise UsageFailure(f"--impl must look like module:Class, got {impl!r}")
-        _fresh_package(spec, contract)
-        if "" not in sys.path:
-            sys.path.insert(0, "")  # as `python -m pkg --impl m:C`: modules of the cwd
+        _fresh_package(spec, contract)  # also puts the cwd on sys.path
         try:
             cls = getattr(importlib.import_module(module_name), class_name)
         except (ImportError, AttributeError) as exc:
@@ -256,7 +255,7 @@ def _fresh_package(spec: Path, contract: ir.Contract) -> None:
     """Make ``import <package>`` give a package generated from ``spec``."""
     name = contract.package
     if "" not in sys.path:
-        sys.path.insert(0, "")
+        sys.path.insert(0, "")  # as `python -m pkg --impl m:C`: modules of the cwd
     with contextlib.suppress(ImportError):
         module = importlib.import_module(f"{name}.server")
         if _matches(module, contract):

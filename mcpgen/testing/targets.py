@@ -15,9 +15,8 @@ import contextlib
 import functools
 import inspect
 import io
-import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from mcpgen_runtime._errors import McpError, ProtocolError, ServerExited, Timeout, ToolError
@@ -141,7 +140,6 @@ class SessionTarget:
 class _Trace:
     crash: str | None = None
     returned: Any = UNSET
-    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class InProcessTarget(SessionTarget):
