@@ -57,6 +57,14 @@ class Invoke:
         # (``ServerConnection(defer_checks=True)``) with ``tool.check_arguments``
         self.checked = True
 
+    def cancel(self) -> Cancel:
+        """Mark the call cancelled (a handler with ``ctx`` sees ``ctx.cancelled``);
+        the ``Cancel`` that tells the shell to stop it."""
+        self.cancelled = True
+        if self.context is not None:
+            self.context.cancel()
+        return Cancel(self)
+
     @property
     def runs_inline(self) -> bool:
         """Cheap enough to run on the reading thread: nothing can interrupt it anyway."""

@@ -64,6 +64,28 @@ _Handler = Callable[[Any, Mapping[str, Any]], list[Action]]
 class ServerConnection(TaskMethods):
     """One client connection (one stdio process) of a tools-only MCP server."""
 
+    # The handler (a method's name) of each request method, per era: class-wide,
+    # since the HTTP shell builds a connection for every request.
+    _LEGACY_HANDLERS: Mapping[str, str] = {
+        "initialize": "_initialize",
+        "ping": "_ping",
+        "logging/setLevel": "_set_level",
+        "tools/list": "_tools_list",
+        "tools/call": "_tools_call",
+        "tasks/get": "_tasks_get",
+        "tasks/result": "_tasks_result",
+        "tasks/list": "_tasks_list",
+        "tasks/cancel": "_tasks_cancel",
+    }
+    _MODERN_HANDLERS: Mapping[str, str] = {
+        "server/discover": "_discover",
+        "tools/list": "_tools_list",
+        "tools/call": "_tools_call",
+        "tasks/get": "_tasks_get",
+        "tasks/update": "_tasks_update",
+        "tasks/cancel": "_tasks_cancel",
+    }
+
     def __init__(
         self,
         app: App,
@@ -94,25 +116,6 @@ class ServerConnection(TaskMethods):
         self.in_flight: dict[Any, Invoke] = {}  # request id → running call (not tasks)
         self._task_invokes: dict[str, Invoke] = {}
         self._meta = {META_SERVER_INFO: dict(app.server_info)}
-        self._legacy: dict[str, _Handler] = {
-            "initialize": self._initialize,
-            "ping": self._ping,
-            "logging/setLevel": self._set_level,
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
-            "tasks/get": self._tasks_get,
-            "tasks/result": self._tasks_result,
-            "tasks/list": self._tasks_list,
-            "tasks/cancel": self._tasks_cancel,
-        }
-        self._modern: dict[str, _Handler] = {
-            "server/discover": self._discover,
-            "tools/list": self._tools_list,
-            "tools/call": self._tools_call,
-            "tasks/get": self._tasks_get,
-            "tasks/update": self._tasks_update,
-            "tasks/cancel": self._tasks_cancel,
-        }
         self._request_meta: Mapping[str, Any] = {}
 
     # -- input ------------------------------------------------------------
@@ -203,11 +206,11 @@ class ServerConnection(TaskMethods):
                 "this connection serves the handshake protocol era; "
                 "requests carrying the 2026-07-28 envelope are not accepted on it",
             )
-        handler = self._legacy.get(method)
+        handler = self._LEGACY_HANDLERS.get(method)
         if handler is None:
             return refusal(request_id, METHOD_NOT_FOUND, "Method not found", method)
         self._request_meta = meta if isinstance(meta, dict) else {}
-        return handler(request_id, params)
+        return self._handle(handler, request_id, params)
 
     def _modern_request(
         self, request_id: Any, method: str, params: Mapping[str, Any], meta: Any
@@ -224,11 +227,15 @@ class ServerConnection(TaskMethods):
         refused = self.envelope_refusal(request_id, meta)
         if refused is not None:
             return [refused]
-        handler = self._modern.get(method)
+        handler = self._MODERN_HANDLERS.get(method)
         if handler is None:
             return refusal(request_id, METHOD_NOT_FOUND, "Method not found", method)
         self._request_meta = meta
-        return handler(request_id, params)
+        return self._handle(handler, request_id, params)
+
+    def _handle(self, handler: str, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        method: _Handler = getattr(self, handler)
+        return method(request_id, params)
 
     def envelope_refusal(self, request_id: Any, meta: Any) -> SendFrame | None:
         """The error refusing a 2026-07-28 request's ``_meta`` envelope, or ``None``."""
@@ -290,10 +297,7 @@ class ServerConnection(TaskMethods):
         invoke = self.in_flight.get(request_id)
         if invoke is None or invoke.cancelled:
             return []  # finished, unknown or already cancelled: races are normal
-        invoke.cancelled = True
-        if invoke.context is not None:
-            invoke.context.cancel()
-        return [Cancel(invoke)]
+        return [invoke.cancel()]
 
     # -- shared result shaping ------------------------------------------------------
 
@@ -303,7 +307,7 @@ class ServerConnection(TaskMethods):
 
     def serves(self, method: str) -> bool:
         """Whether a request for ``method`` has a handler in this connection's era."""
-        return method in (self._modern if self._is_modern else self._legacy)
+        return method in (self._MODERN_HANDLERS if self._is_modern else self._LEGACY_HANDLERS)
 
     def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
         if self._is_modern:

@@ -26,7 +26,7 @@ from ..protocol.constants import (
 )
 from ..protocol.jsonrpc import encode, error_response, result_response
 from ..tasks.table import Task, TaskLimitReached, TaskTable
-from .actions import Action, Cancel, Invoke, SendFrame, refusal
+from .actions import Action, Invoke, SendFrame, refusal
 from .tools import App, ToolRuntime
 
 __all__ = ["TASKS_VERSION", "TaskMethods"]
@@ -137,9 +137,6 @@ class TaskMethods:
         era, owned by no one or by this connection's requestor."""
         return task.era == self.era and (task.owner is None or task.owner == self.requestor)
 
-    def serves(self, method: str) -> bool:
-        raise NotImplementedError
-
     def task_limit_error(self, request_id: Any, reached: TaskLimitReached) -> SendFrame:
         where = "on this worker" if reached.scope == "worker" else "in the task store"
         return SendFrame(
@@ -220,10 +217,7 @@ class TaskMethods:
         actions: list[Action] = []
         invoke = self._task_invokes.pop(task.task_id, None)
         if invoke is not None:
-            invoke.cancelled = True
-            if invoke.context is not None:
-                invoke.context.cancel()
-            actions.append(Cancel(invoke))
+            actions.append(invoke.cancel())
         reply = self._result(request_id, {} if self._is_modern else task.wire())
         actions.append(reply)
         actions.extend(SendFrame(frame) for frame in self._task_ended(task))

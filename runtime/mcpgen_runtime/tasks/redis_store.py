@@ -62,7 +62,6 @@ from .store import (
     TaskStoreUnavailable,
     Wakeups,
     mask_url,
-    outcome_status,
     scrub,
 )
 from .table import (
@@ -73,9 +72,9 @@ from .table import (
     MAX_TTL_MS,
     Task,
     TaskLimitReached,
-    clamp_ttl,
     decode_cursor,
     encode_cursor,
+    outcome_status,
 )
 
 if TYPE_CHECKING:
@@ -247,7 +246,7 @@ class RedisTaskStore:
 
     async def create(self, tool: str, era: str, ttl_ms: object, owner: str | None = None) -> Task:
         now = self._clock()
-        task = Task(secrets.token_urlsafe(16), tool, era, now, now, clamp_ttl(ttl_ms), owner=owner)
+        task = Task.new(tool, era, ttl_ms, now, owner)
         self._mine.take(now, task.expires_at)  # TaskLimitReached before any await
         try:
             await self._register()

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -40,9 +41,9 @@ from .table import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_MAX_TASKS,
     DEFAULT_MAX_TASKS_PER_WORKER,
-    TERMINAL,
     Task,
     TaskTable,
+    outcome_status,
 )
 
 __all__ = [
@@ -63,19 +64,6 @@ WAIT_POLL_SECONDS = 1.0
 
 class TaskStoreUnavailable(RuntimeError):
     """The store cannot be reached (Redis down, refused, timed out)."""
-
-
-def outcome_status(era: str, result: dict[str, Any] | None, error: dict[str, Any] | None) -> str:
-    """The terminal status of a task that ended with ``result`` or ``error``.
-
-    2025-11-25: a tool result with ``isError`` fails the task; the 2026 extension
-    keeps it ``completed`` (the result carries ``isError``) and reserves ``failed``
-    for JSON-RPC errors. The same rule as ``TaskTable.finish``."""
-    if error is not None:
-        return "failed"
-    if era == "legacy" and bool(result and result.get("isError")):
-        return "failed"
-    return "completed"
 
 
 class TaskStore(Protocol):
@@ -198,7 +186,7 @@ class MemoryTaskStore:
         task = self.table.get(task_id)
         if task is None:
             return None, False
-        before = _copy(task)
+        before = dataclasses.replace(task, waiters=[])
         if task.terminal:
             return before, False
         self.table.cancel(task)
@@ -228,26 +216,6 @@ class MemoryTaskStore:
 
     async def close(self) -> None:
         return None
-
-
-def _copy(task: Task) -> Task:
-    return Task(
-        task.task_id,
-        task.tool,
-        task.era,
-        task.created_at,
-        task.updated_at,
-        task.ttl_ms,
-        task.status,
-        task.status_message,
-        task.result,
-        task.error,
-        task.owner,
-    )
-
-
-def is_terminal(status: str) -> bool:
-    return status in TERMINAL
 
 
 # Query parameters of a Redis URL whose values are shown in messages; any other

@@ -37,6 +37,7 @@ __all__ = [
     "TaskTable",
     "decode_cursor",
     "encode_cursor",
+    "outcome_status",
 ]
 
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -97,6 +98,19 @@ def decode_cursor(cursor: object) -> tuple[float, str]:
     return position, task_id
 
 
+def outcome_status(era: str, result: dict[str, Any] | None, error: dict[str, Any] | None) -> str:
+    """The terminal status of a task that ended with ``result`` or ``error``.
+
+    2025-11-25: a tool result with ``isError`` fails the task; the 2026 extension
+    keeps it ``completed`` (the result carries ``isError``) and reserves ``failed``
+    for JSON-RPC errors."""
+    if error is not None:
+        return "failed"
+    if era == "legacy" and bool(result and result.get("isError")):
+        return "failed"
+    return "completed"
+
+
 def clamp_ttl(ttl_ms: object) -> int:
     """The TTL a task gets for the ``ttl`` its requestor asked (ms)."""
     ttl = ttl_ms if isinstance(ttl_ms, int) and not isinstance(ttl_ms, bool) else DEFAULT_TTL_MS
@@ -119,6 +133,14 @@ class Task:
     error: dict[str, Any] | None = None  # a JSON-RPC error object, once failed that way
     owner: str | None = None  # the requestor's identity; None: whoever holds the id
     waiters: list[Any] = field(default_factory=list)  # ids of blocked tasks/result requests
+
+    @classmethod
+    def new(cls, tool: str, era: str, ttl_ms: object, now: float, owner: str | None = None) -> Task:
+        """A fresh ``working`` task with an unguessable id (a client cannot read
+        another's task) and the TTL ``clamp_ttl`` grants for ``ttl_ms``."""
+        import secrets
+
+        return cls(secrets.token_urlsafe(16), tool, era, now, now, clamp_ttl(ttl_ms), owner=owner)
 
     @property
     def terminal(self) -> bool:
@@ -170,10 +192,7 @@ class TaskTable:
         self._expire()
         if self.max_tasks is not None and len(self._tasks) >= self.max_tasks:
             raise TaskLimitReached(self.max_tasks, "worker")
-        import secrets  # task ids are unguessable: a client cannot read another's task
-
-        now = self._clock()
-        task = Task(secrets.token_urlsafe(16), tool, era, now, now, clamp_ttl(ttl_ms), owner=owner)
+        task = Task.new(tool, era, ttl_ms, self._clock(), owner)
         self.add(task)
         return task
 
@@ -220,12 +239,7 @@ class TaskTable:
         if task.terminal:
             return False
         task.result, task.error = result, error
-        failed = error is not None or bool(result and result.get("isError"))
-        # 2025-11-25: a tool result with isError is a failed task; the 2026 extension
-        # keeps such results as "completed" and reserves "failed" for JSON-RPC errors.
-        task.status = (
-            "failed" if (error is not None or (failed and task.era == "legacy")) else "completed"
-        )
+        task.status = outcome_status(task.era, result, error)
         task.updated_at = self._clock()
         return True
 
