@@ -287,10 +287,9 @@ def _inline(invoke: Invoke) -> CallOutcome:
 
 
 def _cancel(invoke: Invoke, runner: asyncio.Future[CallOutcome]) -> None:
-    """The client is gone: stop the call (a sync handler sees ``ctx.cancelled``)."""
-    invoke.cancelled = True
-    if invoke.context is not None:
-        invoke.context.cancel()
+    """The client is gone: stop the call (a sync handler sees ``ctx.cancelled``); the
+    runner is at hand here, so the ``Cancel`` action ``Invoke.cancel`` returns is not needed."""
+    invoke.cancel()
     runner.cancel()
 
 
