@@ -86,11 +86,44 @@ def test_requestors_are_isolated_across_workers(pair: list[HttpServer], db: Any)
     rpc(b.url, 3, "tasks/cancel", {"taskId": task_id}, headers=ALICE)
 
 
+def start_when_free(url: str, n: int, headers: dict[str, str]) -> str:
+    """Start a ``batch_job`` task, waiting out "Server busy" (-31000).
+
+    A worker runs at most 64 tasks at once (``--max-concurrent-calls``); a fast client
+    starts them quicker than 50 ms jobs finish, so the 65th start may be refused.
+    """
+    deadline = time.monotonic() + 30
+    while True:
+        params = {"name": "batch_job", "arguments": {"n": n}, "task": {}}
+        reply = rpc(url, 1, "tools/call", params, headers=headers)
+        if "result" in reply:
+            task_id: str = reply["result"]["task"]["taskId"]
+            return task_id
+        assert reply["error"]["code"] == -31000 and time.monotonic() < deadline, reply
+        time.sleep(0.05)
+
+
+def list_all(url: str, headers: dict[str, str]) -> list[dict[str, Any]]:
+    tasks: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        params = {} if cursor is None else {"cursor": cursor}
+        result = rpc(url, 1, "tasks/list", params, headers=headers)["result"]
+        tasks += result["tasks"]
+        cursor = result.get("nextCursor")
+        if cursor is None:
+            return tasks
+
+
 def test_tasks_list_pages_without_a_round_trip_per_task(pair: list[HttpServer], db: Any) -> None:
     a, b = pair
     carol = {HEADER: "carol"}
-    made = [start(a.url, "batch_job", {"n": n}, carol) for n in range(230)]
+    made = [start_when_free(a.url, n, carol) for n in range(230)]
     start(b.url, "batch_job", {"n": 0}, {HEADER: "dave"})  # someone else's: never listed
+    deadline = time.monotonic() + 30  # every task finished: none ends during the count
+    while any(t["status"] == "working" for t in list_all(b.url, carol)):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
     before = eval_calls(db)
     pages: list[list[str]] = []
     cursor = None

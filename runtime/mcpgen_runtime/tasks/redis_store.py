@@ -225,7 +225,7 @@ class RedisTaskStore:
             finally:
                 if pubsub is not None:
                     with contextlib.suppress(Exception):
-                        await pubsub.aclose()  # type: ignore[no-untyped-call]
+                        await pubsub.aclose()
 
     def _event(self, data: str) -> None:
         kind, _, task_id = data.partition(":")
