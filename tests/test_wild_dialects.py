@@ -293,3 +293,132 @@ def test_other_unknown_keywords_are_annotations(tmp_path: Path) -> None:
     ]
     published = result.contract.tools[0].input_schema["properties"]["x"]
     assert published == {"type": "string", "nullable": True, "example": "a", "widget": "textarea"}
+
+
+# -- issue 33, item 11: anchors and ids as each draft declares them ---------------------------
+
+DRAFT_04 = "http://json-schema.org/draft-04/schema#"
+CORPUS_TYPES: dict[str, Any] = {
+    # an $anchor declared inside a type, referenced as `#name` from a tool
+    "Address": {
+        "$anchor": "address",
+        "type": "object",
+        "required": ["street"],
+        "properties": {"street": {"type": "string", "minLength": 1}},
+    },
+    # a namespace of definitions, referenced as `#/types/v2/$defs/User`
+    "v2": {"$defs": {"User": {"type": "object", "properties": {"age": {"type": "integer"}}}}},
+}
+CORPUS_TOOLS: list[dict[str, Any]] = [
+    {"name": "ship", "parameters": [{"name": "to", "$ref": "#address"}]},
+    {"name": "user", "parameters": [{"name": "who", "$ref": "#/types/v2/$defs/User"}]},
+    # draft-07 declared an anchor with a plain-name $id
+    {
+        "name": "seven_anchor",
+        "input_schema": {
+            "$schema": DRAFT_07,
+            "type": "object",
+            "definitions": {"Zip": {"$id": "#zip", "type": "string", "pattern": "^[0-9]{5}$"}},
+            "properties": {"zip": {"$ref": "#zip"}},
+        },
+    },
+    # draft-04 spelled $id as `id`, and an anchor as `id: "#name"`
+    {
+        "name": "four_ids",
+        "input_schema": {
+            "$schema": DRAFT_04,
+            "id": "https://example.com/four.json",
+            "type": "object",
+            "definitions": {"Code": {"id": "#code", "type": "string", "maxLength": 3}},
+            "properties": {"code": {"$ref": "#code"}},
+        },
+    },
+]
+CORPUS_IMPL = """
+from __future__ import annotations
+
+from corpus_mcp import CorpusServer
+from corpus_mcp import models as m
+
+
+class Impl(CorpusServer):
+    def ship(self, to: m.AddressDict) -> str:
+        return to["street"]
+
+    def user(self, who: m.UserDict) -> str:
+        return str(who.get("age"))
+
+    def seven_anchor(self, args: m.SevenAnchorArgs) -> str:
+        return str(args.get("zip"))
+
+    def four_ids(self, args: m.FourIdsArgs) -> str:
+        return str(args.get("code"))
+"""
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("corpus")
+    text = _spec(CORPUS_TOOLS, CORPUS_TYPES).replace("wild2", "corpus")
+    (root / "tools.yaml").write_text(text, encoding="utf-8")
+    result = build_spec(root / "tools.yaml", output=root / "gen" / "corpus_mcp")
+    assert result.ok, [str(d) for d in result.diagnostics]
+    (root / "gen" / "corpus_impl.py").write_text(CORPUS_IMPL, encoding="utf-8")
+    return root / "gen"
+
+
+def test_anchors_and_ids_of_every_draft_build_and_pass_mypy_strict(corpus: Path) -> None:
+    """Before: "no $anchor 'address' in this schema" (an anchor inside a type), "'#zip' does
+    not match '^[^#]*#?$'" (draft-07's plain-name $id), "unknown JSON Schema keyword 'id'
+    (did you mean '$id'?)" (draft-04), and "it points to no schema inside this one"
+    (`#/types/v2/$defs/User`)."""
+    done = mypy_strict(corpus / "corpus_mcp", corpus / "corpus_impl.py", cwd=corpus)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_anchors_and_ids_of_every_draft_are_enforced(corpus: Path) -> None:
+    from mcpgen_runtime import ToolError
+
+    with import_package(corpus, "corpus_mcp") as package:
+        listed = {tool["name"]: tool for tool in package.contract.TOOLS}
+        four = listed["four_ids"]["inputSchema"]
+        assert four["$id"] == "https://example.com/four.json" and "id" not in four
+        assert four["$schema"] == DRAFT_2020_12
+        assert listed["seven_anchor"]["inputSchema"]["$schema"] == DRAFT_2020_12
+        import corpus_impl
+
+        with package.CorpusClient.in_memory(corpus_impl.Impl()) as client:
+            assert client.ship({"street": "Main"}) == "Main"
+            assert client.seven_anchor(zip="12345") == "12345"
+            assert client.four_ids(code="abc") == "abc"
+            assert "7" in client.user({"age": 7})
+            for call in (
+                lambda: client.ship({"street": ""}),
+                lambda: client.seven_anchor(zip="1234"),
+                lambda: client.four_ids(code="abcd"),
+                lambda: client.user({"age": "x"}),
+            ):
+                with pytest.raises(ToolError):
+                    call()
+
+
+def test_an_anchor_two_types_declare_is_ambiguous(tmp_path: Path) -> None:
+    types = {
+        "A": {"$anchor": "same", "type": "string"},
+        "B": {"$anchor": "same", "type": "integer"},
+    }
+    tools = [{"name": "t", "parameters": [{"name": "x", "$ref": "#same"}]}]
+    result = load_spec_text(_spec(tools, types), "tools.yaml", spec_dir=tmp_path)
+    assert result.contract is None
+    assert [d.message for d in result.errors] == [
+        "'#same' is ambiguous: $anchor 'same' is declared in types A, B"
+    ]
+
+
+def test_a_pointer_into_a_type_that_finds_nothing_says_where(tmp_path: Path) -> None:
+    types = {"v2": {"$defs": {"User": {"type": "object"}}}}
+    tools = [{"name": "t", "parameters": [{"name": "x", "$ref": "#/types/v2/$defs/Usr"}]}]
+    result = load_spec_text(_spec(tools, types), "tools.yaml", spec_dir=tmp_path)
+    assert [d.message for d in result.errors] == [
+        "'#/types/v2/$defs/Usr' does not resolve: type 'v2' has no schema at '/$defs/Usr'"
+    ]

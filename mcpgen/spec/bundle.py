@@ -377,26 +377,57 @@ class Bundler:
     ) -> str | None:
         """A ``#…`` reference in the spec: ``#/types/Name``, else a JSON pointer or an
         ``$anchor`` inside the schema it sits in (``origin.document``)."""
-        match = re.fullmatch(r"/types/([^/]+)", pointer)
+        match = re.fullmatch(r"/types/([^/]+)(/.*)?", pointer)
         if match and match.group(1) in self.types:
-            return self._define_type(match.group(1))
-        document = origin.document
-        if pointer.startswith("/") or not pointer:
+            if match.group(2) is None:
+                return self._define_type(match.group(1))
+            # into a type's own namespace (`#/types/v2/$defs/User`): its `#…` are the type's
+            origin = _Origin(None, self.types[match.group(1)])
+            target = resolve_pointer(self.types[match.group(1)], match.group(2))
+        elif pointer.startswith("/") or not pointer:
+            document = origin.document
             target = resolve_pointer(document, pointer) if document is not None else MISSING
         else:
-            found = _anchor_pointer(document, pointer)
-            target = resolve_pointer(document, found) if found is not None else MISSING
+            origin, target = self._find_anchor(ref, pointer, origin, path)
         if isinstance(target, (dict, bool)):
             return self._define_target(target, pointer, origin, path)
-        if match:
+        if match and match.group(1) not in self.types:
             known = ", ".join(sorted(self.types)) or "none defined"
             message = f"no type '{match.group(1)}' (types: {known})"
+        elif match:
+            message = f"type '{match.group(1)}' has no schema at '{match.group(2)}'"
         elif pointer and not pointer.startswith("/"):
-            message = f"no $anchor '{pointer}' in this schema"
+            if target is None:
+                return None  # ambiguous: said by _find_anchor
+            message = f"no $anchor '{pointer}' in this schema or in any of types"
         else:
             message = "it points to no schema inside this one; use '#/types/Name' or a file path"
         self.problems.append(RefProblem(path, f"'{ref}' does not resolve: {message}"))
         return None
+
+    def _find_anchor(
+        self, ref: str, anchor: str, origin: _Origin, path: JsonPath
+    ) -> tuple[_Origin, Any]:
+        """An ``$anchor`` in the schema the reference sits in, else in one of ``types``
+        (the spec's shared definitions: an anchor declared there is spec-wide). MISSING
+        when none declares it; None (the problem recorded) when several types do."""
+        found = _anchor_pointer(origin.document, anchor)
+        if found is not None:
+            return origin, resolve_pointer(origin.document, found)
+        owners = [
+            (name, where)
+            for name, schema in self.types.items()
+            if (where := _anchor_pointer(schema, anchor)) is not None
+        ]
+        if len(owners) > 1:
+            names = ", ".join(name for name, _ in owners)
+            message = f"'{ref}' is ambiguous: $anchor '{anchor}' is declared in types {names}"
+            self.problems.append(RefProblem(path, message))
+            return origin, None
+        if not owners:
+            return origin, MISSING
+        name, where = owners[0]
+        return _Origin(None, self.types[name]), resolve_pointer(self.types[name], where)
 
     def _define_target(self, target: Any, pointer: str, origin: _Origin, path: JsonPath) -> str:
         """A definition of its own for a subschema a reference points to."""

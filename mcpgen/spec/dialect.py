@@ -17,6 +17,9 @@ defines (draft-07 has no ``uuid`` or ``duration``).
 | 04 to 07 | ``$ref`` with keywords beside it | the ``$ref`` alone (those drafts ignore the rest; each dropped keyword is a warning), definitions and annotations kept |
 | 04 to 07 | ``dependencies`` | ``dependentRequired`` (lists) and ``dependentSchemas`` (schemas) |
 | 04 | ``exclusiveMaximum: true`` beside ``maximum: M`` | ``exclusiveMaximum: M`` (the same for minimum) |
+| 04 | ``id: URI`` | ``$id: URI`` |
+| 04 | ``id: "#name"`` | ``$anchor: name`` (draft-04 declared a plain-name anchor this way) |
+| 06, 07 | ``$id: "#name"`` | ``$anchor: name`` (so did 06 and 07; 2020-12 forbids a fragment in ``$id``) |
 
 ``definitions`` needs no rewriting: references into it are JSON pointers, which
 resolve the same in 2020-12. A schema without ``$schema`` is 2020-12; only the
@@ -82,6 +85,7 @@ def _upgrade(node: Any, path: JsonPath, draft: int, notes: list[Note]) -> bool:
             del node[key]
             changed = True
     changed |= _upgrade_items(node, draft)
+    changed |= _upgrade_id(node, draft)
     if draft <= 7 and "dependencies" in node and isinstance(node["dependencies"], dict):
         _split_dependencies(node)
         changed = True
@@ -111,6 +115,27 @@ def _upgrade_items(node: dict[str, Any], draft: int) -> bool:
         del node["additionalItems"]  # beside a schema `items` (or none) it applies to nothing
         return True
     return False
+
+
+def _upgrade_id(node: dict[str, Any], draft: int) -> bool:
+    """Draft-04's ``id`` → ``$id``; a plain-name fragment (``#name``) in either,
+    which declared an anchor up to draft-07, → ``$anchor``."""
+    key = "id" if draft == 4 else "$id" if draft <= 7 else None
+    value = node.get(key) if key is not None else None
+    if not isinstance(value, str):
+        return False
+    anchor = value[1:] if value.startswith("#") else None
+    if anchor is None and key == "$id":
+        return False  # a URI: 2020-12 reads it the same
+    renamed = "$id" if anchor is None else "$anchor"
+    if renamed in node:
+        return False  # both spellings: leave it to the checks to report
+    items = [
+        (renamed if k == key else k, anchor if k == key and anchor else v) for k, v in node.items()
+    ]
+    node.clear()
+    node.update(items)  # the key renamed where it stood (published order unchanged)
+    return True
 
 
 def _split_dependencies(node: dict[str, Any]) -> None:
