@@ -10,12 +10,15 @@ modules.
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FROZEN = REPO / "tests" / "fixtures" / "built_before_layout" / "weather_mcp"
@@ -72,17 +75,12 @@ def test_a_package_generated_before_the_move_runs_against_the_moved_runtime(
     assert "mcpgen_runtime.client.sync" in seen["moved_modules"]
 
 
-def test_the_old_http_paths_the_readme_named_still_import() -> None:
-    """The README once told users to import ``build_asgi_app`` from
-    ``mcpgen_runtime._http`` and ``HttpOptions`` from ``mcpgen_runtime._http_config``
-    (to serve a package under their own ASGI server): both paths stay, as aliases."""
-    from mcpgen_runtime import _http, _http_config
-    from mcpgen_runtime.http import config, server
-
-    assert _http.build_asgi_app is server.build_asgi_app
-    assert _http.HttpOptions is _http_config.HttpOptions is config.HttpOptions
-    assert {name for name in server.__all__ if not hasattr(_http, name)} == set()
-    assert {name for name in config.__all__ if not hasattr(_http_config, name)} == set()
+def test_no_alias_of_an_unreleased_path_is_left() -> None:
+    """``_http`` and ``_http_config`` aliased ``http.server`` and ``http.config`` for
+    paths an earlier README named; no release ever shipped them, so they went."""
+    for name in ("_http", "_http_config"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(f"mcpgen_runtime.{name}")
 
 
 def test_dir_lists_the_public_surface() -> None:

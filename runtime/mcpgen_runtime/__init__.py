@@ -2,8 +2,9 @@
 
 Every package mcpgen generates imports this distribution (``mcpgen-runtime``); with
 ``mcpgen build --runtime vendored`` a copy goes into the package as ``_runtime``.
-It needs only the standard library (and pydantic, through generated models); the
-HTTP transport needs the ``http`` extra (the official MCP SDK).
+It needs pydantic (generated models) and idna (the ``hostname`` formats); serving
+over HTTP needs the ``http`` extra (uvicorn, with httptools and uvloop where they
+build).
 ``__all__`` is the public surface, and what generated code imports.
 Names are imported on first use (PEP 562), so a server process never pays for
 the client side (asyncio, subprocess) and starts fast.

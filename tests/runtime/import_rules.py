@@ -25,8 +25,8 @@ from pathlib import Path
 
 # A module's part: its subpackage, or one of two groups of root modules.
 LEAVES = frozenset({"_errors", "_impl", "_unset", "_version"})  # root modules that import no part
-# the public surface, the command line, and the two old paths the README once named
-ENTRY = frozenset({"__init__", "_main", "_http", "_http_config"})
+# the public surface and the command line
+ENTRY = frozenset({"__init__", "_main"})
 
 ALLOWED: Mapping[str, frozenset[str]] = {
     "leaf": frozenset(),
