@@ -74,7 +74,8 @@ def test_each_seeded_bug_is_found_with_minimal_arguments(buggy: dict[str, Any]) 
     words = found[("count_words", "output_schema")]["arguments"]["text"]
     assert len(words.split()) == 2  # the bug starts at two words
     assert found[("status", "server_error")]["arguments"] == {"code": 500}
-    assert ("lookup", "not_idempotent") in found
+    assert ("set_label", "not_idempotent") in found
+    assert ("lookup", "not_idempotent") not in found  # read-only: the hint says nothing
     assert found[("wait", "timeout")]["arguments"] == {"long": True}
     assert found[("report", "handler_crash")]["arguments"] == {"pages": 50}  # run as a task
     assert ("book", "output_schema") not in found

@@ -14,7 +14,9 @@ server_error        valid arguments answered with a JSON-RPC error, a malformed 
                     invalid-arguments text, or the server went away; invalid
                     arguments answered with a JSON-RPC error other than -32602
 invalid_accepted    arguments that break the input schema got a successful result
-not_idempotent      a tool with ``idempotentHint`` answered the same call differently
+not_idempotent      a tool with ``idempotentHint`` (and ``readOnlyHint`` false: MCP gives
+                    the hint meaning only then) and an output schema answered the same
+                    call twice with different ``structuredContent`` (see ``repeats``)
 timeout             no answer within the tool's ``timeout`` (else ``--timeout``)
 drift               the server lists something other than the contract (see ``drift``)
 ==================  ==========================================================
@@ -36,7 +38,15 @@ from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 from .targets import UNSET, Reply
 
-__all__ = ["CHECKS", "Finding", "ToolUnderTest", "check_invalid", "check_valid"]
+__all__ = [
+    "CHECKS",
+    "Finding",
+    "ToolUnderTest",
+    "check_invalid",
+    "check_valid",
+    "difference",
+    "structured",
+]
 
 CHECKS = (
     "drift",
@@ -86,8 +96,22 @@ class ToolUnderTest:
     _output: Callable[[Any], Any] | None = field(default=None, repr=False)
 
     @property
-    def idempotent(self) -> bool:
-        return self.descriptor.get("annotations", {}).get("idempotentHint") is True
+    def repeats(self) -> bool:
+        """Whether a successful valid call is made a second time and compared.
+
+        MCP's ``idempotentHint`` says that calling again with the same arguments has no
+        further effect on the environment, and means something only when ``readOnlyHint``
+        is false; what a client can see of that is the answer, and the contract fixes an
+        answer only through its output schema. So: the hint, not read-only, an output
+        schema; and only the two ``structuredContent`` values are compared (never error
+        results, never free text, which may carry a time or a temporary file's name).
+        """
+        annotations = self.descriptor.get("annotations", {})
+        return (
+            annotations.get("idempotentHint") is True
+            and annotations.get("readOnlyHint") is not True
+            and isinstance(self.descriptor.get("outputSchema"), dict)
+        )
 
     @property
     def needs_task(self) -> bool:
@@ -268,20 +292,21 @@ def check_invalid(tool: ToolUnderTest, arguments: Any, breaks: str, reply: Reply
     )
 
 
+def structured(reply: Reply) -> Any:
+    """A successful reply's ``structuredContent``; ``UNSET`` for anything else (an error
+    result, a JSON-RPC error, no structured value): what ``not_idempotent`` compares."""
+    result = reply.result
+    if not isinstance(result, dict) or result.get("isError") is True:
+        return UNSET
+    return result.get("structuredContent", UNSET)
+
+
 def _answer(reply: Reply) -> Any:
+    value = structured(reply)
+    if value is not UNSET:
+        return value
     result = reply.result or {}
-    if "structuredContent" in result:
-        return result["structuredContent"]
-    return {
-        "isError": result.get("isError", False),
-        "content": result.get("content"),
-        "error": reply.error,
-    }
-
-
-def same_answer(first: Reply, second: Reply) -> bool:
-    """Whether two replies carry the same result (``not_idempotent``)."""
-    return bool(_answer(first) == _answer(second))
+    return {"isError": result.get("isError", False), "content": result.get("content")}
 
 
 def difference(first: Reply, second: Reply, width: int = 160) -> str:

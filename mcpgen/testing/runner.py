@@ -7,8 +7,9 @@
 
 One finding per tool and check: a random-phase finding (shrunk) wins over a boundary one
 of the same check. A boundary or negative finding that stands is then shrunk greedily
-(``shrink``: at most ``shrink.SHRINK_CALLS`` more calls each). Each phase calls at most ``examples`` times (idempotent tools call
-twice per valid case). The same seed gives the same calls and the same report: each
+(``shrink``: at most ``shrink.SHRINK_CALLS`` more calls each). Each phase calls at most
+``examples`` times (a tool whose answers are compared, ``ToolUnderTest.repeats``, twice
+per successful valid case). The same seed gives the same calls and the same report: each
 tool's Hypothesis run is seeded from the seed and the tool's name, with no database.
 """
 
@@ -32,13 +33,13 @@ from .checks import (
     check_invalid,
     check_valid,
     difference,
-    same_answer,
+    structured,
 )
 from .examples import ExampleError, boundary_arguments
 from .negative import invalid_arguments
 from .shrink import shrink_finding
 from .strategies import valid_values
-from .targets import Reply, Target
+from .targets import UNSET, Reply, Target
 
 __all__ = ["Options", "Report", "ToolOutcome", "replay", "run_tools"]
 
@@ -95,10 +96,11 @@ class _ToolRun:
     def valid(self, arguments: Any) -> Finding | None:
         reply = self.call(arguments)
         finding = check_valid(self.tool, arguments, reply)
-        if finding is None and self.tool.idempotent and reply.result is not None:
+        if finding is None and self.tool.repeats and structured(reply) is not UNSET:
             again = self.call(arguments)
             finding = check_valid(self.tool, arguments, again)
-            if finding is None and not same_answer(reply, again):
+            second = structured(again)
+            if finding is None and second is not UNSET and second != structured(reply):
                 finding = Finding(
                     self.tool.name,
                     "not_idempotent",
@@ -123,7 +125,7 @@ class _ToolRun:
         def attempt(arguments: Any) -> Finding | None:
             return self.invalid(arguments, breaks) if breaks else self.valid(arguments)
 
-        cost = 2 if self.tool.idempotent and not breaks else 1
+        cost = 2 if self.tool.repeats and not breaks else 1
         schema = self.tool.descriptor["inputSchema"]
         return shrink_finding(finding, attempt, schema, lambda: self.calls, cost)
 

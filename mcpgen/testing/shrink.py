@@ -52,7 +52,7 @@ def shrink_finding(
     """The smallest form of ``finding`` (a boundary finding when ``finding.breaks`` is
     empty, else a negative one). ``attempt`` calls the tool with candidate arguments
     and checks the reply as the finding's phase does; ``calls`` counts the calls made so
-    far; ``cost`` is the calls one attempt makes (2 for an idempotent tool)."""
+    far; ``cost`` is the calls one attempt makes (2 where answers are compared)."""
     if not isinstance(finding.arguments, dict):
         return finding
     budget = TIMEOUT_SHRINK_CALLS if finding.check == "timeout" else SHRINK_CALLS
