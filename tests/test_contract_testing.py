@@ -78,8 +78,9 @@ def test_each_seeded_bug_is_found_with_minimal_arguments(buggy: dict[str, Any]) 
     assert ("lookup", "not_idempotent") not in found  # read-only: the hint says nothing
     assert found[("wait", "timeout")]["arguments"] == {"long": True}
     assert found[("report", "handler_crash")]["arguments"] == {"pages": 50}  # run as a task
+    assert found[("query", "error_as_success")]["arguments"] == {"sql": ""}
     assert ("book", "output_schema") not in found
-    assert len(found) == 8
+    assert len(found) == 9
 
 
 def test_the_same_seed_gives_the_same_report(buggy: dict[str, Any]) -> None:
@@ -404,3 +405,63 @@ def test_no_target_means_the_specs_server_implementation(tmp_path: Path) -> None
     assert " --impl " not in document["findings"][0]["reproduce"]  # replays the same default
     none = mcpgen_test(str(FIXTURES / "seeded.yaml"))
     assert none.returncode == 2 and "no target" in none.stderr
+
+
+def test_skip_check_drops_a_check_and_goes_into_reproduce_lines() -> None:
+    code, document = report(
+        "seeded.yaml",
+        *("--impl", "seeded_impl:Buggy", "--tool", "query", "--tool", "wait"),
+        *("--examples", "10", "--seed", "7", "--timeout", "20"),
+        *("--skip-check", "error_as_success"),
+    )
+    assert code == 1
+    [finding] = document["findings"]  # query's error text is no finding now
+    assert finding["check"] == "timeout"
+    argv = shlex.split(finding["reproduce"])
+    assert argv[argv.index("--timeout") + 1] == "20"
+    assert argv[argv.index("--skip-check") + 1] == "error_as_success"
+    replays(finding)
+
+
+def test_the_cli_offers_every_check_but_drift_to_skip() -> None:
+    from mcpgen.cli.test import SKIPPABLE_CHECKS
+    from mcpgen.testing.checks import CHECKS
+
+    assert set(SKIPPABLE_CHECKS) == set(CHECKS) - {"drift"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Error: 'NoneType' object has no attribute 'fetchall'",
+        'Traceback (most recent call last):\n  File "x.py", line 1',
+        "ValueError: invalid literal for int()",
+        "sqlite3.OperationalError: no such table: t",
+        "ERROR: relation does not exist",
+        "error: file not found",
+        "Error executing tool read_doc: [Errno 2] No such file",
+        "'NoneType' object has no attribute 'paragraphs'",
+        "  Exception: boom",
+    ],
+)
+def test_error_reports_read_as_errors(text: str) -> None:
+    from mcpgen.testing.checks import looks_like_an_error
+
+    assert looks_like_an_error({"content": [{"type": "text", "text": text}]}) == text
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        [{"type": "text", "text": "0 errors found"}],
+        [{"type": "text", "text": "Error rate: 2%"}],
+        [{"type": "text", "text": "Errors: none"}],
+        [{"type": "text", "text": "The Error: a novel"}],
+        [{"type": "text", "text": "Error: x"}, {"type": "text", "text": "more"}],  # not alone
+        [{"type": "image", "data": "", "mimeType": "image/png"}],
+    ],
+)
+def test_other_answers_do_not(content: list[dict[str, Any]]) -> None:
+    from mcpgen.testing.checks import looks_like_an_error
+
+    assert looks_like_an_error({"content": content}) is None

@@ -13,6 +13,18 @@ import click
 
 from .common import _FORMAT, _echo, _echo_error, _format, _project, _specs_or_config
 
+# `--skip-check` choices: testing.checks.CHECKS but drift (the CLI does not import the
+# checks until a run starts; tests/test_contract_testing.py keeps the two lists equal)
+SKIPPABLE_CHECKS = (
+    "output_schema",
+    "handler_crash",
+    "server_error",
+    "invalid_accepted",
+    "not_idempotent",
+    "timeout",
+    "error_as_success",
+)
+
 
 class _SplitAtDashes(click.Command):
     """Everything after the first ``--`` is the server's command line, untouched: so
@@ -63,6 +75,14 @@ class _SplitAtDashes(click.Command):
 )
 @click.option("--allow-destructive", is_flag=True, help="Also call tools with destructiveHint.")
 @click.option(
+    "--skip-check",
+    "skip_checks",
+    multiple=True,
+    type=click.Choice(SKIPPABLE_CHECKS),
+    help="Report no finding of this check (repeat); e.g. error_as_success for a server "
+    "whose successful answers legitimately start with 'Error:'.",
+)
+@click.option(
     "--junit", type=click.Path(dir_okay=False, path_type=Path), help="Write a JUnit XML report."
 )
 @click.option(
@@ -78,6 +98,7 @@ def test(
     tools: tuple[str, ...],
     timeout: float,
     allow_destructive: bool,
+    skip_checks: tuple[str, ...],
     junit: Path | None,
     replay: str | None,
     output_format: str | None,
@@ -111,6 +132,7 @@ def test(
         seed=seed if seed is not None else random.randrange(2**31),
         allow_destructive=allow_destructive,
         timeout=timeout,
+        skip_checks=frozenset(skip_checks),
     )
     try:
         report = run_contract_test(

@@ -18,6 +18,10 @@ not_idempotent      a tool with ``idempotentHint`` (and ``readOnlyHint`` false: 
                     the hint meaning only then) and an output schema answered the same
                     call twice with different ``structuredContent`` (see ``repeats``)
 timeout             no answer within the tool's ``timeout`` (else ``--timeout``)
+error_as_success    a successful result (``isError`` false) whose only content is one
+                    text that reads as an error report (``looks_like_an_error``), for a
+                    tool with no output schema to check it against; off with
+                    ``--skip-check error_as_success``
 drift               the server lists something other than the contract (see ``drift``)
 ==================  ==========================================================
 
@@ -56,12 +60,27 @@ CHECKS = (
     "invalid_accepted",
     "not_idempotent",
     "timeout",
+    "error_as_success",
 )
 # what an mcpgen server answers when a handler failed or returned a bad value
 _INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
 _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)
 _REFUSED = re.compile(r"^Invalid arguments for tool '.*': ", re.DOTALL)
 _TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.DOTALL)
+# error_as_success: how an exception or an error report starts, and nothing looser. A text
+# that merely mentions an error ("0 errors found", "Error rate: 2%") does not match; a
+# server's own words for failure ("Failed to …") are left alone: they vary too much.
+_ERROR_TEXT = re.compile(
+    r"""\A\s*(?:
+        Traceback\ \(most\ recent\ call\ last\):        # a Python traceback
+      | (?:[A-Za-z_][\w.]*)?(?:Error|Exception):\s      # Error: …, ValueError: …, x.y.Error: …
+      | (?i:error):\s                                   # ERROR: …, error: …
+      | Error\ (?:executing|calling|invoking)\ tool\b  # what SDK wrappers say
+      | '[^']*'\ object\ has\ no\ attribute\ '        # an AttributeError's text alone
+      | \w+Error\ at\ .+:\d+                           # a JavaScript stack line
+    )""",
+    re.VERBOSE,
+)
 _RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,),
     "number": (int, float),
@@ -251,7 +270,7 @@ def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Fin
         return None
     kinds = _RETURN_TYPES.get(tool.returns)
     if kinds is None:
-        return None
+        return _error_text(tool, arguments, result)
     try:
         value = json.loads(_text(result))
     except ValueError:
@@ -264,6 +283,32 @@ def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Fin
             f"the result text is no JSON value of the declared type (returns: {tool.returns})",
         )
     return None
+
+
+def looks_like_an_error(result: dict[str, Any]) -> str | None:
+    """The text of a result whose only content is one text block that reads as an error
+    report or an exception (``error_as_success``), else None."""
+    content = result.get("content")
+    if not isinstance(content, list) or len(content) != 1 or not isinstance(content[0], dict):
+        return None
+    text = content[0].get("text")
+    if content[0].get("type") != "text" or not isinstance(text, str):
+        return None
+    return text if _ERROR_TEXT.match(text) else None
+
+
+def _error_text(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Finding | None:
+    text = looks_like_an_error(result)
+    if text is None:
+        return None
+    shown = text.strip().splitlines()[0][:120]
+    return Finding(
+        tool.name,
+        "error_as_success",
+        arguments,
+        f"valid arguments got a successful result (isError false) whose only text reads as an "
+        f"error: {shown!r}; a tool that failed should say so with isError true",
+    )
 
 
 def check_invalid(tool: ToolUnderTest, arguments: Any, breaks: str, reply: Reply) -> Finding | None:

@@ -56,6 +56,7 @@ class Options:
     seed: int = 0
     allow_destructive: bool = False
     timeout: float = 30.0
+    skip_checks: frozenset[str] = frozenset()  # `--skip-check`: findings of these are dropped
 
 
 @dataclass
@@ -94,9 +95,17 @@ class _ToolRun:
         return reply
 
     def valid(self, arguments: Any) -> Finding | None:
+        return self.kept(self._valid(arguments))
+
+    def _valid(self, arguments: Any) -> Finding | None:
         reply = self.call(arguments)
         finding = check_valid(self.tool, arguments, reply)
-        if finding is None and self.tool.repeats and structured(reply) is not UNSET:
+        if (
+            finding is None
+            and self.tool.repeats
+            and "not_idempotent" not in self.options.skip_checks
+            and structured(reply) is not UNSET
+        ):
             again = self.call(arguments)
             finding = check_valid(self.tool, arguments, again)
             second = structured(again)
@@ -110,8 +119,12 @@ class _ToolRun:
                 )
         return finding
 
+    def kept(self, finding: Finding | None) -> Finding | None:
+        """``finding``, unless its check is one ``--skip-check`` turned off."""
+        return None if finding is None or finding.check in self.options.skip_checks else finding
+
     def invalid(self, arguments: Any, breaks: str) -> Finding | None:
-        finding = check_invalid(self.tool, arguments, breaks, self.call(arguments))
+        finding = self.kept(check_invalid(self.tool, arguments, breaks, self.call(arguments)))
         if finding is not None:
             finding.breaks = breaks
         return finding

@@ -86,9 +86,7 @@ def run_contract_test(
     finally:
         target.close()
     report.lines = {tool.name: tool.line for tool in contract.tools}
-    prefix = ["mcpgen", "test", str(spec), *choice.arguments()]
-    if options.allow_destructive:
-        prefix.append("--allow-destructive")
+    prefix = ["mcpgen", "test", str(spec), *choice.arguments(), *_shaping(options)]
     tail = ["--", *choice.command] if choice.command else []
     for finding in report.findings:
         finding.reproduce = _reproduce(prefix, finding.tool, finding.arguments, finding.check, tail)
@@ -131,6 +129,17 @@ def _run(
         if outcome.name in failed and outcome.result != "skipped":
             outcome.result = "failed"
     return report
+
+
+def _shaping(options: Options) -> list[str]:
+    """The options besides the target that decide a call's verdict: a reproduce line
+    without them may not fail the same way (a `timeout` finding without `--timeout`)."""
+    shaping = ["--allow-destructive"] if options.allow_destructive else []
+    if options.timeout != Options.timeout:
+        shaping += ["--timeout", f"{options.timeout:g}"]
+    for check in sorted(options.skip_checks):
+        shaping += ["--skip-check", check]
+    return shaping
 
 
 def _reproduce(prefix: list[str], tool: str, arguments: Any, check: str, tail: list[str]) -> str:
