@@ -3,9 +3,13 @@ in ``mcpgen.testing``)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +79,13 @@ class _SplitAtDashes(click.Command):
 )
 @click.option("--allow-destructive", is_flag=True, help="Also call tools with destructiveHint.")
 @click.option(
+    "--budget",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="Time for the whole run, shared evenly among the tools; what is found in it is "
+    "reported, marked incomplete if a tool was cut short.",
+)
+@click.option(
     "--skip-check",
     "skip_checks",
     multiple=True,
@@ -98,6 +109,7 @@ def test(
     tools: tuple[str, ...],
     timeout: float,
     allow_destructive: bool,
+    budget: float | None,
     skip_checks: tuple[str, ...],
     junit: Path | None,
     replay: str | None,
@@ -133,21 +145,57 @@ def test(
         allow_destructive=allow_destructive,
         timeout=timeout,
         skip_checks=frozenset(skip_checks),
+        budget=budget,
     )
     try:
-        report = run_contract_test(
-            spec,
-            TargetChoice(impl=impl, url=url, command=command),
-            options,
-            tools=tools,
-            replay_arguments=arguments,
-            progress=_progress if fmt == "text" and _tty() else None,
-        )
+        with _stopped_by_signals(options.stop) as stopped_by:
+            report = run_contract_test(
+                spec,
+                TargetChoice(impl=impl, url=url, command=command),
+                options,
+                tools=tools,
+                replay_arguments=arguments,
+                progress=_progress if sys.stderr.isatty() else None,
+            )
     except UsageFailure as exc:
         _echo_error(f"mcpgen test: {exc}")
         sys.exit(2)
     _emit(report, fmt, spec, junit)
+    if report.incomplete:
+        _echo_error(f"mcpgen test: incomplete: {report.incomplete}")
+    if stopped_by:  # the shell's convention for a process ended by a signal
+        sys.exit(128 + stopped_by[0])
     sys.exit(1 if report.findings else 0)
+
+
+@contextlib.contextmanager
+def _stopped_by_signals(stop: Any) -> Iterator[list[int]]:
+    """SIGINT, SIGTERM and SIGHUP end the run (``runner.StopRequest``) with the report
+    of what was found so far, marked incomplete, and the server under test stopped: the
+    target closes on the way out, ending the server's whole process group. A second
+    signal is not caught. Yields the signal that stopped the run, if one did."""
+    caught: list[int] = []
+    wanted = [
+        signal.SIGINT,
+        signal.SIGTERM,
+        *([signal.SIGHUP] if hasattr(signal, "SIGHUP") else []),
+    ]
+
+    def on_signal(signum: int, frame: Any) -> None:
+        for number in wanted:
+            signal.signal(number, signal.SIG_DFL)
+        caught.append(signum)
+        stop.request(f"stopped by {signal.Signals(signum).name}")
+
+    if threading.current_thread() is not threading.main_thread():
+        yield caught  # signals reach the main thread only: nothing to install here
+        return
+    previous = {number: signal.signal(number, on_signal) for number in wanted}
+    try:
+        yield caught
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _hypothesis_home_in_a_temporary_folder() -> None:
@@ -162,10 +210,6 @@ def _hypothesis_home_in_a_temporary_folder() -> None:
     home = tempfile.mkdtemp(prefix="mcpgen-test-hypothesis-")
     atexit.register(shutil.rmtree, home, ignore_errors=True)
     set_hypothesis_home_dir(home)
-
-
-def _tty() -> bool:
-    return sys.stderr.isatty() and sys.stdout.isatty()
 
 
 def _progress(outcome: Any) -> None:

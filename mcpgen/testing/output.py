@@ -27,7 +27,8 @@ def render_text(report: Report, spec: str) -> list[str]:
             "failed": f"{count} finding(s)",
             "skipped": f"skipped: {tool.reason}",
         }
-        lines.append(f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}")
+        cut = f" ({tool.reason})" if tool.reason.startswith("cut short") else ""
+        lines.append(f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}{cut}")
     others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools})
     for name in others:
         lines.append(f"  {name:<{width}}      -        not in the contract")
@@ -40,12 +41,16 @@ def render_text(report: Report, spec: str) -> list[str]:
     lines.append("")
     calls = sum(t.calls for t in report.tools)
     lines.append(f"{len(report.findings)} finding(s), {calls} call(s), {len(report.tools)} tool(s)")
+    if report.incomplete:
+        lines.append(f"incomplete: {report.incomplete}")
     return lines
 
 
 def render_json(report: Report) -> str:
+    """The report as JSON: the same seed gives the same bytes (no times: JUnit has them)."""
     document = {
         "seed": report.seed,
+        **({"incomplete": report.incomplete} if report.incomplete else {}),
         "tools": [
             {
                 "name": t.name,
@@ -73,6 +78,8 @@ def render_json(report: Report) -> str:
 def render_github(report: Report, spec: str, lines: dict[str, int]) -> list[str]:
     """One ``::error`` workflow command per finding, at the tool's line of the spec."""
     out = []
+    if report.incomplete:
+        out.append(github_command("warning", report.incomplete, title="mcpgen test: incomplete"))
     for finding in report.findings:
         title = f"mcpgen test: {finding.tool}: {finding.check}"
         body = f"{finding.message}\narguments: {_arguments(finding.arguments)}\nreproduce: {finding.reproduce}"
@@ -103,15 +110,18 @@ def render_junit(report: Report, spec: str) -> bytes:
             "errors": "0",
         },
     )
-    ET.SubElement(
-        ET.SubElement(suite, "properties"), "property", {"name": "seed", "value": str(report.seed)}
-    )
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", {"name": "seed", "value": str(report.seed)})
+    if report.incomplete:
+        ET.SubElement(properties, "property", {"name": "incomplete", "value": report.incomplete})
     names = [t.name for t in report.tools]
     extra = sorted({f.tool for f in report.findings} - set(names))
     calls = {t.name: t.calls for t in report.tools}
+    seconds = {t.name: t.seconds for t in report.tools}
     for name in names + extra:
+        time = f"{seconds.get(name, 0.0):.3f}"
         case = ET.SubElement(
-            suite, "testcase", {"classname": "mcpgen.test", "name": _xml(name), "time": "0"}
+            suite, "testcase", {"classname": "mcpgen.test", "name": _xml(name), "time": time}
         )
         ET.SubElement(case, "system-out").text = f"{calls.get(name, 0)} calls"
         skipped = [t.reason for t in report.tools if t.name == name and t.result == "skipped"]

@@ -15,6 +15,7 @@ tool's Hypothesis run is seeded from the seed and the tool's name, with no datab
 
 from __future__ import annotations
 
+import time
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ from .shrink import shrink_finding
 from .strategies import valid_values
 from .targets import UNSET, Reply, Target
 
-__all__ = ["Options", "Report", "ToolOutcome", "replay", "run_tools"]
+__all__ = ["Options", "Report", "RunStopped", "ToolOutcome", "replay", "run_tools"]
 
 # Hypothesis tells bugs apart by exception type: one class per check keeps a shrink
 # of one check from sliding into another.
@@ -57,6 +58,40 @@ class Options:
     allow_destructive: bool = False
     timeout: float = 30.0
     skip_checks: frozenset[str] = frozenset()  # `--skip-check`: findings of these are dropped
+    budget: float | None = None  # `--budget`: seconds for the whole run (see run_tools)
+    stop: StopRequest = field(default_factory=lambda: StopRequest())
+
+
+class StopRequest:
+    """How a signal handler ends a run (``mcpgen test`` on SIGINT, SIGTERM, SIGHUP).
+
+    ``request`` records why; a call under way is interrupted at once (``RunStopped``
+    raised from the handler goes up through the blocked wait, which lets it through),
+    and otherwise the next call raises it. Raising only there keeps it out of
+    Hypothesis's own machinery, where an exception from a handler could land anywhere."""
+
+    def __init__(self) -> None:
+        self.reason = ""
+        self.in_call = False
+
+    def request(self, reason: str) -> None:
+        self.reason = reason
+        if self.in_call:
+            raise RunStopped(reason)
+
+
+class RunStopped(BaseException):
+    """The run must end now (a signal, ``--budget`` spent): raised between calls, it goes
+    through Hypothesis (which catches only ``Exception``) and the target's call, and the
+    report is written with what was found so far, marked incomplete."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class _ShareSpent(BaseException):
+    """This tool's share of ``--budget`` is spent: on to the next tool."""
 
 
 @dataclass
@@ -65,6 +100,7 @@ class ToolOutcome:
     calls: int = 0
     result: str = "passed"  # passed | failed | skipped
     reason: str = ""
+    seconds: float = 0.0  # wall time spent on the tool
 
 
 @dataclass
@@ -73,23 +109,38 @@ class Report:
     tools: list[ToolOutcome] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # each contract tool's spec line
+    incomplete: str = ""  # why the run tested less than it meant to (a signal, --budget)
+    stopped: bool = False  # a signal ended the run: the tools after it were not tested
 
 
 class _ToolRun:
     """One tool's calls against the target, counted."""
 
-    def __init__(self, tool: ToolUnderTest, target: Target, options: Options) -> None:
+    def __init__(
+        self, tool: ToolUnderTest, target: Target, options: Options, until: float | None = None
+    ) -> None:
         self.tool = tool
         self.target = target
         self.options = options
         self.calls = 0
+        self.until = until  # time.monotonic() past which no call starts (--budget)
 
     def call(self, arguments: Any) -> Reply:
+        stop = self.options.stop
+        if stop.reason:
+            raise RunStopped(stop.reason)
+        # the first call of a tool goes ahead: each tool is called at least once
+        if self.calls and self.until is not None and time.monotonic() >= self.until:
+            raise _ShareSpent()
         self.calls += 1
         limit = self.tool.timeout if self.tool.timeout is not None else self.options.timeout
         # a tool's own timeout is the server's to enforce: give its answer a moment
         wait = limit + 5.0 if self.tool.timeout is not None and self.tool.in_process else limit
-        reply = self.target.call(self.tool.name, arguments, wait, task=self.tool.needs_task)
+        stop.in_call = True
+        try:
+            reply = self.target.call(self.tool.name, arguments, wait, task=self.tool.needs_task)
+        finally:
+            stop.in_call = False
         if reply.timed_out or reply.gone is not None:
             self.target.restart()  # a hung handler or a dead server must not sink later calls
         return reply
@@ -149,10 +200,24 @@ def run_tools(
     options: Options,
     progress: Callable[[ToolOutcome], None] | None = None,
 ) -> Report:
-    """Test every tool of ``tools`` (the caller has left out those the server lacks)."""
+    """Test every tool of ``tools`` (the caller has left out those the server lacks).
+
+    With ``options.budget`` each tool gets an equal share of what is left when it starts
+    (so a slow tool cannot starve the ones after it); a call that has started finishes.
+    ``RunStopped`` (a signal) ends the run: the tool under test keeps what it found, the
+    rest are skipped, and the report says why it is incomplete."""
     report = Report(options.seed)
-    for tool in tools:
-        outcome, findings = _test_tool(tool, target, options)
+    end = None if options.budget is None else time.monotonic() + options.budget
+    for index, tool in enumerate(tools):
+        if report.stopped:
+            report.tools.append(ToolOutcome(tool.name, 0, "skipped", report.incomplete))
+            continue
+        until = (
+            None
+            if end is None
+            else time.monotonic() + (end - time.monotonic()) / (len(tools) - index)
+        )
+        outcome, findings = _test_tool(tool, target, options, until, report)
         report.tools.append(outcome)
         report.findings.extend(findings)
         if progress is not None:
@@ -161,7 +226,16 @@ def run_tools(
 
 
 def _test_tool(
-    tool: ToolUnderTest, target: Target, options: Options
+    tool: ToolUnderTest, target: Target, options: Options, until: float | None, report: Report
+) -> tuple[ToolOutcome, list[Finding]]:
+    started = time.monotonic()
+    outcome, findings = _tool_outcome(tool, target, options, until, report)
+    outcome.seconds = time.monotonic() - started
+    return outcome, findings
+
+
+def _tool_outcome(
+    tool: ToolUnderTest, target: Target, options: Options, until: float | None, report: Report
 ) -> tuple[ToolOutcome, list[Finding]]:
     outcome = ToolOutcome(tool.name)
     if tool.destructive and not options.allow_destructive:
@@ -173,17 +247,17 @@ def _test_tool(
             "a tool that requires tasks: not tested over --url yet",
         )
         return outcome, []
-    schema = tool.descriptor["inputSchema"]
-    run = _ToolRun(tool, target, options)
+    run = _ToolRun(tool, target, options, until)
     by_check: dict[str, Finding] = {}
     problems: list[str] = []
-    for phase in ("boundary", "random", "negative"):
-        try:
-            _phase(phase, run, schema, options, by_check)
-        except (ExampleError, SchemaError) as exc:
-            problems.append(f"{phase} phase: {exc}")
-    for check, finding in by_check.items():
-        by_check[check] = run.shrunk(finding)
+    try:
+        _phases(run, options, by_check, problems)
+    except _ShareSpent:
+        problems.append(f"cut short: its share of --budget {options.budget:g} s was spent")
+        report.incomplete = report.incomplete or f"--budget {options.budget:g} s ran out"
+    except RunStopped as stop:
+        problems.append(f"cut short: {stop.reason}")
+        report.incomplete, report.stopped = stop.reason, True
     outcome.calls = run.calls
     if problems:  # kept in the report: a phase that could not run tested nothing
         outcome.reason = "; ".join(problems)
@@ -193,6 +267,21 @@ def _test_tool(
     if findings:
         outcome.result = "failed"
     return outcome, findings
+
+
+def _phases(
+    run: _ToolRun, options: Options, by_check: dict[str, Finding], problems: list[str]
+) -> None:
+    """The three phases, then each finding that stands shrunk (unshrunk if the run is
+    cut short meanwhile: the caller catches that)."""
+    schema = run.tool.descriptor["inputSchema"]
+    for phase in ("boundary", "random", "negative"):
+        try:
+            _phase(phase, run, schema, options, by_check)
+        except (ExampleError, SchemaError) as exc:
+            problems.append(f"{phase} phase: {exc}")
+    for check, finding in by_check.items():
+        by_check[check] = run.shrunk(finding)
 
 
 def _phase(

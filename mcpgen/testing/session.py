@@ -26,7 +26,7 @@ from typing import Any
 from .. import ir
 from .checks import ToolUnderTest
 from .drift import drift_findings
-from .runner import Options, Report, ToolOutcome, replay, run_tools
+from .runner import Options, Report, RunStopped, ToolOutcome, replay, run_tools
 from .targets import UNSET, InProcessTarget, SessionTarget, Target, TargetFailed
 
 __all__ = ["TargetChoice", "UsageFailure", "run_contract_test"]
@@ -83,6 +83,9 @@ def run_contract_test(
         )
     except TargetFailed as exc:
         raise UsageFailure(str(exc)) from None
+    except RunStopped as stop:  # before any tool ran (while starting, listing): no tool tested
+        report = Report(options.seed, incomplete=stop.reason)
+        report.tools = [ToolOutcome(t.name, 0, "skipped", stop.reason) for t in under_test]
     finally:
         target.close()
     report.lines = {tool.name: tool.line for tool in contract.tools}
