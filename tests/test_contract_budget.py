@@ -15,7 +15,7 @@ from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
-from test_contract_testing import FIXTURES, MCPGEN, report
+from test_contract_testing import FIXTURES, MCPGEN, mcpgen_test, report
 
 SPEC = """\
 mcpgen: 1
@@ -153,3 +153,65 @@ def test_progress_goes_to_stderr_when_it_is_a_terminal(tmp_path: Path) -> None:
         os.close(leader)
     assert done.returncode == 0 and json.loads(done.stdout)["findings"] == []
     assert b"tested scale: " in seen
+
+
+# -- issue 33, item 4: "ok" when nothing succeeded ---------------------------------------------
+
+ZONES = """\
+mcpgen: 1
+package: zones_mcp
+server: {name: zones, version: 1.0.0}
+tools:
+  - name: now
+    description: The time in a zone.
+    parameters:
+      - {name: zone, type: string, maxLength: 40%s}
+"""
+ZONES_IMPL = """\
+from mcpgen_runtime import ToolError
+from zones_mcp import ZonesServer
+
+
+class Impl(ZonesServer):
+    def now(self, zone: str) -> str:
+        if zone != "Europe/Paris":
+            raise ToolError(f"unknown zone {zone!r}")
+        return "12:00"
+"""
+
+
+def test_a_run_where_no_valid_call_succeeded_says_so(tmp_path: Path) -> None:
+    """Before: "now  17 calls  ok", as for a server that answered every call."""
+    (tmp_path / "zones.yaml").write_text(ZONES % "", encoding="utf-8")
+    (tmp_path / "zones_impl.py").write_text(ZONES_IMPL, encoding="utf-8")
+    args = ["zones.yaml", "--impl", "zones_impl:Impl", "--examples", "10", "--seed", "1"]
+    done = mcpgen_test(*args, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [tool_line] = [line for line in done.stdout.splitlines() if line.startswith("  now")]
+    assert "ok; valid: " in tool_line and " refused" in tool_line and "succeeded" not in tool_line
+    assert "warning: now: no valid call succeeded" in done.stdout
+    document = json.loads(mcpgen_test(*args, "--format", "json", cwd=tmp_path).stdout)
+    assert document["no_valid_call_succeeded"] == ["now"]
+    valid = document["tools"][0]["valid"]
+    assert valid["succeeded"] == 0 and valid["refused"] > 0
+
+
+def test_examples_in_the_spec_seed_the_arguments_and_are_no_drift(tmp_path: Path) -> None:
+    from mcpgen.testing.drift import drift_findings
+
+    (tmp_path / "zones.yaml").write_text(ZONES % ", examples: [Europe/Paris]", encoding="utf-8")
+    (tmp_path / "zones_impl.py").write_text(ZONES_IMPL, encoding="utf-8")
+    args = ["zones.yaml", "--impl", "zones_impl:Impl", "--examples", "10", "--seed", "1"]
+    document = json.loads(mcpgen_test(*args, "--format", "json", cwd=tmp_path).stdout)
+    assert document["no_valid_call_succeeded"] == []
+    assert document["tools"][0]["valid"]["succeeded"] > 0
+    # a server that lists the schema without the contract's examples has not drifted
+    schema = {"type": "object", "properties": {"zone": {"type": "string"}}}
+    with_examples = {
+        "type": "object",
+        "properties": {"zone": {"type": "string", "examples": ["Europe/Paris"]}},
+    }
+    contract = [{"name": "now", "inputSchema": with_examples}]
+    assert drift_findings(contract, [{"name": "now", "inputSchema": schema}], "2025-11-25") == []
+    other = {"type": "object", "properties": {"zone": {"type": "string", "title": "Zone"}}}
+    assert drift_findings(contract, [{"name": "now", "inputSchema": other}], "2025-11-25")

@@ -3,8 +3,9 @@
 The comparison is ``mcpgen diff``'s (the runtime's ``contract.compare.compare_tools``, OLD = the
 contract, NEW = the listing), both sides cut to the fields the negotiated revision
 defines (a 2024-11-05 server cannot list an output schema). Every difference is a
-finding, breaking or not, except a form written differently with the same meaning:
-the contract is what both teams agreed on, and any other listing deserves a look.
+finding, breaking or not, except a form written differently with the same meaning and a
+schema's ``examples`` (values the contract may add to seed the tests): the contract is
+what both teams agreed on, and any other listing deserves a look.
 """
 
 from __future__ import annotations
@@ -40,5 +41,11 @@ def drift_findings(
             phase="drift",
         )
         for change in changes
-        if change.rule != "EQUIVALENT_FORM"
+        if change.rule != "EQUIVALENT_FORM" and not _examples_only(change)
     ]
+
+
+def _examples_only(change: Any) -> bool:
+    """A schema's ``examples`` differ: the contract may carry realistic values to seed the
+    generated arguments (a real path, a real zone) that the server never listed."""
+    return bool(change.rule == "SCHEMA_ANNOTATION_CHANGED" and change.path.endswith(".examples"))

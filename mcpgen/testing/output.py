@@ -8,7 +8,7 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from ..report import github_command
-from .runner import Report
+from .runner import Report, Tally
 
 __all__ = ["render_github", "render_json", "render_junit", "render_text"]
 
@@ -28,7 +28,10 @@ def render_text(report: Report, spec: str) -> list[str]:
             "skipped": f"skipped: {tool.reason}",
         }
         cut = f" ({tool.reason})" if tool.reason.startswith("cut short") else ""
-        lines.append(f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}{cut}")
+        lines.append(
+            f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}{cut}"
+            + _tally_text(tool.tally)
+        )
     others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools})
     for name in others:
         lines.append(f"  {name:<{width}}      -        not in the contract")
@@ -43,7 +46,34 @@ def render_text(report: Report, spec: str) -> list[str]:
     lines.append(f"{len(report.findings)} finding(s), {calls} call(s), {len(report.tools)} tool(s)")
     if report.incomplete:
         lines.append(f"incomplete: {report.incomplete}")
+    for warning in warnings(report):
+        lines.append(f"warning: {warning}")
     return lines
+
+
+def _tally_text(tally: Tally) -> str:
+    """``; valid: 12 succeeded, 3 refused`` (nothing when no valid call was answered)."""
+    parts = [
+        f"{count} {kind}"
+        for count, kind in (
+            (tally.succeeded, "succeeded"),
+            (tally.refused, "refused"),
+            (tally.error_text, "error text"),
+        )
+        if count
+    ]
+    return f"; valid: {', '.join(parts)}" if parts else ""
+
+
+def warnings(report: Report) -> list[str]:
+    """What a passing run may hide: tools where no call with valid arguments succeeded."""
+    return [
+        f"{tool.name}: no valid call succeeded ({tool.tally.refused} refused, "
+        f"{tool.tally.error_text} error text): only its refusals were tested; "
+        "realistic `examples:` on its parameters in the spec seed the arguments"
+        for tool in report.tools
+        if tool.tally.none_succeeded
+    ]
 
 
 def render_json(report: Report) -> str:
@@ -51,12 +81,18 @@ def render_json(report: Report) -> str:
     document = {
         "seed": report.seed,
         **({"incomplete": report.incomplete} if report.incomplete else {}),
+        "no_valid_call_succeeded": [t.name for t in report.tools if t.tally.none_succeeded],
         "tools": [
             {
                 "name": t.name,
                 "calls": t.calls,
                 "result": t.result,
                 **({"reason": t.reason} if t.reason else {}),
+                "valid": {
+                    "succeeded": t.tally.succeeded,
+                    "refused": t.tally.refused,
+                    "error_text": t.tally.error_text,
+                },
             }
             for t in report.tools
         ],
@@ -80,6 +116,8 @@ def render_github(report: Report, spec: str, lines: dict[str, int]) -> list[str]
     out = []
     if report.incomplete:
         out.append(github_command("warning", report.incomplete, title="mcpgen test: incomplete"))
+    for warning in warnings(report):
+        out.append(github_command("warning", warning, file=spec, title="mcpgen test"))
     for finding in report.findings:
         title = f"mcpgen test: {finding.tool}: {finding.check}"
         body = f"{finding.message}\narguments: {_arguments(finding.arguments)}\nreproduce: {finding.reproduce}"

@@ -34,6 +34,7 @@ from .checks import (
     check_invalid,
     check_valid,
     difference,
+    looks_like_an_error,
     structured,
 )
 from .examples import ExampleError, boundary_arguments
@@ -101,6 +102,33 @@ class ToolOutcome:
     result: str = "passed"  # passed | failed | skipped
     reason: str = ""
     seconds: float = 0.0  # wall time spent on the tool
+    # how the calls with valid arguments were answered (`Tally`)
+    tally: Tally = field(default_factory=lambda: Tally())
+
+
+@dataclass
+class Tally:
+    """The answers to valid arguments, by kind. A run where none succeeded tested only the
+    server's refusals (a time server refusing every generated zone, a git server every
+    generated path): it passes, and says so."""
+
+    succeeded: int = 0  # a result, isError false, not reading as an error
+    refused: int = 0  # isError true, or a JSON-RPC error
+    error_text: int = 0  # isError false, but its only text reads as an error report
+
+    def count(self, reply: Reply) -> None:
+        result = reply.result
+        if reply.error is not None or (isinstance(result, dict) and result.get("isError") is True):
+            self.refused += 1
+        elif isinstance(result, dict):
+            if looks_like_an_error(result) is None:
+                self.succeeded += 1
+            else:
+                self.error_text += 1
+
+    @property
+    def none_succeeded(self) -> bool:
+        return self.succeeded == 0 and self.refused + self.error_text > 0
 
 
 @dataclass
@@ -124,6 +152,7 @@ class _ToolRun:
         self.options = options
         self.calls = 0
         self.until = until  # time.monotonic() past which no call starts (--budget)
+        self.tally = Tally()
 
     def call(self, arguments: Any) -> Reply:
         stop = self.options.stop
@@ -150,6 +179,7 @@ class _ToolRun:
 
     def _valid(self, arguments: Any) -> Finding | None:
         reply = self.call(arguments)
+        self.tally.count(reply)
         finding = check_valid(self.tool, arguments, reply)
         if (
             finding is None
@@ -258,7 +288,7 @@ def _tool_outcome(
     except RunStopped as stop:
         problems.append(f"cut short: {stop.reason}")
         report.incomplete, report.stopped = stop.reason, True
-    outcome.calls = run.calls
+    outcome.calls, outcome.tally = run.calls, run.tally
     if problems:  # kept in the report: a phase that could not run tested nothing
         outcome.reason = "; ".join(problems)
         if run.calls == 0:
@@ -366,7 +396,7 @@ def replay(tool: ToolUnderTest, target: Target, arguments: Any, options: Options
     else:
         finding = run.valid(arguments)
         phase = "replay"
-    outcome = ToolOutcome(tool.name, run.calls, "failed" if finding else "passed")
+    outcome = ToolOutcome(tool.name, run.calls, "failed" if finding else "passed", tally=run.tally)
     if finding is not None:
         finding.phase = phase
     return Report(options.seed, [outcome], [finding] if finding else [])
