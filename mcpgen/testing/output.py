@@ -7,6 +7,7 @@ import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from ..printable import escape_json, escape_line, escape_log_line
 from ..report import github_command
 from .runner import Report
 
@@ -18,8 +19,13 @@ def _arguments(value: Any) -> str:
 
 
 def render_text(report: Report, spec: str) -> list[str]:
+    """The report for people, one line per element of the list.
+
+    Tool names (a live server lists its own), messages (with a server's error text)
+    and arguments are a server's words: every line is escaped (``escape_log_line``),
+    so none can break a line, drive the terminal or be read as a CI workflow command."""
     lines = [f"mcpgen test {spec} (seed {report.seed})"]
-    width = max((len(t.name) for t in report.tools), default=0)
+    width = max((len(escape_line(t.name)) for t in report.tools), default=0)
     for tool in report.tools:
         count = sum(1 for f in report.findings if f.tool == tool.name)
         state = {
@@ -27,9 +33,10 @@ def render_text(report: Report, spec: str) -> list[str]:
             "failed": f"{count} finding(s)",
             "skipped": f"skipped: {tool.reason}",
         }
-        lines.append(f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}")
+        name = escape_line(tool.name)
+        lines.append(f"  {name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}")
     others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools})
-    for name in others:
+    for name in map(escape_line, others):
         lines.append(f"  {name:<{width}}      -        not in the contract")
     for number, finding in enumerate(report.findings, 1):
         lines.append("")
@@ -40,10 +47,11 @@ def render_text(report: Report, spec: str) -> list[str]:
     lines.append("")
     calls = sum(t.calls for t in report.tools)
     lines.append(f"{len(report.findings)} finding(s), {calls} call(s), {len(report.tools)} tool(s)")
-    return lines
+    return [escape_log_line(line) for line in lines]
 
 
 def render_json(report: Report) -> str:
+    """The report as one JSON document, escaped as ``mcpgen diff``'s (``escape_json``)."""
     document = {
         "seed": report.seed,
         "tools": [
@@ -67,7 +75,7 @@ def render_json(report: Report) -> str:
             for f in report.findings
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return escape_json(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def render_github(report: Report, spec: str, lines: dict[str, int]) -> list[str]:
