@@ -21,8 +21,9 @@ import functools
 import json
 import math
 import re
+import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -39,6 +40,10 @@ from .formats import format_strategy
 __all__ = [
     "FIND_SETTINGS",
     "MAX_REF_DEPTH",
+    "PATTERN_DRAWS",
+    "PATTERN_SECONDS",
+    "SHRINK_LENGTH",
+    "SearchBudget",
     "is_number",
     "json_values",
     "merge_schemas",
@@ -51,6 +56,12 @@ __all__ = [
 ]
 
 MAX_REF_DEPTH = 2
+# The example search of one ``pattern`` (``pattern_string``): candidates examined, and
+# a clock guard in case examining them is slow; matches longer than SHRINK_LENGTH
+# are not shrunk (see pattern_string).
+PATTERN_DRAWS = 2000
+PATTERN_SECONDS = 2.0
+SHRINK_LENGTH = 64
 _OPEN_ARRAY_EXTRA = 4
 _MAP_SIZE = 3
 
@@ -371,10 +382,13 @@ def _strings(schema: Mapping[str, Any]) -> st.SearchStrategy[str]:
     return st.text(min_size=low, max_size=high if high is not None else max(low, low + 12))
 
 
-def _pattern_text(pattern: str, low: int, high: int | None) -> st.SearchStrategy[str]:
+def _pattern_text(
+    pattern: str, low: int, high: int | None, budget: Callable[[], bool] = lambda: True
+) -> st.SearchStrategy[str]:
     """Strings matching ``pattern`` by ECMA-262 rules: drawn with Python's engine from
     the runtime's translation (or the source as written), kept only when the ECMA
-    matcher agrees and the length fits."""
+    matcher agrees and the length fits. ``budget`` is asked before each draw is
+    examined; once it says no, every draw is refused (the search gives up)."""
     try:
         matcher = EcmaRegex(pattern)
     except RegexError:
@@ -393,18 +407,67 @@ def _pattern_text(pattern: str, low: int, high: int | None) -> st.SearchStrategy
     if base is None:
         base = st.text(max_size=high if high is not None else 16)
     limit = high if high is not None else math.inf
-    return base.filter(lambda text: low <= len(text) <= limit and matcher.search(text))
+    return base.filter(
+        lambda text: budget() and low <= len(text) <= limit and bool(matcher.search(text))
+    )
+
+
+class SearchBudget:
+    """At most ``draws`` candidates examined and ``seconds`` spent by one search; the
+    count is what makes it stop in practice (deterministic), the clock is a guard."""
+
+    def __init__(self, draws: int, seconds: float) -> None:
+        self.draws = draws
+        self.used = 0
+        self.stop_at = time.monotonic() + seconds
+        self.spent = False  # a draw was refused: the search ended on the budget
+
+    def __call__(self) -> bool:
+        if self.used >= self.draws or time.monotonic() >= self.stop_at:
+            self.spent = True
+            return False
+        self.used += 1
+        return True
 
 
 @functools.lru_cache(maxsize=4096)
 def pattern_string(pattern: str, low: int = 0, high: int | None = None) -> str | None:
     """The simplest string ``pattern`` matches (ECMA-262) with a length in ``low..high``,
-    deterministic; None when none is found. Shrinking costs ~10-50 ms a pattern, so
-    each is worked out once per process."""
+    deterministic; None when none is found within the budget (``PATTERN_DRAWS``
+    candidates, ``PATTERN_SECONDS``). Worked out once per process.
+
+    The first draw Hypothesis makes (derandomized) is the simplest choice of every
+    part (each repeat its least), so the first match found is most often the
+    simplest already. Only a short one (``SHRINK_LENGTH``) is shrunk further:
+    Hypothesis's shrinker spends time growing faster than a string's length even
+    when it cannot shrink it (~4 s for ``^[a-z]{400}$``, ~2 min for ``{2000}``)."""
     try:
-        return find(_pattern_text(pattern, low, high), lambda _: True, settings=FIND_SETTINGS)
-    except HypothesisException:
+        first = _find_pattern_text(pattern, low, high, shrink=False)
+    except (HypothesisException, _OutOfBudget):
         return None
+    if len(first) > SHRINK_LENGTH:
+        return first
+    try:
+        return _find_pattern_text(pattern, low, high, shrink=True)
+    except (HypothesisException, _OutOfBudget):
+        return first
+
+
+class _OutOfBudget(Exception):
+    """The search used its budget without finding a match."""
+
+
+def _find_pattern_text(pattern: str, low: int, high: int | None, *, shrink: bool) -> str:
+    budget = SearchBudget(PATTERN_DRAWS, PATTERN_SECONDS)
+    phases = (Phase.generate, Phase.shrink) if shrink else (Phase.generate,)
+    found: str = find(
+        _pattern_text(pattern, low, high, budget),
+        lambda _: True,
+        settings=settings(FIND_SETTINGS, phases=phases),
+    )
+    if budget.spent:
+        raise _OutOfBudget  # refused draws may have stopped the shrinker early
+    return found
 
 
 def _merge(base: Mapping[str, Any], branch: Any) -> Any:
