@@ -43,6 +43,7 @@ __all__ = [
     "PATTERN_DRAWS",
     "PATTERN_SECONDS",
     "SHRINK_LENGTH",
+    "BudgetSpent",
     "SearchBudget",
     "is_number",
     "json_values",
@@ -57,10 +58,10 @@ __all__ = [
 
 MAX_REF_DEPTH = 2
 # The example search of one ``pattern`` (``pattern_string``): candidates examined, and
-# a clock guard in case examining them is slow; matches longer than SHRINK_LENGTH
-# are not shrunk (see pattern_string).
-PATTERN_DRAWS = 2000
-PATTERN_SECONDS = 2.0
+# a clock guard in case examining them is slow (see SearchBudget); matches longer
+# than SHRINK_LENGTH are not shrunk (see pattern_string).
+PATTERN_DRAWS = 500
+PATTERN_SECONDS = 10.0
 SHRINK_LENGTH = 64
 _OPEN_ARRAY_EXTRA = 4
 _MAP_SIZE = 3
@@ -387,8 +388,8 @@ def _pattern_text(
 ) -> st.SearchStrategy[str]:
     """Strings matching ``pattern`` by ECMA-262 rules: drawn with Python's engine from
     the runtime's translation (or the source as written), kept only when the ECMA
-    matcher agrees and the length fits. ``budget`` is asked before each draw is
-    examined; once it says no, every draw is refused (the search gives up)."""
+    matcher agrees and the length fits. ``budget`` is called before each draw is
+    examined (a :class:`SearchBudget` raises when it is spent)."""
     try:
         matcher = EcmaRegex(pattern)
     except RegexError:
@@ -413,21 +414,34 @@ def _pattern_text(
 
 
 class SearchBudget:
-    """At most ``draws`` candidates examined and ``seconds`` spent by one search; the
-    count is what makes it stop in practice (deterministic), the clock is a guard."""
+    """At most ``draws`` candidates examined by one search, and ``seconds`` from the
+    first; past either, :class:`BudgetSpent` ends the search. The count is what stops
+    a search (the same spec, the same page); the clock, far above what the count
+    allows on a loaded machine, is a guard against a candidate slow to examine, and
+    started by the first one so that warming up (imports, Hypothesis's engine)
+    never counts."""
 
     def __init__(self, draws: int, seconds: float) -> None:
         self.draws = draws
+        self.seconds = seconds
         self.used = 0
-        self.stop_at = time.monotonic() + seconds
-        self.spent = False  # a draw was refused: the search ended on the budget
+        self.stop_at = math.inf
+        self.spent = False
 
     def __call__(self) -> bool:
-        if self.used >= self.draws or time.monotonic() >= self.stop_at:
+        now = time.monotonic()
+        if self.used == 0:
+            self.stop_at = now + self.seconds
+        if self.used >= self.draws or now >= self.stop_at:
             self.spent = True
-            return False
+            raise BudgetSpent
         self.used += 1
         return True
+
+
+class BudgetSpent(BaseException):
+    """A :class:`SearchBudget` ran out. Not an ``Exception``: Hypothesis takes one
+    raised by a draw for a failure to shrink, and lets this through at once."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -443,30 +457,23 @@ def pattern_string(pattern: str, low: int = 0, high: int | None = None) -> str |
     when it cannot shrink it (~4 s for ``^[a-z]{400}$``, ~2 min for ``{2000}``)."""
     try:
         first = _find_pattern_text(pattern, low, high, shrink=False)
-    except (HypothesisException, _OutOfBudget):
+    except (HypothesisException, BudgetSpent):
         return None
     if len(first) > SHRINK_LENGTH:
         return first
     try:
         return _find_pattern_text(pattern, low, high, shrink=True)
-    except (HypothesisException, _OutOfBudget):
+    except (HypothesisException, BudgetSpent):
         return first
 
 
-class _OutOfBudget(Exception):
-    """The search used its budget without finding a match."""
-
-
 def _find_pattern_text(pattern: str, low: int, high: int | None, *, shrink: bool) -> str:
-    budget = SearchBudget(PATTERN_DRAWS, PATTERN_SECONDS)
     phases = (Phase.generate, Phase.shrink) if shrink else (Phase.generate,)
     found: str = find(
-        _pattern_text(pattern, low, high, budget),
+        _pattern_text(pattern, low, high, SearchBudget(PATTERN_DRAWS, PATTERN_SECONDS)),
         lambda _: True,
         settings=settings(FIND_SETTINGS, phases=phases),
     )
-    if budget.spent:
-        raise _OutOfBudget  # refused draws may have stopped the shrinker early
     return found
 
 
