@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["escape_json", "escape_line", "escape_lines", "needs_escape"]
+__all__ = ["escape_json", "escape_line", "escape_lines", "escape_log_line", "needs_escape"]
 
 # Beyond the C0 controls (0x00-0x1f, which json.dumps always escapes itself):
 _BEYOND_C0 = (
@@ -29,6 +29,10 @@ _BEYOND_C0 = (
 _UNSAFE = re.compile(f"[\x00-\x1f{_BEYOND_C0}]")  # C0 includes line breaks and tab
 _UNSAFE_IN_JSON = re.compile(f"[{_BEYOND_C0}]")
 _SHORT = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+# GitHub's runner takes a log line for a workflow command when it starts, after
+# blanks, with "::" (``::error::…``, ``::add-mask::…``), and when it holds the legacy
+# "##[command]" form anywhere.
+_LEGACY_COMMAND = "##["
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -50,12 +54,26 @@ def escape_lines(text: str) -> str:
     return "\n".join(escape_line(line) for line in text.split("\n"))
 
 
+def escape_log_line(text: str) -> str:
+    """``escape_line``, and no workflow command in a CI log either: a leading ``::``
+    becomes ``\\x3a:`` and every ``##[`` becomes ``##\\x5b``. For a line mcpgen
+    writes itself around text from a server (``mcpgen test``'s text report)."""
+    line = escape_line(text).replace(_LEGACY_COMMAND, "##\\x5b")
+    blanks = len(line) - len(line.lstrip())
+    if line.startswith("::", blanks):
+        line = f"{line[:blanks]}\\x3a{line[blanks + 1 :]}"
+    return line
+
+
 def escape_json(text: str) -> str:
     """JSON text (``json.dumps(..., ensure_ascii=False)``) with the characters above
     written as ``\\uXXXX``: the same document, safe on a terminal. (json.dumps already
     escapes C0 controls; DEL, C1, separators and bidi controls it leaves raw, and
-    they can only occur inside strings, where ``\\uXXXX`` means the same.)"""
-    return _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    they can only occur inside strings, where ``\\uXXXX`` means the same.) A legacy
+    workflow command's ``##[`` (see ``escape_log_line``), also only in a string, is
+    written ``##\\u005b``: a JSON document printed to a CI log holds none."""
+    escaped = _UNSAFE_IN_JSON.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return escaped.replace(_LEGACY_COMMAND, "##\\u005b")
 
 
 def needs_escape(text: str) -> bool:

@@ -465,3 +465,59 @@ def test_other_answers_do_not(content: list[dict[str, Any]]) -> None:
     from mcpgen.testing.checks import looks_like_an_error
 
     assert looks_like_an_error({"content": content}) is None
+
+
+HOSTILE_SERVER = ("shrink.yaml", "--examples", "2", "--seed", "1")
+HOSTILE_COMMAND = ("--", sys.executable, "hostile_server.py")
+# what a line of the report must never hold raw: line breaks (\n aside), a terminal's
+# escapes, bidi overrides, C1 controls
+RAW = ("\r", "\u2028", "\u2029", "\u202e", "\u202c", "\u009b", "\x1b", "\x07")
+
+
+def _no_workflow_command(text: str) -> None:
+    """GitHub's runner reads ``::cmd::`` at a line's start (after blanks) and the
+    legacy ``##[cmd]`` anywhere in a line."""
+    for line in text.split("\n"):
+        assert not line.lstrip().startswith("::"), line
+    assert "##[" not in text
+
+
+def test_a_hostile_servers_words_stay_on_their_line_in_the_text_report() -> None:
+    done = mcpgen_test(*HOSTILE_SERVER, *HOSTILE_COMMAND)
+    assert done.returncode == 1, done.stderr
+    _no_workflow_command(done.stdout)
+    assert not any(char in done.stdout for char in RAW)
+    lines = done.stdout.split("\n")
+    assert not any(line.startswith("1. fake") for line in lines)
+    # the server's words are still there to read, escaped
+    assert any(
+        line.startswith("2. archive: server_error: ")
+        and "boom\\n::error::pwned\\r::add-mask::secret\\u2028" in line
+        and "\\u202eevil" in line
+        and "\\x9b31m" in line
+        for line in lines
+    )
+    assert "  \\x3a:error::listed\\n::add-mask::x\\u202e  " in done.stdout  # the extra tool
+
+
+def test_a_hostile_servers_words_are_escaped_in_json_as_diff_escapes_them() -> None:
+    import importlib.util
+
+    from mcpgen.printable import escape_json
+
+    found_spec = importlib.util.spec_from_file_location("hostile", FIXTURES / "hostile_server.py")
+    assert found_spec is not None and found_spec.loader is not None
+    hostile = importlib.util.module_from_spec(found_spec)
+    found_spec.loader.exec_module(hostile)
+
+    done = mcpgen_test("--format", "json", *HOSTILE_SERVER, *HOSTILE_COMMAND)
+    assert done.returncode == 1, done.stderr
+    assert not any(char in done.stdout for char in RAW)
+    _no_workflow_command(done.stdout)
+    document = json.loads(done.stdout)
+    assert done.stdout.rstrip("\n") == escape_json(
+        json.dumps(document, indent=2, ensure_ascii=False)
+    )
+    found = by_check(document)
+    assert found[("archive", "server_error")]["message"].endswith(hostile.HOSTILE)  # same text
+    assert (hostile.EXTRA["name"], "drift") in found

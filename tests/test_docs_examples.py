@@ -189,6 +189,83 @@ def test_patterns_keep_ecma_meaning() -> None:
     assert len(arguments["b"]) == 3 and arguments["c"][:2].isascii() and len(arguments["c"]) >= 6
 
 
+def test_a_long_patterns_example_is_found_in_bounded_time(tmp_path: Path) -> None:
+    """Hypothesis's shrinker spends time quadratic in a match's length even when it
+    cannot shrink it: a 1024-hex-digit ``pattern`` made ``mcpgen docs`` take 34 s, 2000
+    digits ~2 min. The first (simplest) draw of a long match is kept unshrunk."""
+    spec = tmp_path / "tools.yaml"
+    spec.write_text(
+        textwrap.dedent(
+            """\
+            mcpgen: 1
+            package: slow_docs
+            server: {name: slow-docs, version: 1.0.0}
+            tools:
+              - name: verify
+                description: Verifies a detached signature.
+                parameters:
+                  - {name: key_id, type: string, pattern: "^[A-Z]{2}-\\\\d{3}$"}
+                  - {name: signature, type: string, pattern: "^[0-9a-f]{2000}$"}
+                returns: boolean
+            """
+        ),
+        encoding="utf-8",
+    )
+    script = (
+        "import json, sys, time\n"
+        "from mcpgen.docs.model import tool_view\n"
+        "from mcpgen.spec.load import load_contract\n"
+        "contract = load_contract(sys.argv[1]).contract\n"
+        "start = time.monotonic()\n"
+        "view = tool_view(contract, contract.tools[0], 'SlowDocsClient')\n"
+        "print(json.dumps([time.monotonic() - start, view.example.request]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(spec)],
+        capture_output=True,
+        text=True,
+        timeout=90,  # ~2 min without the bound
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seconds, request = json.loads(done.stdout)
+    arguments = json.loads(request)["params"]["arguments"]
+    assert arguments == {"key_id": "AA-000", "signature": "0" * 2000}
+    assert seconds < 15
+
+
+def test_the_pattern_search_stops_at_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No more candidates than PATTERN_DRAWS are examined: the search stops there (it
+    does not go on drawing candidates it refuses); a pattern whose matches the budget
+    does not reach gets no example (the page says so) rather than a long search."""
+    from mcpgen.testing import strategies
+
+    budgets: list[strategies.SearchBudget] = []
+
+    class Counted(strategies.SearchBudget):
+        def __init__(self, draws: int, seconds: float) -> None:
+            super().__init__(draws, seconds)
+            self.asked = 0
+            budgets.append(self)
+
+        def __call__(self) -> bool:
+            self.asked += 1
+            return super().__call__()
+
+    monkeypatch.setattr(strategies, "SearchBudget", Counted)
+    monkeypatch.setattr(strategies, "PATTERN_DRAWS", 3)
+    strategies.pattern_string.cache_clear()
+    try:
+        # from_regex rarely draws 40 letters for [a-z]*: many candidates are refused
+        assert strategies.pattern_string("^[a-z]*$", 40) is None
+        assert budgets and all(b.used == 3 and b.spent and b.asked == 4 for b in budgets)
+        budgets.clear()
+        assert strategies.pattern_string("^[a-z]{2}-\\d{3}$") == "aa-000"  # within the budget
+        assert all(b.used <= 3 for b in budgets)
+    finally:
+        strategies.pattern_string.cache_clear()
+
+
 def test_hypothesis_stands_in_when_the_readable_pick_is_refused() -> None:
     # "example" is the readable string and the one value refused: the strategy's
     # simplest value is shown instead of no example

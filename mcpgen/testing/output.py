@@ -7,6 +7,7 @@ import re
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from ..printable import escape_json, escape_line, escape_log_line
 from ..report import github_command
 from .runner import Report, Tally
 
@@ -18,8 +19,13 @@ def _arguments(value: Any) -> str:
 
 
 def render_text(report: Report, spec: str) -> list[str]:
+    """The report for people, one line per element of the list.
+
+    Tool names (a live server lists its own), messages (with a server's error text)
+    and arguments are a server's words: every line is escaped (``escape_log_line``),
+    so none can break a line, drive the terminal or be read as a CI workflow command."""
     lines = [f"mcpgen test {spec} (seed {report.seed})"]
-    width = max((len(t.name) for t in report.tools), default=0)
+    width = max((len(escape_line(t.name)) for t in report.tools), default=0)
     for tool in report.tools:
         count = sum(1 for f in report.findings if f.tool == tool.name)
         state = {
@@ -27,13 +33,14 @@ def render_text(report: Report, spec: str) -> list[str]:
             "failed": f"{count} finding(s)",
             "skipped": f"skipped: {tool.reason}",
         }
+        name = escape_line(tool.name)
         cut = f" ({tool.reason})" if tool.reason.startswith("cut short") else ""
         lines.append(
-            f"  {tool.name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}{cut}"
+            f"  {name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}{cut}"
             + _tally_text(tool.tally)
         )
     others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools})
-    for name in others:
+    for name in map(escape_line, others):
         lines.append(f"  {name:<{width}}      -        not in the contract")
     for number, finding in enumerate(report.findings, 1):
         lines.append("")
@@ -48,7 +55,7 @@ def render_text(report: Report, spec: str) -> list[str]:
         lines.append(f"incomplete: {report.incomplete}")
     for warning in warnings(report):
         lines.append(f"warning: {warning}")
-    return lines
+    return [escape_log_line(line) for line in lines]
 
 
 def _tally_text(tally: Tally) -> str:
@@ -77,7 +84,8 @@ def warnings(report: Report) -> list[str]:
 
 
 def render_json(report: Report) -> str:
-    """The report as JSON: the same seed gives the same bytes (no times: JUnit has them)."""
+    """The report as one JSON document, escaped as ``mcpgen diff``'s (``escape_json``); the
+    same seed gives the same bytes (no times: JUnit has them)."""
     document = {
         "seed": report.seed,
         **({"incomplete": report.incomplete} if report.incomplete else {}),
@@ -108,7 +116,7 @@ def render_json(report: Report) -> str:
             for f in report.findings
         ],
     }
-    return json.dumps(document, indent=2, ensure_ascii=False)
+    return escape_json(json.dumps(document, indent=2, ensure_ascii=False))
 
 
 def render_github(report: Report, spec: str, lines: dict[str, int]) -> list[str]:

@@ -21,8 +21,9 @@ import functools
 import json
 import math
 import re
+import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -39,6 +40,11 @@ from .formats import format_strategy
 __all__ = [
     "FIND_SETTINGS",
     "MAX_REF_DEPTH",
+    "PATTERN_DRAWS",
+    "PATTERN_SECONDS",
+    "SHRINK_LENGTH",
+    "BudgetSpent",
+    "SearchBudget",
     "is_number",
     "json_values",
     "merge_schemas",
@@ -51,6 +57,12 @@ __all__ = [
 ]
 
 MAX_REF_DEPTH = 2
+# The example search of one ``pattern`` (``pattern_string``): candidates examined, and
+# a clock guard in case examining them is slow (see SearchBudget); matches longer
+# than SHRINK_LENGTH are not shrunk (see pattern_string).
+PATTERN_DRAWS = 500
+PATTERN_SECONDS = 10.0
+SHRINK_LENGTH = 64
 _OPEN_ARRAY_EXTRA = 4
 _MAP_SIZE = 3
 
@@ -371,10 +383,13 @@ def _strings(schema: Mapping[str, Any]) -> st.SearchStrategy[str]:
     return st.text(min_size=low, max_size=high if high is not None else max(low, low + 12))
 
 
-def _pattern_text(pattern: str, low: int, high: int | None) -> st.SearchStrategy[str]:
+def _pattern_text(
+    pattern: str, low: int, high: int | None, budget: Callable[[], bool] = lambda: True
+) -> st.SearchStrategy[str]:
     """Strings matching ``pattern`` by ECMA-262 rules: drawn with Python's engine from
     the runtime's translation (or the source as written), kept only when the ECMA
-    matcher agrees and the length fits."""
+    matcher agrees and the length fits. ``budget`` is called before each draw is
+    examined (a :class:`SearchBudget` raises when it is spent)."""
     try:
         matcher = EcmaRegex(pattern)
     except RegexError:
@@ -393,18 +408,73 @@ def _pattern_text(pattern: str, low: int, high: int | None) -> st.SearchStrategy
     if base is None:
         base = st.text(max_size=high if high is not None else 16)
     limit = high if high is not None else math.inf
-    return base.filter(lambda text: low <= len(text) <= limit and matcher.search(text))
+    return base.filter(
+        lambda text: budget() and low <= len(text) <= limit and bool(matcher.search(text))
+    )
+
+
+class SearchBudget:
+    """At most ``draws`` candidates examined by one search, and ``seconds`` from the
+    first; past either, :class:`BudgetSpent` ends the search. The count is what stops
+    a search (the same spec, the same page); the clock, far above what the count
+    allows on a loaded machine, is a guard against a candidate slow to examine, and
+    started by the first one so that warming up (imports, Hypothesis's engine)
+    never counts."""
+
+    def __init__(self, draws: int, seconds: float) -> None:
+        self.draws = draws
+        self.seconds = seconds
+        self.used = 0
+        self.stop_at = math.inf
+        self.spent = False
+
+    def __call__(self) -> bool:
+        now = time.monotonic()
+        if self.used == 0:
+            self.stop_at = now + self.seconds
+        if self.used >= self.draws or now >= self.stop_at:
+            self.spent = True
+            raise BudgetSpent
+        self.used += 1
+        return True
+
+
+class BudgetSpent(BaseException):
+    """A :class:`SearchBudget` ran out. Not an ``Exception``: Hypothesis takes one
+    raised by a draw for a failure to shrink, and lets this through at once."""
 
 
 @functools.lru_cache(maxsize=4096)
 def pattern_string(pattern: str, low: int = 0, high: int | None = None) -> str | None:
     """The simplest string ``pattern`` matches (ECMA-262) with a length in ``low..high``,
-    deterministic; None when none is found. Shrinking costs ~10-50 ms a pattern, so
-    each is worked out once per process."""
+    deterministic; None when none is found within the budget (``PATTERN_DRAWS``
+    candidates, ``PATTERN_SECONDS``). Worked out once per process.
+
+    The first draw Hypothesis makes (derandomized) is the simplest choice of every
+    part (each repeat its least), so the first match found is most often the
+    simplest already. Only a short one (``SHRINK_LENGTH``) is shrunk further:
+    Hypothesis's shrinker spends time growing faster than a string's length even
+    when it cannot shrink it (~4 s for ``^[a-z]{400}$``, ~2 min for ``{2000}``)."""
     try:
-        return find(_pattern_text(pattern, low, high), lambda _: True, settings=FIND_SETTINGS)
-    except HypothesisException:
+        first = _find_pattern_text(pattern, low, high, shrink=False)
+    except (HypothesisException, BudgetSpent):
         return None
+    if len(first) > SHRINK_LENGTH:
+        return first
+    try:
+        return _find_pattern_text(pattern, low, high, shrink=True)
+    except (HypothesisException, BudgetSpent):
+        return first
+
+
+def _find_pattern_text(pattern: str, low: int, high: int | None, *, shrink: bool) -> str:
+    phases = (Phase.generate, Phase.shrink) if shrink else (Phase.generate,)
+    found: str = find(
+        _pattern_text(pattern, low, high, SearchBudget(PATTERN_DRAWS, PATTERN_SECONDS)),
+        lambda _: True,
+        settings=settings(FIND_SETTINGS, phases=phases),
+    )
+    return found
 
 
 def _merge(base: Mapping[str, Any], branch: Any) -> Any:
