@@ -42,7 +42,9 @@ __all__ = [
 ]
 
 _UNICODE_SAMPLE = "é✓😀"
-_MAX_FULL = 64  # the longest string or array a boundary case writes out
+# the longest string and array a boundary case writes out at its maxLength / maxItems
+MAX_FULL_TEXT = 10_000
+MAX_FULL_ITEMS = 1_000
 
 
 class ExampleError(ValueError):
@@ -193,7 +195,7 @@ def _string_edges(schema: Mapping[str, Any]) -> list[str]:
     low = int(schema.get("minLength", 0))
     high = schema.get("maxLength")
     values = ["x" * low]
-    if isinstance(high, int) and high <= _MAX_FULL:
+    if isinstance(high, int) and high <= MAX_FULL_TEXT:
         values.append("x" * high)
     sample = (_UNICODE_SAMPLE * (1 + low // len(_UNICODE_SAMPLE)))[: max(low, len(_UNICODE_SAMPLE))]
     if isinstance(high, int):
@@ -215,6 +217,6 @@ def _array_edges(schema: Mapping[str, Any], root: Mapping[str, Any]) -> list[lis
         return values
     if low:
         values.append([item] * low)
-    if isinstance(high, int) and 0 < high <= _MAX_FULL and not schema.get("uniqueItems"):
+    if isinstance(high, int) and 0 < high <= MAX_FULL_ITEMS and not schema.get("uniqueItems"):
         values.append([item] * high)
     return values

@@ -3,7 +3,9 @@
 Each case starts from the tool's example arguments and changes one thing: a required key
 left out, a value of a wrong JSON type, a value one step past a bound (``maximum`` + 1,
 ``maxLength`` + 1, ``minItems`` - 1, a value outside the ``enum``, a string the
-``pattern`` refuses), an unknown key where ``additionalProperties`` is false. A case is
+``pattern`` refuses), an unknown key where ``additionalProperties`` is false, an array
+item that breaks ``items`` (``'tags'[0] of type integer``), and the same inside nested
+objects and inside the objects an array holds (``'rows'[0].'qty' above its maximum``). A case is
 kept only if the server's own validator refuses it *after coercion* (``"3"`` for an
 integer is coerced, so it is no invalid argument for an mcpgen server).
 """
@@ -74,15 +76,40 @@ def _object_cases(
         resolved = resolve_defs_ref(sub, root)
         for wrong, why in _wrong_values(resolved, root):
             cases.append(({**value, name: wrong}, f"{name!r} {why}"))
-        if depth < _MAX_NESTING and isinstance(resolved, Mapping) and "properties" in resolved:
-            inner = value[name] if name in value else part_example(resolved, root)
-            if isinstance(inner, dict):
-                cases.extend(
-                    ({**value, name: broken}, f"{name!r}.{why}")
-                    for broken, why in _object_cases(resolved, inner, root, depth + 1)
-                )
+        if depth < _MAX_NESTING:
+            current = value[name] if name in value else part_example(resolved, root)
+            cases.extend(
+                ({**value, name: broken}, f"{name!r}{why}")
+                for broken, why in _inner_cases(resolved, current, root, depth + 1)
+            )
     if schema.get("additionalProperties") is False and _UNKNOWN_KEY not in properties:
         cases.append(({**value, _UNKNOWN_KEY: 1}, f"unknown argument {_UNKNOWN_KEY!r}"))
+    return cases
+
+
+def _inner_cases(
+    schema: Any, value: Any, root: Mapping[str, Any], depth: int
+) -> list[tuple[Any, str]]:
+    """``value`` (valid for ``schema``) broken one level down: an object's property, or
+    an array's first item (a wrong item itself, or, for an array of objects, its first
+    object broken in one place). ``why`` starts with how to reach the place."""
+    if not isinstance(schema, Mapping):
+        return []
+    if isinstance(value, dict) and "properties" in schema:
+        return [(broken, f".{why}") for broken, why in _object_cases(schema, value, root, depth)]
+    items = resolve_defs_ref(schema.get("items"), root)
+    if not isinstance(items, Mapping) or "prefixItems" in schema:
+        return []
+    first = value[0] if isinstance(value, list) and value else part_example(items, root)
+    if first is NO_VALUE:
+        return []
+    rest = value[1:] if isinstance(value, list) else []
+    cases = [([wrong, *rest], f"[0] {why}") for wrong, why in _wrong_values(items, root)]
+    if isinstance(first, dict) and "properties" in items:
+        cases.extend(
+            ([broken, *rest], f"[0].{why}")
+            for broken, why in _object_cases(items, first, root, depth)
+        )
     return cases
 
 

@@ -65,6 +65,15 @@ PATTERN_SECONDS = 10.0
 SHRINK_LENGTH = 64
 _OPEN_ARRAY_EXTRA = 4
 _MAP_SIZE = 3
+# Lengths across the whole range (``_spread``): besides Hypothesis's own short draws,
+# half of strings and arrays take a length drawn evenly up to their bound; an
+# unbounded string up to LONG_TEXT characters past its minLength, an unbounded array up
+# to LONG_ITEMS items. Bounds beyond are cut to these (a server failing only past 10,000
+# characters is out of reach; the boundary phase writes maxima out, see examples.py).
+LONG_TEXT = 1_000
+LONG_TEXT_BOUND = 10_000
+LONG_ITEMS = 100
+LONG_ITEMS_BOUND = 1_000
 
 JSON_SCALARS: st.SearchStrategy[Any] = st.one_of(
     st.none(),
@@ -201,10 +210,13 @@ class _Compiler:
 
     def array(self, schema: Mapping[str, Any], refs: tuple[str, ...]) -> st.SearchStrategy[Any]:
         low = int(schema.get("minItems", 0))
-        high = schema.get("maxItems")
+        bound = schema.get("maxItems")
         high = (
-            low + _OPEN_ARRAY_EXTRA if high is None else min(int(high), low + 2 * _OPEN_ARRAY_EXTRA)
+            low + _OPEN_ARRAY_EXTRA
+            if bound is None
+            else min(int(bound), low + 2 * _OPEN_ARRAY_EXTRA)
         )
+        longest = low + LONG_ITEMS if bound is None else min(int(bound), LONG_ITEMS_BOUND)
         prefix = [self.compile(item, refs) for item in schema.get("prefixItems", [])]
         items_schema = schema.get("items", True)
         rest = self.compile(items_schema, refs) if items_schema is not False else st.nothing()
@@ -215,7 +227,10 @@ class _Compiler:
             others = _lists(rest, max(0, low - 1), max(0, high - 1), unique)
             return st.builds(_insert, others, needed, st.integers(0, high))
         if not prefix:
-            return _lists(rest, low, high, unique)
+            short = _lists(rest, low, high, unique)
+            if unique is not None or longest <= high or rest.is_empty:
+                return short  # unique items may be too few for a long array
+            return _spread(short, low, longest, lambda n: _lists(rest, n, n, None))
         head = st.tuples(*prefix).map(list)
         tail = _lists(rest, 0, max(0, high - len(prefix)), None)
         combined = st.builds(lambda h, t: h + t, head, tail)
@@ -380,7 +395,24 @@ def _strings(schema: Mapping[str, Any]) -> st.SearchStrategy[str]:
         return formatted.filter(
             lambda text: low <= len(text) <= (high if high is not None else len(text))
         )
-    return st.text(min_size=low, max_size=high if high is not None else max(low, low + 12))
+    short = st.text(min_size=low, max_size=high if high is not None else max(low, low + 12))
+    longest = low + LONG_TEXT if high is None else min(high, LONG_TEXT_BOUND)
+    return _spread(short, low, longest, lambda n: st.text(min_size=n, max_size=n))
+
+
+def _spread(
+    short: st.SearchStrategy[Any],
+    low: int,
+    longest: int,
+    of_length: Callable[[int], st.SearchStrategy[Any]],
+) -> st.SearchStrategy[Any]:
+    """``short`` (Hypothesis's own sizes, which stay near the minimum), or half the time
+    a length drawn evenly from ``low`` to ``longest``: a server that fails only on names
+    longer than 20, or exactly at a ``maxLength`` of 200, is found. Shrinking goes to
+    ``short`` first and to shorter lengths."""
+    if longest <= low:
+        return short
+    return st.one_of(short, st.integers(low, longest).flatmap(of_length))
 
 
 def _pattern_text(
