@@ -256,7 +256,7 @@ def test_dns_rebinding_checks_on_any_loopback_address(
 
 
 def test_which_hosts_count_as_loopback() -> None:
-    from mcpgen_runtime.http.guard import is_loopback, rebinding_protection
+    from mcpgen_runtime.http.guard import RebindingRules, is_loopback
 
     for host in (
         "127.0.0.1",
@@ -269,6 +269,7 @@ def test_which_hosts_count_as_loopback() -> None:
         "::ffff:127.0.0.2",
     ):
         assert is_loopback(host), host
+    rules = RebindingRules()
     for host in (
         "0.0.0.0",
         "::",
@@ -280,13 +281,21 @@ def test_which_hosts_count_as_loopback() -> None:
         "128.0.0.1",
     ):
         assert not is_loopback(host), host
-        assert rebinding_protection(host, 8000) is None
-    settings = rebinding_protection("127.0.0.2", 8123)
-    assert settings is not None and settings.enable_dns_rebinding_protection
-    assert settings.allowed_hosts == ["127.0.0.2:8123", "127.0.0.1:*", "localhost:*", "[::1]:*"]
-    assert "http://127.0.0.2:8123" in settings.allowed_origins
-    ipv6 = rebinding_protection("::1", 0)
-    assert ipv6 is not None and ipv6.allowed_hosts[0] == "[::1]:*"  # the OS picks the port
+    settings = rules.at(("127.0.0.2", 8123))
+    assert settings.hosts == ["127.0.0.2:8123", "127.0.0.1:*", "localhost:*", "[::1]:*"]
+    assert "http://127.0.0.2:8123" in settings.origins
+    mapped = rules.at(("::ffff:127.0.0.1", 8123))  # a dual-stack socket reached on 127.0.0.1
+    assert mapped.hosts is not None and mapped.hosts[0] == "127.0.0.1:8123"
+    ipv6 = rules.at(("::1", 80))
+    assert ipv6.hosts is not None and ipv6.hosts[:2] == ["[::1]:80", "[::1]"]  # port 80 implied
+    lan = rules.at(("10.0.0.5", 8000))  # anyone's name for this address; no foreign page
+    assert lan.hosts is None and lan.origins == ["http://10.0.0.5:8000"]
+    assert lan.allows_host(b"mcp.example.com") and lan.allows_origin(None)
+    assert not lan.allows_origin(b"http://evil.example:8000")
+    listed = RebindingRules(["mcp.example.com:*"], ["https://app.example.com"])
+    assert listed.at(("10.0.0.5", 8000)).allows_origin(b"https://app.example.com")
+    assert not listed.at(("10.0.0.5", 8000)).allows_host(b"evil.example:8000")
+    assert listed.at(("127.0.0.1", 8000)).allows_origin(b"https://app.example.com")
 
 
 # -- finding 6: slow clients ------------------------------------------------------------------
