@@ -200,10 +200,10 @@ def test_a_connection_answered_before_its_body_still_has_a_deadline(
 def test_a_client_that_never_reads_its_answer_is_cut_off(
     package: tuple[Path, Path], signals: Path, parser: str
 ) -> None:
-    """Two clients ask for a 4 MB echo and never read: the answer cannot leave the
+    """Two clients ask for an 8 MB echo and never read: the answer cannot leave the
     server, which aborts both connections after --write-timeout (1 s), so the cap
     (2) frees up; each got less than its answer."""
-    text = "y" * 4_000_000
+    text = "y" * 8_000_000
     extra = ["--max-connections", "2", "--write-timeout", "1"]
     with serve(package, signals, *extra, "--http-parser", parser) as server:
         message = {

@@ -363,6 +363,8 @@ def test_which_hosts_count_as_loopback() -> None:
     assert lan.hosts is None and lan.origins == ["http://10.0.0.5:8000"]
     assert lan.allows_host(b"mcp.example.com") and lan.allows_origin(None)
     assert not lan.allows_origin(b"http://evil.example:8000")
+    assert rules.at(("::ffff:10.0.0.5", 8000)).origins == ["http://10.0.0.5:8000"]
+    assert rules.at(None).hosts is None and rules.at(None).origins == []  # no address known
     listed = RebindingRules(["mcp.example.com:*"], ["https://app.example.com"])
     assert listed.at(("10.0.0.5", 8000)).allows_origin(b"https://app.example.com")
     assert not listed.at(("10.0.0.5", 8000)).allows_host(b"evil.example:8000")

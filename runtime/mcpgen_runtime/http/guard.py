@@ -250,21 +250,20 @@ def is_loopback(host: str) -> bool:
     name = host.strip().strip("[]").lower()
     if name in ("localhost", "localhost."):
         return True
-    return _loopback_literal(name) is not None
+    return _url_host(name)[1]
 
 
-def _loopback_literal(name: str) -> str | None:
-    """``name`` as a URL host (IPv6 in brackets, IPv4-mapped as IPv4) when it is a
-    loopback address literal, else None."""
+def _url_host(name: str) -> tuple[str, bool]:
+    """An address as a URL's host (IPv6 in brackets, IPv4-mapped as IPv4) and whether
+    it is a loopback address; a name that is no address literal is returned as is."""
     try:
         address = ipaddress.ip_address(name)
     except ValueError:
-        return None
+        return name, False
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
         address = address.ipv4_mapped
-    if not address.is_loopback:
-        return None
-    return f"[{address}]" if address.version == 6 else str(address)
+    literal = f"[{address}]" if address.version == 6 else str(address)
+    return literal, address.is_loopback
 
 
 class AddressRules:
@@ -320,10 +319,9 @@ class RebindingRules:
         address, port = server if isinstance(server, tuple) and len(server) == 2 else ("", None)
         if not isinstance(address, str) or not isinstance(port, int):
             return AddressRules(configured_hosts or None, configured_origins)
-        loopback = _loopback_literal(address)
-        literal = loopback or (f"[{address}]" if ":" in address else address)
+        literal, loopback = _url_host(address)
         own = [f"{literal}:{port}"] + ([literal] if port == 80 else [])
-        if loopback is None:  # reachable from other machines: names are the operator's
+        if not loopback:  # reachable from other machines: names are the operator's
             hosts = [*own, *configured_hosts] if configured_hosts else None
             origins = [f"http://{name}" for name in own]
         else:
@@ -366,4 +364,4 @@ def _only_loopback(host: str) -> bool:
     except (OSError, UnicodeError):
         return False
     addresses = {info[4][0] for info in infos}
-    return bool(addresses) and all(_loopback_literal(str(a)) is not None for a in addresses)
+    return bool(addresses) and all(_url_host(str(a))[1] for a in addresses)
