@@ -131,6 +131,20 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         "progress and logs are then dropped); by default a call streams (SSE) only when its "
         "request asks for progress or logs and its handler can send them",
     )
+    _add_limit_arguments(http)
+    http.add_argument(
+        "--http-parser",
+        choices=["auto", "h11", "httptools"],
+        default=None,
+        help="the HTTP/1.1 parser: httptools (C, installed with the http extra where it "
+        "builds) or h11 (pure Python); default auto: httptools when installed",
+    )
+    _add_origin_arguments(http)
+    _add_store_arguments(http)
+    _add_task_arguments(http)
+
+
+def _add_limit_arguments(http: argparse._ArgumentGroup) -> None:
     http.add_argument(
         "--header-timeout",
         type=_positive_float,
@@ -161,16 +175,6 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="connections open at once per process (default 256); more get 503 at once",
     )
-    http.add_argument(
-        "--http-parser",
-        choices=["auto", "h11", "httptools"],
-        default=None,
-        help="the HTTP/1.1 parser: httptools (C, installed with the http extra where it "
-        "builds) or h11 (pure Python); default auto: httptools when installed",
-    )
-    _add_origin_arguments(http)
-    _add_store_arguments(http)
-    _add_task_arguments(http)
 
 
 def _add_origin_arguments(http: argparse._ArgumentGroup) -> None:
