@@ -6,7 +6,10 @@ subprocess on a loopback address.
   (held by a test hook, or really slow on a 9 MB argument), pings and other
   calls from other connections are answered.
 - Host/Origin checks (DNS rebinding) on every loopback address, not only on the
-  three names the SDK knows: ``--host 127.0.0.2`` refuses a foreign ``Host``.
+  three names the SDK knows: ``--host 127.0.0.2`` refuses a foreign ``Host``;
+  decided by the address a request reached (``--host 127.1`` or ``0.0.0.0``
+  reached on 127.0.0.1 are checked as loopback), and on any other address a
+  foreign ``Origin`` is refused unless ``--allowed-origin`` lists it.
 - Slow clients (slowloris): a request head or body that does not arrive in
   time gets 408 and the connection is closed; connections beyond the cap get
   503 at once; a normal client is served meanwhile.
@@ -255,8 +258,76 @@ def test_dns_rebinding_checks_on_any_loopback_address(
         assert rpc(server, "tools/list", origin=f"http://127.0.0.2:{port}")[0] == 200
 
 
+def lan_address() -> str | None:
+    """A non-loopback IPv4 address of this machine (the one its default route uses)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: this only picks a route
+        except OSError:
+            return None
+        address: str = probe.getsockname()[0]
+    return None if address.startswith("127.") else address
+
+
+def status_at(url: str, **headers: str) -> int:
+    """The status of a tools/list POSTed to ``url`` with ``headers`` (Host among them)."""
+    response = httpx2.post(
+        url,
+        content=b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list"}',
+        headers={
+            "content-type": "application/json",
+            "accept": "application/json",
+            "mcp-protocol-version": VERSION,
+            **headers,
+        },
+        timeout=SLACK,
+    )
+    return response.status_code
+
+
+@pytest.mark.parametrize("host", ["127.1", "0.0.0.0"])
+def test_rebinding_checks_follow_the_address_reached_not_the_spelling(
+    harden: tuple[Path, Path], signals: Path, host: str
+) -> None:
+    """``127.1`` and ``0.0.0.0`` both serve 127.0.0.1: a request that reaches it gets
+    the loopback checks, however ``--host`` was written."""
+    with serve(harden, signals, host=host) as server:
+        url, port = f"http://127.0.0.1:{server.port}/mcp", server.port
+        assert status_at(url) == 200
+        assert status_at(url, host=f"evil.example:{port}") == 421
+        assert status_at(url, origin=f"http://evil.example:{port}") == 403
+        assert status_at(url, origin=f"http://localhost:{port}") == 200
+
+
+def test_a_non_loopback_address_refuses_foreign_origins(
+    harden: tuple[Path, Path], signals: Path
+) -> None:
+    """Reached on a LAN address with no allow-list: any Host (the operator's names are
+    unknown), but a page's Origin only when it is that address itself; start-up says
+    how to allow a page. An --allowed-origin is accepted on every address."""
+    lan = lan_address()
+    if lan is None:
+        pytest.skip("this machine has no non-loopback IPv4 address")
+    with serve(harden, signals, host="0.0.0.0") as server:
+        url, port = f"http://{lan}:{server.port}/mcp", server.port
+        assert status_at(url) == 200
+        assert status_at(url, host=f"mcp.example.com:{port}") == 200
+        assert status_at(url, origin=f"http://evil.example:{port}") == 403
+        assert status_at(url, origin="https://app.example.com") == 403
+        assert status_at(url, origin=f"http://{lan}:{port}") == 200
+        assert "--allowed-origin" in server.output
+    allow = ("--allowed-origin", "https://app.example.com", "--allowed-host", "mcp.example.com:*")
+    with serve(harden, signals, *allow, host="0.0.0.0") as server:
+        port = server.port
+        for url in (f"http://{lan}:{port}/mcp", f"http://127.0.0.1:{port}/mcp"):
+            assert status_at(url, origin="https://app.example.com") == 200
+            assert status_at(url, host=f"mcp.example.com:{port}") == 200
+        assert status_at(f"http://{lan}:{port}/mcp", host=f"evil.example:{port}") == 421
+        assert "--allowed-origin" not in server.output
+
+
 def test_which_hosts_count_as_loopback() -> None:
-    from mcpgen_runtime.http.guard import is_loopback, rebinding_protection
+    from mcpgen_runtime.http.guard import RebindingRules, is_loopback
 
     for host in (
         "127.0.0.1",
@@ -269,6 +340,7 @@ def test_which_hosts_count_as_loopback() -> None:
         "::ffff:127.0.0.2",
     ):
         assert is_loopback(host), host
+    rules = RebindingRules()
     for host in (
         "0.0.0.0",
         "::",
@@ -280,13 +352,23 @@ def test_which_hosts_count_as_loopback() -> None:
         "128.0.0.1",
     ):
         assert not is_loopback(host), host
-        assert rebinding_protection(host, 8000) is None
-    settings = rebinding_protection("127.0.0.2", 8123)
-    assert settings is not None and settings.enable_dns_rebinding_protection
-    assert settings.allowed_hosts == ["127.0.0.2:8123", "127.0.0.1:*", "localhost:*", "[::1]:*"]
-    assert "http://127.0.0.2:8123" in settings.allowed_origins
-    ipv6 = rebinding_protection("::1", 0)
-    assert ipv6 is not None and ipv6.allowed_hosts[0] == "[::1]:*"  # the OS picks the port
+    settings = rules.at(("127.0.0.2", 8123))
+    assert settings.hosts == ["127.0.0.2:8123", "127.0.0.1:*", "localhost:*", "[::1]:*"]
+    assert "http://127.0.0.2:8123" in settings.origins
+    mapped = rules.at(("::ffff:127.0.0.1", 8123))  # a dual-stack socket reached on 127.0.0.1
+    assert mapped.hosts is not None and mapped.hosts[0] == "127.0.0.1:8123"
+    ipv6 = rules.at(("::1", 80))
+    assert ipv6.hosts is not None and ipv6.hosts[:2] == ["[::1]:80", "[::1]"]  # port 80 implied
+    lan = rules.at(("10.0.0.5", 8000))  # anyone's name for this address; no foreign page
+    assert lan.hosts is None and lan.origins == ["http://10.0.0.5:8000"]
+    assert lan.allows_host(b"mcp.example.com") and lan.allows_origin(None)
+    assert not lan.allows_origin(b"http://evil.example:8000")
+    assert rules.at(("::ffff:10.0.0.5", 8000)).origins == ["http://10.0.0.5:8000"]
+    assert rules.at(None).hosts is None and rules.at(None).origins == []  # no address known
+    listed = RebindingRules(["mcp.example.com:*"], ["https://app.example.com"])
+    assert listed.at(("10.0.0.5", 8000)).allows_origin(b"https://app.example.com")
+    assert not listed.at(("10.0.0.5", 8000)).allows_host(b"evil.example:8000")
+    assert listed.at(("127.0.0.1", 8000)).allows_origin(b"https://app.example.com")
 
 
 # -- finding 6: slow clients ------------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 ``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
 [--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
-[--body-timeout S] [--max-connections N] [--max-message-bytes N]
+[--body-timeout S] [--write-timeout S] [--max-connections N] [--allowed-host HOST]...
+[--allowed-origin ORIGIN]... [--max-message-bytes N]
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
 [--task-key-prefix P] [--max-tasks-per-worker N] [--max-tasks N] [--identity-header NAME]
 [--http-parser auto|h11|httptools]``
@@ -106,7 +107,14 @@ def _parser(
 
 def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
     http = parser.add_argument_group("http transport")
-    http.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    http.add_argument(
+        "--host",
+        default=None,
+        help="address to bind (default 127.0.0.1); requests that reach a loopback address "
+        "must name a loopback host (else 421) and come from no page or a loopback page "
+        "(else 403); on any other address a request with an Origin header other than that "
+        "address gets 403 unless --allowed-origin lists it",
+    )
     http.add_argument("--port", type=_port, default=None, help="TCP port (default 8000)")
     http.add_argument(
         "--workers",
@@ -123,6 +131,20 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         "progress and logs are then dropped); by default a call streams (SSE) only when its "
         "request asks for progress or logs and its handler can send them",
     )
+    _add_limit_arguments(http)
+    http.add_argument(
+        "--http-parser",
+        choices=["auto", "h11", "httptools"],
+        default=None,
+        help="the HTTP/1.1 parser: httptools (C, installed with the http extra where it "
+        "builds) or h11 (pure Python); default auto: httptools when installed",
+    )
+    _add_origin_arguments(http)
+    _add_store_arguments(http)
+    _add_task_arguments(http)
+
+
+def _add_limit_arguments(http: argparse._ArgumentGroup) -> None:
     http.add_argument(
         "--header-timeout",
         type=_positive_float,
@@ -139,21 +161,40 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         help="time a client has, once the head is in, to send the complete body (default 60)",
     )
     http.add_argument(
+        "--write-timeout",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="time a client that stops reading has to take an answer the server could not "
+        "send at once (default 60); then the connection is aborted",
+    )
+    http.add_argument(
         "--max-connections",
         type=_positive_int,
         default=None,
         metavar="N",
         help="connections open at once per process (default 256); more get 503 at once",
     )
+
+
+def _add_origin_arguments(http: argparse._ArgumentGroup) -> None:
     http.add_argument(
-        "--http-parser",
-        choices=["auto", "h11", "httptools"],
+        "--allowed-host",
+        action="append",
         default=None,
-        help="the HTTP/1.1 parser: httptools (C, installed with the http extra where it "
-        "builds) or h11 (pure Python); default auto: httptools when installed",
+        metavar="HOST[:PORT|:*]",
+        help="a Host header value accepted on every address (repeatable); once given, "
+        "requests reaching a non-loopback address must name one of these hosts (or the "
+        "address itself), else 421",
     )
-    _add_store_arguments(http)
-    _add_task_arguments(http)
+    http.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=None,
+        metavar="SCHEME://HOST[:PORT|:*]",
+        help="a browser page origin accepted on every address (repeatable); by default "
+        "only loopback pages on a loopback address, and the address itself elsewhere",
+    )
 
 
 def _add_store_arguments(http: argparse._ArgumentGroup) -> None:
@@ -222,6 +263,9 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             ("--json-response", args.json_response or None),
             ("--header-timeout", args.header_timeout),
             ("--body-timeout", args.body_timeout),
+            ("--write-timeout", args.write_timeout),
+            ("--allowed-host", args.allowed_host),
+            ("--allowed-origin", args.allowed_origin),
             ("--max-connections", args.max_connections),
             ("--task-store", args.task_store),
             ("--task-lease", args.task_lease),
@@ -257,6 +301,9 @@ def _serve_http(
             max_body_bytes=args.max_message_bytes or http_config.DEFAULT_MAX_BODY_BYTES,
             header_timeout=args.header_timeout or http_config.HEADER_TIMEOUT_SECONDS,
             body_timeout=args.body_timeout or http_config.BODY_TIMEOUT_SECONDS,
+            write_timeout=args.write_timeout or http_config.WRITE_TIMEOUT_SECONDS,
+            allowed_hosts=tuple(args.allowed_host or ()),
+            allowed_origins=tuple(args.allowed_origin or ()),
             max_connections=args.max_connections or http_config.MAX_CONNECTIONS,
             max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
             task_store=args.task_store or os.environ.get("MCPGEN_TASK_STORE") or "memory",

@@ -3,8 +3,8 @@
 ``HttpApp`` serves one endpoint (``/mcp``) for any ASGI server (uvicorn when run by
 ``python -m <package> --transport http``). Per POST, in this order:
 
-1. Host and Origin (DNS rebinding, when the server listens on a loopback
-   address, ``guard.RebindingRules``): 421 for a foreign ``Host``, 403 for a
+1. Host and Origin (DNS rebinding, ``guard.RebindingRules``, decided by the
+   local address the request reached): 421 for a foreign ``Host``, 403 for a
    foreign ``Origin``.
 2. The method: POST only. GET (a stateless server has no stream to offer: an
    open GET stream would never be written to nor closed) and DELETE (no
@@ -14,7 +14,9 @@
 4. The body, at most ``max_body_bytes`` (else 413; a ``Content-Length`` over the
    limit is refused before a byte is read). The time a body may take as a whole
    is bounded by the connection guard (``guard``), not here.
-5. JSON (else 400 and a JSON-RPC parse error). A single request is answered by
+5. JSON (else 400 and a JSON-RPC parse error). A request whose string id is
+   longer than ``MAX_REQUEST_ID_CHARS`` gets 400 and -32600 (the id is echoed in
+   every answer). A single request is answered by
    ``exchange``; a notification or a response gets 202 and no body. A
    ``MCP-Protocol-Version`` header naming 2026-07-28 (or any revision this server
    does not serve at the handshake) takes the request down the single-exchange
@@ -45,6 +47,7 @@ from ..protocol.constants import (
 from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_response
 from ..protocol.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
 from ..tasks.store import TaskStore
+from .config import MAX_REQUEST_ID_CHARS
 from .exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_event
 from .guard import RebindingRules
 from .tasks import TaskLayer
@@ -128,7 +131,7 @@ class HttpApp:
         *,
         path: str,
         max_body_bytes: int,
-        rebinding: RebindingRules | None,
+        rebinding: RebindingRules,
         tasks: TaskLayer | None,
         store: TaskStore,
     ) -> None:
@@ -166,13 +169,13 @@ class HttpApp:
             await _plain(send, 404, "Not Found")
             return
         head = _Head(scope["headers"])
-        if self.rebinding is not None:
-            if not self.rebinding.allows_host(head.host):
-                await _plain(send, 421, "Invalid Host header")
-                return
-            if not self.rebinding.allows_origin(head.origin):
-                await _plain(send, 403, "Invalid Origin header")
-                return
+        rules = self.rebinding.at(scope.get("server"))
+        if not rules.allows_host(head.host):
+            await _plain(send, 421, "Invalid Host header")
+            return
+        if not rules.allows_origin(head.origin):
+            await _plain(send, 403, "Invalid Origin header")
+            return
         if scope["method"] != "POST":
             frame = error_response(
                 None, INVALID_REQUEST, "Method Not Allowed: this stateless server takes POST only"
@@ -277,6 +280,11 @@ class HttpApp:
                 return
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
+            return
+        request_id = message["id"]
+        if type(request_id) is str and len(request_id) > MAX_REQUEST_ID_CHARS:
+            refusal = f"Invalid Request: the id is longer than {MAX_REQUEST_ID_CHARS} characters"
+            await send_json(send, error_response(None, INVALID_REQUEST, refusal), 400)
             return
         if modern:
             refused = _single_exchange_refusal(message, head)

@@ -24,9 +24,11 @@ __all__ = [
     "INSTALL_HINT",
     "MAX_CHECK_THREADS",
     "MAX_CONNECTIONS",
+    "MAX_REQUEST_ID_CHARS",
     "MAX_SYNC_THREADS",
     "SHUTDOWN_GRACE_SECONDS",
     "WORKER_ENV",
+    "WRITE_TIMEOUT_SECONDS",
     "HttpOptions",
     "HttpUnavailable",
 ]
@@ -49,6 +51,14 @@ HEADER_TIMEOUT_SECONDS = 10.0
 # Seconds a client has, once the head is in, for the complete body (60 s;
 # --body-timeout): 16 MiB, the largest body, at ~280 KiB/s.
 BODY_TIMEOUT_SECONDS = 60.0
+# Seconds a client has to take an answer the server could not hand to the OS at once
+# (60 s; --write-timeout): while the connection's send buffer is over its high-water
+# mark, or bytes of a finished answer are still unsent; past it the connection is
+# aborted. 16 MiB, the largest answer echoing the largest body, at ~280 KiB/s.
+WRITE_TIMEOUT_SECONDS = 60.0
+# The longest JSON-RPC request id (string) answered; a longer one gets -32600: the
+# id is echoed in the answer, so it would make any answer as large as the request.
+MAX_REQUEST_ID_CHARS = 4096
 # Connections open at once per process (256; --max-connections); each may hold a
 # request body of up to --max-message-bytes while it is read.
 MAX_CONNECTIONS = 256
@@ -83,10 +93,15 @@ class HttpOptions:
     log_level: str = "info"
     max_sync_threads: int = MAX_SYNC_THREADS
     # connection limits (see http.guard): seconds for a request head, then its
-    # body; connections open at once
+    # body, then for the client to take a stalled answer; connections open at once
     header_timeout: float = HEADER_TIMEOUT_SECONDS
     body_timeout: float = BODY_TIMEOUT_SECONDS
+    write_timeout: float = WRITE_TIMEOUT_SECONDS
     max_connections: int = MAX_CONNECTIONS
+    # Host values and Origin values accepted beyond the address a request reached
+    # (entries "name:port", "name:*"; origins "scheme://name[:port|:*]"); see http.guard
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
     # where tasks live ("memory" or a redis:// URL, see tasks.factory) and the lease
     # of a worker on the tasks it runs (seconds)
     task_store: str = "memory"

@@ -17,7 +17,11 @@ How the answer goes out:
   ``progressToken``) or logs, from a client that accepts ``text/event-stream``
   (and no ``--json-response``): an SSE stream carrying the notifications in the
   order the handler sent them, then the result. Otherwise a ``ctx``'s
-  notifications have nowhere to go and are dropped.
+  notifications have nowhere to go and are dropped. At most
+  ``MAX_QUEUED_NOTIFICATIONS`` wait while the client is slow to read; later ones
+  are dropped until it catches up (the result is never dropped), so a client
+  that does not read costs a bounded amount of memory (and ``guard``'s write
+  deadline ends its connection).
 
 Log levels: at 2026-07-28 the request's ``io.modelcontextprotocol/logLevel``
 ``_meta`` key (absent: no logs), as over stdio. At the handshake revisions the
@@ -56,6 +60,7 @@ from .tasks import TASK_METHODS, TaskLayer, TaskRequest
 __all__ = [
     "DEFAULT_HANDSHAKE_HEADER",
     "JSON_HEADERS",
+    "MAX_QUEUED_NOTIFICATIONS",
     "SSE_HEADERS",
     "Exchange",
     "modern_status",
@@ -66,6 +71,10 @@ __all__ = [
 Message = dict[str, Any]
 ASGISend = Callable[[Message], Awaitable[None]]
 ASGIReceive = Callable[[], Awaitable[Message]]
+
+# Notifications of one SSE call waiting for a client that reads slower than its
+# handler sends: past this, progress and log notifications are dropped.
+MAX_QUEUED_NOTIFICATIONS = 1024
 
 # The revision a handshake-era request without MCP-Protocol-Version is taken for.
 DEFAULT_HANDSHAKE_HEADER = "2025-03-26"
@@ -313,7 +322,8 @@ class _EventStream:
     loop or a handler's thread) queues a frame and wakes the writer. A sync
     handler's last ``emit`` is queued before its result reaches the loop, so the
     writer, draining once the call has ended, sends everything before the result.
-    Whatever is emitted after ``close`` (a handler past its timeout) is dropped."""
+    Whatever is emitted after ``close`` (a handler past its timeout), or while
+    ``MAX_QUEUED_NOTIFICATIONS`` wait, is dropped."""
 
     def __init__(self) -> None:
         self._loop = asyncio.get_running_loop()
@@ -322,8 +332,8 @@ class _EventStream:
         self._open = True
 
     def emit(self, frame: bytes) -> None:
-        if not self._open:
-            return
+        if not self._open or len(self._frames) >= MAX_QUEUED_NOTIFICATIONS:
+            return  # closed, or the client is not reading: progress and logs are advisory
         self._frames.append(frame)
         try:
             self._loop.call_soon_threadsafe(self.ready.set)

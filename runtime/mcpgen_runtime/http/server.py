@@ -54,6 +54,7 @@ __all__ = [
     "MAX_CHECK_THREADS",
     "MAX_CONNECTIONS",
     "MAX_SYNC_THREADS",
+    "WRITE_TIMEOUT_SECONDS",
     "HttpOptions",
     "HttpUnavailable",
     "build_asgi_app",
@@ -74,6 +75,7 @@ from .config import (  # re-exported: the names callers know from here
     MAX_SYNC_THREADS,
     SHUTDOWN_GRACE_SECONDS,
     WORKER_ENV,
+    WRITE_TIMEOUT_SECONDS,
     HttpOptions,
     HttpUnavailable,
 )
@@ -94,7 +96,7 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
     from .app import HttpApp
     from .calls import Calls
     from .exchange import Exchange
-    from .guard import rebinding_protection
+    from .guard import RebindingRules
     from .tasks import TaskLayer
 
     name = str(app.server_info.get("name", "")) or "default"
@@ -124,7 +126,7 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
         exchange,
         path=options.path,
         max_body_bytes=options.max_body_bytes,
-        rebinding=rebinding_protection(options.host, options.port),
+        rebinding=RebindingRules(options.allowed_hosts, options.allowed_origins),
         tasks=tasks,
         store=store,
     )
@@ -154,6 +156,7 @@ def _guard_connections(options: HttpOptions) -> str:
     _Deadlines.limits = ConnectionLimits(
         header_timeout=options.header_timeout,
         body_timeout=options.body_timeout,
+        write_timeout=options.write_timeout,
         max_connections=options.max_connections,
     )
     protocol: type
@@ -208,6 +211,7 @@ def serve_http(
         "http": _guard_connections(options),
     }
     asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
+    _say_how_to_allow_origins(options)
     if options.workers <= 1:
         uvicorn.run(asgi_app, **common)
         return
@@ -233,6 +237,14 @@ def serve_http(
         Multiprocess(server_config, sockets=[reserved]).run()
     finally:
         reserved.close()
+
+
+def _say_how_to_allow_origins(options: HttpOptions) -> None:
+    from .guard import origin_note
+
+    note = origin_note(options.host, options.port, options.allowed_origins)
+    if note is not None:
+        logging.getLogger("uvicorn.error").warning("%s", note)
 
 
 # Linux balances new connections over the listening sockets of one SO_REUSEPORT group
@@ -287,7 +299,7 @@ def worker_app() -> HttpApp:
     base_class = _resolve(config.base_class)
     build_app: Callable[[Any], App] = _resolve(config.build_app)
     impl = load_implementation(config.impl, base_class)
-    options = HttpOptions(**config.options)
+    options = HttpOptions(**config.options)  # JSON: the allow-lists arrive as lists
     _guard_connections(options)
     return build_asgi_app(build_app(impl), options)
 
