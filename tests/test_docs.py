@@ -343,10 +343,7 @@ def test_against_a_git_ref_and_from_config(tmp_path: Path) -> None:
     result = _invoke("docs", str(spec), "-o", str(tmp_path / "site"), "--against", "HEAD")
     assert result.exit_code == 0, result.output
     html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    assert (
-        "Changes since <code>HEAD:tools.yaml</code>" in html
-        and "PARAM_CONSTRAINT_TIGHTENED" in html
-    )
+    assert "Changes since <code>HEAD</code>" in html and "PARAM_CONSTRAINT_TIGHTENED" in html
     (repo / "pyproject.toml").write_text(
         '[tool.mcpgen]\nspecs = ["tools.yaml"]\ndocs-output = "site"\ndocs-against = "HEAD"\n',
         encoding="utf-8",
@@ -449,3 +446,66 @@ def test_no_changes_says_so() -> None:
     changes = _section(html, "mcpgen:changes")
     assert "No changes." in changes and ">0 breaking</span>" in changes
     assert 'class="pill changed"' not in html
+
+
+def _shared_type_specs(tmp_path: Path, tools: int) -> tuple[Path, Path]:
+    """OLD and NEW of a contract whose ``tools`` tools all take a shared ``Region``;
+    NEW adds one enum value to it."""
+
+    def document(regions: list[str]) -> dict[str, Any]:
+        return {
+            "mcpgen": 1,
+            "package": "shared_mcp",
+            "server": {"name": "shared", "version": "1.0.0"},
+            "types": {"Region": {"enum": regions}},
+            "tools": [
+                {
+                    "name": f"report_{index:02d}",
+                    "parameters": [
+                        {"name": "region", "$ref": "#/types/Region"},
+                        {"name": "note", "type": "string", "required": False},
+                    ],
+                }
+                for index in range(tools)
+            ],
+        }
+
+    old = _spec(tmp_path / "old", document(["north", "south"]))
+    new = _spec(tmp_path / "new", document(["north", "south", "east"]))
+    return old, new
+
+
+def test_a_shared_type_change_is_one_row_used_by_every_tool(tmp_path: Path) -> None:
+    old, new = _shared_type_specs(tmp_path, 20)
+    result = _invoke("docs", str(new), "-o", str(tmp_path / "site"), "--against", str(old))
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    changes = html[html.index('id="mcpgen:changes"') : html.index('id="mcpgen:tools"')]
+    rows = re.findall(r'<tr class="sev-(\w+)">', changes)
+    assert rows == ["compatible"]  # one row for one cause, not 20
+    assert "used by 20 tools</summary>" in changes and "type Region:" in changes
+    assert "PARAM_ENUM_VALUE_ADDED" in changes and "types.Region.enum" in changes
+    assert changes.count('<a href="#report_') == 20  # each tool listed, linked
+    assert f"Changes since <code>{old}</code>" in changes  # named as the user gave it
+    assert changes.index('class="note legend"') < changes.index("<table")  # legend first
+    toc = html[: html.index("<main>")]
+    assert toc.count('<span class="mark"') == 20  # changed tools marked in the sidebar
+    tool = _section(html, "report_03")
+    assert '<tr class="changed"><td class="name"><code>region</code>' in tool
+    assert '<tr><td class="name"><code>note</code>' in tool  # an unchanged row is not marked
+
+
+def test_the_same_change_in_unrelated_tools_stays_per_tool(tmp_path: Path) -> None:
+    old, new = _shared_type_specs(tmp_path, 2)
+    document = yaml.safe_load(new.read_text(encoding="utf-8"))
+    document["types"]["Region"]["enum"] = ["north", "south"]
+    document["tools"][0]["parameters"][1]["maxLength"] = 5
+    document["tools"][1]["parameters"][1]["maxLength"] = 9
+    new = _spec(tmp_path / "new", document)
+    contract = load_contract(new).contract
+    assert contract is not None
+    html = render_docs(contract, new, str(old), label="v1.2.0")
+    assert "Changes since <code>v1.2.0</code>" in html
+    changes = _section(html, "mcpgen:changes")
+    assert re.findall(r'<tr class="sev-(\w+)">', changes) == ["breaking", "breaking"]
+    assert "used by" not in changes

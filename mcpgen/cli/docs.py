@@ -61,8 +61,9 @@ def docs(
         if config is None or config.docs_output is None:
             raise click.UsageError("no -o DIR given and no [tool.mcpgen] docs-output")
         output = config.docs_output
+    label = against
     if against is None and config is not None and config.docs_against is not None:
-        against = config.docs_against
+        against = label = config.docs_against
         if (config.root / against).is_file():  # a file named in pyproject: relative to it
             against = str(config.root / against)
     if against is not None and len(specs) > 1 and Path(against).is_file():
@@ -73,7 +74,7 @@ def docs(
     failed = False
     for spec in specs:
         target = output if len(specs) == 1 else None
-        failed = _one(spec, target, output, against, check=check, refs=refs) or failed
+        failed = _one(spec, target, output, (against, label), check=check, refs=refs) or failed
     sys.exit(1 if failed else 0)
 
 
@@ -81,15 +82,18 @@ def _one(
     spec: Path,
     target: Path | None,
     output: Path,
-    against: str | None,
+    old: tuple[str | None, str | None],
     *,
     check: bool,
     refs: bool,
 ) -> bool:
-    """Render and write one spec's page; True when it failed (exits 2 on I/O errors)."""
+    """Render and write one spec's page; True when it failed (exits 2 on I/O errors).
+    ``old``: what to compare with, and its name as the user gave it."""
     from ..diff import DiffFailed
     from ..docs import INDEX, render_docs, write_page
     from ..spec.load import load_contract
+
+    against, label = old
 
     started = time.perf_counter()
     loaded = load_contract(spec, allow_outside_refs=refs, allow_outside_output=True)
@@ -103,7 +107,7 @@ def _one(
     contract = loaded.contract
     folder = target if target is not None else output / contract.package
     try:
-        html = render_docs(contract, spec, against, allow_outside_refs=refs)
+        html = render_docs(contract, spec, against, allow_outside_refs=refs, label=label)
     except DiffFailed as exc:
         for diagnostic in exc.diagnostics:
             _echo_error(str(diagnostic))

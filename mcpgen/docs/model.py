@@ -8,7 +8,8 @@ lays it out. Text from the spec reaches the page either escaped by the template
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -115,11 +116,33 @@ def _anchors(contract: ir.Contract, schema: Mapping[str, Any], local: str) -> Li
     return Links(anchors)
 
 
-def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolView:
+def _changed_fields(tool: str, changes: Sequence[Any], side: str) -> frozenset[str]:
+    """The top-level fields of ``side`` (inputSchema, outputSchema) a change concerns."""
+    prefix = f"{side}.properties."
+    names = set()
+    for row in changes:
+        for name, path in row.paths:
+            if name == tool and path.startswith(prefix):
+                rest = path[len(prefix) :]
+                names.add(
+                    json.loads(rest[1:].split("]")[0])
+                    if rest.startswith('["')
+                    else re.split(r"[.\[]", rest)[0]
+                )
+    return frozenset(names)
+
+
+def tool_view(
+    contract: ir.Contract, tool: ir.Tool, client_class: str, changes: Sequence[Any] = ()
+) -> ToolView:
     local = f"def:{tool.name}:"
     published = descriptor(tool)
     in_links = _anchors(contract, tool.input_schema, local)
-    renderer = SchemaRenderer(in_links, root_anchor=f"{tool.name}:input")
+    renderer = SchemaRenderer(
+        in_links,
+        root_anchor=f"{tool.name}:input",
+        changed=_changed_fields(tool.name, changes, "inputSchema"),
+    )
     if tool.input_schema.get("properties"):
         params = renderer.object_table(tool.input_schema)
     else:
@@ -129,9 +152,11 @@ def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolVi
     output = None
     if tool.output_schema is not None and tool.output_type_ref is None:
         out_links = _anchors(contract, tool.output_schema, local)
-        output = SchemaRenderer(out_links, root_anchor=f"{tool.name}:output").object_table(
-            tool.output_schema
-        )
+        output = SchemaRenderer(
+            out_links,
+            root_anchor=f"{tool.name}:output",
+            changed=_changed_fields(tool.name, changes, "outputSchema"),
+        ).object_table(tool.output_schema)
     local_defs = _local_defs(contract, tool, local)
     badges, unset = _hint_badges(tool.hints)
     if tool.task_support != "forbidden":
@@ -156,6 +181,7 @@ def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolVi
         example=_example(tool, client_class),
         local_defs=local_defs,
         descriptor=json.dumps(published, indent=2, ensure_ascii=False),
+        changes=list(changes),
     )
 
 

@@ -19,7 +19,7 @@ from .model import tool_view, type_views
 if TYPE_CHECKING:
     import jinja2
 
-    from .changes import ChangeSummary
+    from .changes import ChangeRow, ChangeSummary
 
 __all__ = ["INDEX", "render_page", "write_page"]
 
@@ -45,13 +45,14 @@ def _environment() -> jinja2.Environment:
 def render_page(contract: ir.Contract, changes: ChangeSummary | None = None) -> str:
     """The whole page as text."""
     client_class = f"{contract.server.class_prefix}Client"
-    tools = [tool_view(contract, tool, client_class) for tool in contract.tools]
-    if changes is not None:
-        by_tool: dict[str, list[object]] = {}
-        for row in changes.rows:
-            by_tool.setdefault(row.tool, []).append(row)
-        for view in tools:
-            view.changes = by_tool.get(view.name, [])
+    by_tool: dict[str, list[ChangeRow]] = {}
+    for row in changes.rows if changes is not None else []:
+        for name, _ in row.tools or ((row.tool, row.linked),):
+            by_tool.setdefault(name, []).append(row)
+    tools = [
+        tool_view(contract, tool, client_class, by_tool.get(tool.name, []))
+        for tool in contract.tools
+    ]
     instructions = contract.server.instructions
     return (
         _environment()

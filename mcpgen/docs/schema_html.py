@@ -56,6 +56,7 @@ class SchemaRenderer:
     root_anchor: str | None = None  # where ``$ref: "#"`` points
     markdown: Callable[[str], str] = render_markdown
     rows: int = 0
+    changed: frozenset[str] = frozenset()  # top-level fields a listed change concerns
 
     # ---------------------------------------------------------------- entry points
 
@@ -80,7 +81,7 @@ class SchemaRenderer:
                 for css, cell, on in zip(classes, row[:5], columns, strict=True)
                 if on
             )
-            out.append(Markup(f"<tr>{cells}</tr>"))
+            out.append(Markup(f"<tr{row[6]}>{cells}</tr>"))
             if row[5]:
                 out.append(
                     html(
@@ -148,13 +149,16 @@ class SchemaRenderer:
         description = Markup("")
         if isinstance(sub.get("description"), str):
             description = Markup(self.markdown(sub["description"]))
+        changed = depth == 0 and name in self.changed
         return (
-            html("<code>{}</code>", name),
+            html("<code>{}</code>", name)
+            + (Markup(' <span class="pill changed">changed</span>') if changed else Markup("")),
             self.type_of(schema),
             need,
             self.constraint_list(sub, depth),
             description,
             self.nested(sub, depth),
+            Markup(' class="changed"') if changed else Markup(""),
         )
 
     def nested(self, schema: Mapping[str, Any], depth: int) -> Markup:
