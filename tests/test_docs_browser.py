@@ -9,15 +9,24 @@ reported by the Content-Security-Policy) fails the test; a control page that log
 tries to fetch proves the harness sees such messages. This needs nothing but the
 Debian ``chromium`` package (no driver, no websocket client). Skipped, with the
 reason, when ``chromium`` is not installed (``.ci/run`` installs it).
+
+Measurements (layout at a phone's width, axe-core's accessibility rules) run a probe
+script in a copy of the page without its policy, inside an iframe of the wanted width
+(headless Chromium's window is never narrower than 500 px); the probe reports one
+console line ``PROBE {json}``. axe-core comes from ``node_modules/axe-core`` (or the
+file ``MCPGEN_AXE_CORE`` names); those checks skip, with the reason, without it.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -48,6 +57,37 @@ _FLAGS = (
     "--mute-audio",
 )
 _CONSOLE = re.compile(r":CONSOLE[^\]]*\] (.*)")
+_PROBE = re.compile(r'"PROBE (.*)", source:')
+AXE = next(
+    (
+        path
+        for path in (
+            Path(os.environ.get("MCPGEN_AXE_CORE", "/nonexistent")),
+            ROOT / "node_modules" / "axe-core" / "axe.min.js",
+        )
+        if path.is_file()
+    ),
+    None,
+)
+# What the probe measures: the page's width against the viewport's, every name that
+# wraps (a name in a field table, the contents or a heading), and axe-core's verdict.
+PROBE_JS = """(function () {
+  var r = {width: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+           broken: [], mainTop: 0};
+  document.querySelectorAll("td.name code, .toc code, h3 code").forEach(function (c) {
+    if (c.getClientRects().length > 1) r.broken.push(c.textContent);
+  });
+  var main = document.querySelector("main");
+  r.mainTop = Math.round(main.getBoundingClientRect().top + window.scrollY);
+  function done() { console.log("PROBE " + JSON.stringify(r)); }
+  if (!window.axe) return done();
+  axe.run(document, {resultTypes: ["violations"]}).then(function (res) {
+    r.axe = res.violations.map(function (v) {
+      return {id: v.id, impact: v.impact, nodes: v.nodes.map(function (n) { return n.html; })};
+    });
+    done();
+  });
+})();"""
 
 HOSTILE = """Find things. <script>console.error('pwned-script')</script>
 
@@ -86,6 +126,31 @@ def _load(tmp_path: Path, page: Path) -> tuple[str, list[str]]:
     done = _browser(tmp_path, page.resolve().as_uri(), "--dump-dom")
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, _CONSOLE.findall(done.stderr)
+
+
+def _probe(tmp_path: Path, page: Path, width: int, *, axe: bool = False) -> dict[str, Any]:
+    """Run ``PROBE_JS`` (after axe-core, with ``axe``) on a copy of ``page`` shown in
+    an iframe ``width`` px wide; what it measured."""
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    scripts = ""
+    if axe:
+        assert AXE is not None
+        scripts += "<script>" + AXE.read_text(encoding="utf-8") + "</script>"
+    scripts += "<script>" + PROBE_JS + "</script>"
+    copy = tmp_path / f"probe-{width}-{page.parent.name}.html"
+    copy.write_text(text.replace("</body>", scripts + "</body>"), encoding="utf-8")
+    frame = tmp_path / f"frame-{width}-{page.parent.name}.html"
+    frame.write_text(
+        f'<!DOCTYPE html><body style="margin:0"><iframe src="{copy.name}" width="{width}" '
+        'height="900" style="border:0"></iframe></body>',
+        encoding="utf-8",
+    )
+    done = _browser(tmp_path, frame.resolve().as_uri(), "--dump-dom", "--virtual-time-budget=60000")
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = _PROBE.search(done.stderr)
+    assert found is not None, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(found.group(1))
+    return result
 
 
 def _screenshot(tmp_path: Path, page: Path, name: str) -> Path:
@@ -264,3 +329,45 @@ def test_injection_corpus_spec_renders_inert_and_exact(tmp_path: Path) -> None:
     assert "script" not in parsed.tags and parsed.handlers == []
     assert "emoji 😀🧪👩‍👩‍👧 ñandú Ωμέγα 中文 עברית" in dom
     assert "&lt;script&gt;console.error('pwned')&lt;/script&gt;" in dom
+
+
+LONG_NAMES = {
+    "mcpgen": 1,
+    "package": "long_mcp",
+    "server": {"name": "long", "version": "1.0.0"},
+    "tools": [
+        {
+            "name": f"issues.update_{index}",
+            "description": "Update an issue. " * 12,
+            "parameters": [
+                {
+                    "name": "continue_on_error",
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Keep going after a failure, " * 6,
+                },
+                {
+                    "name": "reason",
+                    "type": "string",
+                    "maxLength": 200,
+                    "pattern": "^[A-Za-z0-9 ,.;:!?()-]{0,200}$",
+                    "description": "Why.",
+                },
+                {"name": "description", "type": "string", "required": False},
+                {"name": "labels", "type": "array", "items": {"type": "string"}, "required": False},
+            ],
+        }
+        for index in range(3)
+    ],
+}
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_names_never_break_and_a_phone_never_scrolls_sideways(tmp_path: Path, width: int) -> None:
+    path = tmp_path / "spec" / "tools.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(LONG_NAMES, sort_keys=False), encoding="utf-8")
+    measured = _probe(tmp_path, _docs(path, tmp_path / "site"), width)
+    assert measured["width"] == width
+    assert measured["broken"] == []  # continue_on_error, reason, description: whole
+    assert measured["scrollWidth"] <= width  # no sideways scrolling, the rows stack
