@@ -509,3 +509,36 @@ def test_the_same_change_in_unrelated_tools_stays_per_tool(tmp_path: Path) -> No
     changes = _section(html, "mcpgen:changes")
     assert re.findall(r'<tr class="sev-(\w+)">', changes) == ["breaking", "breaking"]
     assert "used by" not in changes
+
+
+def test_union_choices_are_named_by_title_or_by_what_tells_them_apart(tmp_path: Path) -> None:
+    closing = {
+        "type": "object",
+        "properties": {"op": {"const": "close"}, "reason": {"type": "string"}},
+        "required": ["op"],
+    }
+    opening = {"type": "object", "properties": {"op": {"enum": ["open"]}}, "required": ["op"]}
+    titled = {"title": "By number", "type": "object", "properties": {"n": {"type": "integer"}}}
+    document = {
+        "mcpgen": 1,
+        "package": "union_mcp",
+        "server": {"name": "union", "version": "1.0.0"},
+        "types": {"Issue": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+        "tools": [
+            {
+                "name": "act",
+                "parameters": [{"name": "action", "oneOf": [closing, opening]}],
+            },
+            {
+                "name": "find",
+                "parameters": [{"name": "target", "anyOf": [titled, {"$ref": "#/types/Issue"}]}],
+            },
+        ],
+    }
+    html = _page(_spec(tmp_path, document))
+    act = _section(html, "act")
+    assert '<p class="choice"><code>op = &#34;close&#34;</code></p>' in act
+    assert '<p class="choice"><code>op = &#34;open&#34;</code></p>' in act
+    find = _section(html, "find")
+    assert '<p class="choice"><b>By number</b></p>' in find
+    assert '<a class="ref" href="#type:Issue">Issue</a>' in find  # a $ref choice: its name
