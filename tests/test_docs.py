@@ -121,7 +121,10 @@ def test_tool_section_shows_everything_the_spec_says() -> None:
     assert "https://example.com/sun.png" in tool and "<img" not in tool
     assert "(not loaded: this page fetches nothing)" in tool
     assert "&#34;team&#34;: &#34;forecasting&#34;" in tool  # _meta
-    assert "isError: true" in tool
+    assert "isError: true" not in tool  # said once, for every tool, in the header
+    header = _section(_page(), "mcpgen:server")
+    assert "<dt>Every tool</dt><dd>On failure: a result with <code>isError: true</code>" in header
+    assert _page().count("isError: true") == 2  # the header's line and the how-to
     observe = _section(_page(), "report_observation")
     assert (
         "pattern <code>^[A-Z]{4}$</code>" in observe and "format <code>date-time</code>" in observe
@@ -132,10 +135,13 @@ def test_tool_section_shows_everything_the_spec_says() -> None:
 def test_unset_hints_and_plain_returns() -> None:
     html = _page()
     plain = _section(html, "current_temperature")
-    assert (
-        "Hints not declared, so a client assumes: destructive, not idempotent, open-world."
-    ) in plain
-    assert "a number, sent as JSON text" in plain and "<code>forbidden</code>" in plain
+    # read-only: MCP gives destructive/idempotent meaning only when readOnlyHint is false
+    assert "Hints not declared, so a client assumes: open-world." in plain
+    assert "a number, sent as JSON text" in plain
+    assert "<code>forbidden</code>" not in plain and "Timeout" not in plain  # the defaults
+    alerts = _section(html, "alerts.search")  # not read-only: every unset hint applies
+    assert "assumes: not read-only, destructive, not idempotent, open-world." in alerts
+    assert "async def alerts_search (named)" in alerts.split('<details class="impl">')[1]
     alerts = _section(html, "alerts.search")
     assert '<a class="ref" href="#type:Region">Region</a>' in alerts
     assert "async def alerts_search (named)" in alerts
@@ -542,3 +548,29 @@ def test_union_choices_are_named_by_title_or_by_what_tells_them_apart(tmp_path: 
     find = _section(html, "find")
     assert '<p class="choice"><b>By number</b></p>' in find
     assert '<a class="ref" href="#type:Issue">Issue</a>' in find  # a $ref choice: its name
+
+
+def test_no_parameters_is_one_line_and_articles_fit_the_type(tmp_path: Path) -> None:
+    document = {
+        "mcpgen": 1,
+        "package": "art_mcp",
+        "server": {"name": "art", "version": "1.0.0"},
+        "types": {"Issue": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        "tools": [
+            {"name": "ping", "parameters": [], "returns": "result"},
+            {
+                "name": "get",
+                "parameters": [{"name": "n", "type": "integer"}],
+                "output_schema": {"$ref": "#/types/Issue"},
+            },
+        ],
+    }
+    html = _page(_spec(tmp_path, document))
+    ping = _section(html, "ping")
+    assert '<div class="oneline" id="ping:input"><b>Parameters:</b> <span class="none">' in ping
+    assert ">Parameters</h4>" not in ping
+    caller, implementer = ping.split('<details class="impl">')
+    assert "passed through" not in caller and "CallToolResult" not in caller
+    assert "the server passes it through unchanged" in implementer
+    get = _section(html, "get")
+    assert '<code>structuredContent</code> is an <a class="ref" href="#type:Issue">' in get

@@ -31,6 +31,7 @@ _HINTS: Final = (
     ("idempotent", "idempotentHint", "idempotent", "not idempotent", False, ("good", "muted")),
     ("open_world", "openWorldHint", "open-world", "closed-world", True, ("info", "muted")),
 )
+_WRITE_HINTS: Final = ("destructive", "idempotent")
 _RETURNS: Final = {
     "string": "text: one text content block",
     "integer": "an integer, sent as JSON text in a text content block",
@@ -39,7 +40,13 @@ _RETURNS: Final = {
     "object": "a JSON object, sent as JSON text in a text content block",
     "array": "a JSON array, sent as JSON text in a text content block",
     "content": "MCP content blocks (text, image, audio, resource links…), as the tool sends them",
-    "result": "the whole CallToolResult (content, structuredContent, _meta), passed through",
+    "result": "content blocks and, when the tool sends it, structuredContent, as the tool sends them",
+}
+# What only the server's author needs, per ``returns``: shown under "For implementers".
+_RETURNS_IMPL: Final = {
+    "result": "the handler returns the whole CallToolResult (content, structuredContent, "
+    "_meta); the server passes it through unchanged",
+    "content": "the handler returns a list of MCP content blocks, sent as they are",
 }
 _TASKS: Final = {
     "forbidden": "a plain call (no task)",
@@ -79,6 +86,7 @@ class ToolView:
     heading: str
     description: Markup
     params: Markup
+    has_params: bool
     output: Markup | None
     returns: str | None
     output_type: str | None  # anchor of the shared type the output schema is
@@ -86,8 +94,10 @@ class ToolView:
     hints_unset: str
     tasks: str
     task_support: str
-    timeout: str
+    timeout: str | None  # None: no timeout (the page says so once, for every tool)
     handler: str
+    returns_impl: str | None  # what the handler returns, for implementers
+    output_article: str  # "a" or "an", before the output type's name
     icons: list[IconView]
     meta: str | None
     example: Example
@@ -146,7 +156,7 @@ def tool_view(
     if tool.input_schema.get("properties"):
         params = renderer.object_table(tool.input_schema)
     else:
-        params = Markup('<p class="none">No parameters.</p>') + renderer.object_notes(
+        params = Markup('<span class="none">No parameters.</span>') + renderer.object_notes(
             tool.input_schema, 0
         )
     output = None
@@ -159,6 +169,7 @@ def tool_view(
         ).object_table(tool.output_schema)
     local_defs = _local_defs(contract, tool, local)
     badges, unset = _hint_badges(tool.hints)
+    output_name = tool.output_type_ref or ""
     if tool.task_support != "forbidden":
         badges.append(Badge(f"tasks: {tool.task_support}", "info", _TASKS[tool.task_support]))
     return ToolView(
@@ -167,6 +178,7 @@ def tool_view(
         heading=tool.title or tool.annotations_title or tool.name,
         description=Markup(render_markdown(tool.description)) if tool.description else Markup(""),
         params=params,
+        has_params=bool(tool.input_schema.get("properties")),
         output=output,
         returns=None if tool.output_schema is not None else _RETURNS[tool.returns],
         output_type=None if tool.output_type_ref is None else tool.output_type_ref,
@@ -174,8 +186,10 @@ def tool_view(
         hints_unset=unset,
         tasks=_TASKS[tool.task_support],
         task_support=tool.task_support,
-        timeout="none" if tool.timeout is None else f"{tool.timeout:g} s",
+        timeout=None if tool.timeout is None else f"{tool.timeout:g} s",
         handler=f"{'async def' if tool.is_async else 'def'} {tool.py_name} ({tool.callback})",
+        returns_impl=None if tool.output_schema is not None else _RETURNS_IMPL.get(tool.returns),
+        output_article=article(output_name),
         icons=[_icon(icon) for icon in tool.icons],
         meta=None if tool.meta is None else json.dumps(tool.meta, indent=2, ensure_ascii=False),
         example=_example(tool, client_class),
@@ -213,6 +227,8 @@ def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
     unset: list[str] = []
     for attribute, wire, yes, no, default, kinds in _HINTS:
         value = getattr(hints, attribute)
+        if value is None and hints.read_only is True and attribute in _WRITE_HINTS:
+            continue  # MCP gives them meaning only when readOnlyHint is false
         if value is None:
             unset.append(yes if default else no)
             continue
@@ -220,6 +236,11 @@ def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
             Badge(yes if value else no, kinds[0 if value else 1], f"{wire}: {str(value).lower()}")
         )
     return badges, ", ".join(unset)
+
+
+def article(word: str) -> str:
+    """``a`` or ``an`` before a type's name, by its first letter (``an Issue``)."""
+    return "an" if word[:1].lower() in ("a", "e", "i", "o", "u") else "a"
 
 
 def _icon(icon: ir.Icon) -> IconView:
