@@ -574,3 +574,12 @@ def test_no_parameters_is_one_line_and_articles_fit_the_type(tmp_path: Path) -> 
     assert "the server passes it through unchanged" in implementer
     get = _section(html, "get")
     assert '<code>structuredContent</code> is an <a class="ref" href="#type:Issue">' in get
+
+
+def test_nothing_but_the_skip_link_disappears_when_printed() -> None:
+    html = _page()
+    css = html[html.index("<style>") : html.index("</style>")]
+    printed = css[css.index("@media print") :]
+    hidden = re.findall(r"([^{}]+)\{[^}]*display: none", printed)
+    assert [selector.strip() for selector in hidden] == [".skip"]
+    assert "details::details-content { content-visibility: visible;" in printed

@@ -128,7 +128,9 @@ def _load(tmp_path: Path, page: Path) -> tuple[str, list[str]]:
     return done.stdout, _CONSOLE.findall(done.stderr)
 
 
-def _probe(tmp_path: Path, page: Path, width: int, *, axe: bool = False) -> dict[str, Any]:
+def _probe(
+    tmp_path: Path, page: Path, width: int, *, axe: bool = False, dark: bool = False
+) -> dict[str, Any]:
     """Run ``PROBE_JS`` (after axe-core, with ``axe``) on a copy of ``page`` shown in
     an iframe ``width`` px wide; what it measured."""
     text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
@@ -139,13 +141,16 @@ def _probe(tmp_path: Path, page: Path, width: int, *, axe: bool = False) -> dict
     scripts += "<script>" + PROBE_JS + "</script>"
     copy = tmp_path / f"probe-{width}-{page.parent.name}.html"
     copy.write_text(text.replace("</body>", scripts + "</body>"), encoding="utf-8")
-    frame = tmp_path / f"frame-{width}-{page.parent.name}.html"
+    frame = tmp_path / f"frame-{width}-{page.parent.name}-{dark}.html"
     frame.write_text(
         f'<!DOCTYPE html><body style="margin:0"><iframe src="{copy.name}" width="{width}" '
         'height="900" style="border:0"></iframe></body>',
         encoding="utf-8",
     )
-    done = _browser(tmp_path, frame.resolve().as_uri(), "--dump-dom", "--virtual-time-budget=60000")
+    extra = ["--blink-settings=preferredColorScheme=0"] if dark else []  # 0: dark
+    done = _browser(
+        tmp_path, frame.resolve().as_uri(), "--dump-dom", "--virtual-time-budget=60000", *extra
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     found = _PROBE.search(done.stderr)
     assert found is not None, done.stderr[-3000:]
@@ -371,3 +376,49 @@ def test_names_never_break_and_a_phone_never_scrolls_sideways(tmp_path: Path, wi
     assert measured["width"] == width
     assert measured["broken"] == []  # continue_on_error, reason, description: whole
     assert measured["scrollWidth"] <= width  # no sideways scrolling, the rows stack
+
+
+def _changed_weather(tmp_path: Path) -> Path:
+    """The weather page with changes since the example spec (the diff page's spec)."""
+    spec = yaml.safe_load(WEATHER.read_text(encoding="utf-8"))
+    spec["tools"][0]["parameters"][1]["maximum"] = 7
+    del spec["tools"][3]
+    path = tmp_path / "new" / "tools.yaml"
+    path.parent.mkdir()
+    shutil.copytree(WEATHER.parent / "schemas", path.parent / "schemas")
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return _docs(path, tmp_path / "changed", "--against", str(WEATHER))
+
+
+@pytest.mark.skipif(
+    AXE is None,
+    reason="axe-core is not in node_modules (npm package axe-core; or set MCPGEN_AXE_CORE "
+    "to its axe.min.js): the accessibility checks of mcpgen docs cannot run",
+)
+@pytest.mark.parametrize(("width", "dark"), [(1280, False), (390, True)])
+def test_axe_finds_no_serious_or_critical_violation(tmp_path: Path, width: int, dark: bool) -> None:
+    path = tmp_path / "long" / "tools.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(LONG_NAMES, sort_keys=False), encoding="utf-8")
+    for page in (
+        _docs(WEATHER, tmp_path / "weather"),
+        _changed_weather(tmp_path),
+        _docs(path, tmp_path / "long-site"),
+    ):
+        measured = _probe(tmp_path, page, width, axe=True, dark=dark)
+        serious = [v for v in measured["axe"] if v["impact"] in ("serious", "critical")]
+        assert serious == [], (page, serious)
+
+
+def test_a_skip_link_comes_first_and_every_anchor_link_has_a_name(tmp_path: Path) -> None:
+    dom, console = _load(tmp_path, _docs(WEATHER, tmp_path / "site"))
+    assert console == []
+    first = re.search(r"<body>\s*(<a [^>]*>[^<]*</a>)", dom)
+    assert first is not None
+    assert 'href="#mcpgen:main"' in first.group(1) and "Skip to the contract" in first.group(1)
+    assert 'id="mcpgen:main"' in dom
+    anchors = re.findall(r'<a class="anchor" href="#([^"]+)" aria-label="([^"]+)">#</a>', dom)
+    assert len(anchors) >= 6
+    labels = [label for _, label in anchors]
+    assert len(set(labels)) == len(labels)  # each names what it links to
+    assert ("get_forecast", "Link to the tool get_forecast") in anchors
