@@ -4,6 +4,7 @@ The browser checks are in test_docs_browser.py, the examples in test_docs_exampl
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -250,9 +251,17 @@ def test_markdown_is_rendered_and_sanitised() -> None:
 
 def test_page_loads_nothing_and_runs_nothing() -> None:
     html = _page()
-    assert "<script" not in html and "<link" not in html and "@import" not in html
+    assert "<link" not in html and "@import" not in html
     assert not re.search(r"\bsrc=", html) and "url(" not in html
     assert "default-src 'none'" in html  # and the browser is told so
+    # one script, the page's own, allowed by its hash and by nothing else
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.DOTALL)
+    assert len(scripts) == 1 and html.count("<script") == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode("utf-8")).digest()).decode()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert policy is not None
+    assert f"script-src 'sha256-{digest}';" in policy.group(1)
+    assert "unsafe-inline" not in policy.group(1).split("script-src")[1].split(";")[0]
 
 
 def test_same_spec_same_bytes_in_fresh_processes(tmp_path: Path) -> None:
@@ -494,11 +503,11 @@ def test_a_shared_type_change_is_one_row_used_by_every_tool(tmp_path: Path) -> N
     assert changes.count('<a href="#report_') == 20  # each tool listed, linked
     assert f"Changes since <code>{old}</code>" in changes  # named as the user gave it
     assert changes.index('class="note legend"') < changes.index("<table")  # legend first
-    toc = html[: html.index("<main>")]
+    toc = html[: html.index("<main ")]
     assert toc.count('<span class="mark"') == 20  # changed tools marked in the sidebar
     tool = _section(html, "report_03")
-    assert '<tr class="changed"><td class="name"><code>region</code>' in tool
-    assert '<tr><td class="name"><code>note</code>' in tool  # an unchanged row is not marked
+    assert re.search(r'<tr class="changed"><td class="name"><a [^>]*><code>region</code>', tool)
+    assert re.search(r'<tr><td class="name"><a [^>]*><code>note</code>', tool)  # unchanged
 
 
 def test_the_same_change_in_unrelated_tools_stays_per_tool(tmp_path: Path) -> None:
@@ -581,5 +590,48 @@ def test_nothing_but_the_skip_link_disappears_when_printed() -> None:
     css = html[html.index("<style>") : html.index("</style>")]
     printed = css[css.index("@media print") :]
     hidden = re.findall(r"([^{}]+)\{[^}]*display: none", printed)
-    assert [selector.strip() for selector in hidden] == [".skip"]
+    assert [selector.strip() for selector in hidden] == [".skip, input.filter"]
     assert "details::details-content { content-visibility: visible;" in printed
+
+
+def test_navigation_for_many_tools(tmp_path: Path) -> None:
+    tools = [
+        {"name": name, "description": f"Does {name}. More words that the overview leaves out."}
+        for name in ("issues.create", "ping", "issues.close", "pulls.merge", "issues.list")
+    ]
+    tools[0]["parameters"] = [{"name": "title", "type": "string"}]
+    tools[0]["hints"] = {"read_only": False, "destructive": False}
+    document = {
+        "mcpgen": 1,
+        "package": "nav_mcp",
+        "server": {"name": "nav", "version": "1.0.0"},
+        "tools": tools,
+    }
+    html = _page(_spec(tmp_path, document))
+    toc = html[html.index('<nav class="toc"') : html.index("</nav>")]
+    # grouped by prefix, a group where its first tool is; a lone prefix stays alone
+    assert re.findall(r'<li data-name="([^"]+)">', toc) == [
+        "issues.create", "issues.close", "issues.list", "ping", "pulls.merge"
+    ]  # fmt: skip
+    assert '<code>issues.*</code> <span class="count">3</span>' in toc
+    assert "pulls.*" not in toc
+    assert '<details class="toc-list">' in toc  # folded on a phone, open beside the page
+    # the sections follow the contents' order
+    order = re.findall(r'<section class="card tool" id="([^"]+)">', html)
+    assert order == ["issues.create", "issues.close", "issues.list", "ping", "pulls.merge"]
+    overview = html[
+        html.index('<table class="overview">') : html.index(
+            "</table>", html.index('<table class="overview">')
+        )
+    ]
+    assert overview.count("<tr>") == 6  # the head and one row per tool
+    assert '<a href="#issues.create"><code>issues.create</code></a>' in overview
+    assert "Does issues.create.</td>" in overview and "More words" not in overview
+    assert '<span class="pill good">non-destructive</span>' in overview
+    # each parameter can be linked to
+    create = _section(html, "issues.create")
+    assert (
+        '<a class="param" id="issues.create:input.title" href="#issues.create:input.title">'
+        "<code>title</code></a>"
+    ) in create
+    assert html.index('<a class="skip" href="#mcpgen:main">') < html.index("<nav")

@@ -85,6 +85,7 @@ class ToolView:
     anchor: str
     heading: str
     description: Markup
+    summary: str  # the description's first sentence, plain text, for the overview
     params: Markup
     has_params: bool
     output: Markup | None
@@ -177,6 +178,7 @@ def tool_view(
         anchor=tool.name,
         heading=tool.title or tool.annotations_title or tool.name,
         description=Markup(render_markdown(tool.description)) if tool.description else Markup(""),
+        summary=one_line(tool.description or ""),
         params=params,
         has_params=bool(tool.input_schema.get("properties")),
         output=output,
@@ -236,6 +238,15 @@ def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
             Badge(yes if value else no, kinds[0 if value else 1], f"{wire}: {str(value).lower()}")
         )
     return badges, ", ".join(unset)
+
+
+def one_line(text: str, limit: int = 140) -> str:
+    """The first sentence of a Markdown description as plain text, cut at ``limit``."""
+    plain = " ".join(Markup(render_markdown(text.strip().split("\n\n", 1)[0])).striptags().split())
+    end = plain.find(". ")
+    if end != -1:
+        plain = plain[: end + 1]
+    return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
 
 
 def article(word: str) -> str:

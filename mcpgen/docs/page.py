@@ -14,14 +14,14 @@ from markupsafe import Markup
 
 from .. import __version__, ir
 from .markdown import render_markdown
-from .model import tool_view, type_views
+from .model import ToolView, tool_view, type_views
 
 if TYPE_CHECKING:
     import jinja2
 
     from .changes import ChangeRow, ChangeSummary
 
-__all__ = ["INDEX", "render_page", "write_page"]
+__all__ = ["INDEX", "render_page", "tool_groups", "write_page"]
 
 INDEX = "index.html"
 
@@ -54,6 +54,8 @@ def render_page(contract: ir.Contract, changes: ChangeSummary | None = None) -> 
         for tool in contract.tools
     ]
     instructions = contract.server.instructions
+    script, script_hash = _script()
+    groups = tool_groups(tools)
     return (
         _environment()
         .get_template("page.html.jinja")
@@ -62,13 +64,49 @@ def render_page(contract: ir.Contract, changes: ChangeSummary | None = None) -> 
             server=contract.server,
             heading=contract.server.title or contract.server.name,
             instructions=Markup(render_markdown(instructions)) if instructions else None,
-            tools=tools,
+            tools=[view for _, members in groups for view in members],
+            groups=groups,
+            script=script,
+            script_hash=script_hash,
             types=type_views(contract),
             changes=changes,
             client_class=client_class,
             version=__version__,
         )
     )
+
+
+@lru_cache(maxsize=1)
+def _script() -> tuple[Markup, str]:
+    """The page's one script (a filter for the contents, the current section marked)
+    and its CSP hash: the policy allows exactly this script, and the page works
+    without it."""
+    import base64
+    import hashlib
+
+    from ..paths import templates_dir
+
+    text = (templates_dir() / "docs" / "page.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return Markup(text), f"sha256-{digest}"
+
+
+def tool_groups(tools: list[ToolView]) -> list[tuple[str | None, list[ToolView]]]:
+    """Tools grouped by the prefix of their names (``issues.create`` → ``issues``) when
+    two or more share one, each group where its first tool is; the rest alone."""
+    prefixes = [view.name.split(".", 1)[0] if "." in view.name else None for view in tools]
+    shared = {p for p in prefixes if p is not None and prefixes.count(p) > 1}
+    groups: list[tuple[str | None, list[ToolView]]] = []
+    where: dict[str, int] = {}
+    for view, prefix in zip(tools, prefixes, strict=True):
+        if prefix in shared and prefix is not None:
+            if prefix not in where:
+                where[prefix] = len(groups)
+                groups.append((prefix, []))
+            groups[where[prefix]][1].append(view)
+        else:
+            groups.append((None, [view]))
+    return groups
 
 
 def write_page(directory: Path, html: str, *, check: bool = False) -> str:

@@ -150,8 +150,12 @@ class SchemaRenderer:
         if isinstance(sub.get("description"), str):
             description = Markup(self.markdown(sub["description"]))
         changed = depth == 0 and name in self.changed
+        label = html("<code>{}</code>", name)
+        if depth == 0 and self.root_anchor and self.root_anchor.endswith(":input"):
+            target = f"{self.root_anchor}.{name}"  # a link to this parameter
+            label = html('<a class="param" id="{}" href="#{}">{}</a>', target, target, label)
         return (
-            html("<code>{}</code>", name)
+            label
             + (Markup(' <span class="pill changed">changed</span>') if changed else Markup("")),
             self.type_of(schema),
             need,
