@@ -203,7 +203,35 @@ def test_docs_shows_the_example_mcpgen_test_calls_with() -> None:
     assert contract is not None
     for tool in contract.tools:
         request = json.loads(tool_view(contract, tool, "WeatherClient").example.request or "")
-        assert request["params"]["arguments"] == testing.example_arguments(tool.input_schema)
+        full = testing.example_arguments(tool.input_schema)
+        properties = tool.input_schema["properties"]
+        # less the optional arguments that only repeat their default
+        needed = {
+            key: value
+            for key, value in full.items()
+            if key in tool.input_schema.get("required", [])
+            or properties[key].get("default", object()) != value
+        }
+        assert request["params"]["arguments"] == needed
+
+
+def test_examples_do_not_pad_with_defaults_and_show_a_checked_result() -> None:
+    contract = load_contract(WEATHER).contract
+    assert contract is not None
+    by_name = {tool.name: tool for tool in contract.tools}
+    alerts = tool_view(contract, by_name["alerts.search"], "WeatherClient").example
+    assert alerts.python is not None and "max_results" not in alerts.python  # default 10
+    forecast = by_name["get_forecast"]
+    example = tool_view(contract, forecast, "WeatherClient").example
+    assert example.python == (
+        'result = client.get_forecast(city="example")\n'
+        "# result: GetForecastOutput (a pydantic model)\n"
+        "# as a task: handle = client.start_get_forecast(…)\n"
+        "# handle.status(), handle.result(), handle.cancel()"
+    )
+    assert example.result is not None and forecast.output_schema is not None
+    compile_schema(forecast.output_schema)(json.loads(example.result))  # checked, as calls are
+    assert tool_view(contract, by_name["alerts.search"], "WeatherClient").example.result is None
 
 
 def test_every_tool_of_the_diff_corpus_gets_a_valid_example(tmp_path: Path) -> None:

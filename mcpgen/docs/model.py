@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from .. import ir
 from ..schemas import descriptor
-from ..testing.examples import ExampleError, example_arguments
+from ..testing.examples import ExampleError, example_arguments, example_value
 from .markdown import render_markdown
 from .schema_html import Links, SchemaRenderer
 
@@ -77,6 +77,7 @@ class Example:
     request: str | None  # the JSON-RPC tools/call request, pretty-printed
     python: str | None  # the call of the generated client method
     problem: str | None  # why there is no example
+    result: str | None = None  # an example structuredContent, valid against the output schema
 
 
 @dataclass
@@ -263,9 +264,46 @@ def _icon(icon: ir.Icon) -> IconView:
     return IconView(icon.src, inline, icon.mime_type, " ".join(icon.sizes or ()), icon.theme)
 
 
+def _needed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` without the optional ones that only repeat their default (a call
+    need not send them), when the schema still accepts what is left."""
+    from mcpgen_runtime.schema.errors import ValidationFailed
+    from mcpgen_runtime.schema.validator import compile_schema
+
+    properties = schema.get("properties")
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    if not isinstance(properties, Mapping):
+        return arguments
+    kept = {
+        key: value
+        for key, value in arguments.items()
+        if key in needed
+        or not isinstance(properties.get(key), Mapping)
+        or "default" not in properties[key]
+        or properties[key]["default"] != value
+    }
+    try:
+        compile_schema(schema)(kept)
+    except ValidationFailed:
+        return arguments
+    return kept
+
+
+def _example_result(tool: ir.Tool) -> str | None:
+    """An example ``structuredContent`` from the output schema, valid against it."""
+    if tool.output_schema is None:
+        return None
+    try:
+        value = example_value(tool.output_schema)
+    except ExampleError:
+        return None
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 def _example(tool: ir.Tool, client_class: str) -> Example:
     try:
-        arguments = example_arguments(tool.input_schema)
+        arguments = _needed(tool.input_schema, example_arguments(tool.input_schema))
     except ExampleError as exc:
         return Example(None, None, str(exc))
     request = {
@@ -288,7 +326,9 @@ def _example(tool: ir.Tool, client_class: str) -> Example:
             f"\n# as a task: handle = client.start_{tool.py_name}(…)"
             "\n# handle.status(), handle.result(), handle.cancel()"
         )
-    return Example(json.dumps(request, indent=2, ensure_ascii=False), call, None)
+    return Example(
+        json.dumps(request, indent=2, ensure_ascii=False), call, None, _example_result(tool)
+    )
 
 
 def py_literal(value: Any) -> str:
