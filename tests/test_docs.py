@@ -411,6 +411,25 @@ def test_several_specs_get_a_folder_each_and_a_symlink_is_replaced(tmp_path: Pat
     assert one_old_file.exit_code == 2 and "compares one SPEC" in one_old_file.output
 
 
+def test_several_specs_get_a_landing_page_linking_each(tmp_path: Path) -> None:
+    other = _spec(tmp_path / "other", RECURSIVE)
+    out = tmp_path / "site"
+    result = _invoke("docs", str(WEATHER), str(other), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    landing = (out / "index.html").read_text(encoding="utf-8")
+    links = re.findall(r'<td class="name"><a href="([^"]+)">([^<]+)</a>', landing)
+    assert links == [("weather_mcp/index.html", "Weather"), ("tree_mcp/index.html", "tree")]
+    for href, _ in links:
+        assert (out / href).is_file()
+    assert "default-src 'none'" in landing and "<script" not in landing
+    assert "wrote " + str(out / "index.html") + " (2 contract(s))" in result.output
+    again = _invoke("docs", str(WEATHER), str(other), "-o", str(out), "--check")
+    assert again.exit_code == 0, again.output
+    (out / "index.html").write_text("old", encoding="utf-8")
+    stale = _invoke("docs", str(WEATHER), str(other), "-o", str(out), "--check")
+    assert stale.exit_code == 1 and "index.html is stale" in stale.output
+
+
 def test_bad_docs_settings_in_pyproject(tmp_path: Path) -> None:
     shutil.copy(WEATHER, tmp_path / "tools.yaml")
     shutil.copytree(WEATHER.parent / "schemas", tmp_path / "schemas")

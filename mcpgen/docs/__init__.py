@@ -19,9 +19,19 @@ from pathlib import Path
 from .. import ir
 from ..schemas import descriptor
 from .changes import ChangeSummary, change_rows, load_report
-from .page import INDEX, render_page, write_page
+from .page import INDEX, LandingEntry, landing_entry, render_landing, render_page, write_page
 
-__all__ = ["INDEX", "ChangeSummary", "change_rows", "load_report", "render_docs", "write_page"]
+__all__ = [
+    "INDEX",
+    "ChangeSummary",
+    "LandingEntry",
+    "change_rows",
+    "landing_entry",
+    "load_report",
+    "render_docs",
+    "render_landing",
+    "write_page",
+]
 
 
 def render_docs(

@@ -6,6 +6,7 @@ mcpgen's version, in a fixed order; the same inputs give the same bytes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,15 @@ if TYPE_CHECKING:
 
     from .changes import ChangeRow, ChangeSummary
 
-__all__ = ["INDEX", "render_page", "tool_groups", "write_page"]
+__all__ = [
+    "INDEX",
+    "LandingEntry",
+    "landing_entry",
+    "render_landing",
+    "render_page",
+    "tool_groups",
+    "write_page",
+]
 
 INDEX = "index.html"
 
@@ -107,6 +116,32 @@ def tool_groups(tools: list[ToolView]) -> list[tuple[str | None, list[ToolView]]
         else:
             groups.append((None, [view]))
     return groups
+
+
+@dataclass(frozen=True)
+class LandingEntry:
+    heading: str
+    version: str
+    package: str
+    tools: int
+    href: str  # relative: ``<package>/index.html``
+
+
+def landing_entry(contract: ir.Contract) -> LandingEntry:
+    """What the landing page of several specs says of one contract."""
+    return LandingEntry(
+        contract.server.title or contract.server.name,
+        contract.server.version,
+        contract.package,
+        len(contract.tools),
+        f"{contract.package}/{INDEX}",
+    )
+
+
+def render_landing(entries: list[LandingEntry]) -> str:
+    """The page linking each contract's page, in the order the specs were given."""
+    template = _environment().get_template("landing.html.jinja")
+    return template.render(entries=entries, version=__version__)
 
 
 def write_page(directory: Path, html: str, *, check: bool = False) -> str:
