@@ -290,3 +290,19 @@ def test_page_examples_run_against_the_generated_weather_server(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(done.stdout.splitlines()) == len(calls)
+
+
+def test_examples_in_the_spec_replace_generated_values(tmp_path: Path) -> None:
+    """What the README's Contract docs section promises of ``examples:``."""
+    spec = tmp_path / "tools.yaml"
+    spec.write_text(
+        "mcpgen: 1\npackage: ex_mcp\nserver: {name: ex, version: '1'}\ntools:\n"
+        "  - name: find\n    parameters:\n"
+        "      - {name: city, type: string, examples: [Paris, Lyon]}\n"
+        "      - {name: n, type: integer, minimum: 1, examples: [0, 4]}\n",
+        encoding="utf-8",
+    )
+    contract = load_contract(spec).contract
+    assert contract is not None
+    example = tool_view(contract, contract.tools[0], "ExClient").example
+    assert example.python == 'result = client.find(city="Paris", n=4)'  # 0 is refused
