@@ -4,6 +4,7 @@ The browser checks are in test_docs_browser.py, the examples in test_docs_exampl
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -121,7 +122,10 @@ def test_tool_section_shows_everything_the_spec_says() -> None:
     assert "https://example.com/sun.png" in tool and "<img" not in tool
     assert "(not loaded: this page fetches nothing)" in tool
     assert "&#34;team&#34;: &#34;forecasting&#34;" in tool  # _meta
-    assert "isError: true" in tool
+    assert "isError: true" not in tool  # said once, for every tool, in the header
+    header = _section(_page(), "mcpgen:server")
+    assert "<dt>Every tool</dt><dd>On failure: a result with <code>isError: true</code>" in header
+    assert _page().count("isError: true") == 2  # the header's line and the how-to
     observe = _section(_page(), "report_observation")
     assert (
         "pattern <code>^[A-Z]{4}$</code>" in observe and "format <code>date-time</code>" in observe
@@ -132,17 +136,17 @@ def test_tool_section_shows_everything_the_spec_says() -> None:
 def test_unset_hints_and_plain_returns() -> None:
     html = _page()
     plain = _section(html, "current_temperature")
-    assert (
-        "Hints not declared, so a client assumes: destructive, not idempotent, open-world."
-    ) in plain
-    assert "a number, sent as JSON text" in plain and "<code>forbidden</code>" in plain
+    # read-only: MCP gives destructive/idempotent meaning only when readOnlyHint is false
+    assert "Hints not declared, so a client assumes: open-world." in plain
+    assert "a number, sent as JSON text" in plain
+    assert "<code>forbidden</code>" not in plain and "Timeout" not in plain  # the defaults
+    alerts = _section(html, "alerts.search")  # not read-only: every unset hint applies
+    assert "assumes: not read-only, destructive, not idempotent, open-world." in alerts
+    assert "async def alerts_search (named)" in alerts.split('<details class="impl">')[1]
     alerts = _section(html, "alerts.search")
     assert '<a class="ref" href="#type:Region">Region</a>' in alerts
     assert "async def alerts_search (named)" in alerts
-    assert (
-        "result = client.alerts_search(\n    region={&#34;country&#34;: &#34;AA&#34;},\n"
-        "    max_results=10,\n)"
-    ) in alerts
+    assert ("result = client.alerts_search(region={&#34;country&#34;: &#34;AA&#34;})") in alerts
 
 
 def test_shared_type_sections_list_their_users() -> None:
@@ -244,9 +248,17 @@ def test_markdown_is_rendered_and_sanitised() -> None:
 
 def test_page_loads_nothing_and_runs_nothing() -> None:
     html = _page()
-    assert "<script" not in html and "<link" not in html and "@import" not in html
+    assert "<link" not in html and "@import" not in html
     assert not re.search(r"\bsrc=", html) and "url(" not in html
     assert "default-src 'none'" in html  # and the browser is told so
+    # one script, the page's own, allowed by its hash and by nothing else
+    scripts = re.findall(r"<script>(.*?)</script>", html, re.DOTALL)
+    assert len(scripts) == 1 and html.count("<script") == 1
+    digest = base64.b64encode(hashlib.sha256(scripts[0].encode("utf-8")).digest()).decode()
+    policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html)
+    assert policy is not None
+    assert f"script-src 'sha256-{digest}';" in policy.group(1)
+    assert "unsafe-inline" not in policy.group(1).split("script-src")[1].split(";")[0]
 
 
 def test_same_spec_same_bytes_in_fresh_processes(tmp_path: Path) -> None:
@@ -343,10 +355,7 @@ def test_against_a_git_ref_and_from_config(tmp_path: Path) -> None:
     result = _invoke("docs", str(spec), "-o", str(tmp_path / "site"), "--against", "HEAD")
     assert result.exit_code == 0, result.output
     html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
-    assert (
-        "Changes since <code>HEAD:tools.yaml</code>" in html
-        and "PARAM_CONSTRAINT_TIGHTENED" in html
-    )
+    assert "Changes since <code>HEAD</code>" in html and "PARAM_CONSTRAINT_TIGHTENED" in html
     (repo / "pyproject.toml").write_text(
         '[tool.mcpgen]\nspecs = ["tools.yaml"]\ndocs-output = "site"\ndocs-against = "HEAD"\n',
         encoding="utf-8",
@@ -402,6 +411,25 @@ def test_several_specs_get_a_folder_each_and_a_symlink_is_replaced(tmp_path: Pat
     assert one_old_file.exit_code == 2 and "compares one SPEC" in one_old_file.output
 
 
+def test_several_specs_get_a_landing_page_linking_each(tmp_path: Path) -> None:
+    other = _spec(tmp_path / "other", RECURSIVE)
+    out = tmp_path / "site"
+    result = _invoke("docs", str(WEATHER), str(other), "-o", str(out))
+    assert result.exit_code == 0, result.output
+    landing = (out / "index.html").read_text(encoding="utf-8")
+    links = re.findall(r'<td class="name"><a href="([^"]+)">([^<]+)</a>', landing)
+    assert links == [("weather_mcp/index.html", "Weather"), ("tree_mcp/index.html", "tree")]
+    for href, _ in links:
+        assert (out / href).is_file()
+    assert "default-src 'none'" in landing and "<script" not in landing
+    assert "wrote " + str(out / "index.html") + " (2 contract(s))" in result.output
+    again = _invoke("docs", str(WEATHER), str(other), "-o", str(out), "--check")
+    assert again.exit_code == 0, again.output
+    (out / "index.html").write_text("old", encoding="utf-8")
+    stale = _invoke("docs", str(WEATHER), str(other), "-o", str(out), "--check")
+    assert stale.exit_code == 1 and "index.html is stale" in stale.output
+
+
 def test_bad_docs_settings_in_pyproject(tmp_path: Path) -> None:
     shutil.copy(WEATHER, tmp_path / "tools.yaml")
     shutil.copytree(WEATHER.parent / "schemas", tmp_path / "schemas")
@@ -449,3 +477,177 @@ def test_no_changes_says_so() -> None:
     changes = _section(html, "mcpgen:changes")
     assert "No changes." in changes and ">0 breaking</span>" in changes
     assert 'class="pill changed"' not in html
+
+
+def _shared_type_specs(tmp_path: Path, tools: int) -> tuple[Path, Path]:
+    """OLD and NEW of a contract whose ``tools`` tools all take a shared ``Region``;
+    NEW adds one enum value to it."""
+
+    def document(regions: list[str]) -> dict[str, Any]:
+        return {
+            "mcpgen": 1,
+            "package": "shared_mcp",
+            "server": {"name": "shared", "version": "1.0.0"},
+            "types": {"Region": {"enum": regions}},
+            "tools": [
+                {
+                    "name": f"report_{index:02d}",
+                    "parameters": [
+                        {"name": "region", "$ref": "#/types/Region"},
+                        {"name": "note", "type": "string", "required": False},
+                    ],
+                }
+                for index in range(tools)
+            ],
+        }
+
+    old = _spec(tmp_path / "old", document(["north", "south"]))
+    new = _spec(tmp_path / "new", document(["north", "south", "east"]))
+    return old, new
+
+
+def test_a_shared_type_change_is_one_row_used_by_every_tool(tmp_path: Path) -> None:
+    old, new = _shared_type_specs(tmp_path, 20)
+    result = _invoke("docs", str(new), "-o", str(tmp_path / "site"), "--against", str(old))
+    assert result.exit_code == 0, result.output
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    changes = html[html.index('id="mcpgen:changes"') : html.index('id="mcpgen:tools"')]
+    rows = re.findall(r'<tr class="sev-(\w+)">', changes)
+    assert rows == ["compatible"]  # one row for one cause, not 20
+    assert "used by 20 tools</summary>" in changes and "type Region:" in changes
+    assert "PARAM_ENUM_VALUE_ADDED" in changes and "types.Region.enum" in changes
+    assert changes.count('<a href="#report_') == 20  # each tool listed, linked
+    assert f"Changes since <code>{old}</code>" in changes  # named as the user gave it
+    assert changes.index('class="note legend"') < changes.index("<table")  # legend first
+    toc = html[: html.index("<main ")]
+    assert toc.count('<span class="mark"') == 20  # changed tools marked in the sidebar
+    tool = _section(html, "report_03")
+    assert re.search(r'<tr class="changed"><td class="name"><a [^>]*><code>region</code>', tool)
+    assert re.search(r'<tr><td class="name"><a [^>]*><code>note</code>', tool)  # unchanged
+
+
+def test_the_same_change_in_unrelated_tools_stays_per_tool(tmp_path: Path) -> None:
+    old, new = _shared_type_specs(tmp_path, 2)
+    document = yaml.safe_load(new.read_text(encoding="utf-8"))
+    document["types"]["Region"]["enum"] = ["north", "south"]
+    document["tools"][0]["parameters"][1]["maxLength"] = 5
+    document["tools"][1]["parameters"][1]["maxLength"] = 9
+    new = _spec(tmp_path / "new", document)
+    contract = load_contract(new).contract
+    assert contract is not None
+    html = render_docs(contract, new, str(old), label="v1.2.0")
+    assert "Changes since <code>v1.2.0</code>" in html
+    changes = _section(html, "mcpgen:changes")
+    assert re.findall(r'<tr class="sev-(\w+)">', changes) == ["breaking", "breaking"]
+    assert "used by" not in changes
+
+
+def test_union_choices_are_named_by_title_or_by_what_tells_them_apart(tmp_path: Path) -> None:
+    closing = {
+        "type": "object",
+        "properties": {"op": {"const": "close"}, "reason": {"type": "string"}},
+        "required": ["op"],
+    }
+    opening = {"type": "object", "properties": {"op": {"enum": ["open"]}}, "required": ["op"]}
+    titled = {"title": "By number", "type": "object", "properties": {"n": {"type": "integer"}}}
+    document = {
+        "mcpgen": 1,
+        "package": "union_mcp",
+        "server": {"name": "union", "version": "1.0.0"},
+        "types": {"Issue": {"type": "object", "properties": {"id": {"type": "integer"}}}},
+        "tools": [
+            {
+                "name": "act",
+                "parameters": [{"name": "action", "oneOf": [closing, opening]}],
+            },
+            {
+                "name": "find",
+                "parameters": [{"name": "target", "anyOf": [titled, {"$ref": "#/types/Issue"}]}],
+            },
+        ],
+    }
+    html = _page(_spec(tmp_path, document))
+    act = _section(html, "act")
+    assert '<p class="choice"><code>op = &#34;close&#34;</code></p>' in act
+    assert '<p class="choice"><code>op = &#34;open&#34;</code></p>' in act
+    find = _section(html, "find")
+    assert '<p class="choice"><b>By number</b></p>' in find
+    assert '<a class="ref" href="#type:Issue">Issue</a>' in find  # a $ref choice: its name
+
+
+def test_no_parameters_is_one_line_and_articles_fit_the_type(tmp_path: Path) -> None:
+    document = {
+        "mcpgen": 1,
+        "package": "art_mcp",
+        "server": {"name": "art", "version": "1.0.0"},
+        "types": {"Issue": {"type": "object", "properties": {"n": {"type": "integer"}}}},
+        "tools": [
+            {"name": "ping", "parameters": [], "returns": "result"},
+            {
+                "name": "get",
+                "parameters": [{"name": "n", "type": "integer"}],
+                "output_schema": {"$ref": "#/types/Issue"},
+            },
+        ],
+    }
+    html = _page(_spec(tmp_path, document))
+    ping = _section(html, "ping")
+    assert '<div class="oneline" id="ping:input"><b>Parameters:</b> <span class="none">' in ping
+    assert ">Parameters</h4>" not in ping
+    caller, implementer = ping.split('<details class="impl">')
+    assert "passed through" not in caller and "CallToolResult" not in caller
+    assert "the server passes it through unchanged" in implementer
+    get = _section(html, "get")
+    assert '<code>structuredContent</code> is an <a class="ref" href="#type:Issue">' in get
+
+
+def test_nothing_but_the_skip_link_disappears_when_printed() -> None:
+    html = _page()
+    css = html[html.index("<style>") : html.index("</style>")]
+    printed = css[css.index("@media print") :]
+    hidden = re.findall(r"([^{}]+)\{[^}]*display: none", printed)
+    assert [selector.strip() for selector in hidden] == [".skip, input.filter"]
+    assert "details::details-content { content-visibility: visible;" in printed
+
+
+def test_navigation_for_many_tools(tmp_path: Path) -> None:
+    tools = [
+        {"name": name, "description": f"Does {name}. More words that the overview leaves out."}
+        for name in ("issues.create", "ping", "issues.close", "pulls.merge", "issues.list")
+    ]
+    tools[0]["parameters"] = [{"name": "title", "type": "string"}]
+    tools[0]["hints"] = {"read_only": False, "destructive": False}
+    document = {
+        "mcpgen": 1,
+        "package": "nav_mcp",
+        "server": {"name": "nav", "version": "1.0.0"},
+        "tools": tools,
+    }
+    html = _page(_spec(tmp_path, document))
+    toc = html[html.index('<nav class="toc"') : html.index("</nav>")]
+    # grouped by prefix, a group where its first tool is; a lone prefix stays alone
+    assert re.findall(r'<li data-name="([^"]+)">', toc) == [
+        "issues.create", "issues.close", "issues.list", "ping", "pulls.merge"
+    ]  # fmt: skip
+    assert '<code>issues.*</code> <span class="count">3</span>' in toc
+    assert "pulls.*" not in toc
+    assert '<details class="toc-list">' in toc  # folded on a phone, open beside the page
+    # the sections follow the contents' order
+    order = re.findall(r'<section class="card tool" id="([^"]+)">', html)
+    assert order == ["issues.create", "issues.close", "issues.list", "ping", "pulls.merge"]
+    overview = html[
+        html.index('<table class="overview">') : html.index(
+            "</table>", html.index('<table class="overview">')
+        )
+    ]
+    assert overview.count("<tr>") == 6  # the head and one row per tool
+    assert '<a href="#issues.create"><code>issues.create</code></a>' in overview
+    assert "Does issues.create.</td>" in overview and "More words" not in overview
+    assert '<span class="pill good">non-destructive</span>' in overview
+    # each parameter can be linked to
+    create = _section(html, "issues.create")
+    assert (
+        '<a class="param" id="issues.create:input.title" href="#issues.create:input.title">'
+        "<code>title</code></a>"
+    ) in create
+    assert html.index('<a class="skip" href="#mcpgen:main">') < html.index("<nav")

@@ -4,20 +4,30 @@
 How the browser is driven: one ``chromium --headless --dump-dom`` run per page, with
 ``--enable-logging=stderr --v=0``, which prints every console message of the page to
 stderr as ``INFO:CONSOLE…] "text", source: URL``; a second run takes a screenshot.
-The page has no script, so any console message at all (an error, a blocked fetch
-reported by the Content-Security-Policy) fails the test; a control page that logs and
+The page's one script (its own, allowed by hash) logs nothing, so any console message
+at all (an error, a blocked fetch or script reported by the Content-Security-Policy)
+fails the test; a control page that logs and
 tries to fetch proves the harness sees such messages. This needs nothing but the
 Debian ``chromium`` package (no driver, no websocket client). Skipped, with the
 reason, when ``chromium`` is not installed (``.ci/run`` installs it).
+
+Measurements (layout at a phone's width, axe-core's accessibility rules) run a probe
+script in a copy of the page without its policy, inside an iframe of the wanted width
+(headless Chromium's window is never narrower than 500 px); the probe reports one
+console line ``PROBE {json}``. axe-core comes from ``node_modules/axe-core`` (or the
+file ``MCPGEN_AXE_CORE`` names); those checks skip, with the reason, without it.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -48,6 +58,37 @@ _FLAGS = (
     "--mute-audio",
 )
 _CONSOLE = re.compile(r":CONSOLE[^\]]*\] (.*)")
+_PROBE = re.compile(r'"PROBE (.*)", source:')
+AXE = next(
+    (
+        path
+        for path in (
+            Path(os.environ.get("MCPGEN_AXE_CORE", "/nonexistent")),
+            ROOT / "node_modules" / "axe-core" / "axe.min.js",
+        )
+        if path.is_file()
+    ),
+    None,
+)
+# What the probe measures: the page's width against the viewport's, every name that
+# wraps (a name in a field table, the contents or a heading), and axe-core's verdict.
+PROBE_JS = """(function () {
+  var r = {width: window.innerWidth, scrollWidth: document.documentElement.scrollWidth,
+           broken: [], mainTop: 0};
+  document.querySelectorAll("td.name code, .toc code, h3 code").forEach(function (c) {
+    if (c.getClientRects().length > 1) r.broken.push(c.textContent);
+  });
+  var main = document.querySelector("main");
+  r.mainTop = Math.round(main.getBoundingClientRect().top + window.scrollY);
+  function done() { console.log("PROBE " + JSON.stringify(r)); }
+  if (!window.axe) return done();
+  axe.run(document, {resultTypes: ["violations"]}).then(function (res) {
+    r.axe = res.violations.map(function (v) {
+      return {id: v.id, impact: v.impact, nodes: v.nodes.map(function (n) { return n.html; })};
+    });
+    done();
+  });
+})();"""
 
 HOSTILE = """Find things. <script>console.error('pwned-script')</script>
 
@@ -86,6 +127,36 @@ def _load(tmp_path: Path, page: Path) -> tuple[str, list[str]]:
     done = _browser(tmp_path, page.resolve().as_uri(), "--dump-dom")
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout, _CONSOLE.findall(done.stderr)
+
+
+def _probe(
+    tmp_path: Path, page: Path, width: int, *, axe: bool = False, dark: bool = False
+) -> dict[str, Any]:
+    """Run ``PROBE_JS`` (after axe-core, with ``axe``) on a copy of ``page`` shown in
+    an iframe ``width`` px wide; what it measured."""
+    text = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", page.read_text())
+    scripts = ""
+    if axe:
+        assert AXE is not None
+        scripts += "<script>" + AXE.read_text(encoding="utf-8") + "</script>"
+    scripts += "<script>" + PROBE_JS + "</script>"
+    copy = tmp_path / f"probe-{width}-{page.parent.name}.html"
+    copy.write_text(text.replace("</body>", scripts + "</body>"), encoding="utf-8")
+    frame = tmp_path / f"frame-{width}-{page.parent.name}-{dark}.html"
+    frame.write_text(
+        f'<!DOCTYPE html><body style="margin:0"><iframe src="{copy.name}" width="{width}" '
+        'height="900" style="border:0"></iframe></body>',
+        encoding="utf-8",
+    )
+    extra = ["--blink-settings=preferredColorScheme=0"] if dark else []  # 0: dark
+    done = _browser(
+        tmp_path, frame.resolve().as_uri(), "--dump-dom", "--virtual-time-budget=60000", *extra
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = _PROBE.search(done.stderr)
+    assert found is not None, done.stderr[-3000:]
+    result: dict[str, Any] = json.loads(found.group(1))
+    return result
 
 
 def _screenshot(tmp_path: Path, page: Path, name: str) -> Path:
@@ -159,7 +230,8 @@ def test_weather_page_in_the_browser(tmp_path: Path) -> None:
     for tool in spec["tools"]:
         assert tool["name"] in parsed.ids  # a section per tool, deep-linkable by its name
     assert "type:Day" in parsed.ids and "type:Region" in parsed.ids
-    assert "script" not in parsed.tags and parsed.handlers == []
+    assert parsed.tags.count("script") == 1 and parsed.handlers == []  # the page's own
+    assert '<input type="search" class="filter"' in dom  # it ran: the policy allows it
     # nothing that a browser would fetch: the only URLs are links and this page's anchors
     assert [u for u in parsed.urls if u[1] == "src"] == []
     assert "get_forecast" in dom and "Forecast for a city, one entry per day." in dom
@@ -192,10 +264,9 @@ def test_hostile_description_is_inert(tmp_path: Path) -> None:
     dom, console = _load(tmp_path, page)
     assert console == []  # nothing ran, nothing tried to load
     parsed = _parse(dom)
-    assert not {"script", "iframe", "svg", "style", "object", "embed"} & set(parsed.tags[1:]) - {
-        "style"
-    }
+    assert not {"iframe", "svg", "object", "embed"} & set(parsed.tags)
     assert parsed.tags.count("style") == 1  # the page's own stylesheet only
+    assert parsed.tags.count("script") == 1  # and its own script only
     assert parsed.handlers == []
     for tag, attribute, url in parsed.urls:
         assert not url.strip().lower().startswith(("javascript:", "data:", "vbscript:")), (tag, url)
@@ -261,6 +332,96 @@ def test_injection_corpus_spec_renders_inert_and_exact(tmp_path: Path) -> None:
     dom, console = _load(tmp_path, _docs(path, tmp_path / "site"))
     assert console == []
     parsed = _parse(dom)
-    assert "script" not in parsed.tags and parsed.handlers == []
+    assert parsed.tags.count("script") == 1 and parsed.handlers == []
     assert "emoji 😀🧪👩‍👩‍👧 ñandú Ωμέγα 中文 עברית" in dom
     assert "&lt;script&gt;console.error('pwned')&lt;/script&gt;" in dom
+
+
+LONG_NAMES = {
+    "mcpgen": 1,
+    "package": "long_mcp",
+    "server": {"name": "long", "version": "1.0.0"},
+    "tools": [
+        {
+            "name": f"issues.update_{index}",
+            "description": "Update an issue. " * 12,
+            "parameters": [
+                {
+                    "name": "continue_on_error",
+                    "type": "boolean",
+                    "default": False,
+                    "description": "Keep going after a failure, " * 6,
+                },
+                {
+                    "name": "reason",
+                    "type": "string",
+                    "maxLength": 200,
+                    "pattern": "^[A-Za-z0-9 ,.;:!?()-]{0,200}$",
+                    "description": "Why.",
+                },
+                {"name": "description", "type": "string", "required": False},
+                {"name": "labels", "type": "array", "items": {"type": "string"}, "required": False},
+            ],
+        }
+        for index in range(30)
+    ],
+}
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_names_never_break_and_a_phone_never_scrolls_sideways(tmp_path: Path, width: int) -> None:
+    path = tmp_path / "spec" / "tools.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(LONG_NAMES, sort_keys=False), encoding="utf-8")
+    measured = _probe(tmp_path, _docs(path, tmp_path / "site"), width)
+    assert measured["width"] == width
+    assert measured["broken"] == []  # continue_on_error, reason, description: whole
+    assert measured["scrollWidth"] <= width  # no sideways scrolling, the rows stack
+    if width < 600:  # on a phone the contents fold: the contract starts near the top
+        assert measured["mainTop"] < 400, measured["mainTop"]
+
+
+def _changed_weather(tmp_path: Path) -> Path:
+    """The weather page with changes since the example spec (the diff page's spec)."""
+    spec = yaml.safe_load(WEATHER.read_text(encoding="utf-8"))
+    spec["tools"][0]["parameters"][1]["maximum"] = 7
+    del spec["tools"][3]
+    path = tmp_path / "new" / "tools.yaml"
+    path.parent.mkdir()
+    shutil.copytree(WEATHER.parent / "schemas", path.parent / "schemas")
+    path.write_text(yaml.safe_dump(spec, sort_keys=False), encoding="utf-8")
+    return _docs(path, tmp_path / "changed", "--against", str(WEATHER))
+
+
+@pytest.mark.skipif(
+    AXE is None,
+    reason="axe-core is not in node_modules (npm package axe-core; or set MCPGEN_AXE_CORE "
+    "to its axe.min.js): the accessibility checks of mcpgen docs cannot run",
+)
+@pytest.mark.parametrize(("width", "dark"), [(1280, False), (390, True)])
+def test_axe_finds_no_serious_or_critical_violation(tmp_path: Path, width: int, dark: bool) -> None:
+    path = tmp_path / "long" / "tools.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(LONG_NAMES, sort_keys=False), encoding="utf-8")
+    for page in (
+        _docs(WEATHER, tmp_path / "weather"),
+        _changed_weather(tmp_path),
+        _docs(path, tmp_path / "long-site"),
+    ):
+        measured = _probe(tmp_path, page, width, axe=True, dark=dark)
+        serious = [v for v in measured["axe"] if v["impact"] in ("serious", "critical")]
+        assert serious == [], (page, serious)
+
+
+def test_a_skip_link_comes_first_and_every_anchor_link_has_a_name(tmp_path: Path) -> None:
+    dom, console = _load(tmp_path, _docs(WEATHER, tmp_path / "site"))
+    assert console == []
+    first = re.search(r"<body>\s*(<a [^>]*>[^<]*</a>)", dom)
+    assert first is not None
+    assert 'href="#mcpgen:main"' in first.group(1) and "Skip to the contract" in first.group(1)
+    assert 'id="mcpgen:main"' in dom
+    anchors = re.findall(r'<a class="anchor" href="#([^"]+)" aria-label="([^"]+)">#</a>', dom)
+    assert len(anchors) >= 6
+    labels = [label for _, label in anchors]
+    assert len(set(labels)) == len(labels)  # each names what it links to
+    assert ("get_forecast", "Link to the tool get_forecast") in anchors

@@ -280,7 +280,35 @@ def test_docs_shows_the_example_mcpgen_test_calls_with() -> None:
     assert contract is not None
     for tool in contract.tools:
         request = json.loads(tool_view(contract, tool, "WeatherClient").example.request or "")
-        assert request["params"]["arguments"] == testing.example_arguments(tool.input_schema)
+        full = testing.example_arguments(tool.input_schema)
+        properties = tool.input_schema["properties"]
+        # less the optional arguments that only repeat their default
+        needed = {
+            key: value
+            for key, value in full.items()
+            if key in tool.input_schema.get("required", [])
+            or properties[key].get("default", object()) != value
+        }
+        assert request["params"]["arguments"] == needed
+
+
+def test_examples_do_not_pad_with_defaults_and_show_a_checked_result() -> None:
+    contract = load_contract(WEATHER).contract
+    assert contract is not None
+    by_name = {tool.name: tool for tool in contract.tools}
+    alerts = tool_view(contract, by_name["alerts.search"], "WeatherClient").example
+    assert alerts.python is not None and "max_results" not in alerts.python  # default 10
+    forecast = by_name["get_forecast"]
+    example = tool_view(contract, forecast, "WeatherClient").example
+    assert example.python == (
+        'result = client.get_forecast(city="example")\n'
+        "# result: GetForecastOutput (a pydantic model)\n"
+        "# as a task: handle = client.start_get_forecast(…)\n"
+        "# handle.status(), handle.result(), handle.cancel()"
+    )
+    assert example.result is not None and forecast.output_schema is not None
+    compile_schema(forecast.output_schema)(json.loads(example.result))  # checked, as calls are
+    assert tool_view(contract, by_name["alerts.search"], "WeatherClient").example.result is None
 
 
 def test_every_tool_of_the_diff_corpus_gets_a_valid_example(tmp_path: Path) -> None:
@@ -339,3 +367,19 @@ def test_page_examples_run_against_the_generated_weather_server(tmp_path: Path) 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert len(done.stdout.splitlines()) == len(calls)
+
+
+def test_examples_in_the_spec_replace_generated_values(tmp_path: Path) -> None:
+    """What the README's Contract docs section promises of ``examples:``."""
+    spec = tmp_path / "tools.yaml"
+    spec.write_text(
+        "mcpgen: 1\npackage: ex_mcp\nserver: {name: ex, version: '1'}\ntools:\n"
+        "  - name: find\n    parameters:\n"
+        "      - {name: city, type: string, examples: [Paris, Lyon]}\n"
+        "      - {name: n, type: integer, minimum: 1, examples: [0, 4]}\n",
+        encoding="utf-8",
+    )
+    contract = load_contract(spec).contract
+    assert contract is not None
+    example = tool_view(contract, contract.tools[0], "ExClient").example
+    assert example.python == 'result = client.find(city="Paris", n=4)'  # 0 is refused

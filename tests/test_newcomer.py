@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -69,6 +71,24 @@ def _pip_or_skip(done: subprocess.CompletedProcess[str]) -> None:
         if not ours and ("No matching distribution" in text or "Could not find a version" in text):
             pytest.skip(f"pip cannot reach a package index:\n{text[-1500:]}")
         raise AssertionError(text)
+
+
+def _readme() -> str:
+    return (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def quickstart_install_line() -> str:
+    """The ``pip install`` line of the README's Quickstart, without its comment."""
+    quickstart = _readme().split("## Quickstart", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    lines = [line for line in quickstart.splitlines() if "pip install" in line]
+    assert len(lines) == 1, quickstart
+    return lines[0].split("#", 1)[0].strip()
+
+
+def readme_sample(command: str) -> list[str]:
+    """The output lines the README shows after ``$ command`` in a console block."""
+    block = _readme().split(f"$ {command}\n", 1)[1].split("```", 1)[0]
+    return [line for line in block.splitlines() if line.strip()]
 
 
 def _initialize(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, Any]:
@@ -137,10 +157,12 @@ def walk(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Walk]:
     state = Walk()
     state.bin = _venv(base / "venv")
     state.log = []
-    # README, Install: from a checkout (the runtime first: mcpgen depends on it)
-    _pip_or_skip(
-        _run([str(state.bin / "pip"), "install", "-q", str(ROOT / "runtime"), str(ROOT)], base)
-    )
+    # README, Quickstart: its install line exactly as printed, the checkout for its path
+    line = quickstart_install_line()
+    args = shlex.split(line.replace("/path/to/mcpgen", str(ROOT)))
+    assert args[:4] == ["python", "-m", "pip", "install"], line
+    _pip_or_skip(_run([str(state.bin / "python"), *args[1:4], "-q", *args[4:]], base))
+    state.log.append(f"$ {line}")
     state.project = base / "notes"
     state.project.mkdir()
     yield state
@@ -168,6 +190,10 @@ def test_1_init_in_an_empty_folder(walk: Walk) -> None:
 def test_2_build_with_no_arguments(walk: Walk) -> None:
     done = walk.sh(str(walk.bin / "mcpgen"), "build")
     assert "tools.yaml: wrote" in done.stdout and "notes_mcp" in done.stdout
+    # the README's sample output, but for the time it took
+    seconds = re.compile(r"\(\d+\.\d+s\)")
+    shown = [seconds.sub("(…s)", line) for line in done.stdout.splitlines()]
+    assert shown == [seconds.sub("(…s)", line) for line in readme_sample("mcpgen build")]
     assert (walk.project / "notes_mcp" / "__main__.py").is_file()
     again = walk.sh(str(walk.bin / "mcpgen"), "build", "--check")
     assert "up to date" in again.stdout
@@ -188,7 +214,10 @@ def test_3_python_m_serves_from_the_project_folder(walk: Walk) -> None:
 def test_4_the_scaffolded_test_and_mypy_pass(walk: Walk) -> None:
     # the fresh venv has what the project needs at run time; pytest and mypy come from the
     # dev venv (a newcomer installs them alongside)
-    walk.sh(str(DEV_BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
+    done = walk.sh(str(DEV_BIN / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider")
+    # the README's sample output, but for the time it took
+    summary = re.sub(r" in \d+\.\d+s$", "", done.stdout.strip().splitlines()[-1])
+    assert [done.stdout.splitlines()[0].strip(), summary] == readme_sample("python -m pytest -q")
     walk.sh(str(DEV_BIN / "mypy"), "--strict", "notes_impl.py", "tests")
 
 

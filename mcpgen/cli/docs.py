@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -18,6 +19,9 @@ from .common import (
     _unreadable,
 )
 
+if TYPE_CHECKING:
+    from ..docs import LandingEntry
+
 __all__ = ["docs"]
 
 
@@ -28,7 +32,8 @@ __all__ = ["docs"]
     "--output",
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder of the page: DIR/index.html (default: [tool.mcpgen] docs-output). "
-    "With several specs each page goes to DIR/<package>/index.html.",
+    "With several specs each page goes to DIR/<package>/index.html and DIR/index.html "
+    "links them.",
 )
 @click.option(
     "--against",
@@ -61,8 +66,9 @@ def docs(
         if config is None or config.docs_output is None:
             raise click.UsageError("no -o DIR given and no [tool.mcpgen] docs-output")
         output = config.docs_output
+    label = against
     if against is None and config is not None and config.docs_against is not None:
-        against = config.docs_against
+        against = label = config.docs_against
         if (config.root / against).is_file():  # a file named in pyproject: relative to it
             against = str(config.root / against)
     if against is not None and len(specs) > 1 and Path(against).is_file():
@@ -71,25 +77,50 @@ def docs(
             "give a git ref (each spec is read at it)"
         )
     failed = False
+    entries: list[LandingEntry] = []
     for spec in specs:
         target = output if len(specs) == 1 else None
-        failed = _one(spec, target, output, against, check=check, refs=refs) or failed
+        entry = _one(spec, target, output, (against, label), check=check, refs=refs)
+        failed = failed or entry is None
+        entries.extend([entry] if entry is not None else [])
+    if len(specs) > 1:
+        failed = _landing(output, entries, check=check) or failed
     sys.exit(1 if failed else 0)
+
+
+def _landing(output: Path, entries: list[LandingEntry], *, check: bool) -> bool:
+    """Write DIR/index.html, linking each spec's page; True when it is stale (--check)."""
+    from ..docs import INDEX, render_landing, write_page
+
+    try:
+        status = write_page(output, render_landing(entries), check=check)
+    except OSError as exc:
+        _echo_error(f"mcpgen docs: cannot write {output / INDEX}: {exc}")
+        sys.exit(2)
+    if status == "stale":
+        _echo_error(f"{output / INDEX} is stale ({len(entries)} contract(s))")
+        return True
+    _echo(f"{status} {output / INDEX} ({len(entries)} contract(s))")
+    return False
 
 
 def _one(
     spec: Path,
     target: Path | None,
     output: Path,
-    against: str | None,
+    old: tuple[str | None, str | None],
     *,
     check: bool,
     refs: bool,
-) -> bool:
-    """Render and write one spec's page; True when it failed (exits 2 on I/O errors)."""
+) -> LandingEntry | None:
+    """Render and write one spec's page; its landing entry, None when it failed (exits
+    2 on I/O errors).
+    ``old``: what to compare with, and its name as the user gave it."""
     from ..diff import DiffFailed
-    from ..docs import INDEX, render_docs, write_page
+    from ..docs import INDEX, landing_entry, render_docs, write_page
     from ..spec.load import load_contract
+
+    against, label = old
 
     started = time.perf_counter()
     loaded = load_contract(spec, allow_outside_refs=refs, allow_outside_output=True)
@@ -99,11 +130,11 @@ def _one(
         if _unreadable(spec):
             sys.exit(2)
         _echo_error(f"{spec}: invalid, no page written")
-        return True
+        return None
     contract = loaded.contract
     folder = target if target is not None else output / contract.package
     try:
-        html = render_docs(contract, spec, against, allow_outside_refs=refs)
+        html = render_docs(contract, spec, against, allow_outside_refs=refs, label=label)
     except DiffFailed as exc:
         for diagnostic in exc.diagnostics:
             _echo_error(str(diagnostic))
@@ -121,6 +152,6 @@ def _one(
         _echo_error(
             f"{spec}: {folder / INDEX} is stale ({detail}); fix: mcpgen docs {spec} -o {folder}"
         )
-        return True
+        return None
     _echo(f"{spec}: {status} {folder / INDEX} ({detail})")
-    return False
+    return landing_entry(contract)

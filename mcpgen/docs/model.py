@@ -8,7 +8,8 @@ lays it out. Text from the spec reaches the page either escaped by the template
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -16,7 +17,7 @@ from markupsafe import Markup
 
 from .. import ir
 from ..schemas import descriptor
-from ..testing.examples import ExampleError, example_arguments
+from ..testing.examples import ExampleError, example_arguments, example_value
 from .markdown import render_markdown
 from .schema_html import Links, SchemaRenderer
 
@@ -30,6 +31,7 @@ _HINTS: Final = (
     ("idempotent", "idempotentHint", "idempotent", "not idempotent", False, ("good", "muted")),
     ("open_world", "openWorldHint", "open-world", "closed-world", True, ("info", "muted")),
 )
+_WRITE_HINTS: Final = ("destructive", "idempotent")
 _RETURNS: Final = {
     "string": "text: one text content block",
     "integer": "an integer, sent as JSON text in a text content block",
@@ -38,7 +40,13 @@ _RETURNS: Final = {
     "object": "a JSON object, sent as JSON text in a text content block",
     "array": "a JSON array, sent as JSON text in a text content block",
     "content": "MCP content blocks (text, image, audio, resource links…), as the tool sends them",
-    "result": "the whole CallToolResult (content, structuredContent, _meta), passed through",
+    "result": "content blocks and, when the tool sends it, structuredContent, as the tool sends them",
+}
+# What only the server's author needs, per ``returns``: shown under "For implementers".
+_RETURNS_IMPL: Final = {
+    "result": "the handler returns the whole CallToolResult (content, structuredContent, "
+    "_meta); the server passes it through unchanged",
+    "content": "the handler returns a list of MCP content blocks, sent as they are",
 }
 _TASKS: Final = {
     "forbidden": "a plain call (no task)",
@@ -69,6 +77,7 @@ class Example:
     request: str | None  # the JSON-RPC tools/call request, pretty-printed
     python: str | None  # the call of the generated client method
     problem: str | None  # why there is no example
+    result: str | None = None  # an example structuredContent, valid against the output schema
 
 
 @dataclass
@@ -77,7 +86,9 @@ class ToolView:
     anchor: str
     heading: str
     description: Markup
+    summary: str  # the description's first sentence, plain text, for the overview
     params: Markup
+    has_params: bool
     output: Markup | None
     returns: str | None
     output_type: str | None  # anchor of the shared type the output schema is
@@ -85,8 +96,10 @@ class ToolView:
     hints_unset: str
     tasks: str
     task_support: str
-    timeout: str
+    timeout: str | None  # None: no timeout (the page says so once, for every tool)
     handler: str
+    returns_impl: str | None  # what the handler returns, for implementers
+    output_article: str  # "a" or "an", before the output type's name
     icons: list[IconView]
     meta: str | None
     example: Example
@@ -115,25 +128,50 @@ def _anchors(contract: ir.Contract, schema: Mapping[str, Any], local: str) -> Li
     return Links(anchors)
 
 
-def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolView:
+def _changed_fields(tool: str, changes: Sequence[Any], side: str) -> frozenset[str]:
+    """The top-level fields of ``side`` (inputSchema, outputSchema) a change concerns."""
+    prefix = f"{side}.properties."
+    names = set()
+    for row in changes:
+        for name, path in row.paths:
+            if name == tool and path.startswith(prefix):
+                rest = path[len(prefix) :]
+                names.add(
+                    json.loads(rest[1:].split("]")[0])
+                    if rest.startswith('["')
+                    else re.split(r"[.\[]", rest)[0]
+                )
+    return frozenset(names)
+
+
+def tool_view(
+    contract: ir.Contract, tool: ir.Tool, client_class: str, changes: Sequence[Any] = ()
+) -> ToolView:
     local = f"def:{tool.name}:"
     published = descriptor(tool)
     in_links = _anchors(contract, tool.input_schema, local)
-    renderer = SchemaRenderer(in_links, root_anchor=f"{tool.name}:input")
+    renderer = SchemaRenderer(
+        in_links,
+        root_anchor=f"{tool.name}:input",
+        changed=_changed_fields(tool.name, changes, "inputSchema"),
+    )
     if tool.input_schema.get("properties"):
         params = renderer.object_table(tool.input_schema)
     else:
-        params = Markup('<p class="none">No parameters.</p>') + renderer.object_notes(
+        params = Markup('<span class="none">No parameters.</span>') + renderer.object_notes(
             tool.input_schema, 0
         )
     output = None
     if tool.output_schema is not None and tool.output_type_ref is None:
         out_links = _anchors(contract, tool.output_schema, local)
-        output = SchemaRenderer(out_links, root_anchor=f"{tool.name}:output").object_table(
-            tool.output_schema
-        )
+        output = SchemaRenderer(
+            out_links,
+            root_anchor=f"{tool.name}:output",
+            changed=_changed_fields(tool.name, changes, "outputSchema"),
+        ).object_table(tool.output_schema)
     local_defs = _local_defs(contract, tool, local)
     badges, unset = _hint_badges(tool.hints)
+    output_name = tool.output_type_ref or ""
     if tool.task_support != "forbidden":
         badges.append(Badge(f"tasks: {tool.task_support}", "info", _TASKS[tool.task_support]))
     return ToolView(
@@ -141,7 +179,9 @@ def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolVi
         anchor=tool.name,
         heading=tool.title or tool.annotations_title or tool.name,
         description=Markup(render_markdown(tool.description)) if tool.description else Markup(""),
+        summary=one_line(tool.description or ""),
         params=params,
+        has_params=bool(tool.input_schema.get("properties")),
         output=output,
         returns=None if tool.output_schema is not None else _RETURNS[tool.returns],
         output_type=None if tool.output_type_ref is None else tool.output_type_ref,
@@ -149,13 +189,16 @@ def tool_view(contract: ir.Contract, tool: ir.Tool, client_class: str) -> ToolVi
         hints_unset=unset,
         tasks=_TASKS[tool.task_support],
         task_support=tool.task_support,
-        timeout="none" if tool.timeout is None else f"{tool.timeout:g} s",
+        timeout=None if tool.timeout is None else f"{tool.timeout:g} s",
         handler=f"{'async def' if tool.is_async else 'def'} {tool.py_name} ({tool.callback})",
+        returns_impl=None if tool.output_schema is not None else _RETURNS_IMPL.get(tool.returns),
+        output_article=article(output_name),
         icons=[_icon(icon) for icon in tool.icons],
         meta=None if tool.meta is None else json.dumps(tool.meta, indent=2, ensure_ascii=False),
         example=_example(tool, client_class),
         local_defs=local_defs,
         descriptor=json.dumps(published, indent=2, ensure_ascii=False),
+        changes=list(changes),
     )
 
 
@@ -187,6 +230,8 @@ def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
     unset: list[str] = []
     for attribute, wire, yes, no, default, kinds in _HINTS:
         value = getattr(hints, attribute)
+        if value is None and hints.read_only is True and attribute in _WRITE_HINTS:
+            continue  # MCP gives them meaning only when readOnlyHint is false
         if value is None:
             unset.append(yes if default else no)
             continue
@@ -194,6 +239,20 @@ def _hint_badges(hints: ir.Hints) -> tuple[list[Badge], str]:
             Badge(yes if value else no, kinds[0 if value else 1], f"{wire}: {str(value).lower()}")
         )
     return badges, ", ".join(unset)
+
+
+def one_line(text: str, limit: int = 140) -> str:
+    """The first sentence of a Markdown description as plain text, cut at ``limit``."""
+    plain = " ".join(Markup(render_markdown(text.strip().split("\n\n", 1)[0])).striptags().split())
+    end = plain.find(". ")
+    if end != -1:
+        plain = plain[: end + 1]
+    return plain if len(plain) <= limit else plain[: limit - 1].rstrip() + "…"
+
+
+def article(word: str) -> str:
+    """``a`` or ``an`` before a type's name, by its first letter (``an Issue``)."""
+    return "an" if word[:1].lower() in ("a", "e", "i", "o", "u") else "a"
 
 
 def _icon(icon: ir.Icon) -> IconView:
@@ -205,9 +264,46 @@ def _icon(icon: ir.Icon) -> IconView:
     return IconView(icon.src, inline, icon.mime_type, " ".join(icon.sizes or ()), icon.theme)
 
 
+def _needed(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` without the optional ones that only repeat their default (a call
+    need not send them), when the schema still accepts what is left."""
+    from mcpgen_runtime.schema.errors import ValidationFailed
+    from mcpgen_runtime.schema.validator import compile_schema
+
+    properties = schema.get("properties")
+    required = schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    if not isinstance(properties, Mapping):
+        return arguments
+    kept = {
+        key: value
+        for key, value in arguments.items()
+        if key in needed
+        or not isinstance(properties.get(key), Mapping)
+        or "default" not in properties[key]
+        or properties[key]["default"] != value
+    }
+    try:
+        compile_schema(schema)(kept)
+    except ValidationFailed:
+        return arguments
+    return kept
+
+
+def _example_result(tool: ir.Tool) -> str | None:
+    """An example ``structuredContent`` from the output schema, valid against it."""
+    if tool.output_schema is None:
+        return None
+    try:
+        value = example_value(tool.output_schema)
+    except ExampleError:
+        return None
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
 def _example(tool: ir.Tool, client_class: str) -> Example:
     try:
-        arguments = example_arguments(tool.input_schema)
+        arguments = _needed(tool.input_schema, example_arguments(tool.input_schema))
     except ExampleError as exc:
         return Example(None, None, str(exc))
     request = {
@@ -230,7 +326,9 @@ def _example(tool: ir.Tool, client_class: str) -> Example:
             f"\n# as a task: handle = client.start_{tool.py_name}(…)"
             "\n# handle.status(), handle.result(), handle.cancel()"
         )
-    return Example(json.dumps(request, indent=2, ensure_ascii=False), call, None)
+    return Example(
+        json.dumps(request, indent=2, ensure_ascii=False), call, None, _example_result(tool)
+    )
 
 
 def py_literal(value: Any) -> str:

@@ -6,6 +6,7 @@ mcpgen's version, in a fixed order; the same inputs give the same bytes.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,14 +15,22 @@ from markupsafe import Markup
 
 from .. import __version__, ir
 from .markdown import render_markdown
-from .model import tool_view, type_views
+from .model import ToolView, tool_view, type_views
 
 if TYPE_CHECKING:
     import jinja2
 
-    from .changes import ChangeSummary
+    from .changes import ChangeRow, ChangeSummary
 
-__all__ = ["INDEX", "render_page", "write_page"]
+__all__ = [
+    "INDEX",
+    "LandingEntry",
+    "landing_entry",
+    "render_landing",
+    "render_page",
+    "tool_groups",
+    "write_page",
+]
 
 INDEX = "index.html"
 
@@ -45,14 +54,17 @@ def _environment() -> jinja2.Environment:
 def render_page(contract: ir.Contract, changes: ChangeSummary | None = None) -> str:
     """The whole page as text."""
     client_class = f"{contract.server.class_prefix}Client"
-    tools = [tool_view(contract, tool, client_class) for tool in contract.tools]
-    if changes is not None:
-        by_tool: dict[str, list[object]] = {}
-        for row in changes.rows:
-            by_tool.setdefault(row.tool, []).append(row)
-        for view in tools:
-            view.changes = by_tool.get(view.name, [])
+    by_tool: dict[str, list[ChangeRow]] = {}
+    for row in changes.rows if changes is not None else []:
+        for name, _ in row.tools or ((row.tool, row.linked),):
+            by_tool.setdefault(name, []).append(row)
+    tools = [
+        tool_view(contract, tool, client_class, by_tool.get(tool.name, []))
+        for tool in contract.tools
+    ]
     instructions = contract.server.instructions
+    script, script_hash = _script()
+    groups = tool_groups(tools)
     return (
         _environment()
         .get_template("page.html.jinja")
@@ -61,13 +73,75 @@ def render_page(contract: ir.Contract, changes: ChangeSummary | None = None) -> 
             server=contract.server,
             heading=contract.server.title or contract.server.name,
             instructions=Markup(render_markdown(instructions)) if instructions else None,
-            tools=tools,
+            tools=[view for _, members in groups for view in members],
+            groups=groups,
+            script=script,
+            script_hash=script_hash,
             types=type_views(contract),
             changes=changes,
             client_class=client_class,
             version=__version__,
         )
     )
+
+
+@lru_cache(maxsize=1)
+def _script() -> tuple[Markup, str]:
+    """The page's one script (a filter for the contents, the current section marked)
+    and its CSP hash: the policy allows exactly this script, and the page works
+    without it."""
+    import base64
+    import hashlib
+
+    from ..paths import templates_dir
+
+    text = (templates_dir() / "docs" / "page.js").read_text(encoding="utf-8")
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return Markup(text), f"sha256-{digest}"
+
+
+def tool_groups(tools: list[ToolView]) -> list[tuple[str | None, list[ToolView]]]:
+    """Tools grouped by the prefix of their names (``issues.create`` → ``issues``) when
+    two or more share one, each group where its first tool is; the rest alone."""
+    prefixes = [view.name.split(".", 1)[0] if "." in view.name else None for view in tools]
+    shared = {p for p in prefixes if p is not None and prefixes.count(p) > 1}
+    groups: list[tuple[str | None, list[ToolView]]] = []
+    where: dict[str, int] = {}
+    for view, prefix in zip(tools, prefixes, strict=True):
+        if prefix in shared and prefix is not None:
+            if prefix not in where:
+                where[prefix] = len(groups)
+                groups.append((prefix, []))
+            groups[where[prefix]][1].append(view)
+        else:
+            groups.append((None, [view]))
+    return groups
+
+
+@dataclass(frozen=True)
+class LandingEntry:
+    heading: str
+    version: str
+    package: str
+    tools: int
+    href: str  # relative: ``<package>/index.html``
+
+
+def landing_entry(contract: ir.Contract) -> LandingEntry:
+    """What the landing page of several specs says of one contract."""
+    return LandingEntry(
+        contract.server.title or contract.server.name,
+        contract.server.version,
+        contract.package,
+        len(contract.tools),
+        f"{contract.package}/{INDEX}",
+    )
+
+
+def render_landing(entries: list[LandingEntry]) -> str:
+    """The page linking each contract's page, in the order the specs were given."""
+    template = _environment().get_template("landing.html.jinja")
+    return template.render(entries=entries, version=__version__)
 
 
 def write_page(directory: Path, html: str, *, check: bool = False) -> str:

@@ -56,6 +56,7 @@ class SchemaRenderer:
     root_anchor: str | None = None  # where ``$ref: "#"`` points
     markdown: Callable[[str], str] = render_markdown
     rows: int = 0
+    changed: frozenset[str] = frozenset()  # top-level fields a listed change concerns
 
     # ---------------------------------------------------------------- entry points
 
@@ -80,7 +81,7 @@ class SchemaRenderer:
                 for css, cell, on in zip(classes, row[:5], columns, strict=True)
                 if on
             )
-            out.append(Markup(f"<tr>{cells}</tr>"))
+            out.append(Markup(f"<tr{row[6]}>{cells}</tr>"))
             if row[5]:
                 out.append(
                     html(
@@ -148,13 +149,20 @@ class SchemaRenderer:
         description = Markup("")
         if isinstance(sub.get("description"), str):
             description = Markup(self.markdown(sub["description"]))
+        changed = depth == 0 and name in self.changed
+        label = html("<code>{}</code>", name)
+        if depth == 0 and self.root_anchor and self.root_anchor.endswith(":input"):
+            target = f"{self.root_anchor}.{name}"  # a link to this parameter
+            label = html('<a class="param" id="{}" href="#{}">{}</a>', target, target, label)
         return (
-            html("<code>{}</code>", name),
+            label
+            + (Markup(' <span class="pill changed">changed</span>') if changed else Markup("")),
             self.type_of(schema),
             need,
             self.constraint_list(sub, depth),
             description,
             self.nested(sub, depth),
+            Markup(' class="changed"') if changed else Markup(""),
         )
 
     def nested(self, schema: Mapping[str, Any], depth: int) -> Markup:
@@ -182,7 +190,13 @@ class SchemaRenderer:
         return Markup("").join(out)
 
     def alternatives(self, label: str, branches: list[Any], depth: int) -> Markup:
-        items = [html("<li>{}</li>", self.summary(branch, depth + 1)) for branch in branches]
+        """The choices of a union, each named by what tells it apart (``choice_name``)."""
+        key = _discriminator(branches)
+        items = []
+        for branch in branches:
+            name = choice_name(branch, key)
+            head = html('<p class="choice">{}</p>', name) if name else Markup("")
+            items.append(html("<li>{}{}</li>", head, self.summary(branch, depth + 1)))
         return html(
             '<div class="alts"><p class="sub">{}:</p><ol>{}</ol></div>',
             label,
@@ -255,6 +269,55 @@ class SchemaRenderer:
         return html(
             '<ul class="cons">{}</ul>', Markup("").join(html("<li>{}</li>", item) for item in found)
         )
+
+
+def _const(schema: Any) -> tuple[bool, Any]:
+    """(True, value) for a schema that admits one value (``const``, a one-value enum)."""
+    if not isinstance(schema, Mapping):
+        return False, None
+    if "const" in schema:
+        return True, schema["const"]
+    values = schema.get("enum")
+    if isinstance(values, list) and len(values) == 1:
+        return True, values[0]
+    return False, None
+
+
+def _discriminator(branches: list[Any]) -> str | None:
+    """The property that tells a union's object choices apart: the one most of them
+    pin to a single value (``op: {const: close}``), at least two of them, each a
+    different value."""
+    seen: dict[str, list[str]] = {}
+    for branch in branches:
+        properties = branch.get("properties") if isinstance(branch, Mapping) else None
+        if not isinstance(properties, Mapping):
+            continue
+        for name, sub in properties.items():
+            pinned, value = _const(sub)
+            if pinned:
+                seen.setdefault(name, []).append(json_text(value))
+    usable = [
+        (len(values), name)
+        for name, values in seen.items()
+        if len(values) >= min(2, len(branches)) and len(set(values)) == len(values)
+    ]
+    return max(usable)[1] if usable else None
+
+
+def choice_name(branch: Any, key: str | None) -> Markup | None:
+    """What a union's choice is: its ``title``, else the value of the property that
+    tells the choices apart (``op = "close"``); None when neither is there (a ``$ref``
+    choice shows its type's name already)."""
+    if not isinstance(branch, Mapping):
+        return None
+    if isinstance(branch.get("title"), str) and branch["title"].strip():
+        return html("<b>{}</b>", branch["title"])
+    properties = branch.get("properties")
+    if key is not None and isinstance(properties, Mapping) and key in properties:
+        pinned, value = _const(properties[key])
+        if pinned:
+            return html("<code>{} = {}</code>", key, json_text(value))
+    return None
 
 
 def _worth_nesting(schema: Mapping[str, Any]) -> bool:

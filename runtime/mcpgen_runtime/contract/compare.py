@@ -94,8 +94,12 @@ Decisions:
   ``additionalProperties: false`` is OUTPUT_CONSTRAINT_LOOSENED (generated models forbid extras).
 - PARAM_REMOVED is always breaking: the generated signature loses it, and on the wire the server
   either rejects it (closed schema) or silently ignores it (open schema); the message says which.
-- Changes whose direction is unknown (a pattern or format replaced, an unanalysed keyword) count
-  as breaking on both sides.  ``anyOf``/``oneOf`` of plain types fold into a type set, and a
+- Changes whose direction is unknown (a format replaced, a pattern replaced by one neither
+  contains, an unanalysed keyword) count as breaking on both sides.  A replaced ``pattern`` is
+  compared structurally (``patterns.py``): a class that gains characters, a repeat whose bounds
+  widen, an added alternative or a dropped anchor is wider.  A single schema on one side and an
+  ``anyOf``/``oneOf`` on the other compare as one alternative against the union's (one change:
+  wider when the single schema is among them).  ``anyOf``/``oneOf`` of plain types fold into a type set, and a
   two-way union with ``{"type": "null"}`` folds into "nullable"; other unions of equal length
   compare alternative by alternative, of unequal length as sets of alternatives (``oneOf`` is
   treated like ``anyOf``).  ``integer`` is a subset of ``number``.  ``enum``/``const`` narrow the

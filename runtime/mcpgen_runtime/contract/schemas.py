@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .patterns import pattern_rel
 from .rules import _Out
 from .shapes import (
     _ALL_TYPES,
@@ -16,6 +17,7 @@ from .shapes import (
     _MAX_PATH_DEPTH,
     _MISSING,
     _UNANALYSED,
+    _VALIDATION,
     _bound,
     _bound_rel,
     _canon,
@@ -103,6 +105,9 @@ class _SchemaDiff:
             if key in stack:
                 return
             stack = stack | {key}
+        if self.compare_one_to_union(old, new, path, subject):
+            self.compare_rest(old, new, path, subject)
+            return
         self.compare_types(old, new, path, subject)
         self.compare_enums(old, new, path, subject)
         self.compare_constraints(old, new, path, subject)
@@ -252,6 +257,8 @@ class _SchemaDiff:
                 continue
             old_v, new_v = old.get(keyword, _MISSING), new.get(keyword, _MISSING)
             rel = _presence_rel(old_v, new_v)
+            if keyword == "pattern" and isinstance(old_v, str) and isinstance(new_v, str):
+                rel = pattern_rel(old_v, new_v)  # a class, a bound or an alternative widened
             if old_v is _MISSING:
                 what = f"{keyword} {_fmt(new_v)} added"
             elif new_v is _MISSING:
@@ -438,6 +445,46 @@ class _SchemaDiff:
             what = f"{keyword}: {gone} alternative(s) removed, {came} added"
             self.relation(rel, _child(path, keyword), subject, what, "type")
 
+    def compare_one_to_union(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
+    ) -> bool:
+        """One schema on one side, an ``anyOf``/``oneOf`` (and nothing else that
+        validates) on the other: compared as a set of one alternative against the
+        union's, as one change. True when it applied."""
+        for keyword in ("anyOf", "oneOf"):
+            old_union, new_union = (
+                isinstance(old.get(keyword), list),
+                isinstance(new.get(keyword), list),
+            )
+            if old_union == new_union:
+                continue
+            union, single = (new, old) if new_union else (old, new)
+            union_root = self.new_root if new_union else self.old_root
+            alternatives = union[keyword]
+            if (
+                not alternatives
+                or (union.keys() - {keyword}) & _VALIDATION
+                or single.keys() & {"anyOf", "oneOf", "allOf"}
+            ):
+                return False
+            mine = _bare(single)
+            inside = any(_same(mine, _bare(_normalize(alt, union_root)[0])) for alt in alternatives)
+            others = len(alternatives) - 1 if inside else len(alternatives)
+            if not inside:
+                rel = _Rel.INCOMPARABLE
+                what = f"a single schema -> {keyword} of {others} alternative(s)"
+                if not new_union:
+                    what = f"{keyword} of {others} alternative(s) -> a single schema"
+            elif new_union:
+                rel = _Rel.WIDER
+                what = f"{keyword}: {others} alternative(s) added beside the old schema"
+            else:
+                rel = _Rel.NARROWER
+                what = f"{keyword}: {others} alternative(s) removed, one kept"
+            self.relation(rel, _child(path, keyword), subject, what, "type")
+            return True
+        return False
+
     def compare_rest(
         self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
     ) -> None:
@@ -465,6 +512,11 @@ class _SchemaDiff:
                     _child(path, keyword),
                     f"{who}: annotation {keyword!r} changed",
                 )
+
+
+def _bare(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """A schema's validation keywords only (no description, title, default…)."""
+    return {key: value for key, value in schema.items() if key in _VALIDATION}
 
 
 def _required(schema: Mapping[str, Any]) -> list[str]:
