@@ -130,14 +130,7 @@ def test(
     spec = spec if spec is not None else _specs_or_config((), config)[0]
     if sum(bool(x) for x in (impl, url, command)) > 1:
         raise click.UsageError("give one target: --impl, --url or -- COMMAND")
-    arguments: Any = UNSET
-    if replay is not None:
-        try:
-            arguments = json.loads(replay)
-        except ValueError as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--replay") from None
-        if not isinstance(arguments, dict):
-            raise click.BadParameter("tool arguments are a JSON object", param_hint="--replay")
+    arguments: Any = UNSET if replay is None else _replay_arguments(replay)
     _hypothesis_home_in_a_temporary_folder()
     options = Options(
         examples=examples,
@@ -196,6 +189,16 @@ def _stopped_by_signals(stop: Any) -> Iterator[list[int]]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+def _replay_arguments(replay: str) -> dict[str, Any]:
+    try:
+        arguments = json.loads(replay)
+    except ValueError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="--replay") from None
+    if not isinstance(arguments, dict):
+        raise click.BadParameter("tool arguments are a JSON object", param_hint="--replay")
+    return arguments
 
 
 def _hypothesis_home_in_a_temporary_folder() -> None:
