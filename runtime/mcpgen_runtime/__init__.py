@@ -3,7 +3,7 @@
 Every package mcpgen generates imports this distribution (``mcpgen-runtime``); with
 ``mcpgen build --runtime vendored`` a copy goes into the package as ``_runtime``.
 It needs only the standard library (and pydantic, through generated models); the
-HTTP transport needs the ``http`` extra (the official MCP SDK).
+HTTP transports need the ``http`` extra (uvicorn serves, httpx2 calls).
 ``__all__`` is the public surface, and what generated code imports.
 Names are imported on first use (PEP 562), so a server process never pays for
 the client side (asyncio, subprocess) and starts fast.
@@ -16,8 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._errors import (
+        AuthRequired,
+        ConnectionFailed,
         ContractMismatch,
+        EndpointNotFound,
+        HttpStatusError,
         McpError,
+        NotAnMcpEndpoint,
         ProtocolError,
         ResultMismatch,
         ServerExited,
@@ -41,6 +46,11 @@ if TYPE_CHECKING:
 from ._version import __version__, requirement, validate_runtime_version
 
 _WHERE = {
+    "NotAnMcpEndpoint": "._errors",
+    "HttpStatusError": "._errors",
+    "EndpointNotFound": "._errors",
+    "ConnectionFailed": "._errors",
+    "AuthRequired": "._errors",
     "App": ".server.tools",
     "AsyncProgressCallback": ".client.base",
     "AsyncSession": ".client.aio",
@@ -78,12 +88,17 @@ __all__ = [
     "AsyncProgressCallback",
     "AsyncSession",
     "AsyncTaskHandle",
+    "AuthRequired",
     "Binding",
     "Cancelled",
+    "ConnectionFailed",
     "Context",
     "ContractMismatch",
+    "EndpointNotFound",
+    "HttpStatusError",
     "ListedTool",
     "McpError",
+    "NotAnMcpEndpoint",
     "ProgressCallback",
     "ProtocolChoice",
     "ProtocolError",
