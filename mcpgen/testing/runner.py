@@ -152,12 +152,6 @@ def _test_tool(
     if tool.destructive and not options.allow_destructive:
         outcome.result, outcome.reason = "skipped", "destructive (pass --allow-destructive)"
         return outcome, []
-    if tool.needs_task and not getattr(target, "runs_tasks", False):
-        outcome.result, outcome.reason = (
-            "skipped",
-            "a tool that requires tasks: not tested over --url yet",
-        )
-        return outcome, []
     schema = tool.descriptor["inputSchema"]
     run = _ToolRun(tool, target, options)
     by_check: dict[str, Finding] = {}
