@@ -294,3 +294,19 @@ def test_stateless_era_headers(base: str) -> None:
 def test_a_url_that_is_not_http() -> None:
     with pytest.raises(ValueError, match="not an http:// or https:// URL"):
         Session.http("ftp://example.com/mcp")
+
+
+def test_a_client_over_stdio_never_loads_httpx2() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from mcpgen_runtime import AsyncSession, Session\n"
+        "session = Session.stdio([sys.executable, '-c', 'pass'])\n"
+        "assert 'httpx2' not in sys.modules, 'httpx2 loaded'\n"
+        "Session.http('http://127.0.0.1:9/mcp')\n"
+        "assert 'httpx2' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
