@@ -80,14 +80,18 @@ class AsyncHttpTransport:
             self.post_nowait(message)
             return
         self._check_open()
-        await self._post(message)
+        try:
+            async with asyncio.timeout(self._connect_timeout):
+                await self._post(message)
+        except TimeoutError:
+            logger.info("%s: %s took over %gs", self.peer.url, message.label, self._connect_timeout)
 
     def post_nowait(self, message: Message) -> None:
         """Start the POST of ``message`` as a task (a request's is kept by id)."""
         self._check_open()
         if message.cancels is not None:
             self._abandon(message)
-        task = asyncio.get_running_loop().create_task(self._post(message))
+        task = asyncio.get_running_loop().create_task(self._post_task(message))
         if message.id is not None:
             self._calls[message.id] = task
             task.add_done_callback(lambda _: self._calls.pop(message.id or 0, None))
@@ -128,11 +132,16 @@ class AsyncHttpTransport:
         if task is not None:
             task.cancel()
 
+    async def _post_task(self, message: Message) -> None:
+        try:
+            await self._post(message)
+        except asyncio.CancelledError:
+            pass  # abandoned or stopped: nobody waits for it any more
+
     async def _post(self, message: Message) -> None:
+        """POST ``message``; a request that ends unanswered fails its caller."""
         try:
             last = await self._exchange(message)
-        except asyncio.CancelledError:
-            return  # abandoned or stopped: nobody waits for it any more
         except (McpError, httpx2.HTTPError, OSError) as exc:
             failure = self._failure(message, exc)
             self._fail(message, lambda: failure)
