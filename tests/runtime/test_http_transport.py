@@ -85,11 +85,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(404, "text/html", b"<h1>Not Found</h1>")
         elif self.path == "/html":
             self._send(200, "text/html", b"<!doctype html><title>Welcome to nginx</title>")
+        elif self.path == "/plain400" and request["method"] == "server/discover":
+            self._send(400, "text/plain", b"Bad Request: no session")
         elif self.path == "/moved":
             self._send(307, "text/plain", b"", {"Location": "/mcp"})
         elif self.path == "/elsewhere":
             self._send(307, "text/plain", b"", {"Location": "http://127.0.0.2:9/mcp"})
-        elif request["method"] != "tools/call" or self.path in ("/mcp", "/session"):
+        elif request["method"] != "tools/call" or self.path in ("/mcp", "/session", "/plain400"):
             self._json(request)
         else:
             getattr(self, "_call_" + self.path.strip("/"))(request)
@@ -246,6 +248,12 @@ def test_a_trickling_answer_cannot_outlast_the_timeout(base: str) -> None:
             return time.monotonic() - began
 
     assert asyncio.run(main()) < 1.6
+
+
+def test_a_probe_refused_in_plain_text_falls_back_to_initialize(base: str) -> None:
+    with Session.http(base + "/plain400", verify="off") as session:
+        assert session.era == "legacy" and session.protocol_version == "2025-11-25"
+        assert session.call_tool("x", {})["content"][0]["text"] == "ok"
 
 
 def test_redirects_same_origin_only(base: str) -> None:

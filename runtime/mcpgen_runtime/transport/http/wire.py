@@ -30,7 +30,7 @@ from ..._errors import (
     NotAnMcpEndpoint,
     ProtocolError,
 )
-from ...protocol.constants import META_VERSION
+from ...protocol.constants import INVALID_REQUEST, META_VERSION
 
 __all__ = [
     "ACCEPT",
@@ -55,6 +55,7 @@ AnswerKind = Literal["json", "sse", "empty", "refused"]
 _decode = json.JSONDecoder().decode
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _EXCERPT = 200  # characters of a refused answer's body quoted in its error
+_PROBE_REFUSALS = frozenset({400, 405, 406, 415, 422})  # how servers refuse a method they lack
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +221,10 @@ class HttpPeer:
                 reason="redirect",
             )
         error = _jsonrpc_error(body) if content_type.startswith("application/json") else None
+        if error is None and message.method == "server/discover" and status in _PROBE_REFUSALS:
+            # a handshake-era server refusing the probe in its own words: the era probe
+            # falls back to initialize on an error, which reports a server truly broken
+            error = {"code": INVALID_REQUEST, "message": f"HTTP {status}{_excerpt(body)}"}
         if error is not None and message.id is not None:
             line = {"jsonrpc": "2.0", "id": message.id, "error": error}
             return json.dumps(line, separators=(",", ":")).encode()
