@@ -93,11 +93,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(307, "text/plain", b"", {"Location": "http://127.0.0.2:9/mcp"})
         elif request["method"] != "tools/call" or self.path in ("/mcp", "/session", "/plain400"):
             self._json(request)
+        elif self.path == "/expired":
+            error = {"code": -32000, "message": "Session not found"}
+            body = json.dumps({"jsonrpc": "2.0", "id": None, "error": error}).encode()
+            self._send(404, "application/json", body)
         else:
             getattr(self, "_call_" + self.path.strip("/"))(request)
 
     def _json(self, request: dict[str, Any]) -> None:
-        extra = {"Mcp-Session-Id": "s-123"} if self.path == "/session" else {}
+        extra = {"Mcp-Session-Id": "s-123"} if self.path in ("/session", "/expired") else {}
         self._send(200, "application/json", json.dumps(_answer(request)).encode(), extra)
 
     def _send(
@@ -297,6 +301,18 @@ def test_stateless_era_headers(base: str) -> None:
     assert call["headers"]["mcp-protocol-version"] == "2026-07-28"
     meta = call["body"]["params"]["_meta"]
     assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+
+
+def test_a_session_the_server_forgot(base: str) -> None:
+    with pytest.raises(EndpointNotFound) as caught:
+        _call(base + "/expired")
+    assert "no longer knows the session s-123 (tools/call 'x')" in str(caught.value)
+    assert "connect a new client" in str(caught.value)
+
+
+def test_a_header_that_would_split_the_request() -> None:
+    with pytest.raises(ValueError, match="not a header one line can carry"):
+        Session.http("http://127.0.0.1:9/mcp", headers={"X-A": "b\r\nX-Injected: 1"})
 
 
 def test_a_url_that_is_not_http() -> None:

@@ -121,7 +121,10 @@ class HttpPeer:
         # identity: a compressed body could expand past every bound before we see it
         self._base = {"accept": ACCEPT, "content-type": "application/json"}
         self._base["accept-encoding"] = "identity"
-        self._base.update({key.lower(): value for key, value in (headers or {}).items()})
+        for key, value in (headers or {}).items():
+            if not key or any(c in key + value for c in "\r\n\0"):
+                raise ValueError(f"not a header one line can carry: {key!r}: {value!r}")
+            self._base[key.lower()] = value
         self.session_id: str | None = None
         self._handshake_version: str | None = None  # agreed by initialize
         self._modern_version: str | None = None  # of the last enveloped request
@@ -225,6 +228,12 @@ class HttpPeer:
             # a handshake-era server refusing the probe in its own words: the era probe
             # falls back to initialize on an error, which reports a server truly broken
             error = {"code": INVALID_REQUEST, "message": f"HTTP {status}{_excerpt(body)}"}
+        if status == 404 and self.session_id is not None:
+            return EndpointNotFound(
+                f"{self.url} no longer knows the session {self.session_id} ({message.label}): "
+                "it ended or the server restarted; connect a new client",
+                url=self.url,
+            )
         if error is not None and message.id is not None:
             line = {"jsonrpc": "2.0", "id": message.id, "error": error}
             return json.dumps(line, separators=(",", ":")).encode()
