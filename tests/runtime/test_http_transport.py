@@ -334,3 +334,16 @@ def test_a_client_over_stdio_never_loads_httpx2() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def test_closing_fails_the_calls_still_waiting(base: str) -> None:
+    async def main() -> BaseException:
+        session = AsyncSession.http(base + "/trickle", verify="off", protocol="legacy")
+        await session.connect()
+        call = asyncio.ensure_future(session.call_tool("x", {}))
+        await asyncio.sleep(0.3)
+        await session.close()
+        return (await asyncio.gather(call, return_exceptions=True))[0]
+
+    error = asyncio.run(asyncio.wait_for(main(), 10))
+    assert isinstance(error, ConnectionFailed) and "is closed" in str(error)

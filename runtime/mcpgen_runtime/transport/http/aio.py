@@ -49,6 +49,7 @@ class AsyncHttpTransport:
         self._connect_timeout = connect_timeout
         self._client: httpx2.AsyncClient | None = None
         self._on_line: LineCallback | None = None
+        self._on_close: CloseCallback | None = None
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._closed = False
@@ -58,8 +59,9 @@ class AsyncHttpTransport:
         return self.peer.url
 
     async def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
-        """Open the connection pool (nothing is sent until the first message)."""
-        self._on_line = on_line
+        """Open the connection pool (nothing is sent until the first message);
+        ``on_close`` is called once, by ``stop``, to fail the calls still waiting."""
+        self._on_line, self._on_close = on_line, on_close
         self._client = httpx2.AsyncClient(
             timeout=httpx2.Timeout(None, connect=self._connect_timeout),
             limits=httpx2.Limits(max_connections=64, max_keepalive_connections=32),
@@ -92,9 +94,10 @@ class AsyncHttpTransport:
         if message.cancels is not None:
             self._abandon(message)
         task = asyncio.get_running_loop().create_task(self._post_task(message))
-        if message.id is not None:
-            self._calls[message.id] = task
-            task.add_done_callback(lambda _: self._calls.pop(message.id or 0, None))
+        request_id = message.id
+        if request_id is not None:
+            self._calls[request_id] = task
+            task.add_done_callback(lambda _: self._calls.pop(request_id, None))
         else:
             self._background.add(task)
             task.add_done_callback(self._background.discard)
@@ -109,6 +112,8 @@ class AsyncHttpTransport:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self._on_close is not None:
+            self._on_close()  # a caller still waiting gets exit_error() at once
         if client is None:
             return
         headers = self.peer.close_headers()
