@@ -347,3 +347,20 @@ def test_closing_fails_the_calls_still_waiting(base: str) -> None:
 
     error = asyncio.run(asyncio.wait_for(main(), 10))
     assert isinstance(error, ConnectionFailed) and "is closed" in str(error)
+
+
+def test_the_event_stream_parser_in_pieces_and_bounded() -> None:
+    from mcpgen_runtime.transport.http.wire import EventStream
+
+    stream = EventStream("http://x/mcp", 1000)
+    chunks = [b"da", b'ta: {"a"', b":1}\r", b"\n", b"\r\n", b": c\n\nevent: other\ndata: x\n\n"]
+    events = [data for chunk in [*chunks, b"data: y\ndata: z\n\n"] for data in stream.feed(chunk)]
+    assert events == [b'{"a":1}', b"y\nz"]  # comments and other event types skipped
+    small = EventStream("http://x/mcp", 100)
+    with pytest.raises(ProtocolError) as caught:
+        for _ in range(10):
+            small.feed(b"x" * 20)  # one line that never ends
+    assert caught.value.reason == "message_too_large"
+    with pytest.raises(ProtocolError):
+        small_events = EventStream("http://x/mcp", 100)
+        small_events.feed(b"data: " + b"y" * 60 + b"\ndata: " + b"y" * 60 + b"\n")

@@ -298,10 +298,11 @@ class EventStream:
     (the only kind MCP sends); comments, ``id`` and ``retry`` are skipped. Raises
     ``ProtocolError`` as soon as one event or one line would pass ``max_data`` bytes."""
 
-    __slots__ = ("_buffer", "_data", "_event", "_max", "_size", "_url")
+    __slots__ = ("_data", "_event", "_max", "_pending", "_pending_size", "_size", "_url")
 
     def __init__(self, url: str, max_data: int) -> None:
-        self._buffer = b""
+        self._pending: list[bytes] = []  # the line not ended yet, in pieces
+        self._pending_size = 0
         self._data: list[bytes] = []
         self._size = 0
         self._event = b""
@@ -310,10 +311,21 @@ class EventStream:
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The data of every event ``chunk`` completes."""
-        buffer = self._buffer + chunk if self._buffer else chunk
-        lines = buffer.split(b"\n")
-        self._buffer = lines.pop()
-        if len(self._buffer) > self._max + 16:
+        if b"\n" not in chunk:  # a long line arriving in pieces: joined once, at its end
+            self._pending.append(chunk)
+            self._pending_size += len(chunk)
+            if self._pending_size > self._max + 16:
+                raise too_large(self._url, self._max)
+            return []
+        if self._pending:
+            chunk = b"".join([*self._pending, chunk])
+            self._pending.clear()
+        lines = chunk.split(b"\n")
+        tail = lines.pop()
+        self._pending_size = len(tail)
+        if tail:
+            self._pending.append(tail)
+        if self._pending_size > self._max + 16:
             raise too_large(self._url, self._max)
         events: list[bytes] = []
         for line in lines:
