@@ -40,6 +40,10 @@ tools:
     task_support: required
     parameters: [{name: n, type: integer}]
     returns: integer
+  - name: cancellations
+    description: How many holds saw their cancellation so far.
+    parameters: []
+    returns: integer
 """
 
 IMPL = """
@@ -63,6 +67,8 @@ class Impl(HttpcallServer):
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not ctx.cancelled:
             time.sleep(0.01)
+        if ctx.cancelled:
+            CANCELLED.append(seconds)
         return "cancelled" if ctx.cancelled else f"held {seconds}"
 
     def batch_job(self, n: int) -> int:
@@ -70,6 +76,9 @@ class Impl(HttpcallServer):
             raise ToolError("n must not be negative")
         time.sleep(0.05)
         return n * 2
+
+    def cancellations(self) -> int:
+        return len(CANCELLED)
 """
 
 
@@ -111,6 +120,7 @@ def test_the_sync_client_over_http(
             "count",
             "hold",
             "batch_job",
+            "cancellations",
         ]
         total = client.add(2, 3)
         assert type(total).__name__ == "AddOutput" and total.sum == 5
@@ -150,17 +160,28 @@ def test_a_timeout_covers_the_whole_call_and_cancels_it(
     pkg: ModuleType, server: HttpServer, protocol: str
 ) -> None:
     with pkg.HttpcallClient.http(server.url, protocol=protocol, timeout=0.5) as client:
+        before = client.cancellations()
         started = time.monotonic()
         with pytest.raises(pkg.Timeout) as caught:
             client.hold(30)
         assert time.monotonic() - started < 2.0
         assert server.url in str(caught.value) and "no answer within 0.5s" in str(caught.value)
         assert client.add(1, 1).sum == 2  # the session goes on
+        deadline = time.monotonic() + 5
+        while client.cancellations() == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client.cancellations() == before + 1  # and the server stopped the call
 
 
-def test_cancelling_an_async_call_and_a_task(pkg: ModuleType, server: HttpServer) -> None:
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_cancelling_an_async_call_and_a_task(
+    pkg: ModuleType, server: HttpServer, protocol: str
+) -> None:
     async def main() -> None:
-        async with pkg.AsyncHttpcallClient.http(server.url, timeout=10) as client:
+        async with pkg.AsyncHttpcallClient.http(
+            server.url, timeout=10, protocol=protocol
+        ) as client:
+            before = await client.cancellations()
             call = asyncio.ensure_future(client.hold(30))
             await asyncio.sleep(0.3)
             started = time.monotonic()
@@ -168,6 +189,12 @@ def test_cancelling_an_async_call_and_a_task(pkg: ModuleType, server: HttpServer
             with pytest.raises(asyncio.CancelledError):
                 await call
             assert time.monotonic() - started < 1.0
+            # the server saw it: its handler stopped early (a stateless server reads
+            # the closed connection as the cancellation)
+            deadline = time.monotonic() + 5
+            while await client.cancellations() == before and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert await client.cancellations() == before + 1
             job = await client.start_hold(30)
             assert job.task_id is not None
             status = await job.cancel()
