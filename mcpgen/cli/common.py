@@ -112,9 +112,12 @@ _HEADER = click.option(
 
 
 def _headers(values: tuple[str, ...], url: str | None) -> tuple[tuple[str, str], ...]:
-    """``--header 'Name: value'`` options as (name, value) pairs; they need ``--url``."""
+    """``--header 'Name: value'`` options as (name, value) pairs; they need ``--url``
+    (an http:// or https:// one)."""
     if values and url is None:
         raise click.UsageError("--header needs --url")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"not an http:// or https:// URL: {url!r}", param_hint="--url")
     pairs = []
     for value in values:
         name, colon, text = value.partition(":")
