@@ -17,7 +17,9 @@ a temporary directory, (b) the official SDK's low-level ``Server``, (c) the SDK'
   (compared byte for byte with a full build); the realistic 300-tool spec;
 - HTTP: benchmarks/http_calls.py, the generated server's Streamable HTTP against the
   SDK's and FastMCP's (one call at a time), and benchmarks/http_load.py (h2load, 1 and
-  16 in flight, p50/p99, RSS, against a bare ASGI floor) when h2load is installed.
+  16 in flight, p50/p99, RSS, against a bare ASGI floor) when h2load is installed;
+  benchmarks/http_client.py, the generated client's ``.http()`` against the SDK's
+  client on the same generated server (1 and 16 in flight, client CPU per call).
 
 Measurements are interleaved: start-ups go round-robin over the servers, and
 for calls every server (every client) is live at once and they take turns in
@@ -386,6 +388,51 @@ def run_http_load(
         *done.stdout.splitlines(),
         "```",
     ], checks
+
+
+def run_http_client(
+    args: argparse.Namespace, env: dict[str, str]
+) -> tuple[dict[str, Any], list[str], list[dict[str, Any]]]:
+    """benchmarks/http_client.py (the generated HTTP client against the SDK's client on
+    the same mcpgen server, 1 and 16 in flight): figures, table lines, targets."""
+    figures = Path(tempfile.mkdtemp()) / "http_client.json"
+    calls, rounds = ("400", "1") if args.quick else ("2000", "3")
+    done = subprocess.run(
+        [PY, str(HERE / "http_client.py"), "--calls", calls, "--rounds", rounds]
+        + ["--json", str(figures)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"http_client.py failed:\n{done.stdout}{done.stderr}")
+    _progress(done.stdout)
+    results: dict[str, Any] = json.loads(figures.read_text())
+    ours, sdk = results["mcpgen async"], results["sdk Client"]
+    checks = [
+        {
+            "target": f"HTTP client {window} in flight ≥ the SDK client's calls/s",
+            "limit": 1.0,
+            "unit": "×",
+            "value": ours[window]["calls_per_s"] / sdk[window]["calls_per_s"],
+        }
+        for window in ("1", "16")
+    ] + [
+        {
+            "target": "HTTP client CPU per call ≤ the SDK client's (16 in flight)",
+            "limit": 1.0,
+            "unit": "×",
+            "value": ours["16"]["cpu_us_per_call"] / sdk["16"]["cpu_us_per_call"],
+        }
+    ]
+    for check in checks:
+        higher = "≥" in check["target"]
+        check["met"] = (
+            check["value"] >= check["limit"] if higher else check["value"] <= check["limit"]
+        )
+    lines = ["", "Streamable HTTP clients (benchmarks/http_client.py)", "", "```"]
+    return results, [*lines, *done.stdout.splitlines(), "```"], checks
 
 
 def print_http_table(stats: dict[str, dict[str, float]]) -> list[str]:
@@ -909,6 +956,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             lines += print_http_table(http)
             load_lines, load_checks = run_http_load(args, env)
             lines += load_lines
+            result["http_client"], client_lines, client_checks = run_http_client(args, env)
+            lines += client_lines
+            load_checks += client_checks
         checks = targets(rows, client_stats, gen_rows, steps, realistic)
         if "http" not in args.skip:
             checks += load_checks

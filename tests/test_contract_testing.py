@@ -206,6 +206,12 @@ def test_the_generated_server_over_http_through_url(tmp_path: Path) -> None:
             "profile",
             "--tool",
             "book",
+            "--tool",
+            "report",
+            "--tool",
+            "wait",
+            "--header",
+            "Authorization: Bearer not-a-secret-anyone-checks",
         )
     finally:
         server.stop()
@@ -214,8 +220,20 @@ def test_the_generated_server_over_http_through_url(tmp_path: Path) -> None:
     # remotely a crash is the server's internal-error answer; an invalid output its refusal
     assert found[("scale", "server_error")]["arguments"] == {"n": 301}
     assert found[("profile", "server_error")]["arguments"] == {"age": 0}
-    assert set(found) == {("scale", "server_error"), ("profile", "server_error")}
-    assert "--url " + server.url in found[("scale", "server_error")]["reproduce"]
+    # the task-required tool runs as a task over HTTP too: its crash at 50 pages is found
+    assert found[("report", "server_error")]["arguments"] == {"pages": 50}
+    assert found[("wait", "timeout")]["arguments"] == {"long": True}
+    assert set(found) == {
+        ("scale", "server_error"),
+        ("profile", "server_error"),
+        ("report", "server_error"),
+        ("wait", "timeout"),
+    }
+    assert {t["name"]: t["result"] for t in document["tools"]}["report"] != "skipped"
+    reproduce = found[("scale", "server_error")]["reproduce"]
+    # the header is named in the reproduce line, never its value
+    assert "--url " + server.url + " --header 'Authorization: …'" in reproduce
+    assert "not-a-secret" not in json.dumps(document)
 
 
 def test_junit_and_github_output(tmp_path: Path) -> None:
@@ -272,7 +290,9 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
     from fixtures.http_server import free_port
 
     down = mcpgen_test("seeded.yaml", "--url", f"http://127.0.0.1:{free_port()}/mcp")
-    assert down.returncode == 2 and "cannot connect" in down.stderr
+    assert down.returncode == 2 and "cannot reach the MCP server at" in down.stderr
+    lonely = mcpgen_test("seeded.yaml", "--header", "A: b")
+    assert lonely.returncode == 2 and "--header needs --url" in lonely.stderr
     not_object = mcpgen_test(
         "seeded.yaml", "--impl", "seeded_impl:Correct", "--tool", "scale", "--replay", "[1]"
     )

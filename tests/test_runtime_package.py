@@ -48,6 +48,11 @@ tools:
 # name is a minor change; removing or renaming one breaks packages generated before.
 PUBLIC = [
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "AuthRequired",
+    "ConnectionFailed",
+    "EndpointNotFound",
+    "HttpStatusError",
+    "NotAnMcpEndpoint",
     "UNSET",
     "App",
     "AsyncProgressCallback",

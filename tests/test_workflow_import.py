@@ -216,6 +216,23 @@ def test_a_server_that_cannot_start_is_reported() -> None:
     assert "mcpgen import: cannot list the tools of" in result.output
 
 
+def test_import_url_usage_and_an_endpoint_nobody_serves() -> None:
+    from fixtures.http_server import free_port
+
+    def run(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(main, ["import", "-o", "-", *args])
+        return result.exit_code, result.output
+
+    assert run() == (2, run()[1]) and "give one server" in run()[1]
+    assert "give one server" in run("--url", "http://127.0.0.1:9/mcp", "--", "x")[1]
+    assert "--header needs --url" in run("--header", "A: b", "--", "x")[1]
+    assert "expected 'Name: value'" in run("--url", "http://127.0.0.1:9/mcp", "--header", "A")[1]
+    assert "not an http:// or https:// URL" in run("--url", "ftp://example.com/mcp")[1]
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    code, output = run("--url", url)
+    assert code == 1 and f"cannot list the tools of {url}: cannot reach the MCP server" in output
+
+
 # --------------------------------------------------------------------------- the spec writer
 
 

@@ -101,6 +101,33 @@ _FORMAT = click.option(
     "github: workflow annotations.",
 )
 
+_HEADER = click.option(
+    "--header",
+    "headers",
+    multiple=True,
+    metavar="'NAME: VALUE'",
+    help="With --url: send this HTTP header with every request (repeat), "
+    "e.g. --header 'Authorization: Bearer TOKEN'.",
+)
+
+
+def _headers(values: tuple[str, ...], url: str | None) -> tuple[tuple[str, str], ...]:
+    """``--header 'Name: value'`` options as (name, value) pairs; they need ``--url``
+    (an http:// or https:// one)."""
+    if values and url is None:
+        raise click.UsageError("--header needs --url")
+    if url is not None and not url.startswith(("http://", "https://")):
+        raise click.BadParameter(f"not an http:// or https:// URL: {url!r}", param_hint="--url")
+    pairs = []
+    for value in values:
+        name, colon, text = value.partition(":")
+        if not colon or not name.strip() or any(c in value for c in "\r\n"):
+            raise click.BadParameter(
+                f"expected 'Name: value', got {value!r}", param_hint="--header"
+            )
+        pairs.append((name.strip(), text.strip()))
+    return tuple(pairs)
+
 
 def _project() -> ProjectConfig | None:
     """[tool.mcpgen] of the nearest pyproject.toml, or exit 2 when it is malformed."""

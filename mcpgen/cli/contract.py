@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 from .common import (
     _ALLOW_OUTSIDE_REFS,
     _FORMAT,
+    _HEADER,
     _check_user_target,
     _echo,
     _echo_error,
     _format,
+    _headers,
     _project,
     _setting,
     _specs_or_config,
@@ -129,7 +131,9 @@ def _echo_report(report: DiffReport, fmt: str, level: Category) -> None:
     "import",
     context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
 )
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@click.option("--url", help="Import from the Streamable HTTP endpoint at URL instead.")
+@_HEADER
 @click.option(
     "-o",
     "--output",
@@ -158,6 +162,8 @@ def _echo_report(report: DiffReport, fmt: str, level: Category) -> None:
 @click.option("--timeout", type=float, default=30.0, show_default=True, help="Seconds per request.")
 def import_(
     command: tuple[str, ...],
+    url: str | None,
+    headers: tuple[str, ...],
     output: Path,
     package: str | None,
     name: str | None,
@@ -166,9 +172,15 @@ def import_(
     force: bool,
     timeout: float,
 ) -> None:
-    """Start the MCP server `COMMAND…` over stdio, list its tools and write a spec
-    that reproduces its contract: `mcpgen import -o tools.yaml -- uvx mcp-server-time`."""
+    """Start the MCP server `COMMAND…` over stdio (or call the one at `--url`), list its
+    tools and write a spec that reproduces its contract:
+    `mcpgen import -o tools.yaml -- uvx mcp-server-time`,
+    `mcpgen import --url http://127.0.0.1:8000/mcp --header 'Authorization: Bearer T'`."""
     from ..importer import ImportFailed, import_server
+
+    if bool(command) == (url is not None):
+        raise click.UsageError("give one server: -- COMMAND… or --url URL")
+    header_pairs = _headers(headers, url)
 
     to_stdout = str(output) == "-"
     if not to_stdout:
@@ -177,6 +189,8 @@ def import_(
     try:
         spec = import_server(
             command,
+            url=url,
+            headers=dict(header_pairs),
             package=package,
             name=name,
             version=server_version,

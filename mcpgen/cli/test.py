@@ -15,7 +15,16 @@ from typing import Any
 
 import click
 
-from .common import _FORMAT, _echo, _echo_error, _format, _project, _specs_or_config
+from .common import (
+    _FORMAT,
+    _HEADER,
+    _echo,
+    _echo_error,
+    _format,
+    _headers,
+    _project,
+    _specs_or_config,
+)
 
 # `--skip-check` choices: testing.checks.CHECKS but drift (the CLI does not import the
 # checks until a run starts; tests/test_contract_testing.py keeps the two lists equal)
@@ -53,6 +62,7 @@ class _SplitAtDashes(click.Command):
     help="Test this implementation in process (default: the spec's server.implementation).",
 )
 @click.option("--url", help="Test the Streamable HTTP endpoint at URL.")
+@_HEADER
 @click.option(
     "--examples",
     type=click.IntRange(min=0),
@@ -104,6 +114,7 @@ def test(
     spec: Path | None,
     impl: str | None,
     url: str | None,
+    headers: tuple[str, ...],
     examples: int,
     seed: int | None,
     tools: tuple[str, ...],
@@ -118,7 +129,7 @@ def test(
     """Check an implementation or a live server against the contract SPEC: generated
     arguments (boundary, random, invalid), each finding shrunk with a reproduce line.
     `mcpgen test tools.yaml --impl my_impl:Impl`, `mcpgen test tools.yaml -- node server.js`,
-    `mcpgen test tools.yaml --url http://127.0.0.1:8000/mcp`. Exit 0 no finding, 1 findings,
+    `mcpgen test tools.yaml --url http://127.0.0.1:8000/mcp [--header 'K: V']`. Exit 0 no finding, 1 findings,
     2 usage or I/O (a missing spec, an unknown --tool, a server that does not start)."""
     from ..testing.runner import Options
     from ..testing.session import TargetChoice, UsageFailure, run_contract_test
@@ -130,6 +141,7 @@ def test(
     spec = spec if spec is not None else _specs_or_config((), config)[0]
     if sum(bool(x) for x in (impl, url, command)) > 1:
         raise click.UsageError("give one target: --impl, --url or -- COMMAND")
+    header_pairs = _headers(headers, url)
     arguments: Any = UNSET if replay is None else _replay_arguments(replay)
     _hypothesis_home_in_a_temporary_folder()
     options = Options(
@@ -144,7 +156,7 @@ def test(
         with _stopped_by_signals(options.stop) as stopped_by:
             report = run_contract_test(
                 spec,
-                TargetChoice(impl=impl, url=url, command=command),
+                TargetChoice(impl=impl, url=url, headers=header_pairs, command=command),
                 options,
                 tools=tools,
                 replay_arguments=arguments,
@@ -154,6 +166,10 @@ def test(
         _echo_error(f"mcpgen test: {exc}")
         sys.exit(2)
     _emit(report, fmt, spec, junit)
+    _exit(report, stopped_by)
+
+
+def _exit(report: Any, stopped_by: list[int]) -> None:
     if report.incomplete:
         _echo_error(f"mcpgen test: incomplete: {report.incomplete}")
     if stopped_by:  # the shell's convention for a process ended by a signal

@@ -1,4 +1,5 @@
-"""``mcpgen import``: start a live MCP server, list its tools, write a spec for them.
+"""``mcpgen import``: start a live MCP server (or call one over HTTP), list its tools,
+write a spec for them.
 
 The spec reproduces the server's contract wire-faithfully: a server generated from it
 lists the same definitions (name, title, description, schemas, annotations, icons,
@@ -55,8 +56,10 @@ class ImportedSpec:
 
 
 def import_server(
-    command: Sequence[str],
+    command: Sequence[str] = (),
     *,
+    url: str | None = None,
+    headers: Mapping[str, str] | None = None,
     package: str | None = None,
     name: str | None = None,
     version: str | None = None,
@@ -66,21 +69,23 @@ def import_server(
     timeout: float = 30.0,
     spec_dir: Path = Path("."),
 ) -> ImportedSpec:
-    """Run ``command`` as a stdio MCP server and return a spec for its tools.
+    """Run ``command`` as a stdio MCP server, or call the Streamable HTTP endpoint
+    ``url`` (with ``headers``), and return a spec for its tools.
 
     The listing is taken in the newest era the server speaks. When that is 2026-07-28
     and the server also speaks the handshake era, it is asked there too, for what only
     that era lists (``execution.taskSupport``; 2026-07-28 moved tasks to an extension)."""
     from mcpgen_runtime._errors import McpError
 
+    server = _Server(tuple(command), url, dict(headers or {}), env, cwd, timeout)
     try:
-        raw, info, instructions, protocol = _listing(command, "auto", env, cwd, timeout)
+        raw, info, instructions, protocol = server.listing("auto")
     except (McpError, OSError) as exc:
-        raise ImportFailed(f"cannot list the tools of `{shlex.join(command)}`: {exc}") from exc
+        raise ImportFailed(f"cannot list the tools of {server.label}: {exc}") from exc
     eras = f"tools listed over {protocol}"
     if protocol == "2026-07-28":
         try:
-            legacy, _, _, legacy_protocol = _listing(command, "legacy", env, cwd, timeout)
+            legacy, _, _, legacy_protocol = server.listing("legacy")
         except (McpError, OSError):
             eras += " (the server speaks no handshake era)"
         else:
@@ -95,7 +100,7 @@ def import_server(
         raw,
         server_info=info,
         instructions=instructions,
-        source=shlex.join(command),
+        source=url if url is not None else shlex.join(command),
         protocol_version=protocol,
         package=package,
         name=name,
@@ -106,26 +111,41 @@ def import_server(
     )
 
 
-def _listing(
-    command: Sequence[str],
-    protocol: Any,
-    env: Mapping[str, str] | None,
-    cwd: str | Path | None,
-    timeout: float,
-) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str]:
-    from mcpgen_runtime import Session
+@dataclass(frozen=True)
+class _Server:
+    """Where the tools come from: a stdio command, or an HTTP endpoint (``url``)."""
 
-    with Session.stdio(
-        list(command),
-        env=env,
-        cwd=cwd,
-        verify="off",
-        timeout=timeout,
-        server_id="import",
-        protocol=protocol,
-    ) as session:
-        raw = [dict(tool.raw) for tool in session.list_tools()]
-        return raw, dict(session.server_info), session.instructions, session.protocol_version
+    command: tuple[str, ...]
+    url: str | None
+    headers: dict[str, str]
+    env: Mapping[str, str] | None
+    cwd: str | Path | None
+    timeout: float
+
+    @property
+    def label(self) -> str:
+        return self.url if self.url is not None else f"`{shlex.join(self.command)}`"
+
+    def listing(
+        self, protocol: Any
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], str | None, str]:
+        """The raw tools, server info, instructions and protocol version, through the
+        runtime's client (the one generated packages use)."""
+        from mcpgen_runtime import Session
+
+        options: dict[str, Any] = {
+            "verify": "off",
+            "timeout": self.timeout,
+            "server_id": "import",
+            "protocol": protocol,
+        }
+        if self.url is not None:
+            session = Session.http(self.url, headers=self.headers, **options)
+        else:
+            session = Session.stdio(list(self.command), env=self.env, cwd=self.cwd, **options)
+        with session:
+            raw = [dict(tool.raw) for tool in session.list_tools()]
+            return raw, dict(session.server_info), session.instructions, session.protocol_version
 
 
 def spec_from_tools(

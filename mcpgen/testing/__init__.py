@@ -4,7 +4,7 @@ Modules by job: ``strategies`` (JSON Schema → Hypothesis strategy, a pattern's
 simplest match) and ``formats``; ``examples`` (the one example generator, also behind
 ``mcpgen docs``' example requests: the readable pick of ``readable`` when valid, else
 Hypothesis's simplest value; boundary cases) and ``negative`` (one-place invalid
-arguments); ``targets`` and ``http_target`` (in process, stdio, HTTP);
+arguments); ``targets`` (in process, stdio, HTTP: one client session);
 ``checks`` and ``drift``; ``runner`` (the phases); ``session`` (one run end to end);
 ``output`` (text, JSON, GitHub, JUnit); ``pytest_entry`` (``assert_contract``).
 

@@ -271,12 +271,6 @@ def _tool_outcome(
     if tool.destructive and not options.allow_destructive:
         outcome.result, outcome.reason = "skipped", "destructive (pass --allow-destructive)"
         return outcome, []
-    if tool.needs_task and not getattr(target, "runs_tasks", False):
-        outcome.result, outcome.reason = (
-            "skipped",
-            "a tool that requires tasks: not tested over --url yet",
-        )
-        return outcome, []
     run = _ToolRun(tool, target, options, until)
     by_check: dict[str, Finding] = {}
     problems: list[str] = []

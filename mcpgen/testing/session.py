@@ -40,13 +40,16 @@ class UsageFailure(Exception):
 class TargetChoice:
     impl: str | type | None = None
     url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # with url: sent with every request
     command: tuple[str, ...] = ()
 
     def arguments(self) -> list[str]:
         """The target as ``mcpgen test`` options, for reproduce lines (a command goes
         last, after ``--``: see ``_reproduce``)."""
         if self.url is not None:
-            return ["--url", self.url]
+            # a header's value may be a secret: the line names the header, not its value
+            named = [part for name, _ in self.headers for part in ("--header", f"{name}: …")]
+            return ["--url", self.url, *named]
         if self.command:
             return []
         if isinstance(self.impl, type):
@@ -181,12 +184,14 @@ def _target(
     spec: Path, contract: ir.Contract, choice: TargetChoice, timeout: float
 ) -> tuple[Target, bool]:
     if choice.url is not None:
-        from .http_target import HttpTarget
-
-        try:
-            return HttpTarget(choice.url, timeout=timeout), False
-        except TargetFailed as exc:
-            raise UsageFailure(str(exc)) from None
+        if not choice.url.startswith(("http://", "https://")):
+            raise UsageFailure(f"--url {choice.url}: not an http:// or https:// URL")
+        return SessionTarget(
+            url=choice.url,
+            headers=dict(choice.headers),
+            description=f"--url {choice.url}",
+            timeout=timeout,
+        ), False
     if choice.command:
         return SessionTarget(
             choice.command, description=shlex.join(choice.command), timeout=timeout

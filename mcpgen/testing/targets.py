@@ -1,5 +1,5 @@
 """What ``mcpgen test`` calls: an implementation in process, a stdio server, an HTTP
-endpoint. Each target lists tools and answers one ``tools/call`` with a :class:`Reply`
+endpoint, all through the runtime's client session. Each target lists tools and answers one ``tools/call`` with a :class:`Reply`
 (the raw result, the JSON-RPC error, or a timeout), never raising for what a server does.
 
 In process, the implementation runs behind the generated package's real server path
@@ -15,7 +15,7 @@ import contextlib
 import functools
 import inspect
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -55,21 +55,25 @@ class Target(Protocol):
 
 
 class SessionTarget:
-    """A server behind the runtime's client session: a stdio command, or an app in
-    process (``serve`` given)."""
-
-    runs_tasks = True  # a task-required tool runs through the session's task flow
+    """A server behind the runtime's client session, the one generated clients use: a
+    stdio command, an app in process (``serve`` given) or a Streamable HTTP endpoint
+    (``url`` given, with ``headers``). A task-required tool runs through the session's
+    task flow on each."""
 
     def __init__(
         self,
         command: Sequence[str] | None = None,
         *,
         serve: Callable[..., None] | None = None,
+        url: str | None = None,
+        headers: Mapping[str, str] | None = None,
         description: str = "",
         timeout: float = 30.0,
     ) -> None:
         self.command = list(command) if command else None
         self.serve = serve
+        self.url = url
+        self.headers = dict(headers or {})
         self.description = description
         self.timeout = timeout
         self.session: Any = None
@@ -80,6 +84,10 @@ class SessionTarget:
 
         if self.serve is not None:
             session = Session.in_memory(self.serve, verify="off", timeout=self.timeout)
+        elif self.url is not None:
+            session = Session.http(
+                self.url, headers=self.headers, verify="off", timeout=self.timeout
+            )
         else:
             assert self.command is not None
             session = Session.stdio(self.command, verify="off", timeout=self.timeout)

@@ -2,9 +2,9 @@
 
 Every package mcpgen generates imports this distribution (``mcpgen-runtime``); with
 ``mcpgen build --runtime vendored`` a copy goes into the package as ``_runtime``.
-It needs pydantic (generated models) and idna (the ``hostname`` formats); serving
-over HTTP needs the ``http`` extra (uvicorn, with httptools and uvloop where they
-build).
+It needs pydantic (generated models) and idna (the ``hostname`` formats); the HTTP
+transports need the ``http`` extra (uvicorn, with httptools and uvloop where they
+build, serves; httpx2 calls).
 ``__all__`` is the public surface, and what generated code imports.
 Names are imported on first use (PEP 562), so a server process never pays for
 the client side (asyncio, subprocess) and starts fast.
@@ -17,8 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ._errors import (
+        AuthRequired,
+        ConnectionFailed,
         ContractMismatch,
+        EndpointNotFound,
+        HttpStatusError,
         McpError,
+        NotAnMcpEndpoint,
         ProtocolError,
         ResultMismatch,
         ServerExited,
@@ -42,6 +47,11 @@ if TYPE_CHECKING:
 from ._version import __version__, requirement, validate_runtime_version
 
 _WHERE = {
+    "NotAnMcpEndpoint": "._errors",
+    "HttpStatusError": "._errors",
+    "EndpointNotFound": "._errors",
+    "ConnectionFailed": "._errors",
+    "AuthRequired": "._errors",
     "App": ".server.tools",
     "AsyncProgressCallback": ".client.base",
     "AsyncSession": ".client.aio",
@@ -79,12 +89,17 @@ __all__ = [
     "AsyncProgressCallback",
     "AsyncSession",
     "AsyncTaskHandle",
+    "AuthRequired",
     "Binding",
     "Cancelled",
+    "ConnectionFailed",
     "Context",
     "ContractMismatch",
+    "EndpointNotFound",
+    "HttpStatusError",
     "ListedTool",
     "McpError",
+    "NotAnMcpEndpoint",
     "ProgressCallback",
     "ProtocolChoice",
     "ProtocolError",

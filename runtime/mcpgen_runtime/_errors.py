@@ -6,9 +6,16 @@
     ├── ProtocolError             the peer answered with a JSON-RPC error, or sent
     │                             something the protocol does not allow
     │   ├── ContractMismatch      the server's tools break the generated contract
-    │   └── ResultMismatch        a tool's result does not fit the contract (the
-    │                             output schema, the model, the ``returns`` type)
+    │   ├── ResultMismatch        a tool's result does not fit the contract (the
+    │   │                         output schema, the model, the ``returns`` type)
+    │   ├── HttpStatusError       an HTTP server answered with a status that is no
+    │   │   │                     MCP answer (``status``, ``url``)
+    │   │   ├── AuthRequired      401 or 403 (``www_authenticate``: the challenge)
+    │   │   └── EndpointNotFound  404: no MCP endpoint at that URL
+    │   └── NotAnMcpEndpoint      an HTTP answer that is neither JSON nor SSE
     ├── ServerExited              the server process ended (exit code, stderr tail)
+    │   └── ConnectionFailed      an HTTP server cannot be reached, or closed the
+    │                             connection in the middle of an answer
     └── Timeout                   no answer within the request's time limit
 
 Handlers raise ``ToolError`` to send a message a model can act on; any other
@@ -21,8 +28,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = [
+    "AuthRequired",
+    "ConnectionFailed",
     "ContractMismatch",
+    "EndpointNotFound",
+    "HttpStatusError",
     "McpError",
+    "NotAnMcpEndpoint",
     "ProtocolError",
     "ResultMismatch",
     "ServerExited",
@@ -110,6 +122,51 @@ class ServerExited(McpError):
 
 class Timeout(McpError):
     """A request got no answer within its time limit."""
+
+
+class HttpStatusError(ProtocolError):
+    """An HTTP server answered a message with a status that carries no MCP answer
+    (a redirect, 5xx, …); ``status`` is the HTTP status, ``url`` the endpoint."""
+
+    def __init__(self, message: str, *, status: int, url: str, reason: str = "http_status") -> None:
+        super().__init__(message, reason=reason, data={"status": status, "url": url})
+        self.status = status
+        self.url = url
+
+
+class AuthRequired(HttpStatusError):
+    """401 or 403: the server wants credentials (``www_authenticate`` holds its
+    ``WWW-Authenticate`` challenge, or "")."""
+
+    def __init__(self, message: str, *, status: int, url: str, www_authenticate: str) -> None:
+        super().__init__(message, status=status, url=url, reason="auth_required")
+        self.www_authenticate = www_authenticate
+
+
+class EndpointNotFound(HttpStatusError):
+    """404: nothing serves MCP at the URL (a wrong path, or a session the server forgot)."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message, status=404, url=url, reason="endpoint_not_found")
+
+
+class NotAnMcpEndpoint(ProtocolError):
+    """An HTTP answer that is neither ``application/json`` nor ``text/event-stream``
+    (an HTML page, a proxy's error page); ``url`` is the endpoint."""
+
+    def __init__(self, message: str, *, url: str, content_type: str) -> None:
+        super().__init__(message, reason="not_mcp", data={"url": url, "content_type": content_type})
+        self.url = url
+        self.content_type = content_type
+
+
+class ConnectionFailed(ServerExited):
+    """An HTTP server could not be reached (refused, unknown host, TLS) or closed the
+    connection in the middle of an answer; ``url`` is the endpoint."""
+
+    def __init__(self, message: str, *, url: str) -> None:
+        super().__init__(message, returncode=None)
+        self.url = url
 
 
 def error_from_response(error: Mapping[str, Any], method: str) -> ProtocolError:

@@ -76,6 +76,12 @@ def tasks_and_progress_sync(client: WeatherClient) -> None:
     with WeatherClient.stdio(["python", "-m", "weather_mcp"], protocol="legacy"):
         pass
     WeatherClient.stdio("python -m weather_mcp", protocol="stateless")  # type: ignore[arg-type]
+    remote: WeatherClient = WeatherClient.http(
+        "http://127.0.0.1:8000/mcp", headers={"Authorization": "Bearer t"}, timeout=5
+    )
+    remote_async: AsyncWeatherClient = AsyncWeatherClient.http("http://127.0.0.1:8000/mcp")
+    WeatherClient.http("http://127.0.0.1:8000/mcp", headers=[("a", "b")])  # type: ignore[arg-type]
+    print(remote, remote_async)
     handle: TaskHandle[GetForecastOutput] = client.start_get_forecast("Paris", days=2)
     state: TaskStatus = handle.status()
     identifier: str | None = state.task_id

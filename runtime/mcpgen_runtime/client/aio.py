@@ -5,6 +5,7 @@ protocol flows come from ``client.core`` and ``client.flows``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
 import logging
 import time
@@ -12,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Self, overload
 
-from .._errors import ServerExited, Timeout
+from .._errors import McpError, ServerExited, Timeout
 from ..transport.aio import AsyncInMemoryTransport, AsyncStdioTransport
 from ..transport.lines import AsyncTransport, ServeFunction
 from . import flows
@@ -41,6 +42,12 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
     @classmethod
     def _in_memory_transport(cls, serve: ServeFunction) -> AsyncTransport:
         return AsyncInMemoryTransport(serve)
+
+    @classmethod
+    def _http_transport(cls, url: str, **options: Any) -> Any:
+        # by name: a type checker never follows a client into httpx2 (the http extra)
+        module = importlib.import_module("..transport.http.aio", __package__)
+        return module.AsyncHttpTransport(url, **options)
 
     async def connect(self) -> None:
         """See ``Session.connect``."""
@@ -243,7 +250,9 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
                 response: Response[Any] = await future
         except TimeoutError:
             self._abandon(request_id, f"timed out after {limit:g}s", effect.cancellable)
-            raise Timeout(f"{effect.label}: no answer within {limit:g}s") from None
+            raise Timeout(
+                f"{effect.label}: no answer within {limit:g}s{self._timeout_hint}"
+            ) from None
         except asyncio.CancelledError:
             self._abandon(request_id, "the caller was cancelled", effect.cancellable)
             raise
@@ -265,9 +274,9 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         if not future.done():
             future.set_result(response)
 
-    def _fail(self, waiter: asyncio.Future[Response[Any]]) -> None:
+    def _fail(self, waiter: asyncio.Future[Response[Any]], error: McpError | None) -> None:
         if not waiter.done():
-            waiter.set_exception(self.transport.exit_error())
+            waiter.set_exception(error if error is not None else self.transport.exit_error())
 
 
 def _progress_task_done(task: asyncio.Task[Any]) -> None:

@@ -12,6 +12,7 @@ import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
+from .._errors import McpError
 from ..contract.check import Verify
 from ..transport.lines import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
 from .core import (
@@ -130,6 +131,8 @@ class _SessionState(Generic[TR, W]):
         self._connected = False
         self._closed = False
         self._gone = False  # set once the server side ended; no new request may wait
+        # what a Timeout adds to its message: where the server is (HTTP)
+        self._timeout_hint = ""
 
     @classmethod
     def _stdio_transport(cls, argv: list[str], **options: Any) -> TR:
@@ -200,6 +203,53 @@ class _SessionState(Generic[TR, W]):
             protocol=protocol,
             probe_timeout=probe_timeout,
         )
+
+    @classmethod
+    def _http_transport(cls, url: str, **options: Any) -> Any:
+        """The driver's HTTP transport (options: ``headers``, ``connect_timeout``,
+        ``max_message_bytes``); it reports a request it cannot answer to ``on_failure``."""
+        raise NotImplementedError
+
+    @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        contract: Sequence[Mapping[str, Any]] = (),
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str | None = None,
+        protocol: ProtocolChoice = "auto",
+        probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> Self:
+        """A session with a Streamable HTTP endpoint (``http://host:port/mcp``);
+        ``server_id`` defaults to the URL. Needs the ``http`` extra (httpx2).
+
+        ``headers`` go with every request (``{"Authorization": "Bearer …"}``).
+        ``timeout`` bounds each call as a whole, however slowly its answer
+        arrives (and connecting). Redirects are followed only to the same origin.
+        ``max_message_bytes`` bounds one message of an answer: a longer one fails
+        that call with ``ProtocolError`` (``reason`` ``"message_too_large"``).
+        """
+        transport = cls._http_transport(
+            url, headers=headers, connect_timeout=timeout, max_message_bytes=max_message_bytes
+        )
+        session = cls(
+            transport,
+            contract=contract,
+            verify=verify,
+            timeout=timeout,
+            server_id=server_id if server_id is not None else url,
+            protocol=protocol,
+            probe_timeout=probe_timeout,
+        )
+        transport.on_failure = session._on_failure
+        session._timeout_hint = (
+            f" from {url} (check that the server is up; a slow tool needs a larger timeout)"
+        )
+        return session
 
     @property
     def era(self) -> Era | None:
@@ -304,14 +354,22 @@ class _SessionState(Generic[TR, W]):
     def _on_close(self) -> None:
         self._gone = True
         for waiter in self._core.fail_all():
-            self._fail(waiter)
+            self._fail(waiter, None)
+
+    def _on_failure(self, request_id: int, error: Callable[[], McpError]) -> None:
+        """One request cannot be answered (an HTTP transport's POST failed or ended
+        without its response): fail its caller, if it still waits, with ``error()``."""
+        waiter = self._core.forget(request_id)
+        if waiter is not None:
+            self._fail(waiter, error())
 
     def _deliver(self, response: Response[W]) -> None:
         """Wake the caller waiting for ``response``."""
         raise NotImplementedError
 
-    def _fail(self, waiter: W) -> None:
-        """Wake a caller whose server is gone, with ``transport.exit_error()``."""
+    def _fail(self, waiter: W, error: McpError | None) -> None:
+        """Wake a caller with ``error``, or (None) ``transport.exit_error()`` when
+        its server is gone."""
         raise NotImplementedError
 
     def _send_quietly(self, line: bytes) -> None:

@@ -229,6 +229,9 @@ class ClientCore(Generic[W]):
         """Parse one line from the server into events; bad input is logged, never raised."""
         try:
             message = _decode(line.decode("utf-8"))
+        except RecursionError:
+            logger.warning("ignoring a message from the server nested too deeply to read")
+            return []
         except (UnicodeDecodeError, ValueError):
             if line.strip():
                 logger.warning("ignoring a line from the server that is not JSON: %.200r", line)

@@ -5,6 +5,7 @@ one session at once; the protocol flows come from ``client.core`` and ``client.f
 
 from __future__ import annotations
 
+import importlib
 import logging
 import threading
 import time
@@ -12,7 +13,7 @@ from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Any, Self, overload
 
-from .._errors import ServerExited, Timeout
+from .._errors import McpError, ServerExited, Timeout
 from ..transport.lines import ServeFunction, Transport
 from ..transport.sync import InMemoryTransport, StdioTransport
 from . import flows
@@ -65,6 +66,12 @@ class Session(_SessionState[Transport, _Waiter]):
     @classmethod
     def _in_memory_transport(cls, serve: ServeFunction) -> Transport:
         return InMemoryTransport(serve)
+
+    @classmethod
+    def _http_transport(cls, url: str, **options: Any) -> Any:
+        # by name: a type checker never follows a client into httpx2 (the http extra)
+        module = importlib.import_module("..transport.http.sync", __package__)
+        return module.HttpTransport(url, **options)
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -247,7 +254,7 @@ class Session(_SessionState[Transport, _Waiter]):
                 waiter.lock.acquire()  # the response won the race; it is being delivered
             else:
                 self._abandon(request_id, f"timed out after {limit:g}s", effect.cancellable)
-                raise Timeout(f"{effect.label}: no answer within {limit:g}s")
+                raise Timeout(f"{effect.label}: no answer within {limit:g}s{self._timeout_hint}")
         if waiter.failure is not None:
             raise waiter.failure
         return Outcome(waiter.result, waiter.error)
@@ -271,8 +278,8 @@ class Session(_SessionState[Transport, _Waiter]):
         waiter.error = response.error
         waiter.lock.release()
 
-    def _fail(self, waiter: _Waiter) -> None:
-        waiter.failure = self.transport.exit_error()
+    def _fail(self, waiter: _Waiter, error: McpError | None) -> None:
+        waiter.failure = error if error is not None else self.transport.exit_error()
         waiter.lock.release()
 
 

@@ -20,8 +20,13 @@ _validate_runtime_version("0.1.0", __name__)
 if TYPE_CHECKING:
     from mcpgen_runtime import (
         UNSET,
+        AuthRequired,
+        ConnectionFailed,
         Context,
         ContractMismatch,
+        EndpointNotFound,
+        HttpStatusError,
+        NotAnMcpEndpoint,
         ProtocolError,
         ResultMismatch,
         ServerExited,
@@ -35,8 +40,13 @@ if TYPE_CHECKING:
 # Imported on first use: a server process never loads the client side.
 _WHERE = {
     "AsyncWeatherClient": ".client",
+    "AuthRequired": "mcpgen_runtime",
+    "ConnectionFailed": "mcpgen_runtime",
     "Context": "mcpgen_runtime",
     "ContractMismatch": "mcpgen_runtime",
+    "EndpointNotFound": "mcpgen_runtime",
+    "HttpStatusError": "mcpgen_runtime",
+    "NotAnMcpEndpoint": "mcpgen_runtime",
     "ProtocolError": "mcpgen_runtime",
     "ResultMismatch": "mcpgen_runtime",
     "ServerExited": "mcpgen_runtime",
@@ -53,8 +63,13 @@ _SUBMODULES = frozenset({"client", "contract", "models", "server"})
 
 __all__ = [
     "AsyncWeatherClient",
+    "AuthRequired",
+    "ConnectionFailed",
     "Context",
     "ContractMismatch",
+    "EndpointNotFound",
+    "HttpStatusError",
+    "NotAnMcpEndpoint",
     "ProtocolError",
     "ResultMismatch",
     "ServerExited",

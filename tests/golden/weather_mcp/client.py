@@ -111,6 +111,37 @@ class WeatherClient:
         )
 
     @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str | None = None,
+        protocol: ProtocolChoice = "auto",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> WeatherClient:
+        """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
+        (connects on ``with``; needs ``mcpgen-runtime[http]``).
+
+        ``headers`` go with every request (``{"Authorization": "Bearer …"}``);
+        ``timeout`` bounds each call as a whole; ``protocol`` as for ``stdio``.
+        """
+        return cls(
+            Session.http(
+                url,
+                headers=headers,
+                contract=contract.TOOLS,
+                verify=verify,
+                timeout=timeout,
+                server_id=server_id,
+                protocol=protocol,
+                max_message_bytes=max_message_bytes,
+            )
+        )
+
+    @classmethod
     def in_memory(
         cls,
         impl: WeatherServer,
@@ -139,7 +170,7 @@ class WeatherClient:
         self.session.close()
 
     def close(self) -> None:
-        """Stop the server (close its stdin, then terminate if it lingers)."""
+        """Stop the server (stdio: close its stdin, then terminate) or end the HTTP session."""
         self.session.close()
 
     def list_tools(self) -> list[ListedTool]:
@@ -272,6 +303,37 @@ class AsyncWeatherClient:
         )
 
     @classmethod
+    def http(
+        cls,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        verify: Verify = "strict",
+        timeout: float = 30.0,
+        server_id: str | None = None,
+        protocol: ProtocolChoice = "auto",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> AsyncWeatherClient:
+        """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
+        (connects on ``async with``; needs ``mcpgen-runtime[http]``).
+
+        ``headers`` go with every request (``{"Authorization": "Bearer …"}``);
+        ``timeout`` bounds each call as a whole; ``protocol`` as for ``stdio``.
+        """
+        return cls(
+            AsyncSession.http(
+                url,
+                headers=headers,
+                contract=contract.TOOLS,
+                verify=verify,
+                timeout=timeout,
+                server_id=server_id,
+                protocol=protocol,
+                max_message_bytes=max_message_bytes,
+            )
+        )
+
+    @classmethod
     def in_memory(
         cls,
         impl: WeatherServer,
@@ -300,7 +362,7 @@ class AsyncWeatherClient:
         await self.session.close()
 
     async def close(self) -> None:
-        """Stop the server (close its stdin, then terminate if it lingers)."""
+        """Stop the server (stdio: close its stdin, then terminate) or end the HTTP session."""
         await self.session.close()
 
     async def list_tools(self) -> list[ListedTool]:
