@@ -853,3 +853,31 @@ def test_sdk_server_drift_is_caught_in_the_modern_era() -> None:
         session.connect()
     assert session.era == "modern"
     assert [change.rule for change in caught.value.changes] == ["PARAM_REQUIRED_ADDED"]
+
+
+@pytest.mark.parametrize("protocol", ["legacy", "modern"])
+def test_progress_restarts_a_calls_timeout_up_to_its_maximum(
+    cproto: tuple[ModuleType, list[str], dict[str, str]], protocol: str
+) -> None:
+    """``max_total_timeout``: a call that reports progress every 0.15 s runs 1.2 s past a
+    0.5 s timeout; without it, or past the maximum, it times out (sync and async)."""
+    err = errors(cproto)
+    long = {"steps": 8, "pause": 0.15}
+    with cproto_client(cproto, protocol) as client:
+        session = client.session
+        done = session.call_tool("work", long, timeout=0.5, max_total_timeout=10)
+        assert done["content"] == [{"type": "text", "text": "did 8"}]
+        with pytest.raises(err.Timeout):
+            session.call_tool("work", long, timeout=0.5)
+        with pytest.raises(err.Timeout):
+            session.call_tool("work", long, timeout=0.5, max_total_timeout=0.8)
+
+    async def main() -> None:
+        _, command, env = cproto
+        async with AsyncSession.stdio(command, env=env, verify="off", protocol=protocol) as aio:
+            done = await aio.call_tool("work", long, timeout=0.5, max_total_timeout=10)
+            assert done["content"] == [{"type": "text", "text": "did 8"}]
+            with pytest.raises(err.Timeout):
+                await aio.call_tool("work", long, timeout=0.5, max_total_timeout=0.8)
+
+    asyncio.run(main())

@@ -215,3 +215,69 @@ def test_examples_in_the_spec_seed_the_arguments_and_are_no_drift(tmp_path: Path
     assert drift_findings(contract, [{"name": "now", "inputSchema": schema}], "2025-11-25") == []
     other = {"type": "object", "properties": {"zone": {"type": "string", "title": "Zone"}}}
     assert drift_findings(contract, [{"name": "now", "inputSchema": other}], "2025-11-25")
+
+
+# -- issue 33, items 2 and 3: tasks a server makes, progress as a sign of life -----------------
+
+WEATHER = Path(__file__).resolve().parent.parent / "examples" / "weather"
+
+
+def test_an_optional_task_tool_is_followed_in_process_and_over_stdio() -> None:
+    """Before: every call of get_forecast (task_support: optional, which the weather
+    server runs as a task on 2026-07-28) was "server_error: the server went away:
+    unexpected resultType 'task'"."""
+    args = ["tools.yaml", "--tool", "get_forecast", "--examples", "5", "--seed", "1"]
+    for target in ([], ["--", sys.executable, "-m", "weather_mcp"]):
+        done = mcpgen_test(*args, "--format", "json", *target, cwd=WEATHER)
+        assert done.returncode == 0, (target, done.stdout, done.stderr)
+        [tool] = json.loads(done.stdout)["tools"]
+        assert tool["valid"]["succeeded"] > 0 and tool["valid"]["refused"] == 0
+
+
+PROGRESS_SPEC = """\
+mcpgen: 1
+package: slowly_mcp
+server: {name: slowly, version: 1.0.0}
+tools:
+  - name: crawl
+    description: Works a while, reporting progress as it goes, then answers.
+    parameters:
+      - {name: pages, type: integer, minimum: 1, maximum: 1}
+      - {name: quiet, type: boolean}
+    callback: positional
+"""
+PROGRESS_IMPL = """\
+import time
+
+from slowly_mcp import Context, SlowlyServer
+
+
+class Impl(SlowlyServer):
+    def crawl(self, pages: int, quiet: bool, *, ctx: Context = Context.NONE) -> str:
+        for step in range(8):  # 2.4 s in all, longer than --timeout 1
+            time.sleep(0.3)
+            if not quiet:
+                ctx.report_progress(step + 1, 8)
+        return "crawled"
+"""
+
+
+def test_progress_restarts_the_timeout_and_silence_does_not(tmp_path: Path) -> None:
+    """Before: a call that reported progress throughout but ran past --timeout was a
+    `timeout` finding (server-everything's long-running tool at --timeout 10)."""
+    (tmp_path / "slowly.yaml").write_text(PROGRESS_SPEC, encoding="utf-8")
+    (tmp_path / "slowly_impl.py").write_text(PROGRESS_IMPL, encoding="utf-8")
+    done = mcpgen_test(
+        *("slowly.yaml", "--impl", "slowly_impl:Impl", "--format", "json"),
+        *("--tool", "crawl", "--replay", '{"pages": 1, "quiet": false}', "--timeout", "1"),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    silent = mcpgen_test(
+        *("slowly.yaml", "--impl", "slowly_impl:Impl", "--format", "json"),
+        *("--tool", "crawl", "--replay", '{"pages": 1, "quiet": true}', "--timeout", "1"),
+        cwd=tmp_path,
+    )
+    assert silent.returncode == 1
+    [finding] = json.loads(silent.stdout)["findings"]
+    assert finding["check"] == "timeout"

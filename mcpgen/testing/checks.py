@@ -190,7 +190,13 @@ def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | 
 def _no_answer(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | None:
     """The finding for a call that got no answer: timed out, crashed, server gone."""
     if reply.timed_out:
-        return Finding(tool.name, "timeout", arguments, "no answer within the time limit")
+        message = "no answer within the time limit"
+        if reply.progress:
+            message += (
+                f" (it reported progress {reply.progress} time(s), each of which restarted the"
+                " limit, then fell silent or ran past the longest wait progress allows)"
+            )
+        return Finding(tool.name, "timeout", arguments, message)
     if reply.crash is not None:
         return Finding(tool.name, "handler_crash", arguments, f"the handler raised {reply.crash}")
     if reply.gone is not None:

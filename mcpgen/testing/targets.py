@@ -15,6 +15,7 @@ import contextlib
 import functools
 import inspect
 import io
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -24,6 +25,8 @@ from mcpgen_runtime._errors import McpError, ProtocolError, ServerExited, Timeou
 __all__ = ["UNSET", "InProcessTarget", "Reply", "SessionTarget", "Target", "TargetFailed"]
 
 UNSET: Any = object()
+# a call that keeps reporting progress may run this many times `--timeout` in all
+PROGRESS_EXTENDS = 10
 
 
 class TargetFailed(Exception):
@@ -40,6 +43,7 @@ class Reply:
     gone: str | None = None  # the server exited or the connection broke: why
     crash: str | None = None  # in process: "ValueError: …" raised by the handler
     returned: Any = UNSET  # in process: what the handler returned
+    progress: int = 0  # progress notifications the call sent (each restarted its timeout)
 
 
 class Target(Protocol):
@@ -109,19 +113,30 @@ class SessionTarget:
     def call(
         self, name: str, arguments: dict[str, Any], timeout: float, *, task: bool = False
     ) -> Reply:
-        """``task``: the tool requires tasks; the session's task flow runs the call and
-        waits for its result (an error result then arrives as ``ToolError``)."""
+        """One ``tools/call`` through the session's call flow: ``task`` asks for a task
+        (the tool requires one), and a task the server makes of a call anyway (a tool
+        whose tasks are optional) is followed to its result the same way. A progress
+        token goes with every call, and each progress notification restarts
+        ``timeout`` (``PROGRESS_EXTENDS`` × ``timeout`` at most): a long call that keeps
+        reporting is alive, not timed out."""
+        seen: list[float] = []
+
+        def progressed(*_: Any) -> None:
+            seen.append(time.monotonic())
+
         try:
-            if task:
-                result = self.session.call_tool(name, arguments, timeout=timeout, task=True)
-            else:
-                result = self.session.request(
-                    "tools/call", {"name": name, "arguments": arguments}, timeout=timeout
-                )
+            result = self.session.call_tool(
+                name,
+                arguments,
+                timeout=timeout,
+                task=task,
+                on_progress=progressed,
+                max_total_timeout=timeout * PROGRESS_EXTENDS,
+            )
         except ToolError as exc:
-            return Reply(result={"content": exc.content, "isError": True})
+            return Reply(result={"content": exc.content, "isError": True}, progress=len(seen))
         except Timeout:
-            return Reply(timed_out=True)
+            return Reply(timed_out=True, progress=len(seen))
         except ServerExited as exc:
             return Reply(gone=str(exc))
         except ProtocolError as exc:

@@ -26,6 +26,7 @@ from .base import (
     _SessionState,
 )
 from .core import Outcome, Response
+from .effects import Liveness
 from .listing import ListedTool
 from .tasks import _NO_LIMIT, TaskStatus, _TaskHandleBase, _TaskState
 
@@ -95,9 +96,12 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         timeout: float | None = None,
         on_progress: AsyncProgressCallback | None = None,
         task: bool = False,
+        max_total_timeout: float | None = None,
     ) -> dict[str, Any]:
         """See ``Session.call_tool``; ``on_progress`` may also be a coroutine function."""
-        return await self._drive(flows.call_tool(self, name, arguments, timeout, on_progress, task))
+        return await self._drive(
+            flows.call_tool(self, name, arguments, timeout, on_progress, task, max_total_timeout)
+        )
 
     @overload
     async def start_tool(
@@ -246,8 +250,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
             self._core.forget(request_id)
             raise
         try:
-            async with asyncio.timeout(None if limit == _NO_LIMIT else max(limit, 0.0)):
-                response: Response[Any] = await future
+            response: Response[Any] = await _answer(future, limit, effect.liveness)
         except TimeoutError:
             self._abandon(request_id, f"timed out after {limit:g}s", effect.cancellable)
             raise Timeout(
@@ -277,6 +280,24 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
     def _fail(self, waiter: asyncio.Future[Response[Any]], error: McpError | None) -> None:
         if not waiter.done():
             waiter.set_exception(error if error is not None else self.transport.exit_error())
+
+
+async def _answer(future: Any, limit: float, liveness: Liveness | None) -> Any:
+    """The response within ``limit`` seconds (none: ``_NO_LIMIT``), or with ``liveness``
+    until ``limit`` has passed without progress (at most ``liveness.longest``);
+    ``TimeoutError`` past it."""
+    if liveness is None:
+        async with asyncio.timeout(None if limit == _NO_LIMIT else max(limit, 0.0)):
+            return await future
+    started = time.monotonic()
+    while True:
+        left = liveness.remaining(started, limit)
+        if left <= 0:
+            raise TimeoutError
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), left)
+        except TimeoutError:
+            continue  # progress may have moved the deadline: look again
 
 
 def _progress_task_done(task: asyncio.Task[Any]) -> None:

@@ -14,6 +14,7 @@ primitives a driver performs: ``Prepare`` (register a request, answered with its
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -97,16 +98,39 @@ class Pending:
     waiter: Any
 
 
+class Liveness:
+    """Progress as a sign of life: each progress notification of a call starts its
+    ``limit`` anew, up to ``longest`` seconds in all (MCP lets a client reset its
+    timeout on progress, with a maximum). The reader touches it; the shell reads it."""
+
+    __slots__ = ("last", "longest")
+
+    def __init__(self, longest: float) -> None:
+        self.longest = longest
+        self.last = time.monotonic()
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+    def remaining(self, started: float, limit: float) -> float:
+        """Seconds left to wait: ``limit`` from the last progress, at most ``longest``
+        from ``started``."""
+        now = time.monotonic()
+        return min(max(self.last, started) + limit, started + self.longest) - now
+
+
 @dataclass(frozen=True, slots=True)
 class Await:
     """Send ``pending`` and receive its ``Outcome`` within ``limit`` seconds, else
     ``Timeout`` is thrown in (after ``notifications/cancelled`` when
-    ``cancellable``: ``initialize`` and a probe never are)."""
+    ``cancellable``: ``initialize`` and a probe never are). With ``liveness`` the limit
+    starts anew on each progress notification, up to ``liveness.longest``."""
 
     pending: Pending
     label: str
     limit: float
     cancellable: bool = True
+    liveness: Liveness | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from .effects import (
     Effect,
     Exchange,
     Flow,
+    Liveness,
     Now,
     Pending,
     Prepare,
@@ -280,15 +281,31 @@ def call_tool(
     timeout: float | None,
     on_progress: Any,
     task: bool,
+    max_total_timeout: float | None = None,
 ) -> Flow[dict[str, Any]]:
-    """``Session.call_tool``: the checked result, following a task to its end."""
+    """``Session.call_tool``: the checked result, following a task to its end. With
+    ``max_total_timeout``, progress starts the direct call's timeout anew (``Liveness``)."""
     session._check_usable()
     limit = session.timeout if timeout is None else timeout
     deadline = (yield Now()) + limit
-    started = yield from start_call(session, name, arguments, limit, on_progress, task)
+    liveness = None
+    if max_total_timeout is not None:
+        liveness = Liveness(max(max_total_timeout, limit))
+        on_progress = _touching(liveness, on_progress)
+    started = yield from start_call(session, name, arguments, limit, on_progress, task, liveness)
     if isinstance(started, _TaskState):
         return (yield from task_outcome(started, deadline, True, limit, session.timeout))
     return _checked_tool_result(started)
+
+
+def _touching(liveness: Liveness, on_progress: Any) -> Any:
+    """``on_progress`` (if any), after noting the sign of life."""
+
+    def touched(*arguments: Any) -> Any:
+        liveness.touch()
+        return None if on_progress is None else on_progress(*arguments)
+
+    return touched
 
 
 def start_tool(
@@ -315,6 +332,7 @@ def start_call(
     limit: float,
     on_progress: Any,
     as_task: bool,
+    liveness: Liveness | None = None,
 ) -> Flow[dict[str, Any] | _TaskState]:
     """Send ``tools/call``: the raw direct result, or the state of the task it made."""
     legacy_task = as_task and session._legacy_tasks()
@@ -329,12 +347,16 @@ def start_call(
     if on_progress is not None:
         session._progress[pending.id] = on_progress
     try:
-        outcome: Outcome = yield Await(pending, label, limit)
+        outcome: Outcome = yield Await(pending, label, limit, liveness=liveness)
         if outcome.error is not None:
             if not as_task and _requires_tasks(outcome.error):
                 # the server runs this tool only as a task: go along with it
                 yield ProgressDrop(token)
-                return (yield from start_call(session, name, arguments, limit, on_progress, True))
+                return (
+                    yield from start_call(
+                        session, name, arguments, limit, on_progress, True, liveness
+                    )
+                )
             raise error_from_response(outcome.error, label)
         assert outcome.result is not None
         state = session._started(name, outcome.result, legacy_task, token)

@@ -25,6 +25,7 @@ from .base import (
     _SessionState,
 )
 from .core import Outcome, Response
+from .effects import Liveness
 from .listing import ListedTool
 from .tasks import TaskStatus, _TaskHandleBase, _TaskState
 
@@ -126,6 +127,7 @@ class Session(_SessionState[Transport, _Waiter]):
         timeout: float | None = None,
         on_progress: ProgressCallback | None = None,
         task: bool = False,
+        max_total_timeout: float | None = None,
     ) -> dict[str, Any]:
         """Call a tool and return its ``CallToolResult``; ``isError`` → ``ToolError``,
         JSON-RPC error → ``ProtocolError``, no answer in time → cancel + ``Timeout``.
@@ -134,9 +136,13 @@ class Session(_SessionState[Transport, _Waiter]):
         (for a tool whose contract requires tasks) runs it as a task where the
         server supports tasks and waits for its result. A server-made task is
         followed the same way; ``timeout`` bounds the whole wait and a task still
-        running then is cancelled with ``tasks/cancel``.
+        running then is cancelled with ``tasks/cancel``. With ``max_total_timeout``,
+        each progress notification starts ``timeout`` anew (a long call that keeps
+        reporting is alive), up to ``max_total_timeout`` seconds in all.
         """
-        return self._drive(flows.call_tool(self, name, arguments, timeout, on_progress, task))
+        return self._drive(
+            flows.call_tool(self, name, arguments, timeout, on_progress, task, max_total_timeout)
+        )
 
     @overload
     def start_tool(
@@ -245,7 +251,7 @@ class Session(_SessionState[Transport, _Waiter]):
             self._core.forget(request_id)
             raise
         try:
-            answered = waiter.lock.acquire(True, min(max(limit, 0.0), _MAX_WAIT))
+            answered = self._wait(waiter, limit, effect.liveness)
         except BaseException:  # KeyboardInterrupt while blocked: do not leave it pending
             self._abandon(request_id, "the caller was interrupted", effect.cancellable)
             raise
@@ -258,6 +264,20 @@ class Session(_SessionState[Transport, _Waiter]):
         if waiter.failure is not None:
             raise waiter.failure
         return Outcome(waiter.result, waiter.error)
+
+    @staticmethod
+    def _wait(waiter: Any, limit: float, liveness: Liveness | None) -> bool:
+        """Wait for the response ``limit`` seconds, or with ``liveness`` until ``limit``
+        has passed without progress (at most ``liveness.longest``)."""
+        if liveness is None:
+            return bool(waiter.lock.acquire(True, min(max(limit, 0.0), _MAX_WAIT)))
+        started = time.monotonic()
+        while True:
+            left = liveness.remaining(started, limit)
+            if left <= 0:
+                return bool(waiter.lock.acquire(False))
+            if waiter.lock.acquire(True, min(left, _MAX_WAIT)):
+                return True
 
     def _abandon(self, request_id: int, reason: str, cancellable: bool) -> None:
         line = self._core.cancel(request_id, reason)
