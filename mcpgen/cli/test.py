@@ -36,6 +36,7 @@ SKIPPABLE_CHECKS = (
     "not_idempotent",
     "timeout",
     "error_as_success",
+    "stdout_noise",
 )
 
 

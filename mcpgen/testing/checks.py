@@ -23,6 +23,8 @@ error_as_success    a successful result (``isError`` false) whose only content i
                     tool with no output schema to check it against; off with
                     ``--skip-check error_as_success``
 drift               the server lists something other than the contract (see ``drift``)
+stdout_noise        a stdio server wrote lines on stdout that are no JSON-RPC message
+                    (once per server, as tool ``(server)``; ``session.stdout_noise``)
 ==================  ==========================================================
 
 Any other result with ``isError: true`` for valid arguments is no finding: a tool may refuse
@@ -44,6 +46,7 @@ from .targets import UNSET, Reply
 
 __all__ = [
     "CHECKS",
+    "SERVER",
     "Finding",
     "ToolUnderTest",
     "check_invalid",
@@ -61,7 +64,10 @@ CHECKS = (
     "not_idempotent",
     "timeout",
     "error_as_success",
+    "stdout_noise",
 )
+# the `tool` of a finding about the server as a whole (`stdout_noise`)
+SERVER = "(server)"
 # what an mcpgen server answers when a handler failed or returned a bad value
 _INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
 _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)

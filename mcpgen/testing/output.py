@@ -9,6 +9,7 @@ from xml.etree import ElementTree as ET
 
 from ..printable import escape_json, escape_line, escape_log_line
 from ..report import github_command
+from .checks import SERVER
 from .runner import Report, Tally
 
 __all__ = ["render_github", "render_json", "render_junit", "render_text"]
@@ -39,13 +40,13 @@ def render_text(report: Report, spec: str) -> list[str]:
             f"  {name:<{width}}  {tool.calls:>5} calls  {state[tool.result]}{cut}"
             + _tally_text(tool.tally)
         )
-    others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools})
+    others = sorted({f.tool for f in report.findings} - {t.name for t in report.tools} - {SERVER})
     for name in map(escape_line, others):
         lines.append(f"  {name:<{width}}      -        not in the contract")
     for number, finding in enumerate(report.findings, 1):
         lines.append("")
         lines.append(f"{number}. {finding.tool}: {finding.check}: {finding.message}")
-        if finding.check != "drift":
+        if finding.check not in ("drift", "stdout_noise"):
             lines.append(f"   arguments: {_arguments(finding.arguments)}")
         lines.append(f"   reproduce: {finding.reproduce}")
     lines.append("")

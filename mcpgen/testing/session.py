@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from .. import ir
-from .checks import ToolUnderTest
+from .checks import SERVER, Finding, ToolUnderTest
 from .drift import drift_findings
 from .runner import Options, Report, RunStopped, ToolOutcome, replay, run_tools
 from .targets import UNSET, InProcessTarget, SessionTarget, Target, TargetFailed
@@ -91,6 +91,9 @@ def run_contract_test(
         report.tools = [ToolOutcome(t.name, 0, "skipped", stop.reason) for t in under_test]
     finally:
         target.close()
+    noise = stdout_noise(target)
+    if noise is not None and noise.check not in options.skip_checks:
+        report.findings.append(noise)
     report.lines = {tool.name: tool.line for tool in contract.tools}
     prefix = ["mcpgen", "test", str(spec), *choice.arguments(), *_shaping(options)]
     tail = ["--", *choice.command] if choice.command else []
@@ -148,8 +151,27 @@ def _shaping(options: Options) -> list[str]:
     return shaping
 
 
+def stdout_noise(target: Target) -> Finding | None:
+    """One ``stdout_noise`` finding for a server that wrote lines on stdout that are no
+    JSON-RPC message (the stdio transport allows nothing else there): a host that reads
+    stdout strictly may fail on them, and they are easily a leaked debug print."""
+    count = getattr(target, "stray_lines", 0)
+    if not count:
+        return None
+    first = getattr(target, "first_stray_line", b"").decode("utf-8", "replace")
+    return Finding(
+        SERVER,
+        "stdout_noise",
+        None,
+        f"the server wrote {count} line(s) on stdout that are not JSON-RPC messages "
+        f"(the stdio transport allows nothing else there; logs go to stderr); the first: "
+        f"{first!r}",
+        phase="protocol",
+    )
+
+
 def _reproduce(prefix: list[str], tool: str, arguments: Any, check: str, tail: list[str]) -> str:
-    if check == "drift":
+    if check in ("drift", "stdout_noise"):
         return shlex.join([*prefix, "--examples", "0", *tail])
     # ASCII JSON: the line survives any terminal and escaping of control characters
     return shlex.join([*prefix, "--tool", tool, "--replay", json.dumps(arguments), *tail])

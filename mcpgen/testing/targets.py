@@ -82,6 +82,10 @@ class SessionTarget:
         self.timeout = timeout
         self.session: Any = None
         self.protocol_version = ""
+        # what the server wrote on stdout that was no JSON-RPC message, over every
+        # session (a restart starts a new one): `stdout_noise`
+        self.stray_lines = 0
+        self.first_stray_line = b""
 
     def start(self) -> None:
         from mcpgen_runtime import Session
@@ -154,6 +158,9 @@ class SessionTarget:
 
     def close(self) -> None:
         if self.session is not None:
+            count, first = self.session.stray_lines
+            self.stray_lines += count
+            self.first_stray_line = self.first_stray_line or first
             with contextlib.suppress(Exception):
                 self.session.close()
             self.session = None

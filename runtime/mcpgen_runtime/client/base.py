@@ -252,6 +252,12 @@ class _SessionState(Generic[TR, W]):
         return session
 
     @property
+    def stray_lines(self) -> tuple[int, bytes]:
+        """Lines the server wrote that were no JSON-RPC message (logged and skipped; the
+        stdio transport forbids them): how many, and the first, cut to 200 bytes."""
+        return self._core.stray_lines, self._core.first_stray_line
+
+    @property
     def era(self) -> Era | None:
         """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (the initialize
         handshake) once connected; decided once per session, i.e. per server process."""

@@ -131,6 +131,10 @@ class ClientCore(Generic[W]):
         # The modern revision in use once the era is decided as modern; ``request``
         # stamps the envelope whenever it is set.
         self.modern_version: str | None = None
+        # Lines the server wrote that are no JSON-RPC message (the stdio transport
+        # forbids any): how many, and the first (cut to 200 bytes). Logged and skipped.
+        self.stray_lines = 0
+        self.first_stray_line = b""
 
     @property
     def era(self) -> Era | None:
@@ -234,6 +238,7 @@ class ClientCore(Generic[W]):
             return []
         except (UnicodeDecodeError, ValueError):
             if line.strip():
+                self._stray(line)
                 logger.warning("ignoring a line from the server that is not JSON: %.200r", line)
             return []
         if isinstance(message, dict):
@@ -250,8 +255,14 @@ class ClientCore(Generic[W]):
                 if event is not None:
                     events.append(event)
             return events
+        self._stray(line)
         logger.warning("ignoring a JSON line from the server that is not an object: %.200r", line)
         return []
+
+    def _stray(self, line: bytes) -> None:
+        self.stray_lines += 1
+        if not self.first_stray_line:
+            self.first_stray_line = line[:200]
 
     def _receive_message(self, message: dict[str, Any]) -> Event[W] | None:
         method = message.get("method")
