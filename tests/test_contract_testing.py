@@ -457,8 +457,9 @@ def test_the_cli_offers_every_check_but_drift_to_skip() -> None:
         'Traceback (most recent call last):\n  File "x.py", line 1',
         "ValueError: invalid literal for int()",
         "sqlite3.OperationalError: no such table: t",
-        "ERROR: relation does not exist",
-        "error: file not found",
+        "ERROR: sqlite3.OperationalError: no such table: t",
+        "error: [Errno 2] No such file or directory: 'x'",
+        "Error: TypeError: Cannot read properties of undefined (reading 'x')",
         "Error executing tool read_doc: [Errno 2] No such file",
         "'NoneType' object has no attribute 'paragraphs'",
         "  Exception: boom",
@@ -476,6 +477,8 @@ def test_error_reports_read_as_errors(text: str) -> None:
         [{"type": "text", "text": "0 errors found"}],
         [{"type": "text", "text": "Error rate: 2%"}],
         [{"type": "text", "text": "Errors: none"}],
+        [{"type": "text", "text": "Error: Operation failed"}],  # a demo's message, on purpose
+        [{"type": "text", "text": "error: file not found"}],
         [{"type": "text", "text": "The Error: a novel"}],
         [{"type": "text", "text": "Error: x"}, {"type": "text", "text": "more"}],  # not alone
         [{"type": "image", "data": "", "mimeType": "image/png"}],

@@ -73,19 +73,28 @@ _INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL
 _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)
 _REFUSED = re.compile(r"^Invalid arguments for tool '.*': ", re.DOTALL)
 _TIMED_OUT = re.compile(r"^Tool '.*' timed out after .* s\.$", re.DOTALL)
-# error_as_success: how an exception or an error report starts, and nothing looser. A text
-# that merely mentions an error ("0 errors found", "Error rate: 2%") does not match; a
-# server's own words for failure ("Failed to …") are left alone: they vary too much.
+# error_as_success: a text that starts as an exception does, and nothing looser. A bare
+# "Error: …" counts only when what follows is an exception's own words: a tool may well
+# answer "Error: Operation failed" on purpose (server-everything's annotated-message demo
+# does), and a text that merely mentions an error ("0 errors found", "Error rate: 2%")
+# never matches; a server's own words for failure ("Failed to …") vary too much to read.
 _ERROR_TEXT = re.compile(
     r"""\A\s*(?:
         Traceback\ \(most\ recent\ call\ last\):        # a Python traceback
-      | (?:[A-Za-z_][\w.]*)?(?:Error|Exception):\s      # Error: …, ValueError: …, x.y.Error: …
-      | (?i:error):\s                                   # ERROR: …, error: …
+      | [A-Za-z_][\w.]*(?:Error|Exception):\s           # ValueError: …, x.y.OperationalError: …
+      | Exception:\s
       | Error\ (?:executing|calling|invoking)\ tool\b  # what SDK wrappers say
       | '[^']*'\ object\ has\ no\ attribute\ '        # an AttributeError's text alone
       | \w+Error\ at\ .+:\d+                           # a JavaScript stack line
+      | (?i:error):\s.*?(?:                             # "Error: " + an exception's words
+            '\w+'\ object\ (?:has\ no\ attribute|is\ not)
+          | \[Errno\ \d+\]
+          | \b[A-Z]\w*(?:Error|Exception)\b
+          | \bis\ not\ a\ function\b
+          | \bCannot\ read\ propert(?:y|ies)\ of\ (?:undefined|null)\b
+        )
     )""",
-    re.VERBOSE,
+    re.VERBOSE | re.DOTALL,
 )
 _RETURN_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,),
@@ -196,7 +205,7 @@ def check_valid(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | 
 def _no_answer(tool: ToolUnderTest, arguments: Any, reply: Reply) -> Finding | None:
     """The finding for a call that got no answer: timed out, crashed, server gone."""
     if reply.timed_out:
-        message = "no answer within the time limit"
+        message = "no answer, and no progress, within the time limit"
         if reply.progress:
             message += (
                 f" (it reported progress {reply.progress} time(s), each of which restarted the"
