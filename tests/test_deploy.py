@@ -236,7 +236,10 @@ def test_check_compares_and_never_writes(tmp_path: Path, monkeypatch: pytest.Mon
     assert code == 1 and f"missing: {target.name}" in out + err
     assert not target.exists()
     assert _cli("build", "--emit", "server.json")[0] == 0
-    assert _cli("build", "--check", "--emit", "server.json")[0] == 0
+    code, out, _ = _cli("build", "--check", "--emit", "server.json", "--format", "json")
+    assert code == 0
+    (document,) = json.loads(out)["specs"]
+    assert document["server_json"]["status"] == "fresh" and document["server_json"]["ok"]
     # a stale file: the diff is printed, the file left as it was
     stale = target.read_text().replace('"version": "1.4.0"', '"version": "1.3.0"', 1)
     target.write_text(stale, encoding="utf-8")
@@ -325,7 +328,7 @@ def test_init_never_overwrites_a_dockerfile(tmp_path: Path) -> None:
 
 def test_init_refuses_a_bad_registry_name(tmp_path: Path) -> None:
     code, _, err = _cli("init", str(tmp_path), "--registry-name", "notes")
-    assert code == 2 and "--registry-name" in err
+    assert code == 2 and "--registry-name" in err and "reverse-DNS namespace" in err
     assert not (tmp_path / "tools.yaml").exists()
 
 
