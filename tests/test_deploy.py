@@ -370,3 +370,42 @@ def test_the_dockerfile_command_serves_and_its_health_check_passes(tmp_path: Pat
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_the_new_server_keys_are_checked_at_their_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = _weather_project(
+        tmp_path / "weather", server_extra="  environment:\n    - {name: API-KEY, secret: true}\n"
+    )
+    text = spec.read_text().replace(
+        "  description: Multi-day forecasts and current temperatures for a city.",
+        "  description: " + "x" * 101,
+    )
+    spec.write_text(text, encoding="utf-8")
+    lines = text.splitlines()
+    described = next(i for i, x in enumerate(lines) if x.startswith("  description:")) + 1
+    variable = lines.index("    - {name: API-KEY, secret: true}") + 1
+    monkeypatch.chdir(spec.parent)
+    code, _, err = _cli("validate")
+    assert code == 1
+    assert f"tools.yaml:{described}:16: server.description: 101 characters; at most 100 here" in err
+    assert (
+        f"tools.yaml:{variable}:14: server.environment[0].name: 'API-KEY' is not an "
+        "environment variable name" in err
+    )
+
+
+def test_the_editor_schema_knows_the_registry_keys() -> None:
+    from mcpgen.spec.format import EDITOR_SCHEMA, REGISTRY_NAME_PATTERN, schema_file
+
+    server = EDITOR_SCHEMA["properties"]["server"]["properties"]
+    assert server["registry_name"]["pattern"] == REGISTRY_NAME_PATTERN
+    assert server["description"]["maxLength"] == 100
+    assert server["environment"]["items"]["properties"]["secret"] == {
+        "type": "boolean",
+        "description": "A password, token or key (isSecret).",
+    }
+    assert json.loads(schema_file().read_text(encoding="utf-8")) == EDITOR_SCHEMA
+    assert re.fullmatch(REGISTRY_NAME_PATTERN, NAME)
+    assert not re.fullmatch(REGISTRY_NAME_PATTERN, "weather/weather")  # no reverse DNS

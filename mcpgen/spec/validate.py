@@ -251,6 +251,9 @@ class SpecChecks(Reporter):
             self.error(path, f"expected {schema['const']!r}, got {_describe(instance)}")
         elif validator == "pattern":
             self.error(path, self.pattern_message(path, instance))
+        elif validator in ("maxLength", "minLength") and isinstance(instance, str):
+            limit = "at most" if validator == "maxLength" else "at least"
+            self.error(path, f"{len(instance)} characters; {limit} {schema[validator]} here")
         elif validator == "propertyNames":
             self.error(path, f"{error.message}")
         else:
