@@ -49,6 +49,8 @@ OCI_LABEL = "io.modelcontextprotocol.server.name"
 OWNED_KEYS = ("$schema", "name", "title", "description", "version", "packages", "remotes")
 _MAX_FILE_BYTES = 1024 * 1024
 _REMOTE_URL = re.compile(r"^https?://[^\s]+$")  # the registry's pattern for a remote's url
+# What the registry refuses as a version: a range (^1.2, ~1.2, >=1.2, 1.x, 1.*)
+_VERSION_RANGE = re.compile(r"[\^~<>=*]|(^|\.)[xX](\.|$)")
 
 RUNTIME_VARIABLES: tuple[ir.EnvironmentVariable, ...] = (
     ir.EnvironmentVariable(
@@ -206,12 +208,19 @@ class _Where:
 
 
 def contract_problems(
-    spec: Path, contract: ir.Contract, distribution: Distribution, remote_urls: tuple[str, ...]
+    where: _Where, contract: ir.Contract, distribution: Distribution, remote_urls: tuple[str, ...]
 ) -> list[Diagnostic]:
     """What keeps a valid spec from a server.json the registry accepts."""
-    where = _Where(spec)
     server = contract.server
     problems: list[Diagnostic] = []
+    if server.version == "latest" or _VERSION_RANGE.search(server.version):
+        problems.append(
+            where.at(
+                ("server", "version"),
+                f"the registry takes one exact version, not {server.version!r}",
+                "error",
+            )
+        )
     if not server.registry_name:
         problems.append(
             where.at(
@@ -338,12 +347,12 @@ def emit_server_json(
     """Write (or with ``check`` compare, never writing) the ``server.json`` beside ``spec``."""
     target = spec.parent / SERVER_JSON
     distribution = find_distribution(spec.parent)
-    problems = contract_problems(spec, contract, distribution, remote_urls)
+    where = _Where(spec)
+    problems = contract_problems(where, contract, distribution, remote_urls)
     if any(d.level == "error" for d in problems):
         return Emitted(target, "failed", problems)
     name = contract.server.registry_name
     assert name is not None and distribution.name is not None
-    where = _Where(spec)
     for found in (
         readme_problem(where, name, distribution, "error" if check else "warning"),
         dockerfile_problem(where, name, spec.parent),

@@ -409,3 +409,16 @@ def test_the_editor_schema_knows_the_registry_keys() -> None:
     assert json.loads(schema_file().read_text(encoding="utf-8")) == EDITOR_SCHEMA
     assert re.fullmatch(REGISTRY_NAME_PATTERN, NAME)
     assert not re.fullmatch(REGISTRY_NAME_PATTERN, "weather/weather")  # no reverse DNS
+
+
+def test_a_version_range_is_no_registry_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = _weather_project(tmp_path / "weather")
+    spec.write_text(spec.read_text().replace("version: 1.4.0", "version: 1.x"), encoding="utf-8")
+    line = spec.read_text().splitlines().index("  version: 1.x") + 1
+    monkeypatch.chdir(spec.parent)
+    code, _, err = _cli("build", "--emit", "server.json")
+    assert code == 1
+    assert f"tools.yaml:{line}:3: server.version: the registry takes one exact version" in err
+    assert not (spec.parent / "server.json").exists()
