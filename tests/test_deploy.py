@@ -422,3 +422,24 @@ def test_a_version_range_is_no_registry_version(
     assert code == 1
     assert f"tools.yaml:{line}:3: server.version: the registry takes one exact version" in err
     assert not (spec.parent / "server.json").exists()
+
+
+def test_a_dockerfile_label_and_a_pyproject_version_that_disagree_are_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = _weather_project(tmp_path / "weather")
+    pyproject = spec.parent / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('"1.4.0"', '"1.5.0"'), encoding="utf-8")
+    (spec.parent / "Dockerfile").write_text(
+        'FROM python:3.12-slim\nLABEL io.modelcontextprotocol.server.name="io.github.example/old"\n'
+    )
+    monkeypatch.chdir(spec.parent)
+    code, _, err = _cli("build", "--emit", "server.json")
+    assert code == 0, err
+    assert "warning: server.version: server.version is 1.4.0 but pyproject.toml says" in err
+    assert (
+        "warning: server.registry_name: Dockerfile labels the image "
+        "io.modelcontextprotocol.server.name=io.github.example/old; the registry expects "
+        f"{NAME}" in err
+    )
+    assert (spec.parent / "server.json").is_file()
