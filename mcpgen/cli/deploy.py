@@ -109,6 +109,8 @@ def echo_emitted(emitted: Emitted, fmt: str) -> None:
         "stale": f"{emitted.path}: stale; fix: the same mcpgen build without --check",
         "failed": f"{emitted.path}: not written",
     }[emitted.status]
+    if not emitted.ok and emitted.status != "failed":
+        line += "; not publishable as it is (above)"
     if fmt == "github" and not emitted.ok:
         _echo(github_command("error", line, file=str(emitted.path), line=1, title="server.json"))
     elif fmt != "github":
