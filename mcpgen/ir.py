@@ -16,6 +16,7 @@ __all__ = [
     "TASK_SUPPORT",
     "Callback",
     "Contract",
+    "EnvironmentVariable",
     "Hints",
     "Icon",
     "Parameter",
@@ -104,6 +105,17 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class EnvironmentVariable:
+    """An environment variable the implementation reads (``server.environment``)."""
+
+    name: str
+    description: str | None = None
+    secret: bool = False
+    required: bool = False
+    default: str | None = None
+
+
+@dataclass(frozen=True)
 class Server:
     name: str
     version: str
@@ -111,6 +123,11 @@ class Server:
     instructions: str | None
     implementation: str | None
     class_prefix: str  # PascalCase of the server name: Weather → WeatherServer
+    # What only server.json reads: the MCP Registry name, its one-line description
+    # and the implementation's environment variables.
+    registry_name: str | None = None
+    description: str | None = None
+    environment: tuple[EnvironmentVariable, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ a configured project. Command-line arguments and flags always win over it.
     format = "text"            # default of --format (text | json | github)
     docs-output = "site/api"   # where `mcpgen docs` writes index.html (default of -o)
     docs-against = "origin/main"  # default of `mcpgen docs --against` (a spec file or git ref)
+    emit = ["server.json"]     # also write these beside each spec on `mcpgen build` (--emit)
+    remote-urls = ["https://mcp.example.com/mcp"]  # server.json's remotes (--remote-url)
 
 Paths are relative to the folder of ``pyproject.toml``.  A spec's ``output`` here
 is the user's own setting, so it is trusted like ``-o`` (it may be anywhere).
@@ -38,10 +40,13 @@ _KEYS = frozenset(
         "format",
         "docs-output",
         "docs-against",
+        "emit",
+        "remote-urls",
     }
 )
 _CATEGORIES = ("source", "call", "behavior")
 _FORMATS = ("text", "json", "github")
+EMITTABLE = ("server.json",)
 
 
 class ConfigError(Exception):
@@ -65,6 +70,8 @@ class ProjectConfig:
     format: str | None = None
     docs_output: Path | None = None
     docs_against: str | None = None
+    emit: tuple[str, ...] = ()
+    remote_urls: tuple[str, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -145,6 +152,8 @@ def load_config(file: Path) -> ProjectConfig | None:
         format=_choice(file, table, "format", _FORMATS),
         docs_output=_path(file, root, table, "docs-output"),
         docs_against=_string(file, table, "docs-against"),
+        emit=tuple(_strings(file, table, "emit", EMITTABLE)),
+        remote_urls=tuple(_strings(file, table, "remote-urls", None)),
     )
 
 
@@ -181,6 +190,20 @@ def _list(file: Path, table: dict[str, Any], key: str) -> list[Any]:
     if not isinstance(value, list):
         raise ConfigError(f"{file}: [tool.mcpgen] {key} must be a list")
     return value
+
+
+def _strings(
+    file: Path, table: dict[str, Any], key: str, choices: tuple[str, ...] | None
+) -> list[str]:
+    values = _list(file, table, key)
+    for value in values:
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{file}: [tool.mcpgen] {key} must be a list of strings")
+        if choices is not None and value not in choices:
+            raise ConfigError(
+                f"{file}: [tool.mcpgen] {key}: {value!r} is not one of {', '.join(choices)}"
+            )
+    return values
 
 
 def _bool(file: Path, table: dict[str, Any], key: str) -> bool:

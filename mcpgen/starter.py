@@ -30,7 +30,7 @@ server:
   version: 0.1.0
   instructions: Greets people and adds numbers.
   implementation: {module}:{prefix}   # the class `python -m {package}` serves
-
+{registry_lines}
 tools:
   - name: greet                # wire name: 1-128 characters of A-Z a-z 0-9 _ - .
     description: Say hello to someone.
@@ -123,6 +123,50 @@ repos:
         always_run: true
 """
 
+# The MCP Registry keys: commented out until a registry name is chosen (init --registry-name).
+_REGISTRY_COMMENTED = """\
+  # registry_name: io.github.your-name/{name}   # the MCP Registry name (mcpgen build --emit server.json)
+  # description: Greets people and adds numbers.
+"""
+_REGISTRY = """\
+  registry_name: {registry_name}   # the MCP Registry name (mcpgen build --emit server.json)
+  description: Greets people and adds numbers.   # server.json's one line, at most 100 characters
+"""
+
+_DOCKERFILE = """\
+# The {name} server over Streamable HTTP in a container (mcpgen init --dockerfile).
+#   mcpgen build && docker build -t {name}-mcp . && docker run --rm -p 8000:8000 {name}-mcp
+# The image holds the built package ({package}/, from `mcpgen build`) and the implementation
+# ({module}.py); add the implementation's own requirements to the pip install line.
+FROM python:3.12-slim
+
+# The MCP Registry matches an image to its server.json entry by this label: keep it equal
+# to server.registry_name in tools.yaml (`mcpgen build --emit server.json` warns otherwise).
+LABEL io.modelcontextprotocol.server.name="{registry_name}"
+
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+RUN pip install --no-cache-dir "{requirement}"
+
+# Not root: a user of its own, owning nothing the server could overwrite.
+RUN useradd --create-home --uid 10001 --user-group mcp
+WORKDIR /app
+COPY {package}/ {package}/
+COPY {module}.py ./
+USER 10001:10001
+EXPOSE 8000
+
+# The runtime has no health route yet, so the check connects to the port: the process is
+# up and listening. When the server answers GET /healthz, check that route instead:
+#   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=3)"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \\
+    CMD ["python", "-c", "import socket; socket.create_connection(('127.0.0.1', 8000), timeout=3).close()"]
+
+# 0.0.0.0: reachable through the container's port. Browser pages from other origins need
+# --allowed-origin, a public host name --allowed-host (README, Serving over Streamable HTTP);
+# several workers sharing tasks need --task-store redis://... (or MCPGEN_TASK_STORE).
+CMD ["python", "-m", "{package}", "--transport", "http", "--host", "0.0.0.0", "--port", "8000"]
+"""
+
 GITIGNORE_LINES = ("__pycache__/", ".venv/", ".pytest_cache/", ".mypy_cache/")
 
 
@@ -142,7 +186,15 @@ def server_name_for(folder_name: str) -> str:
     return name
 
 
-def scaffold(name: str, schema_text: str) -> Scaffold:
+def scaffold(
+    name: str,
+    schema_text: str,
+    *,
+    registry_name: str | None = None,
+    dockerfile_requirement: str | None = None,
+) -> Scaffold:
+    """The files of a new project; a ``Dockerfile`` too when ``dockerfile_requirement``
+    (the runtime requirement its image installs) is given."""
     package = f"{name}_mcp"
     if shadowed_module(package):
         package = f"{name}_tools_mcp"
@@ -154,7 +206,11 @@ def scaffold(name: str, schema_text: str) -> Scaffold:
         "prefix": prefix,
         "module": module,
         "schema_path": SCHEMA_PATH,
+        "registry_name": registry_name or f"io.github.your-name/{name}",
+        "requirement": dockerfile_requirement or "",
     }
+    registry = _REGISTRY if registry_name else _REGISTRY_COMMENTED
+    values["registry_lines"] = registry.format(**values)
     files = {
         "tools.yaml": _SPEC.format(**values),
         f"{module}.py": _IMPL.format(**values),
@@ -163,4 +219,6 @@ def scaffold(name: str, schema_text: str) -> Scaffold:
         ".pre-commit-config.yaml": _PRE_COMMIT,
         SCHEMA_PATH: schema_text,
     }
+    if dockerfile_requirement is not None:
+        files["Dockerfile"] = _DOCKERFILE.format(**values)
     return Scaffold(files, _PYPROJECT_TABLE, GITIGNORE_LINES, package)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,15 @@ from .common import (
     _write_user_file,
 )
 from .contract import diff, import_
+from .deploy import (
+    EMIT,
+    REMOTE_URL,
+    check_emit_targets,
+    echo_emitted,
+    emit_for,
+    emit_settings,
+    emitted_document,
+)
 from .docs import docs
 from .project import config_, init
 from .test import test
@@ -76,6 +86,8 @@ def main() -> None:
     help="installed: the package imports mcpgen-runtime (the build prints the requirement); "
     "vendored: a copy of the runtime goes into the package as _runtime.",
 )
+@EMIT
+@REMOTE_URL
 def build(
     specs: tuple[Path, ...],
     output: Path | None,
@@ -85,25 +97,32 @@ def build(
     allow_outside_output: bool | None,
     output_format: str | None,
     runtime: RuntimeMode,
+    emit: tuple[str, ...],
+    remote_urls: tuple[str, ...],
 ) -> None:
     """Generate the package for each SPEC (default: [tool.mcpgen] specs, else ./tools.yaml).
 
     Exit 0 when every package is written or up to date, 1 on an invalid spec, a stale
     package (--check) or a refused output directory, 2 on a usage or I/O error."""
-    from ..build import build_spec
     from ..progress import BuildProgress
-    from ..report import count_levels
 
     config = _project()
     specs = _specs_or_config(specs, config)
-    check = _setting(check, config, "check")
-    refs = _setting(allow_outside_refs, config, "allow_outside_refs")
-    outside = _setting(allow_outside_output, config, "allow_outside_output")
-    fmt = _format(output_format, config)
+    emit, remote_urls = emit_settings(emit, remote_urls, config)
+    check_emit_targets(specs, emit)
+    run = _BuildRun(
+        check=_setting(check, config, "check"),
+        force=force,
+        refs=_setting(allow_outside_refs, config, "allow_outside_refs"),
+        outside=_setting(allow_outside_output, config, "allow_outside_output"),
+        fmt=_format(output_format, config),
+        runtime=runtime,
+        remote_urls=remote_urls if emit else None,
+    )
     if output is not None and len(specs) > 1:
         raise click.UsageError("--output applies to one spec at a time")
     _exit_if_unreadable(specs)
-    text = fmt == "text"
+    text = run.fmt == "text"
     progress = BuildProgress(len(specs), interactive=None if text else False)
     documents: list[dict[str, object]] = []
     problems = 0
@@ -111,29 +130,77 @@ def build(
         if text:
             progress.begin(spec)
         target = output if output is not None else (config.output_for(spec) if config else None)
-        result = build_spec(
-            spec,
-            output=target,
-            check=check,
-            force=force,
-            allow_outside_refs=refs,
-            allow_outside_output=outside,
-            runtime=runtime,
-        )
-        errors, _ = count_levels(result.diagnostics)
-        problems += errors + len(result.diffs)
-        fix = _fix_hint(spec, result.status, check)
-        if fmt == "json":
-            documents.append(_build_document(spec, result, fix))
-        elif fmt == "github":
-            _echo_build_github(spec, result, fix)
-        else:
-            _echo_build_text(spec, result, fix, progress)
-            continue  # progress.finish counted it
-        progress.failed += 0 if result.ok else 1
+        problems += _build_one(spec, target, run, progress, documents)
     if text:
         progress.close()
-    _finish_build(fmt, documents, len(specs), progress.failed, problems)
+    _finish_build(run.fmt, documents, len(specs), progress.failed, problems)
+
+
+@dataclass(frozen=True)
+class _BuildRun:
+    """The settings of one ``mcpgen build`` run, shared by its specs."""
+
+    check: bool
+    force: bool
+    refs: bool
+    outside: bool
+    fmt: str
+    runtime: RuntimeMode
+    remote_urls: tuple[str, ...] | None  # None: no server.json asked for
+
+
+def _build_one(
+    spec: Path,
+    target: Path | None,
+    run: _BuildRun,
+    progress: BuildProgress,
+    documents: list[dict[str, object]],
+) -> int:
+    """Build one spec (and its server.json), print the outcome; the problems found."""
+    from ..build import build_spec
+    from ..report import count_levels
+
+    result = build_spec(
+        spec,
+        output=target,
+        check=run.check,
+        force=run.force,
+        allow_outside_refs=run.refs,
+        allow_outside_output=run.outside,
+        runtime=run.runtime,
+    )
+    errors, _ = count_levels(result.diagnostics)
+    problems = errors + len(result.diffs)
+    fix = _fix_hint(spec, result.status, run.check)
+    emitted = None
+    if run.remote_urls is not None:
+        emitted = emit_for(
+            spec,
+            result,
+            run.remote_urls,
+            check=run.check,
+            allow_outside_refs=run.refs,
+            allow_outside_output=run.outside or target is not None,
+        )
+    if emitted is not None:
+        problems += count_levels(emitted.diagnostics)[0] + (emitted.status == "stale")
+    if run.fmt == "json":
+        document = _build_document(spec, result, fix)
+        if emitted is not None:
+            document["server_json"] = emitted_document(emitted)
+        documents.append(document)
+    elif run.fmt == "github":
+        _echo_build_github(spec, result, fix)
+    else:
+        _echo_build_text(spec, result, fix, progress)
+    if emitted is not None and run.fmt != "json":
+        echo_emitted(emitted, run.fmt)
+    # text: progress.finish counted a failed build
+    failed = (not result.ok and run.fmt != "text") + (
+        result.ok and not (emitted is None or emitted.ok)
+    )
+    progress.failed += failed
+    return problems
 
 
 def _finish_build(

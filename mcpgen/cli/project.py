@@ -28,9 +28,22 @@ from .common import (
 @click.option(
     "--name", help="Server name (default: from the folder name); the package is NAME_mcp."
 )
-def init(directory: Path, name: str | None) -> None:
+@click.option(
+    "--dockerfile",
+    is_flag=True,
+    help="Also write a Dockerfile: the server over HTTP as a non-root user, with a health "
+    "check and the MCP Registry's label.",
+)
+@click.option(
+    "--registry-name",
+    metavar="NAMESPACE/NAME",
+    help="The MCP Registry name (reverse DNS: io.github.you/notes), set as "
+    "server.registry_name and in the Dockerfile's label.",
+)
+def init(directory: Path, name: str | None, dockerfile: bool, registry_name: str | None) -> None:
     """Scaffold a project in DIRECTORY: tools.yaml, an implementation, a test,
-    [tool.mcpgen] in pyproject.toml, a pre-commit config, .gitignore lines.
+    [tool.mcpgen] in pyproject.toml, a pre-commit config, .gitignore lines (and a
+    Dockerfile with --dockerfile).
 
     Refuses (exit 1, nothing written) when any of those files exists, except that
     [tool.mcpgen] is appended to a pyproject.toml without one and .gitignore lines
@@ -44,7 +57,10 @@ def init(directory: Path, name: str | None) -> None:
             "lower-case letters, digits and _, starting with a letter", param_hint="--name"
         )
     project = scaffold(
-        name or server_name_for(directory.name), json.dumps(EDITOR_SCHEMA, indent=2) + "\n"
+        name or server_name_for(directory.name),
+        json.dumps(EDITOR_SCHEMA, indent=2) + "\n",
+        registry_name=_registry_name(registry_name),
+        dockerfile_requirement=_http_requirement() if dockerfile else None,
     )
     pyproject = directory / "pyproject.toml"
     for rel in [*project.files, "pyproject.toml", ".gitignore"]:
@@ -82,6 +98,27 @@ def init(directory: Path, name: str | None) -> None:
         f"next:\n  {where}mcpgen build\n  python -m {project.package}"
         f"        # serves over stdio\n  python -m pytest"
     )
+
+
+def _registry_name(given: str | None) -> str | None:
+    from ..spec.format import REGISTRY_NAME_PATTERN
+
+    if given is not None and not re.fullmatch(REGISTRY_NAME_PATTERN, given):
+        raise click.BadParameter(
+            "a reverse-DNS namespace, '/', then the server: io.github.you/notes",
+            param_hint="--registry-name",
+        )
+    return given
+
+
+def _http_requirement() -> str:
+    """What the Dockerfile's image installs: the runtime this mcpgen's code needs, with
+    its HTTP extra."""
+    from mcpgen_runtime import requirement
+
+    from .. import __version__
+
+    return requirement(__version__, "http")
 
 
 @click.command("config")

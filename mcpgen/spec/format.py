@@ -13,7 +13,13 @@ from typing import Any
 
 from ..ir import CALLBACKS, RETURNS, TASK_SUPPORT
 
-__all__ = ["EDITOR_SCHEMA", "SPEC_FORMAT_SCHEMA", "TOOL_NAME_PATTERN", "schema_file"]
+__all__ = [
+    "EDITOR_SCHEMA",
+    "REGISTRY_NAME_PATTERN",
+    "SPEC_FORMAT_SCHEMA",
+    "TOOL_NAME_PATTERN",
+    "schema_file",
+]
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 
@@ -59,6 +65,24 @@ _PARAMETER: dict[str, Any] = {
     },
     "required": ["name"],
     "additionalProperties": True,
+}
+
+# Reverse-DNS namespace (at least two labels), one slash, the server's own name: the
+# registry's pattern (^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$) with the namespace's dot required.
+REGISTRY_NAME_PATTERN = r"^[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+/[a-zA-Z0-9._-]+$"
+
+_ENVIRONMENT_VARIABLE: dict[str, Any] = {
+    "type": "object",
+    "description": "An environment variable the implementation reads.",
+    "properties": {
+        "name": {"type": "string", "pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+        "description": {"type": "string"},
+        "secret": {"type": "boolean", "description": "A password, token or key (isSecret)."},
+        "required": {"type": "boolean", "description": "The server cannot start without it."},
+        "default": {"type": "string"},
+    },
+    "required": ["name"],
+    "additionalProperties": False,
 }
 
 _JSON_SCHEMA: dict[str, Any] = {
@@ -139,6 +163,29 @@ SPEC_FORMAT_SCHEMA: dict[str, Any] = {
                     "type": "string",
                     "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
                     "description": "module:Class used by `python -m <package>` by default.",
+                },
+                "registry_name": {
+                    "type": "string",
+                    "pattern": REGISTRY_NAME_PATTERN,
+                    "maxLength": 200,
+                    "description": (
+                        "The MCP Registry name, reverse-DNS namespace / server "
+                        "(io.github.you/weather): server.json's name and the README's mcp-name."
+                    ),
+                },
+                "description": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 100,
+                    "description": "One line on what the server does (server.json's description).",
+                },
+                "environment": {
+                    "type": "array",
+                    "items": _ENVIRONMENT_VARIABLE,
+                    "description": (
+                        "Environment variables the implementation reads (server.json lists "
+                        "them, with the runtime's own)."
+                    ),
                 },
             },
             "required": ["name", "version"],

@@ -197,6 +197,18 @@ class _Checker(Lowering):
                 instructions=server.get("instructions"),
                 implementation=server.get("implementation"),
                 class_prefix=class_name(server["name"]),
+                registry_name=server.get("registry_name"),
+                description=server.get("description"),
+                environment=tuple(
+                    ir.EnvironmentVariable(
+                        name=item["name"],
+                        description=item.get("description"),
+                        secret=item.get("secret", False),
+                        required=item.get("required", False),
+                        default=item.get("default"),
+                    )
+                    for item in server.get("environment", ())
+                ),
             ),
             types={name: bundler.defs[name] for name in sorted(bundler.defs)},
             tools=tuple(tool for tool in tools if tool is not None),

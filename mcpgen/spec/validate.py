@@ -251,6 +251,9 @@ class SpecChecks(Reporter):
             self.error(path, f"expected {schema['const']!r}, got {_describe(instance)}")
         elif validator == "pattern":
             self.error(path, self.pattern_message(path, instance))
+        elif validator in ("maxLength", "minLength") and isinstance(instance, str):
+            limit = "at most" if validator == "maxLength" else "at least"
+            self.error(path, f"{len(instance)} characters; {limit} {schema[validator]} here")
         elif validator == "propertyNames":
             self.error(path, f"{error.message}")
         else:
@@ -258,6 +261,8 @@ class SpecChecks(Reporter):
 
     def pattern_message(self, path: YPath, instance: Any) -> str:
         last = path[-1] if path else ""
+        if path[:2] == ("server", "environment"):
+            return f"{instance!r} is not an environment variable name (A-Z a-z 0-9 _)"
         if last == "name" and isinstance(instance, str) and len(instance) > 128:
             return (
                 f"tool name is {len(instance)} characters long; a tool name has at most 128 "
@@ -271,6 +276,11 @@ class SpecChecks(Reporter):
             return f"{instance!r} is not a Python package name"
         if last == "implementation":
             return f"{instance!r} must look like 'module.path:ClassName'"
+        if last == "registry_name":
+            return (
+                f"{instance!r} is not an MCP Registry name: a reverse-DNS namespace, '/', "
+                "then the server (io.github.you/weather; A-Z a-z 0-9 . - _)"
+            )
         return f"{instance!r} does not match the expected form"
 
     def check_tool_schemas(self, tool: Mapping[str, Any], path: YPath) -> None:
