@@ -26,7 +26,7 @@ from .base import (
     _SessionState,
 )
 from .core import Outcome, Response
-from .effects import Liveness
+from .effects import Liveness, Window
 from .listing import ListedTool
 from .tasks import _NO_LIMIT, TaskStatus, _TaskHandleBase, _TaskState
 
@@ -289,9 +289,9 @@ async def _answer(future: Any, limit: float, liveness: Liveness | None) -> Any:
     if liveness is None:
         async with asyncio.timeout(None if limit == _NO_LIMIT else max(limit, 0.0)):
             return await future
-    started = time.monotonic()
+    window = Window(liveness, limit, time.monotonic())
     while True:
-        left = liveness.remaining(started, limit)
+        left = window.left(time.monotonic())
         if left <= 0:
             raise TimeoutError
         try:

@@ -14,7 +14,6 @@ primitives a driver performs: ``Prepare`` (register a request, answered with its
 
 from __future__ import annotations
 
-import time
 from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -101,22 +100,37 @@ class Pending:
 class Liveness:
     """Progress as a sign of life: each progress notification of a call starts its
     ``limit`` anew, up to ``longest`` seconds in all (MCP lets a client reset its
-    timeout on progress, with a maximum). The reader touches it; the shell reads it."""
+    timeout on progress, with a maximum). The reader counts the notifications
+    (``touch``); the shell, which owns the clock, waits in slices of ``slice(limit)``
+    and restarts the limit when the count has moved (``Window``)."""
 
-    __slots__ = ("last", "longest")
+    __slots__ = ("longest", "progress")
 
     def __init__(self, longest: float) -> None:
         self.longest = longest
-        self.last = time.monotonic()
+        self.progress = 0
 
     def touch(self) -> None:
-        self.last = time.monotonic()
+        self.progress += 1
 
-    def remaining(self, started: float, limit: float) -> float:
-        """Seconds left to wait: ``limit`` from the last progress, at most ``longest``
-        from ``started``."""
-        now = time.monotonic()
-        return min(max(self.last, started) + limit, started + self.longest) - now
+
+class Window:
+    """A shell's wait under ``Liveness``, on the shell's clock: ``left(now)`` is how long
+    to wait next (at most a slice), 0 or less when the time is up."""
+
+    __slots__ = ("last", "limit", "liveness", "seen", "started")
+
+    def __init__(self, liveness: Liveness, limit: float, now: float) -> None:
+        self.liveness, self.limit = liveness, limit
+        self.started = self.last = now
+        self.seen = liveness.progress
+
+    def left(self, now: float) -> float:
+        if self.liveness.progress != self.seen:  # progress since the last look: alive
+            self.seen, self.last = self.liveness.progress, now
+        end = min(self.last + self.limit, self.started + self.liveness.longest)
+        # noticed within a tenth of the limit (at least 50 ms): a slice, not the whole wait
+        return min(end - now, max(self.limit / 10, 0.05))
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ from .base import (
     _SessionState,
 )
 from .core import Outcome, Response
-from .effects import Liveness
+from .effects import Liveness, Window
 from .listing import ListedTool
 from .tasks import TaskStatus, _TaskHandleBase, _TaskState
 
@@ -271,9 +271,9 @@ class Session(_SessionState[Transport, _Waiter]):
         has passed without progress (at most ``liveness.longest``)."""
         if liveness is None:
             return bool(waiter.lock.acquire(True, min(max(limit, 0.0), _MAX_WAIT)))
-        started = time.monotonic()
+        window = Window(liveness, limit, time.monotonic())
         while True:
-            left = liveness.remaining(started, limit)
+            left = window.left(time.monotonic())
             if left <= 0:
                 return bool(waiter.lock.acquire(False))
             if waiter.lock.acquire(True, min(left, _MAX_WAIT)):
