@@ -95,8 +95,12 @@ class _Head:
 
     def routing(self) -> Routing:
         """What the routing headers say (``Mcp-Name`` decoded), for the server core."""
+        name = self.name_header
         return Routing(
-            self.version, self.method_header, _header_value(self.name_header), self.duplicated
+            self.version,
+            self.method_header,
+            None if name is None else _header_value(name),
+            self.duplicated,
         )
 
     def accepts(self) -> tuple[bool, bool]:

@@ -124,16 +124,8 @@ class Exchange:
         conn = self.connection(scope)
         actions = conn.receive_stateless(message, routing)
         action = actions[0] if actions else None
-        if isinstance(action, SendFrame):
-            await send_json(send, action.data, action.status)
-            return
-        if isinstance(action, CreateTask | FetchTask | ListTasks) and self.tasks is not None:
-            frame = await self.tasks.perform(conn, action)
-            await send_json(send, frame.data, frame.status)
-            return
-        if not isinstance(action, Invoke):
-            nothing = error_response(message["id"], INTERNAL_ERROR, "Internal error: no answer")
-            await send_json(send, nothing)
+        if type(action) is not Invoke:
+            await self._answer_without_call(conn, message["id"], action, send)
             return
         # A call's answer is its result or -32603: 200 in either era.
         if action.runs_inline:
@@ -144,6 +136,19 @@ class Exchange:
             await self._stream(conn, action, receive, send)
         else:
             await self._background(conn, action, receive, send)
+
+    async def _answer_without_call(
+        self, conn: ServerConnection, request_id: Any, action: Any, send: ASGISend
+    ) -> None:
+        """A frame the core answered with, or the task layer's answer to a task-store
+        action, sent with its status."""
+        if isinstance(action, CreateTask | FetchTask | ListTasks) and self.tasks is not None:
+            action = await self.tasks.perform(conn, action)
+        if isinstance(action, SendFrame):
+            await send_json(send, action.data, action.status)
+        else:
+            frame = error_response(request_id, INTERNAL_ERROR, "Internal error: no answer")
+            await send_json(send, frame)
 
     async def _background(
         self, conn: ServerConnection, invoke: Invoke, receive: ASGIReceive, send: ASGISend

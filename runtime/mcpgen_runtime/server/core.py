@@ -213,7 +213,8 @@ class ServerConnection(TaskMethods):
             self.era = "legacy"
             self.version = routing.version or DEFAULT_STATELESS_VERSION
             self.log_level = handshake_log_level(meta)
-        return self._with_status(self._message(message))
+        actions = self._message(message)
+        return self._with_status(actions) if self.era == "modern" else actions
 
     def _with_status(self, actions: list[Action]) -> list[Action]:
         """``actions``, each frame carrying its HTTP status (2026-07-28 errors: by code)."""

@@ -15,8 +15,7 @@ handshake connection, as the first request of any connection does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..protocol.constants import (
     HEADER_MISMATCH,
@@ -64,8 +63,7 @@ MODERN_HTTP_STATUS: Mapping[int, int] = {
 _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
 
-@dataclass(frozen=True, slots=True)
-class Routing:
+class Routing(NamedTuple):
     """What the transport carried beside the body: the revision it names
     (``MCP-Protocol-Version``), the method and name it routes by (``Mcp-Method``,
     ``Mcp-Name``, decoded; None when absent or malformed), and the first routing
