@@ -182,10 +182,6 @@ class ServerConnection(TaskMethods):
             return self._batch(message)
         return self._message(message)
 
-    def receive_message(self, message: Any) -> list[Action]:
-        """``receive`` for one message the shell has already decoded (no batches)."""
-        return self._message(message)
-
     def receive_stateless(
         self, message: Mapping[str, Any], routing: Routing = _NO_ROUTING
     ) -> list[Action]:
@@ -335,10 +331,6 @@ class ServerConnection(TaskMethods):
     @property
     def _is_modern(self) -> bool:
         return self.era == "modern"
-
-    def serves(self, method: str) -> bool:
-        """Whether a request for ``method`` has a handler in this connection's era."""
-        return method in (self._MODERN_HANDLERS if self._is_modern else self._LEGACY_HANDLERS)
 
     def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
         if self._is_modern:
