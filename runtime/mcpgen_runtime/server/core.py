@@ -210,7 +210,11 @@ class ServerConnection(TaskMethods):
             self.version = routing.version or DEFAULT_STATELESS_VERSION
             self.log_level = handshake_log_level(meta)
         actions = self._message(message)
-        return self._with_status(actions) if self.era == "modern" else actions
+        if self.era == "modern":  # _with_status, inline: this is every request's path
+            for action in actions:
+                if type(action) is SendFrame and action.code is not None:
+                    action.status = MODERN_HTTP_STATUS.get(action.code, 200)
+        return actions
 
     def _with_status(self, actions: list[Action]) -> list[Action]:
         """``actions``, each frame carrying its HTTP status (2026-07-28 errors: by code)."""

@@ -124,12 +124,12 @@ def envelope_refusal(
             "Invalid params: params._meta must be an object carrying "
             f"{META_VERSION} and {META_CAPABILITIES}",
         )
-    if routing is not None:
+    if routing is not None:  # both keys are there (refused as absent above otherwise)
         refused = _routing_refusal(request_id, meta, routing, method, params)
         if refused is not None or not values:
             return refused
-    missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
-    if missing:
+    elif META_VERSION not in meta or META_CAPABILITIES not in meta:
+        missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
         return error_frame(
             request_id, INVALID_PARAMS, f"Invalid params: _meta is missing {', '.join(missing)}"
         )
