@@ -16,14 +16,15 @@
    is bounded by the connection guard (``guard``), not here.
 5. JSON (else 400 and a JSON-RPC parse error). A request whose string id is
    longer than ``MAX_REQUEST_ID_CHARS`` gets 400 and -32600 (the id is echoed in
-   every answer). A single request is answered by
-   ``exchange``; a notification or a response gets 202 and no body. A
-   ``MCP-Protocol-Version`` header naming 2026-07-28 (or any revision this server
-   does not serve at the handshake) takes the request down the single-exchange
-   checks: the ``_meta`` envelope must be present and agree with the
-   ``MCP-Protocol-Version``, ``Mcp-Method`` and ``Mcp-Name`` headers (else 400,
-   -32020), each routing header at most once; errors of that era carry their
-   HTTP status (400, 404 for an unknown method).
+   every answer). A single request is answered by ``exchange``, which hands it to
+   the server core with its routing headers (``MCP-Protocol-Version``,
+   ``Mcp-Method``, ``Mcp-Name``, as a ``server.stateless.Routing``): the core
+   decides the era and checks the headers against the body (a 2026-07-28 request:
+   each routing header at most once and agreeing with the ``_meta`` envelope, else
+   400 and -32020), and every answer comes back with its HTTP status (errors of
+   the 2026-07-28 era: 400, 404 for an unknown method). A notification or a
+   response gets 202 and no body (a notification naming a revision this server
+   does not serve: 400, the core's -32022).
 
 ``gc.freeze()`` runs once start-up is done (the lifespan's start): what the
 tool table, the compiled validators and the imports allocated is never scanned
@@ -38,14 +39,8 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..protocol.constants import (
-    HEADER_MISMATCH,
-    META_CAPABILITIES,
-    META_VERSION,
-    UNSUPPORTED_VERSION,
-)
-from ..protocol.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, error_response
-from ..protocol.revisions import HANDSHAKE_VERSIONS, MODERN_VERSIONS
+from ..protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, error_response
+from ..server.stateless import Routing, notification_refusal
 from ..tasks.store import TaskStore
 from .config import MAX_REQUEST_ID_CHARS
 from .exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_event
@@ -60,7 +55,6 @@ Send = Callable[[Message], Awaitable[None]]
 
 _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 _decode = json.JSONDecoder().decode
-_NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 
 
@@ -98,6 +92,16 @@ class _Head:
                     self.method_header = text
                 else:
                     self.name_header = text
+
+    def routing(self) -> Routing:
+        """What the routing headers say (``Mcp-Name`` decoded), for the server core."""
+        name = self.name_header
+        return Routing(
+            self.version,
+            self.method_header,
+            None if name is None else _header_value(name),
+            self.duplicated,
+        )
 
     def accepts(self) -> tuple[bool, bool]:
         """(JSON, SSE): what the ``Accept`` header admits (wildcards count; absent: both)."""
@@ -259,8 +263,6 @@ class HttpApp:
                 send, error_response(None, PARSE_ERROR, "Parse error: invalid JSON"), 400
             )
             return
-        version = head.version
-        modern = version is not None and version not in HANDSHAKE_VERSIONS
         kind = _kind(message)
         if kind is None:
             await send_json(
@@ -275,8 +277,9 @@ class HttpApp:
             )
             return
         if kind != "request":
-            if modern and version not in MODERN_VERSIONS and kind == "notification":
-                await send_json(send, _unsupported(None, version), 400)
+            refused = notification_refusal(head.version) if kind == "notification" else None
+            if refused is not None:
+                await send_json(send, refused, 400)
                 return
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
@@ -286,12 +289,7 @@ class HttpApp:
             refusal = f"Invalid Request: the id is longer than {MAX_REQUEST_ID_CHARS} characters"
             await send_json(send, error_response(None, INVALID_REQUEST, refusal), 400)
             return
-        if modern:
-            refused = _single_exchange_refusal(message, head)
-            if refused is not None:
-                await send_json(send, refused, 400)
-                return
-        await self.exchange.answer(message, version, sse_ok, scope, receive, send)
+        await self.exchange.answer(message, head.routing(), sse_ok, scope, receive, send)
 
 
 def _as_event_stream(send: Send) -> Send:
@@ -328,57 +326,6 @@ def _kind(message: Any) -> str | None:
     if has_id and ("result" in message) != ("error" in message):
         return "response" if request_id is None or type(request_id) in (str, int) else None
     return None
-
-
-def _single_exchange_refusal(message: Mapping[str, Any], head: _Head) -> bytes | None:
-    """The 2026-07-28 checks of a request's routing headers against its body."""
-    request_id = message["id"]
-    if head.duplicated is not None:
-        return error_response(
-            request_id, HEADER_MISMATCH, f"{head.duplicated} header appears more than once"
-        )
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    if not isinstance(meta, dict) or META_VERSION not in meta or META_CAPABILITIES not in meta:
-        return error_response(
-            request_id,
-            INVALID_PARAMS,
-            f"Invalid params: params._meta must be an object carrying "
-            f"{META_VERSION} and {META_CAPABILITIES}",
-        )
-    if head.version != meta[META_VERSION]:
-        return error_response(
-            request_id,
-            HEADER_MISMATCH,
-            "mcp-protocol-version header does not match the request envelope's protocol version",
-        )
-    method = message["method"]
-    if head.method_header != method:
-        return error_response(
-            request_id,
-            HEADER_MISMATCH,
-            "mcp-method header does not match the request body's method",
-        )
-    key = _NAME_PARAM.get(method)
-    named = params.get(key) if key is not None and isinstance(params, dict) else None
-    if named is not None and _header_value(head.name_header) != named:
-        return error_response(
-            request_id,
-            HEADER_MISMATCH,
-            f"mcp-name header does not match the request body's {key!r}",
-        )
-    if meta[META_VERSION] not in MODERN_VERSIONS:
-        return _unsupported(request_id, meta[META_VERSION])
-    return None
-
-
-def _unsupported(request_id: Any, requested: Any) -> bytes:
-    return error_response(
-        request_id,
-        UNSUPPORTED_VERSION,
-        "Unsupported protocol version",
-        {"supported": list(MODERN_VERSIONS), "requested": requested},
-    )
 
 
 def _header_value(value: str | None) -> str | None:

@@ -2,11 +2,12 @@
 
 ``Exchange`` is built once per server and called once per POSTed request (the
 ASGI app, ``app``, has checked the HTTP side and decoded the body). Each
-request gets a fresh ``ServerConnection`` in the state the request implies (a
-stateless server has no session): at the handshake revisions the version of the
-``MCP-Protocol-Version`` header (``2025-03-26`` when absent, as the transport
-says), at 2026-07-28 the request's own envelope. The core answers as over stdio;
-task calls and ``tasks/*`` go to the task layer (``tasks``).
+request gets a fresh ``ServerConnection`` (a stateless server has no session) and
+enters it by ``receive_stateless`` with what its headers said (``Routing``): the
+core takes the state the request implies itself (era, revision, log level) and
+answers with actions, each frame carrying its HTTP status. This module only maps
+them to HTTP: a frame is sent as it is, an ``Invoke`` is run (below), and the
+task-store actions (a task call, ``tasks/*``) go to the task layer (``tasks``).
 
 How the answer goes out:
 - a frame the core answers at once, and a call that runs inline: JSON;
@@ -23,47 +24,33 @@ How the answer goes out:
   that does not read costs a bounded amount of memory (and ``guard``'s write
   deadline ends its connection).
 
-Log levels: at 2026-07-28 the request's ``io.modelcontextprotocol/logLevel``
-``_meta`` key (absent: no logs), as over stdio. At the handshake revisions the
-same key when present, else every level: a stateless server cannot remember a
-``logging/setLevel`` (accepted; it announces the ``logging`` capability).
+Log levels (decided by the core, ``server.stateless``): at 2026-07-28 the
+request's ``io.modelcontextprotocol/logLevel`` ``_meta`` key (absent: no logs), as
+over stdio. At the handshake revisions the same key when present, else every
+level: a stateless server cannot remember a ``logging/setLevel`` (accepted; it
+announces the ``logging`` capability).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from ..protocol.constants import (
-    HEADER_MISMATCH,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    META_LOG_LEVEL,
-    META_VERSION,
-    METHOD_NOT_FOUND,
-    MISSING_CAPABILITY,
-    PARSE_ERROR,
-    UNSUPPORTED_VERSION,
-)
 from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
-from ..protocol.revisions import MODERN_VERSIONS
-from ..server.context import LOG_LEVELS
-from ..server.core import Invoke, SendFrame, ServerConnection
+from ..server.actions import CreateTask, FetchTask, ListTasks
+from ..server.core import Invoke, Routing, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
 from ..tasks.table import TaskTable
 from .calls import Calls, run_invoke
-from .tasks import TASK_METHODS, TaskLayer, TaskRequest
+from .tasks import TaskLayer
 
 __all__ = [
-    "DEFAULT_HANDSHAKE_HEADER",
     "JSON_HEADERS",
     "MAX_QUEUED_NOTIFICATIONS",
     "SSE_HEADERS",
     "Exchange",
-    "modern_status",
     "send_json",
     "sse_event",
 ]
@@ -76,36 +63,12 @@ ASGIReceive = Callable[[], Awaitable[Message]]
 # handler sends: past this, progress and log notifications are dropped.
 MAX_QUEUED_NOTIFICATIONS = 1024
 
-# The revision a handshake-era request without MCP-Protocol-Version is taken for.
-DEFAULT_HANDSHAKE_HEADER = "2025-03-26"
-
 JSON_HEADERS = [(b"content-type", b"application/json")]
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
     (b"x-accel-buffering", b"no"),
 ]
-# The HTTP status of a 2026-07-28 JSON-RPC error, by code (others: 200).
-_MODERN_STATUS = {
-    PARSE_ERROR: 400,
-    INVALID_REQUEST: 400,
-    INVALID_PARAMS: 400,
-    HEADER_MISMATCH: 400,
-    MISSING_CAPABILITY: 400,
-    UNSUPPORTED_VERSION: 400,
-    METHOD_NOT_FOUND: 404,
-}
-
-
-def modern_status(frame: bytes) -> int:
-    """The status of a 2026-07-28 answer: an error's by its code, else 200."""
-    if b'"error":{"code":' not in frame:
-        return 200
-    try:
-        message = json.loads(frame)
-        return _MODERN_STATUS.get(message["error"]["code"], 200) if "error" in message else 200
-    except (ValueError, KeyError, TypeError):
-        return 200
 
 
 async def send_json(send: ASGISend, frame: bytes, status: int = 200) -> None:
@@ -133,98 +96,59 @@ class Exchange:
         self.tasks = tasks
         self.json_only = json_only  # --json-response: never SSE
 
-    def connection(
-        self,
-        message: Mapping[str, Any],
-        modern: bool,
-        version: str | None,
-        scope: Mapping[str, Any],
-    ) -> ServerConnection:
-        """A core connection in the state this stateless request implies: with tasks
-        served, its requestor (``http.identity``) and a table that creates no task."""
+    def connection(self, scope: Mapping[str, Any]) -> ServerConnection:
+        """A fresh core connection for one request: with tasks served, its requestor
+        (``http.identity``), its tasks in the store (``tasks_outside``)."""
         if self.tasks is None:
-            conn = ServerConnection(self.app, defer_checks=True)
-        else:
-            requestor = self.tasks.requestor(scope)
-            conn = ServerConnection(
-                self.app,
-                defer_checks=True,
-                tasks=TaskTable(max_tasks=None),
-                requestor=requestor,
-                tasks_listed=requestor is not None,
-            )
-        if not modern and message.get("method") != "initialize":
-            conn.era = "legacy"
-            conn.version = version or DEFAULT_HANDSHAKE_HEADER
-            conn.log_level = _handshake_log_level(message.get("params"))
-        return conn
+            return ServerConnection(self.app, defer_checks=True)
+        requestor = self.tasks.requestor(scope)
+        return ServerConnection(
+            self.app,
+            defer_checks=True,
+            tasks=TaskTable(max_tasks=None),
+            requestor=requestor,
+            tasks_listed=requestor is not None,
+            tasks_outside=True,
+        )
 
     async def answer(
         self,
         message: Mapping[str, Any],
-        header_version: str | None,
+        routing: Routing,
         sse_ok: bool,
         scope: Mapping[str, Any],
         receive: ASGIReceive,
         send: ASGISend,
     ) -> None:
         """Answer one request (``message`` has a valid id and a string method)."""
-        modern = header_version in MODERN_VERSIONS
-        conn = self.connection(message, modern, header_version, scope)
-        method = message["method"]
-        if self.tasks is not None and (method == "tools/call" or method in TASK_METHODS):
-            frame = await self._task_answer(conn, message, scope)
-            if frame is not None:
-                await send_json(send, frame, modern_status(frame) if modern else 200)
-                return
-        actions = conn.receive_message(message)
-        invoke = next((a for a in actions if isinstance(a, Invoke)), None)
-        if invoke is None:
-            frame = next((a.data for a in actions if isinstance(a, SendFrame)), None)
-            if frame is None:
-                frame = error_response(message["id"], INTERNAL_ERROR, "Internal error: no answer")
-            await send_json(send, frame, modern_status(frame) if conn.era == "modern" else 200)
+        conn = self.connection(scope)
+        actions = conn.receive_stateless(message, routing)
+        action = actions[0] if actions else None
+        if type(action) is not Invoke:
+            await self._answer_without_call(conn, message["id"], action, send)
             return
-        if invoke.runs_inline:
-            frame = conn.respond(invoke, _inline(invoke))
-            await send_json(send, frame)
+        # A call's answer is its result or -32603: 200 in either era.
+        if action.runs_inline:
+            await send_json(send, conn.respond(action, _inline(action)))
             return
-        context = invoke.context
+        context = action.context
         if context is not None and context.notifies and sse_ok and not self.json_only:
-            await self._stream(conn, invoke, receive, send)
+            await self._stream(conn, action, receive, send)
         else:
-            await self._background(conn, invoke, receive, send)
+            await self._background(conn, action, receive, send)
 
-    async def _task_answer(
-        self, conn: ServerConnection, message: Mapping[str, Any], scope: Mapping[str, Any]
-    ) -> bytes | None:
-        """The task layer's answer, or ``None`` when the core answers (plain calls,
-        and requests the core refuses before any task is looked at)."""
-        assert self.tasks is not None
-        params = message.get("params", {})
-        if params is None:
-            params = {}
-        if not isinstance(params, dict):
-            return None  # the core's -32602
-        meta = params.get("_meta")
-        if conn.era == "legacy":
-            if isinstance(meta, dict) and META_VERSION in meta:
-                return None  # the core refuses the 2026-07-28 envelope on this era
+    async def _answer_without_call(
+        self, conn: ServerConnection, request_id: Any, action: Any, send: ASGISend
+    ) -> None:
+        """A frame the core answered with, or the task layer's answer to a task-store
+        action, sent with its status."""
+        if isinstance(action, CreateTask | FetchTask | ListTasks) and self.tasks is not None:
+            action = await self.tasks.perform(conn, action)
+        if isinstance(action, SendFrame):
+            await send_json(send, action.data, action.status)
         else:
-            refused = conn.envelope_refusal(message["id"], meta)
-            if refused is not None:
-                return refused.data
-            conn.era = "modern"
-        conn._request_meta = meta if isinstance(meta, dict) else {}
-        request = TaskRequest(message["id"], message["method"], params, scope)
-        if request.method in TASK_METHODS:
-            return await self.tasks.task_method(conn, request)
-        tool, refusal = self.tasks.task_call(conn, request)
-        if refusal is not None:
-            return refusal
-        if tool is None:
-            return None
-        return await self.tasks.start(conn, request, tool)
+            frame = error_response(request_id, INTERNAL_ERROR, "Internal error: no answer")
+            await send_json(send, frame)
 
     async def _background(
         self, conn: ServerConnection, invoke: Invoke, receive: ASGIReceive, send: ASGISend
@@ -242,7 +166,7 @@ class Exchange:
             return
         frames = conn.complete(invoke, _outcome(invoke, runner))
         if frames:
-            await send_json(send, frames[0], modern_status(frames[0]) if invoke.modern else 200)
+            await send_json(send, frames[0])
 
     async def _stream(
         self, conn: ServerConnection, invoke: Invoke, receive: ASGIReceive, send: ASGISend
@@ -277,14 +201,6 @@ class Exchange:
         frames = conn.complete(invoke, _outcome(invoke, runner))
         body = sse_event(frames[0]) if frames else b""
         await send({"type": "http.response.body", "body": body, "more_body": False})
-
-
-def _handshake_log_level(params: Any) -> str:
-    """The least severe level a handshake-era call's logs may have: the call's own
-    ``_meta`` log-level key, else every level (see the module docstring)."""
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    level = meta.get(META_LOG_LEVEL) if isinstance(meta, dict) else None
-    return level if level in LOG_LEVELS else LOG_LEVELS[0]
 
 
 def _inline(invoke: Invoke) -> CallOutcome:

@@ -36,10 +36,11 @@
   own address or what ``--allowed-origin`` lists. Entries given with
   ``--allowed-host`` / ``--allowed-origin`` are accepted on every address.
 
-uvicorn's protocol internals (``cycle``, ``conn``, ``headers``, ``flow``,
-``timeout_keep_alive_handler``, the parser callbacks) are read only here and in
-``guard_fast``. Imported only when HTTP is served (it needs uvicorn and h11). The
-limits apply to the server ``python -m <package> --transport http`` runs; an
+uvicorn's protocol internals are read only here and in ``guard_fast``, and every
+one of them is named in ``UVICORN_INTERNALS``: a test checks that the guards use no
+other and that the installed uvicorn has them all, and ``UVICORN_VERIFIED`` lists
+the minor versions the guard tests were run against. Imported only when HTTP is
+served (it needs uvicorn and h11). The limits apply to the server ``python -m <package> --transport http`` runs; an
 application served by another ASGI server gets that server's own limits (the
 Host/Origin rules belong to the application and apply under any server).
 """
@@ -75,9 +76,34 @@ __all__ = [
     "RebindingRules",
     "is_loopback",
     "origin_note",
+    "set_limits",
 ]
 
 _LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")  # loopback names allowed with any port
+
+# What the guards rely on of uvicorn (not its public API), by class: the attributes
+# and methods the guarded protocols read, or extend through ``super()``, and those of
+# a request's ``RequestResponseCycle`` (``self.cycle``).
+UVICORN_INTERNALS: dict[str, tuple[str, ...]] = {
+    "H11Protocol": (
+        "conn", "connections", "cycle", "logger", "loop", "transport",
+        "connection_lost", "connection_made", "data_received", "on_response_complete",
+        "pause_writing", "resume_writing", "timeout_keep_alive_handler",
+    ),
+    "HttpToolsProtocol": (
+        "connections", "cycle", "headers", "logger", "loop", "transport",
+        "connection_lost", "connection_made", "data_received", "on_headers_complete",
+        "on_message_begin", "on_message_complete", "on_response_complete",
+        "pause_writing", "resume_writing", "timeout_keep_alive_handler",
+    ),
+    "RequestResponseCycle": ("body", "response_complete", "response_started"),
+}  # fmt: skip
+# The uvicorn minor versions (of the supported >=0.30,<1) that the guard tests
+# (tests/test_http_guard.py, test_http_hardening.py, test_http_trailers.py) and
+# tests/runtime/test_uvicorn_internals.py passed against, run by hand: each release
+# installed (pip install --no-deps) into a copy of the development environment,
+# the servers those tests start included. A new minor is added once they pass on it.
+UVICORN_VERIFIED: tuple[str, ...] = ("0.30", "0.35", "0.36", "0.40", "0.45", "0.50", "0.51", "0.55")
 
 
 @dataclass(frozen=True)
@@ -188,6 +214,12 @@ class _Deadlines:
         if self._write_deadline is not None:
             self._write_deadline.cancel()
             self._write_deadline = None
+
+
+def set_limits(limits: ConnectionLimits) -> None:
+    """This process's connection limits, for both guarded protocols (``serve_http``,
+    or each ``--workers`` process, sets them before the server accepts connections)."""
+    _Deadlines.limits = limits
 
 
 class _StrictConnection(h11.Connection):

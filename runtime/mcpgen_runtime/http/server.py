@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -148,16 +149,18 @@ def without_tasks(app: App) -> App:
     return App(tools, server_info=app.server_info, instructions=app.instructions)
 
 
-def _guard_connections(options: HttpOptions) -> str:
+def _guard_connections(options: HttpOptions) -> type:
     """Set this process's connection limits; the uvicorn ``http`` protocol that applies
     them: httptools (C) when installed, unless ``--http-parser h11``; else h11."""
-    from .guard import ConnectionLimits, _Deadlines
+    from .guard import ConnectionLimits, set_limits
 
-    _Deadlines.limits = ConnectionLimits(
-        header_timeout=options.header_timeout,
-        body_timeout=options.body_timeout,
-        write_timeout=options.write_timeout,
-        max_connections=options.max_connections,
+    set_limits(
+        ConnectionLimits(
+            header_timeout=options.header_timeout,
+            body_timeout=options.body_timeout,
+            write_timeout=options.write_timeout,
+            max_connections=options.max_connections,
+        )
     )
     protocol: type
     if options.http_parser != "h11" and importlib.util.find_spec("httptools") is not None:
@@ -169,7 +172,7 @@ def _guard_connections(options: HttpOptions) -> str:
         )
     else:
         from .guard import GuardedH11Protocol as protocol
-    return f"{protocol.__module__}:{protocol.__qualname__}"
+    return protocol
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,8 @@ def serve_http(
         "access_log": False,
         "lifespan": "on",
         "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
-        # by name, so that --workers processes (spawned, not forked) import it too
+        # the class, not its import string (which uvicorn takes only since 0.36): a
+        # --workers process (spawned, not forked) unpickles it by reference, importing it
         "http": _guard_connections(options),
     }
     asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
@@ -234,7 +238,10 @@ def serve_http(
     )
     reserved = _reserve_port(options.host, options.port)
     try:
-        Multiprocess(server_config, sockets=[reserved]).run()
+        before_0_51: dict[str, Any] = {}  # uvicorn before 0.51 takes what each worker runs
+        if "target" in inspect.signature(Multiprocess).parameters:
+            before_0_51["target"] = uvicorn.Server(config=server_config).run
+        Multiprocess(server_config, sockets=[reserved], **before_0_51).run()
     finally:
         reserved.close()
 

@@ -19,6 +19,16 @@ A non-``initialize`` request carrying ``_meta["io.modelcontextprotocol/
 protocolVersion"]`` opens a stateless 2026-07-28 connection; anything else
 opens a handshake-era one (2024-11-05 … 2025-11-25).
 
+A request that arrives on its own, by a stateless transport (HTTP: a fresh
+connection per request), enters by ``receive_stateless``: the connection takes the
+state that request implies itself (its era, revision and log level, decided in
+``server.stateless``), and every frame it answers with carries its HTTP status. A
+shell sets none of this state. Such a connection's tasks may live in a store the
+shell holds (``tasks_outside``): then a task call comes out as ``CreateTask`` and a
+``tasks/*`` request as ``FetchTask`` or ``ListTasks``, and the shell reports back
+(``task_created``, ``task_fetched``, ``task_page``); the task itself is created,
+answered and run as over stdio, where the connection's own table holds it.
+
 The actions live in ``server.actions``; the ``tasks/*`` requests and whether a call
 runs as a task in ``server.tasks`` (``TaskMethods``, a base of ``ServerConnection``).
 """
@@ -46,16 +56,46 @@ from ..protocol.constants import (
 )
 from ..protocol.jsonrpc import error_response, result_response, result_response_raw
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
-from ..tasks.table import TaskLimitReached, TaskTable
-from .actions import Action, Cancel, Invoke, SendFrame, refusal, runs_inline
+from ..tasks.table import Task, TaskLimitReached, TaskTable
+from .actions import (
+    Action,
+    Cancel,
+    CreateTask,
+    FetchTask,
+    Invoke,
+    ListTasks,
+    SendFrame,
+    error_frame,
+    refusal,
+    runs_inline,
+)
 from .context import LOG_LEVELS, Context
+from .stateless import (
+    DEFAULT_STATELESS_VERSION,
+    MODERN_HTTP_STATUS,
+    Routing,
+    envelope_refusal,
+    handshake_log_level,
+    stateless_era,
+)
 from .tasks import TASKS_VERSION, TaskMethods
 from .tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
 
-__all__ = ["SERVER_BUSY", "Cancel", "Invoke", "SendFrame", "ServerConnection"]
+__all__ = [
+    "SERVER_BUSY",
+    "Cancel",
+    "CreateTask",
+    "FetchTask",
+    "Invoke",
+    "ListTasks",
+    "Routing",
+    "SendFrame",
+    "ServerConnection",
+]
 
 _decode = json.JSONDecoder().decode
 _BATCH_VERSION = "2025-03-26"  # the one revision whose clients may send JSON-RPC batches
+_NO_ROUTING = Routing()
 
 
 _Handler = Callable[[Any, Mapping[str, Any]], list[Action]]
@@ -96,6 +136,7 @@ class ServerConnection(TaskMethods):
         requestor: str | None = None,
         tasks_listed: bool = True,
         defer_checks: bool = False,
+        tasks_outside: bool = False,
     ) -> None:
         self.app = app
         # True: a call that runs in the background (not inline) comes out as an
@@ -113,6 +154,10 @@ class ServerConnection(TaskMethods):
         # HTTP layer says who the requestor is (see server.tasks)
         self.requestor = requestor
         self.tasks_listed = tasks_listed
+        # True: the tasks live in a store the shell holds (CreateTask, FetchTask, ListTasks)
+        self.tasks_outside = tasks_outside
+        self._fetched = False  # tasks_outside: the task a tasks/* request names is in the table
+        self._envelope_checked = False  # receive_stateless checked the envelope and routing
         self.in_flight: dict[Any, Invoke] = {}  # request id → running call (not tasks)
         self._task_invokes: dict[str, Invoke] = {}
         self._meta = {META_SERVER_INFO: dict(app.server_info)}
@@ -137,9 +182,47 @@ class ServerConnection(TaskMethods):
             return self._batch(message)
         return self._message(message)
 
-    def receive_message(self, message: Any) -> list[Action]:
-        """``receive`` for one message the shell has already decoded (no batches)."""
-        return self._message(message)
+    def receive_stateless(
+        self, message: Mapping[str, Any], routing: Routing = _NO_ROUTING
+    ) -> list[Action]:
+        """Everything one request that arrived on its own asks for (see the module
+        docstring): ``message`` is a decoded request, ``routing`` what its transport
+        said beside it (the revision it names, its routing headers). The era is
+        decided here and only here (``server.stateless.stateless_era``)."""
+        request_id = message.get("id")
+        method = message.get("method")
+        method = method if isinstance(method, str) else ""
+        params = message.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        if stateless_era(routing.version) == "modern":
+            opening = method == "initialize"  # a handshake connection, whatever it carries
+            refused = envelope_refusal(
+                request_id, meta, routing, method, params, values=not opening
+            )
+            if refused is not None:
+                refused.status = MODERN_HTTP_STATUS.get(refused.code or 0, 200)
+                return [refused]
+            if not opening:
+                self.era = "modern"
+                self._envelope_checked = True
+        elif method != "initialize":  # an initialize decides as the first request does
+            self.era = "legacy"
+            self.version = routing.version or DEFAULT_STATELESS_VERSION
+            self.log_level = handshake_log_level(meta)
+        actions = self._message(message)
+        if self.era == "modern":  # _with_status, inline: this is every request's path
+            for action in actions:
+                if type(action) is SendFrame and action.code is not None:
+                    action.status = MODERN_HTTP_STATUS.get(action.code, 200)
+        return actions
+
+    def _with_status(self, actions: list[Action]) -> list[Action]:
+        """``actions``, each frame carrying its HTTP status (2026-07-28 errors: by code)."""
+        if self.era == "modern":
+            for action in actions:
+                if isinstance(action, SendFrame) and action.code is not None:
+                    action.status = MODERN_HTTP_STATUS.get(action.code, 200)
+        return actions
 
     def _batch(self, messages: list[Any]) -> list[Action]:
         if self.version != _BATCH_VERSION:
@@ -156,12 +239,10 @@ class ServerConnection(TaskMethods):
                 if "id" in message:  # a notification is never answered; a bad id gets null
                     request_id = message["id"] if type(message["id"]) in (str, int) else None
                     actions.append(
-                        SendFrame(
-                            error_response(
-                                request_id,
-                                INVALID_REQUEST,
-                                "Invalid Request: initialize cannot be batched",
-                            )
+                        error_frame(
+                            request_id,
+                            INVALID_REQUEST,
+                            "Invalid Request: initialize cannot be batched",
                         )
                     )
                 continue
@@ -224,9 +305,10 @@ class ServerConnection(TaskMethods):
                 "initialize handshake is not accepted",
                 {"supported": list(MODERN_VERSIONS), "requested": requested},
             )
-        refused = self.envelope_refusal(request_id, meta)
-        if refused is not None:
-            return [refused]
+        if not self._envelope_checked:
+            refused = envelope_refusal(request_id, meta)
+            if refused is not None:
+                return [refused]
         handler = self._MODERN_HANDLERS.get(method)
         if handler is None:
             return refusal(request_id, METHOD_NOT_FOUND, "Method not found", method)
@@ -236,57 +318,6 @@ class ServerConnection(TaskMethods):
     def _handle(self, handler: str, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         method: _Handler = getattr(self, handler)
         return method(request_id, params)
-
-    def envelope_refusal(self, request_id: Any, meta: Any) -> SendFrame | None:
-        """The error refusing a 2026-07-28 request's ``_meta`` envelope, or ``None``."""
-        if not isinstance(meta, dict):
-            return SendFrame(
-                error_response(
-                    request_id,
-                    INVALID_PARAMS,
-                    "Invalid params: params._meta must be an object carrying "
-                    f"{META_VERSION} and {META_CAPABILITIES}",
-                )
-            )
-        missing = [key for key in (META_VERSION, META_CAPABILITIES) if key not in meta]
-        if missing:
-            return SendFrame(
-                error_response(
-                    request_id,
-                    INVALID_PARAMS,
-                    f"Invalid params: _meta is missing {', '.join(missing)}",
-                )
-            )
-        version = meta[META_VERSION]
-        if not isinstance(version, str):
-            return SendFrame(
-                error_response(
-                    request_id, INVALID_PARAMS, f"Invalid params: {META_VERSION} must be a string"
-                )
-            )
-        if version not in MODERN_VERSIONS:
-            return SendFrame(
-                error_response(
-                    request_id,
-                    UNSUPPORTED_VERSION,
-                    "Unsupported protocol version",
-                    {"supported": list(MODERN_VERSIONS), "requested": version},
-                )
-            )
-        if not isinstance(meta[META_CAPABILITIES], dict):
-            return SendFrame(
-                error_response(
-                    request_id,
-                    INVALID_PARAMS,
-                    f"Invalid params: {META_CAPABILITIES} must be an object",
-                )
-            )
-        level = meta.get(META_LOG_LEVEL)
-        if level is not None and level not in LOG_LEVELS:
-            return SendFrame(
-                error_response(request_id, INVALID_PARAMS, f"Invalid params: log level {level!r}")
-            )
-        return None
 
     def _notification(self, method: str, params: Any) -> list[Action]:
         if method != "notifications/cancelled" or not isinstance(params, dict):
@@ -304,10 +335,6 @@ class ServerConnection(TaskMethods):
     @property
     def _is_modern(self) -> bool:
         return self.era == "modern"
-
-    def serves(self, method: str) -> bool:
-        """Whether a request for ``method`` has a handler in this connection's era."""
-        return method in (self._MODERN_HANDLERS if self._is_modern else self._LEGACY_HANDLERS)
 
     def _result(self, request_id: Any, result: dict[str, Any]) -> SendFrame:
         if self._is_modern:
@@ -422,53 +449,73 @@ class ServerConnection(TaskMethods):
                 "already running (the server's limit); retry when one has finished",
                 {"limit": self.max_concurrent_calls},
             )
-        deferred = self.defer_checks and background and not as_task
+        # a task's arguments too: the shell of a store checks them off its event loop
+        deferred = self.defer_checks and background and (not as_task or self.tasks_outside)
         if deferred:
             args: tuple[Any, ...] | dict[str, Any] = arguments
         else:
             try:
                 args = tool.check_arguments(arguments)
             except ToolError as exc:
-                return [self._result(request_id, {"content": exc.content, "isError": True})]
+                return [self.invalid_arguments(request_id, exc)]
         version = self.version or LATEST_HANDSHAKE
+        if as_task:
+            task_params = params.get("task")
+            create = CreateTask(
+                request_id,
+                tool,
+                args,
+                version,
+                era="modern" if self._is_modern else "legacy",
+                ttl=task_params.get("ttl") if isinstance(task_params, dict) else None,
+                owner=self.requestor,
+                checked=not deferred,
+            )
+            return [create] if self.tasks_outside else self._create_task(create)
         context = self._context(request_id, tool) if tool.wants_context else None
-        if not as_task:
-            invoke = Invoke(
-                request_id, tool, args, version, modern=self._is_modern, context=context
-            )
-            invoke.checked = not deferred
-            self.in_flight[request_id] = invoke
-            self._hold(invoke, background)
-            return [invoke]
-        return self._start_task(request_id, tool, args, version, context, params, background)
+        invoke = Invoke(request_id, tool, args, version, modern=self._is_modern, context=context)
+        invoke.checked = not deferred
+        self.in_flight[request_id] = invoke
+        self._hold(invoke, background)
+        return [invoke]
 
-    def _start_task(
-        self,
-        request_id: Any,
-        tool: ToolRuntime,
-        args: tuple[Any, ...] | dict[str, Any],
-        version: str,
-        context: Context | None,
-        params: Mapping[str, Any],
-        background: bool,
-    ) -> list[Action]:
-        """A task-augmented ``tools/call``: the task is created (within the store's caps),
-        answered at once with its handle, and its ``Invoke`` runs on."""
-        task_params = params.get("task")
-        ttl = task_params.get("ttl") if isinstance(task_params, dict) else None
+    def invalid_arguments(self, request_id: Any, error: ToolError) -> SendFrame:
+        """The answer to a call whose arguments its tool refused (an ``isError`` result)."""
+        return self._result(request_id, {"content": error.content, "isError": True})
+
+    def _create_task(self, create: CreateTask) -> list[Action]:
+        """A task call on a connection that holds its tasks: created in its table
+        (within the table's cap), then started as ``task_created`` says."""
         try:
-            task = self.tasks.create(
-                tool.name, "modern" if self._is_modern else "legacy", ttl, owner=self.requestor
-            )
+            task = self.tasks.create(create.tool.name, create.era, create.ttl, owner=create.owner)
         except TaskLimitReached as reached:
-            return [self.task_limit_error(request_id, reached)]
+            return [self.task_limit_error(create.request_id, reached)]
+        return self.task_created(create, task)
+
+    def task_created(
+        self,
+        create: CreateTask,
+        task: Task,
+        args: tuple[Any, ...] | dict[str, Any] | None = None,
+    ) -> list[Action]:
+        """The task ``create`` asked for exists (``args``: checked by the shell, when
+        ``create.checked`` was False): the frame answering the call with its handle,
+        and the ``Invoke`` that runs it (a background call, holding a slot)."""
+        request_id, tool = create.request_id, create.tool
+        context = self._context(request_id, tool) if tool.wants_context else None
         if context is not None:
             context.task_id = task.task_id
         invoke = Invoke(
-            request_id, tool, args, version, modern=self._is_modern, context=context, task=task
+            request_id,
+            tool,
+            create.args if args is None else args,
+            create.version,
+            modern=self._is_modern,
+            context=context,
+            task=task,
         )
         self._task_invokes[task.task_id] = invoke
-        self._hold(invoke, background)
+        self._hold(invoke, True)
         if self._is_modern:
             created = SendFrame(
                 result_response(

@@ -175,8 +175,8 @@ class _Server:
                 self.writer.write(action.data)
             elif isinstance(action, Invoke):
                 self.start(action)
-            else:
-                self.cancel(action)
+            elif isinstance(action, Cancel):
+                self.cancel(action)  # (the task-store actions come only with tasks_outside)
 
     def finish(self, invoke: Invoke, outcome: CallOutcome, *, still_running: bool = False) -> None:
         with self.lock:

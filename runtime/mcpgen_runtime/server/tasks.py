@@ -25,8 +25,8 @@ from ..protocol.constants import (
     TASKS_EXTENSION,
 )
 from ..protocol.jsonrpc import encode, error_response, result_response
-from ..tasks.table import Task, TaskLimitReached, TaskTable
-from .actions import Action, Invoke, SendFrame, refusal
+from ..tasks.table import Task, TaskLimitReached, TaskTable, decode_cursor
+from .actions import Action, FetchTask, Invoke, ListTasks, SendFrame, error_frame, refusal
 from .tools import App, ToolRuntime
 
 __all__ = ["TASKS_VERSION", "TaskMethods"]
@@ -43,6 +43,8 @@ class TaskMethods:
     tasks: TaskTable
     requestor: str | None  # who sends this connection's requests (None: unknown)
     tasks_listed: bool  # whether tasks/list is offered (the requestor is told apart)
+    tasks_outside: bool  # the tasks live in the shell's store (FetchTask, ListTasks)
+    _fetched: bool
     _task_invokes: dict[str, Invoke]
 
     @property
@@ -58,6 +60,12 @@ class TaskMethods:
     def _call_result(self, result: dict[str, Any]) -> dict[str, Any]:
         raise NotImplementedError
 
+    def _handle(self, handler: str, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
+        raise NotImplementedError
+
+    def _with_status(self, actions: list[Action]) -> list[Action]:
+        raise NotImplementedError
+
     def _task_mode(
         self, request_id: Any, tool: ToolRuntime, params: Mapping[str, Any]
     ) -> tuple[bool, SendFrame | None]:
@@ -66,13 +74,11 @@ class TaskMethods:
         if self._is_modern:
             declared = self._modern_extension(TASKS_EXTENSION)
             if support == "required" and not declared:
-                return False, SendFrame(
-                    error_response(
-                        request_id,
-                        MISSING_CAPABILITY,
-                        f"Tool '{tool.name}' runs only as a task: declare the {TASKS_EXTENSION} extension",
-                        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-                    )
+                return False, error_frame(
+                    request_id,
+                    MISSING_CAPABILITY,
+                    f"Tool '{tool.name}' runs only as a task: declare the {TASKS_EXTENSION} extension",
+                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
                 )
             # server-directed: a declaring client gets a task for every task-capable tool
             return declared and support != "forbidden", None
@@ -80,55 +86,46 @@ class TaskMethods:
             return False, None  # no tasks capability declared: `task` is ignored
         wants = isinstance(params.get("task"), dict)
         if wants and support == "forbidden":
-            return False, SendFrame(
-                error_response(
-                    request_id,
-                    METHOD_NOT_FOUND,
-                    f"Tool '{tool.name}' does not support task execution",
-                )
+            return False, error_frame(
+                request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' does not support task execution"
             )
         if not wants and support == "required":
-            return False, SendFrame(
-                error_response(
-                    request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' requires task augmentation"
-                )
+            return False, error_frame(
+                request_id, METHOD_NOT_FOUND, f"Tool '{tool.name}' requires task augmentation"
             )
         return wants, None
 
     def _task_methods_allowed(self, request_id: Any, method: str = "") -> SendFrame | None:
         if method == "tasks/list" and not self.tasks_listed:
-            return SendFrame(
-                error_response(request_id, METHOD_NOT_FOUND, "Method not found", method)
-            )
+            return error_frame(request_id, METHOD_NOT_FOUND, "Method not found", method)
         if self._is_modern:
             if not self._modern_extension(TASKS_EXTENSION):
-                return SendFrame(
-                    error_response(
-                        request_id,
-                        MISSING_CAPABILITY,
-                        f"tasks/* needs the {TASKS_EXTENSION} extension",
-                        {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
-                    )
+                return error_frame(
+                    request_id,
+                    MISSING_CAPABILITY,
+                    f"tasks/* needs the {TASKS_EXTENSION} extension",
+                    {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}},
                 )
             return None
         if self.version != TASKS_VERSION or not self.app.task_tools:
-            return SendFrame(error_response(request_id, METHOD_NOT_FOUND, "Method not found"))
+            return error_frame(request_id, METHOD_NOT_FOUND, "Method not found")
         return None
 
     def _find_task(
-        self, request_id: Any, params: Mapping[str, Any]
-    ) -> tuple[Task | None, SendFrame | None]:
+        self, request_id: Any, params: Mapping[str, Any], method: str
+    ) -> tuple[Task | None, Action | None]:
+        """The task ``params`` names, or what to answer instead: a refusal, or (its
+        tasks outside) a ``FetchTask`` for the shell, answered by ``task_fetched``."""
         refused = self._task_methods_allowed(request_id)
         if refused is not None:
             return None, refused
-        task = self.tasks.get(params.get("taskId"))
+        task_id = params.get("taskId")
+        if self.tasks_outside and not self._fetched and isinstance(task_id, str):
+            return None, FetchTask(request_id, method, task_id, params)
+        task = self.tasks.get(task_id)
         if task is None or not self.may_see(task):
-            return None, SendFrame(
-                error_response(
-                    request_id,
-                    INVALID_PARAMS,
-                    f"Invalid params: unknown task {params.get('taskId')!r}",
-                )
+            return None, error_frame(
+                request_id, INVALID_PARAMS, f"Invalid params: unknown task {params.get('taskId')!r}"
             )
         return task, None
 
@@ -139,18 +136,16 @@ class TaskMethods:
 
     def task_limit_error(self, request_id: Any, reached: TaskLimitReached) -> SendFrame:
         where = "on this worker" if reached.scope == "worker" else "in the task store"
-        return SendFrame(
-            error_response(
-                request_id,
-                SERVER_BUSY,
-                f"Server busy: {reached.limit} tasks are already live {where} "
-                "(its limit); retry when one has expired",
-                {"limit": reached.limit},
-            )
+        return error_frame(
+            request_id,
+            SERVER_BUSY,
+            f"Server busy: {reached.limit} tasks are already live {where} "
+            "(its limit); retry when one has expired",
+            {"limit": reached.limit},
         )
 
     def _tasks_get(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refused = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params, "tasks/get")
         if task is None:
             return [refused] if refused else []
         body = task.wire()
@@ -162,7 +157,7 @@ class TaskMethods:
         return [self._result(request_id, body)]
 
     def _tasks_result(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refused = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params, "tasks/result")
         if task is None:
             return [refused] if refused else []
         if not task.terminal:
@@ -174,6 +169,14 @@ class TaskMethods:
         refused = self._task_methods_allowed(request_id, "tasks/list")
         if refused is not None:
             return [refused]
+        if self.tasks_outside:
+            cursor = params.get("cursor")
+            if cursor is not None:
+                try:
+                    decode_cursor(cursor)
+                except ValueError:
+                    return [self.unknown_cursor(request_id)]
+            return [ListTasks(request_id, self.era or "legacy", self.requestor, cursor)]
         try:
             tasks, following = self.tasks.page(
                 self.era or "legacy", self.requestor, params.get("cursor")
@@ -182,10 +185,19 @@ class TaskMethods:
             return [self.unknown_cursor(request_id)]
         return [self.task_page(request_id, tasks, following)]
 
+    def task_fetched(self, fetch: FetchTask, task: Task | None) -> list[Action]:
+        """The answer to the ``tasks/*`` request of ``fetch``, given the task as the
+        shell's store had it (None: no such task; for ``tasks/cancel``, as it was
+        before the store cancelled it: the cancellation is applied here), shaped as
+        over stdio, each frame carrying its HTTP status."""
+        if task is not None:
+            self.tasks.add(task)
+        self._fetched = True
+        handler = "_" + fetch.method.replace("/", "_")  # tasks/get -> _tasks_get
+        return self._with_status(self._handle(handler, fetch.request_id, fetch.params))
+
     def unknown_cursor(self, request_id: Any) -> SendFrame:
-        return SendFrame(
-            error_response(request_id, INVALID_PARAMS, "Invalid params: unknown cursor")
-        )
+        return error_frame(request_id, INVALID_PARAMS, "Invalid params: unknown cursor")
 
     def task_page(self, request_id: Any, tasks: list[Task], following: str | None) -> SendFrame:
         """The ``tasks/list`` answer: one page, and the cursor of the next if any."""
@@ -195,14 +207,14 @@ class TaskMethods:
         return SendFrame(result_response(request_id, body))
 
     def _tasks_update(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refused = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params, "tasks/update")
         if task is None:
             return [refused] if refused else []
         # No tool of a generated server asks for input, so there is nothing to route.
         return [self._result(request_id, {})]
 
     def _tasks_cancel(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
-        task, refused = self._find_task(request_id, params)
+        task, refused = self._find_task(request_id, params, "tasks/cancel")
         if task is None:
             return [refused] if refused else []
         if task.terminal:
