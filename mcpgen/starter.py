@@ -155,11 +155,10 @@ COPY {module}.py ./
 USER 10001:10001
 EXPOSE 8000
 
-# The runtime has no health route yet, so the check connects to the port: the process is
-# up and listening. When the server answers GET /healthz, check that route instead:
-#   CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=3)"]
+# The server's liveness route: GET /healthz answers 200 while it serves (GET /readyz also
+# says whether the task store answers: a probe for a load balancer, not for a restart).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \\
-    CMD ["python", "-c", "import socket; socket.create_connection(('127.0.0.1', 8000), timeout=3).close()"]
+    CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/healthz', timeout=3)"]
 
 # 0.0.0.0: reachable through the container's port. Browser pages from other origins need
 # --allowed-origin, a public host name --allowed-host (README, Serving over Streamable HTTP);

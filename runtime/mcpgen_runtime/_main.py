@@ -1,7 +1,7 @@
 """The command line of a generated package.
 
 ``python -m <package> [--impl module:Class] [--transport stdio|http] [--host H]
-[--port N] [--workers N] [--path /mcp] [--json-response] [--header-timeout S]
+[--port N] [--workers N] [--path /mcp] [--health-path P] [--ready-path P] [--json-response] [--header-timeout S]
 [--body-timeout S] [--write-timeout S] [--max-connections N] [--allowed-host HOST]...
 [--allowed-origin ORIGIN]... [--max-message-bytes N]
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
@@ -124,6 +124,17 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
         "so any worker answers any request",
     )
     http.add_argument("--path", default=None, help="endpoint path (default /mcp)")
+    http.add_argument(
+        "--health-path",
+        default=None,
+        help="liveness probe: GET answers 200 while the process serves (default /healthz)",
+    )
+    http.add_argument(
+        "--ready-path",
+        default=None,
+        help="readiness probe: GET answers 200, or 503 while the task store does not "
+        "answer (default /readyz)",
+    )
     http.add_argument(
         "--json-response",
         action="store_true",
@@ -260,6 +271,8 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             ("--port", args.port),
             ("--workers", args.workers),
             ("--path", args.path),
+            ("--health-path", args.health_path),
+            ("--ready-path", args.ready_path),
             ("--json-response", args.json_response or None),
             ("--header-timeout", args.header_timeout),
             ("--body-timeout", args.body_timeout),
@@ -279,8 +292,16 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     ]
     if args.transport != "http" and http_flags:
         parser.error(f"{', '.join(http_flags)} need --transport http")
-    if args.path is not None and not args.path.startswith("/"):
-        parser.error("--path must start with '/'")
+    paths = {
+        "--path": args.path or http_config.DEFAULT_PATH,
+        "--health-path": args.health_path or http_config.DEFAULT_HEALTH_PATH,
+        "--ready-path": args.ready_path or http_config.DEFAULT_READY_PATH,
+    }
+    for flag, path in paths.items():
+        if not path.startswith("/"):
+            parser.error(f"{flag} must start with '/'")
+    if len(set(paths.values())) < len(paths):
+        parser.error("--path, --health-path and --ready-path must differ")
 
 
 def _serve_http(
@@ -296,6 +317,8 @@ def _serve_http(
             host=args.host or http_config.DEFAULT_HOST,
             port=http_config.DEFAULT_PORT if args.port is None else args.port,
             path=args.path or http_config.DEFAULT_PATH,
+            health_path=args.health_path or http_config.DEFAULT_HEALTH_PATH,
+            ready_path=args.ready_path or http_config.DEFAULT_READY_PATH,
             workers=args.workers or 1,
             json_response=args.json_response,
             max_body_bytes=args.max_message_bytes or http_config.DEFAULT_MAX_BODY_BYTES,

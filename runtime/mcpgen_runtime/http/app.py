@@ -42,7 +42,7 @@ from typing import Any
 from ..protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, error_response
 from ..server.stateless import Routing, notification_refusal
 from ..tasks.store import TaskStore
-from .config import MAX_REQUEST_ID_CHARS
+from .config import DEFAULT_HEALTH_PATH, DEFAULT_READY_PATH, MAX_REQUEST_ID_CHARS
 from .exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_event
 from .guard import RebindingRules
 from .tasks import TaskLayer
@@ -138,9 +138,12 @@ class HttpApp:
         rebinding: RebindingRules,
         tasks: TaskLayer | None,
         store: TaskStore,
+        health_path: str = DEFAULT_HEALTH_PATH,
+        ready_path: str = DEFAULT_READY_PATH,
     ) -> None:
         self.exchange = exchange
         self.path = path
+        self.probes = {health_path: False, ready_path: True}  # path → asks the store
         self.max_body_bytes = max_body_bytes
         self.rebinding = rebinding
         self.tasks = tasks
@@ -170,7 +173,10 @@ class HttpApp:
 
     async def _http(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         if scope["path"] != self.path:
-            await _plain(send, 404, "Not Found")
+            if scope["path"] in self.probes:
+                await self._probe(scope, self.probes[scope["path"]], send)
+            else:
+                await _plain(send, 404, "Not Found")
             return
         head = _Head(scope["headers"])
         rules = self.rebinding.at(scope.get("server"))
@@ -211,6 +217,37 @@ class HttpApp:
         if not json_ok:  # a client that takes event streams only: JSON answers become one event
             send = _as_event_stream(send)
         await self._post(head, body, sse_ok, scope, receive, send)
+
+    async def _probe(self, scope: Mapping[str, Any], readiness: bool, send: Send) -> None:
+        """``/healthz`` (the process serves: 200) or ``/readyz`` (it can take traffic:
+        200, or 503 when the task store does not answer). GET or HEAD, no Host/Origin
+        check (an orchestrator's probe names the pod's address; the answer holds no
+        data), nothing of the store's URL in the body (it may carry a password)."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await _plain(send, 405, "Method Not Allowed: GET or HEAD", allow=b"GET, HEAD")
+            return
+        status, body = 200, {"status": "ok"}
+        if readiness:
+            if await self.store.ready():
+                body = {"status": "ready", "taskStore": "shared" if self.store.shared else "memory"}
+            else:
+                status = 503
+                body = {"status": "not ready", "reason": "the task store does not answer"}
+        frame = json.dumps(body).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    *JSON_HEADERS,
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", str(len(frame)).encode()),
+                ],
+            }
+        )
+        await send(
+            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else frame}
+        )
 
     async def _body(self, head: _Head, receive: Receive, send: Send) -> bytes | None:
         """The whole request body, or ``None`` once answered (413) or the client left."""
@@ -346,13 +383,10 @@ def _header_value(value: str | None) -> str | None:
         return None
 
 
-async def _plain(send: Send, status: int, text: str) -> None:
+async def _plain(send: Send, status: int, text: str, *, allow: bytes | None = None) -> None:
     body = text.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [*_TEXT, (b"content-length", str(len(body)).encode())],
-        }
-    )
+    headers = [*_TEXT, (b"content-length", str(len(body)).encode())]
+    if allow is not None:
+        headers.append((b"allow", allow))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

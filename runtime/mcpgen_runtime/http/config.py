@@ -14,12 +14,14 @@ from ..tasks.table import DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_WORKER
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
+    "DEFAULT_HEALTH_PATH",
     "DEFAULT_HOST",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_MAX_TASKS",
     "DEFAULT_MAX_TASKS_PER_WORKER",
     "DEFAULT_PATH",
     "DEFAULT_PORT",
+    "DEFAULT_READY_PATH",
     "HEADER_TIMEOUT_SECONDS",
     "INSTALL_HINT",
     "MAX_CHECK_THREADS",
@@ -36,6 +38,10 @@ __all__ = [
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_PATH = "/mcp"
+# Probes for a load balancer or an orchestrator (GET or HEAD, JSON, no Host/Origin check,
+# never MCP traffic): the process serves; it is ready for traffic (the task store answers).
+DEFAULT_HEALTH_PATH = "/healthz"
+DEFAULT_READY_PATH = "/readyz"
 # Largest request body accepted; the same default as a stdio frame.
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 # Sync handlers running in the background at once per process (those with a
@@ -87,6 +93,8 @@ class HttpOptions:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     path: str = DEFAULT_PATH
+    health_path: str = DEFAULT_HEALTH_PATH
+    ready_path: str = DEFAULT_READY_PATH
     workers: int = 1
     json_response: bool = False
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES

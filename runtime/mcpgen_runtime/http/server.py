@@ -130,6 +130,8 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
         rebinding=RebindingRules(options.allowed_hosts, options.allowed_origins),
         tasks=tasks,
         store=store,
+        health_path=options.health_path,
+        ready_path=options.ready_path,
     )
 
 

@@ -143,6 +143,13 @@ class RedisTaskStore:
             )
         return self._redis
 
+    async def ready(self) -> bool:
+        """A PING answered within the socket timeout."""
+        try:
+            return bool(await self._do(lambda: self.redis.ping()))
+        except TaskStoreUnavailable:
+            return False
+
     async def _do(self, what: Callable[[], Any]) -> Any:
         """One Redis operation; a failure becomes ``TaskStoreUnavailable``, whose
         text (for the server's log, never for a client) has the URL's secrets masked."""

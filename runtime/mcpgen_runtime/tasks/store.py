@@ -111,6 +111,10 @@ class TaskStore(Protocol):
         """The task's handler has ended here."""
         ...
 
+    async def ready(self) -> bool:
+        """Whether the store answers now (a readiness probe; never raises)."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -213,6 +217,9 @@ class MemoryTaskStore:
 
     def untrack(self, task_id: str) -> None:
         self._running.pop(task_id, None)
+
+    async def ready(self) -> bool:
+        return True  # in this process: as ready as the process
 
     async def close(self) -> None:
         return None
