@@ -21,7 +21,6 @@ import asyncio
 import importlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,29 +32,12 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from http_calls import free_port, wait_ready  # the server launch both benchmarks share
+
 from mcpgen.build import build_spec
 
 WINDOW = 16
 Call = Callable[[], Awaitable[Any]]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_ready(port: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise SystemExit(f"server exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise SystemExit("server never listened")
 
 
 class Samples:

@@ -333,27 +333,11 @@ def run_http_load(
             "the one-client table above stands in for it"
         )
         return ["", note], []
-    figures = Path(tempfile.mkdtemp()) / "http_load.json"
-    done = subprocess.run(
-        [
-            PY,
-            str(HERE / "http_load.py"),
-            "--requests",
-            "2000" if args.quick else "10000",
-            "--rounds",
-            "1" if args.quick else "3",
-            "--json",
-            str(figures),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
+    requests, rounds = ("2000", "1") if args.quick else ("10000", "3")
+    stdout, figures = _script_figures(
+        "http_load.py", ["--requests", requests, "--rounds", rounds], env
     )
-    if done.returncode != 0:
-        raise SystemExit(f"http_load.py failed:\n{done.stdout}{done.stderr}")
-    _progress(done.stdout)
-    results = json.loads(figures.read_text())["results"]
+    results = figures["results"]
     floor, sdk, ours = results["floor"], results["sdk lowlevel"], results["mcpgen"]
     checks = [
         {
@@ -375,19 +359,41 @@ def run_http_load(
             "value": floor["c1"]["rps"] / ours["c1"]["rps"],
         },
     ]
-    for check in checks:  # the first two are floors, the last a ceiling
-        higher = "≥" in check["target"]
-        check["met"] = (
-            check["value"] >= check["limit"] if higher else check["value"] <= check["limit"]
-        )
+    _judge(checks)  # the first two are floors, the last a ceiling
     return [
         "",
         "HTTP under load (benchmarks/http_load.py, h2load)",
         "",
         "```",
-        *done.stdout.splitlines(),
+        *stdout.splitlines(),
         "```",
     ], checks
+
+
+def _script_figures(script: str, extra: list[str], env: dict[str, str]) -> tuple[str, Any]:
+    """Run ``benchmarks/<script> … --json FILE``: what it printed (shown as it runs) and
+    the figures it wrote."""
+    figures = Path(tempfile.mkdtemp()) / f"{Path(script).stem}.json"
+    done = subprocess.run(
+        [PY, str(HERE / script), *extra, "--json", str(figures)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{script} failed:\n{done.stdout}{done.stderr}")
+    _progress(done.stdout)
+    return done.stdout, json.loads(figures.read_text())
+
+
+def _judge(checks: list[dict[str, Any]]) -> None:
+    """Set each check's ``met``: a target with ≥ is a floor, any other a ceiling."""
+    for check in checks:
+        higher = "≥" in check["target"]
+        check["met"] = (
+            check["value"] >= check["limit"] if higher else check["value"] <= check["limit"]
+        )
 
 
 def run_http_client(
@@ -395,20 +401,8 @@ def run_http_client(
 ) -> tuple[dict[str, Any], list[str], list[dict[str, Any]]]:
     """benchmarks/http_client.py (the generated HTTP client against the SDK's client on
     the same mcpgen server, 1 and 16 in flight): figures, table lines, targets."""
-    figures = Path(tempfile.mkdtemp()) / "http_client.json"
     calls, rounds = ("400", "1") if args.quick else ("2000", "3")
-    done = subprocess.run(
-        [PY, str(HERE / "http_client.py"), "--calls", calls, "--rounds", rounds]
-        + ["--json", str(figures)],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"http_client.py failed:\n{done.stdout}{done.stderr}")
-    _progress(done.stdout)
-    results: dict[str, Any] = json.loads(figures.read_text())
+    stdout, results = _script_figures("http_client.py", ["--calls", calls, "--rounds", rounds], env)
     ours, sdk = results["mcpgen async"], results["sdk Client"]
     checks = [
         {
@@ -426,13 +420,9 @@ def run_http_client(
             "value": ours["16"]["cpu_us_per_call"] / sdk["16"]["cpu_us_per_call"],
         }
     ]
-    for check in checks:
-        higher = "≥" in check["target"]
-        check["met"] = (
-            check["value"] >= check["limit"] if higher else check["value"] <= check["limit"]
-        )
+    _judge(checks)
     lines = ["", "Streamable HTTP clients (benchmarks/http_client.py)", "", "```"]
-    return results, [*lines, *done.stdout.splitlines(), "```"], checks
+    return results, [*lines, *stdout.splitlines(), "```"], checks
 
 
 def print_http_table(stats: dict[str, dict[str, float]]) -> list[str]:

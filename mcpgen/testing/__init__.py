@@ -5,7 +5,8 @@ simplest match) and ``formats``; ``examples`` (the one example generator, also b
 ``mcpgen docs``' example requests: the readable pick of ``readable`` when valid, else
 Hypothesis's simplest value; boundary cases) and ``negative`` (one-place invalid
 arguments); ``targets`` (in process, stdio, HTTP: one client session);
-``checks`` and ``drift``; ``runner`` (the phases); ``session`` (one run end to end);
+``checks`` (their names in ``check_names``) and ``drift``; ``runner`` (the phases);
+``session`` (one run end to end);
 ``output`` (text, JSON, GitHub, JUnit); ``pytest_entry`` (``assert_contract``).
 
 Public: :func:`example_arguments` (deterministic valid arguments of an input schema)

@@ -42,6 +42,7 @@ from typing import Any
 from mcpgen_runtime.protocol.constants import INVALID_PARAMS
 from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
+from .check_names import CHECKS, SERVER
 from .targets import UNSET, Reply
 
 __all__ = [
@@ -55,19 +56,6 @@ __all__ = [
     "structured",
 ]
 
-CHECKS = (
-    "drift",
-    "output_schema",
-    "handler_crash",
-    "server_error",
-    "invalid_accepted",
-    "not_idempotent",
-    "timeout",
-    "error_as_success",
-    "stdout_noise",
-)
-# the `tool` of a finding about the server as a whole (`stdout_noise`)
-SERVER = "(server)"
 # what an mcpgen server answers when a handler failed or returned a bad value
 _INTERNAL = re.compile(r"^Tool '.*' failed with an internal error\.$", re.DOTALL)
 _INVALID_RESULT = re.compile(r"^Tool '.*' produced an invalid result: (.*)\.$", re.DOTALL)

@@ -9,7 +9,7 @@ from xml.etree import ElementTree as ET
 
 from ..printable import escape_json, escape_line, escape_log_line
 from ..report import github_command
-from .checks import SERVER
+from .check_names import SERVER
 from .runner import Report, Tally
 
 __all__ = ["render_github", "render_json", "render_junit", "render_text"]

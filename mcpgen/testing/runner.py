@@ -82,7 +82,7 @@ class StopRequest:
 
 
 class RunStopped(BaseException):
-    """The run must end now (a signal, ``--budget`` spent): raised between calls, it goes
+    """The run must end now (a signal, see ``StopRequest``): raised at a call, it goes
     through Hypothesis (which catches only ``Exception``) and the target's call, and the
     report is written with what was found so far, marked incomplete."""
 
@@ -138,7 +138,6 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)  # each contract tool's spec line
     incomplete: str = ""  # why the run tested less than it meant to (a signal, --budget)
-    stopped: bool = False  # a signal ended the run: the tools after it were not tested
 
 
 class _ToolRun:
@@ -239,14 +238,11 @@ def run_tools(
     report = Report(options.seed)
     end = None if options.budget is None else time.monotonic() + options.budget
     for index, tool in enumerate(tools):
-        if report.stopped:
-            report.tools.append(ToolOutcome(tool.name, 0, "skipped", report.incomplete))
+        if options.stop.reason:  # a signal ended the run: the tools after it go untested
+            report.tools.append(ToolOutcome(tool.name, 0, "skipped", options.stop.reason))
             continue
-        until = (
-            None
-            if end is None
-            else time.monotonic() + (end - time.monotonic()) / (len(tools) - index)
-        )
+        now = time.monotonic()
+        until = None if end is None else now + (end - now) / (len(tools) - index)
         outcome, findings = _test_tool(tool, target, options, until, report)
         report.tools.append(outcome)
         report.findings.extend(findings)
@@ -281,7 +277,7 @@ def _tool_outcome(
         report.incomplete = report.incomplete or f"--budget {options.budget:g} s ran out"
     except RunStopped as stop:
         problems.append(f"cut short: {stop.reason}")
-        report.incomplete, report.stopped = stop.reason, True
+        report.incomplete = stop.reason
     outcome.calls, outcome.tally = run.calls, run.tally
     if problems:  # kept in the report: a phase that could not run tested nothing
         outcome.reason = "; ".join(problems)

@@ -1,6 +1,7 @@
 """What ``mcpgen test`` calls: an implementation in process, a stdio server, an HTTP
-endpoint, all through the runtime's client session. Each target lists tools and answers one ``tools/call`` with a :class:`Reply`
-(the raw result, the JSON-RPC error, or a timeout), never raising for what a server does.
+endpoint, all through the runtime's client session. Each target lists tools and answers
+one ``tools/call`` with a :class:`Reply` (the raw result, the JSON-RPC error, or a
+timeout), never raising for what a server does.
 
 In process, the implementation runs behind the generated package's real server path
 (``build_app`` → the stdio shell's ``serve_streams`` over an in-memory pipe, as the
@@ -15,7 +16,6 @@ import contextlib
 import functools
 import inspect
 import io
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -123,10 +123,11 @@ class SessionTarget:
         token goes with every call, and each progress notification restarts
         ``timeout`` (``PROGRESS_EXTENDS`` × ``timeout`` at most): a long call that keeps
         reporting is alive, not timed out."""
-        seen: list[float] = []
+        progress = 0
 
         def progressed(*_: Any) -> None:
-            seen.append(time.monotonic())
+            nonlocal progress
+            progress += 1
 
         try:
             result = self.session.call_tool(
@@ -138,9 +139,9 @@ class SessionTarget:
                 max_total_timeout=timeout * PROGRESS_EXTENDS,
             )
         except ToolError as exc:
-            return Reply(result={"content": exc.content, "isError": True}, progress=len(seen))
+            return Reply(result={"content": exc.content, "isError": True}, progress=progress)
         except Timeout:
-            return Reply(timed_out=True, progress=len(seen))
+            return Reply(timed_out=True, progress=progress)
         except ServerExited as exc:
             return Reply(gone=str(exc))
         except ProtocolError as exc:
