@@ -38,10 +38,12 @@ demo: $(DEMO_STAMP)
 	$(BIN)/python examples/weather/demo.py
 
 ## test: the whole suite (unit, golden, mypy on generated code, interop with the official SDK),
-## one pytest-xdist worker per CPU; a test file always runs whole in one worker
+## one pytest-xdist worker per CPU; a test file always runs whole in one worker. Branch
+## coverage of mcpgen and mcpgen_runtime is measured and reported; below the floor in
+## pyproject.toml ([tool.coverage.report] fail_under) the run fails
 test: $(STAMP) npm-tools
 	$(BIN)/mcpgen build examples/weather/tools.yaml
-	$(BIN)/pytest -q -p no:cacheprovider -n auto --dist loadfile
+	$(BIN)/pytest -q -p no:cacheprovider -n auto --dist loadfile --cov --cov-report=term
 
 ## test-quick: the subset CI runs under every other interpreter it finds (build, golden,
 ## runtime, newcomer); `make test-quick PYTHON=python3.13`

@@ -542,7 +542,7 @@ def _fmt(value: float | None, digits: int = 0) -> str:
 def server_rows(specs: list[ServerSpec]) -> list[dict[str, Any]]:
     rows = []
     for spec in specs:
-        calls, seconds = map(sum, zip(*spec.pipelined)) if spec.pipelined else (0, 0.0)
+        calls, seconds = map(sum, zip(*spec.pipelined, strict=True)) if spec.pipelined else (0, 0.0)
         rows.append(
             {
                 "key": spec.key,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,3 +60,10 @@ def test_functions_stay_under_sixty_lines() -> None:
                 if size > 60:
                     long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name}: {size} lines")
     assert not long, "\n".join(long)
+
+
+def test_ruff_rule_selection_is_declared() -> None:
+    """The rule families are written down in pyproject.toml, not left to ruff's defaults."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    selected = set(config["tool"]["ruff"]["lint"]["select"])
+    assert {"E", "F", "W", "I", "UP", "B"} <= selected

@@ -19,7 +19,7 @@ class Category(enum.IntEnum):
     SOURCE = 3
 
 
-class Severity(str, enum.Enum):
+class Severity(str, enum.Enum):  # noqa: UP042 (str() and format() stay as they were)
     """Whether a change breaks a consumer, deserves a human look, or is safe."""
 
     BREAKING = "breaking"

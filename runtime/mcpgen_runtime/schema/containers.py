@@ -96,7 +96,7 @@ class _ContainerKeywords(_CompilerBase):
         def walk(value: list[Any], errs: list[_Err]) -> list[Any]:
             size = len(value)
             if n_prefix:
-                value = _each(value, zip(range(size), prefix), errs)
+                value = _each(value, zip(range(size), prefix, strict=False), errs)
             if items_false:
                 if size > n_prefix:
                     errs.append(((), f"expected at most {n_prefix} items, got {size}", None))
