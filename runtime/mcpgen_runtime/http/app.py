@@ -184,7 +184,7 @@ class HttpApp:
         # None on the hot path: no rate limit and not draining
         self.gate: RateGate | _DrainGate | None = rate
         self.draining = False
-        self.active = 0  # MCP requests past the gate and not yet answered
+        self.active = 0  # HTTP requests being answered
         self.drain = None if drain_timeout is None else Drain(self, drain_timeout)
 
     def begin_drain(self) -> None:
@@ -193,13 +193,17 @@ class HttpApp:
         self.gate = _DrainGate()
 
     def in_flight(self) -> int:
-        """MCP requests being answered, and tasks running in this process."""
+        """Requests being answered, and tasks running in this process."""
         return self.active + (0 if self.tasks is None else self.tasks.running)
 
     async def __call__(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            self.active += 1  # every request counts for a drain; probes are quick anyway
+            try:
+                await self._http(scope, receive, send)
+            finally:
+                self.active -= 1
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -240,32 +244,8 @@ class HttpApp:
             if refusal is not None:
                 await _refuse(send, refusal)
                 return
-        self.active += 1
-        try:
-            await self._mcp(head, scope, receive, send)
-        finally:
-            self.active -= 1
-
-    async def _mcp(
-        self, head: _Head, scope: Mapping[str, Any], receive: Receive, send: Send
-    ) -> None:
-        """An MCP request past the gate: its method, media types, body and answer."""
         if scope["method"] != "POST":
-            frame = error_response(
-                None, INVALID_REQUEST, "Method Not Allowed: this stateless server takes POST only"
-            )
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 405,
-                    "headers": [
-                        *JSON_HEADERS,
-                        (b"allow", b"POST"),
-                        (b"content-length", str(len(frame)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": frame})
+            await _method_not_allowed(send)
             return
         content_type = (head.content_type or b"").split(b";")[0].strip().lower()
         if content_type != b"application/json":
@@ -447,6 +427,15 @@ def _header_value(value: str | None) -> str | None:
         return decoded.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+async def _method_not_allowed(send: Send) -> None:
+    frame = error_response(
+        None, INVALID_REQUEST, "Method Not Allowed: this stateless server takes POST only"
+    )
+    headers = [*JSON_HEADERS, (b"allow", b"POST"), (b"content-length", str(len(frame)).encode())]
+    await send({"type": "http.response.start", "status": 405, "headers": headers})
+    await send({"type": "http.response.body", "body": frame})
 
 
 async def _refuse(send: Send, refusal: Refusal) -> None:
