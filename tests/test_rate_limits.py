@@ -187,3 +187,23 @@ def test_bad_limits_are_usage_errors(
         check=False,
     )
     assert done.returncode == 2 and message in done.stderr, done.stderr
+
+
+def test_a_store_that_does_not_answer_lets_requests_through(
+    service: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The limit must not take the service down with Redis: calls go on, one line says why."""
+    pytest.importorskip("redis", reason="redis-py (the redis extra) is not installed")
+    from fixtures.http_server import free_port
+
+    down = f"redis://:s3cret@127.0.0.1:{free_port()}/0"  # nothing listens there
+    server = serve(
+        service, tmp_path, "--task-store", down, "--rate-limit", "1/m", "--rate-burst", "1"
+    )
+    try:
+        assert burst([server], 5) == Counter({200: 5})
+        log = server.output
+    finally:
+        server.stop()
+        server.log.close()
+    assert log.count("rate limit not applied") == 1 and "s3cret" not in log, log
