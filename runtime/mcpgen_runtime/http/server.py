@@ -19,7 +19,7 @@ imports only the standard library at import time; uvicorn is imported when HTTP
 is actually served, and a missing one is reported as ``HttpUnavailable`` with
 the install command.
 
-``SIGTERM drains (``drain``: readiness false, new requests 503, in-flight work finishes
+SIGTERM drains (``drain``: readiness false, new requests 503, in-flight work finishes
 within ``--drain-timeout``), in each worker under ``--workers``; the process then
 exits with 0.
 
