@@ -1,6 +1,7 @@
 """HTTP per-call cost: the mcpgen-generated server against the SDK's own HTTP server.
 
     .venv/bin/python benchmarks/http_calls.py [--calls N] [--redis-url URL] [--baseline-runtime DIR]
+        [--rate-limit N/s]
 
 Both serve ``add(a, b) -> {sum}`` over stateless Streamable HTTP on uvicorn:
 (a) ``python -m bench_mcp --transport http`` (built from benchmarks/specs/bench.yaml
@@ -11,17 +12,20 @@ With ``--redis-url``, (c) the generated server again on a Redis task store, whos
 plain calls must cost the same (they never touch the store), and the round trip
 of a task call (create, then ``tasks/result``) there. With ``--baseline-runtime``
 (another checkout's ``runtime/mcpgen_runtime``), (d) the same package with that runtime
-copied in instead, e.g. the one before a change.
+put first on its path instead, e.g. the one before a change. With ``--rate-limit``,
+(e) the generated server with that per-caller limit (pick one it never reaches, to
+see what counting costs).
 
 One keep-alive client, one call at a time, 2025-11-25, JSON answers and SSE
-answers as each server gives them. Servers take turns in blocks of 100 calls so
-that load from other processes hits all alike. Prints median and p99 in ms. Not
+answers as each server gives them. Servers take turns in blocks of 100 calls, in a
+rotated order, so that load from other processes hits all alike. Prints median and p99 in ms. Not
 a test.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import socket
@@ -80,6 +84,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=1000)
     parser.add_argument("--redis-url", default=None)
     parser.add_argument("--baseline-runtime", type=Path, default=None)
+    parser.add_argument("--rate-limit", default=None)
     options = parser.parse_args()
     procs: list[subprocess.Popen[bytes]] = []
     urls: dict[str, str] = {}
@@ -99,23 +104,27 @@ def main() -> None:
         if options.baseline_runtime:
             import shutil
 
+            # the whole tree (the runtime has subpackages), first on the path
             base = Path(tmp) / "base"
-            shutil.copytree(gen, base)
-            for source in options.baseline_runtime.glob("*.py"):
-                shutil.copy(source, base / "bench_mcp" / "_runtime" / source.name)
+            shutil.copytree(options.baseline_runtime, base / "mcpgen_runtime")
             envs["mcpgen, baseline runtime"] = {
                 **env,
-                "PYTHONPATH": os.pathsep.join([str(base), str(SERVERS)]),
+                "PYTHONPATH": os.pathsep.join([str(base), str(gen), str(SERVERS)]),
             }
         servers = {
             "mcpgen": ["-m", "bench_mcp", "--transport", "http"],
             "sdk lowlevel": [str(SERVERS / "sdk_lowlevel_http.py")],
             "fastmcp": [str(SERVERS / "fastmcp_http.py")],
         }
+        if importlib.util.find_spec("fastmcp") is None:
+            print("fastmcp is not installed (pip install -e '.[bench]'): left out", file=sys.stderr)
+            del servers["fastmcp"]
         if options.redis_url:
             servers["mcpgen, redis store"] = [*servers["mcpgen"], "--task-store", options.redis_url]
         if options.baseline_runtime:
             servers["mcpgen, baseline runtime"] = servers["mcpgen"]
+        if options.rate_limit:
+            servers["mcpgen, rate limit"] = [*servers["mcpgen"], "--rate-limit", options.rate_limit]
         try:
             for name, args in servers.items():
                 port = free_port()
@@ -159,10 +168,13 @@ def measure(urls: dict[str, str], calls: int) -> dict[str, list[float]]:
         for url in urls.values():  # warm-up
             for _ in range(50):
                 assert call(client, url, body)["result"]["structuredContent"] == {"sum": 5}
-        done = 0
+        done, turn = 0, 0
         while done < calls:
             block = min(100, calls - done)
-            for name, url in urls.items():
+            # a rotated order: no server always goes first after the others' turns
+            order = list(urls.items())
+            turn = (turn + 1) % len(order)
+            for name, url in order[turn:] + order[:turn]:
                 for _ in range(block):
                     started = time.perf_counter()
                     call(client, url, body)

@@ -363,10 +363,11 @@ def test_load_500_tasks_50_in_flight_across_4_workers(
 def test_a_worker_shutting_down_fails_its_tasks_at_once(
     package: tuple[Path, Path], redis: RedisServer, pair: list[HttpServer]
 ) -> None:
-    """SIGTERM (a restart, a deploy): the worker's running tasks cannot finish any
-    more; it says so before it exits instead of leaving them to its lease (15 s here)."""
+    """SIGTERM (a restart, a deploy): the worker drains (1 s here), and the tasks still
+    running then cannot finish any more; it says so before it exits instead of leaving
+    them to its lease (15 s here). tests/test_drain.py: a task that ends in the drain."""
     a, _ = pair
-    (leaving,) = start(package, redis.url, 1, lease=15)
+    (leaving,) = start(package, redis.url, 1, "--drain-timeout", "1", lease=15)
     try:
         task_id = create(leaving.url, "sleep", {"seconds": 60})
         assert rpc(a.url, 1, "tasks/get", {"taskId": task_id})["result"]["status"] == "working"

@@ -6,7 +6,8 @@
 [--allowed-origin ORIGIN]... [--max-message-bytes N]
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
 [--task-key-prefix P] [--max-tasks-per-worker N] [--max-tasks N] [--identity-header NAME]
-[--http-parser auto|h11|httptools]``
+[--http-parser auto|h11|httptools] [--rate-limit N/s|N/m] [--rate-burst B]
+[--drain-timeout S]``
 
 stdio is served by this runtime alone; http by its own ASGI app on the optional
 uvicorn (``http.server``, imported only when asked for).
@@ -24,6 +25,7 @@ from typing import Any
 
 from ._impl import load_implementation
 from .http import config as http_config
+from .ratelimit.bucket import RateLimit
 from .server.stdio import run_stdio
 from .server.tools import App
 
@@ -61,6 +63,8 @@ def main(
         app,
         max_message_bytes=args.max_message_bytes,
         max_concurrent_calls=args.max_concurrent_calls,
+        rate_limit=_rate_limit(args),
+        drain_timeout=args.drain_timeout,
     )
     return 0
 
@@ -101,8 +105,39 @@ def _parser(
         "over http, background sync handlers (timeout, ctx), and more wait for a slot, and "
         "tasks beyond it are refused",
     )
+    _add_service_arguments(parser)
     _add_http_arguments(parser)
     return parser
+
+
+def _add_service_arguments(parser: argparse.ArgumentParser) -> None:
+    """What both transports take: the per-caller rate limit and the drain on SIGTERM."""
+    parser.add_argument(
+        "--rate-limit",
+        type=_rate_text,
+        default=None,
+        metavar="N/s|N/m",
+        help="requests each caller may send (token bucket; off by default): over http per "
+        "requestor (the authenticated identity, else the client address), answered 429 with "
+        "Retry-After and shared through a Redis task store; over stdio per process, answered "
+        "with error -31001",
+    )
+    parser.add_argument(
+        "--rate-burst",
+        type=_positive_int,
+        default=None,
+        metavar="B",
+        help="requests a caller may send at once (default: N of --rate-limit)",
+    )
+    parser.add_argument(
+        "--drain-timeout",
+        type=_positive_float,
+        default=http_config.DEFAULT_DRAIN_SECONDS,
+        metavar="SECONDS",
+        help="on SIGTERM, how long calls in flight may take to finish before the process "
+        f"exits (default {http_config.DEFAULT_DRAIN_SECONDS:g}); over http readiness turns "
+        "false and new requests get 503 meanwhile",
+    )
 
 
 def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
@@ -292,6 +327,8 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
     ]
     if args.transport != "http" and http_flags:
         parser.error(f"{', '.join(http_flags)} need --transport http")
+    if args.rate_burst is not None and args.rate_limit is None:
+        parser.error("--rate-burst needs --rate-limit")
     paths = {
         "--path": args.path or http_config.DEFAULT_PATH,
         "--health-path": args.health_path or http_config.DEFAULT_HEALTH_PATH,
@@ -339,6 +376,9 @@ def _serve_http(
             max_tasks=args.max_tasks or http_config.DEFAULT_MAX_TASKS,
             identity_header=args.identity_header or None,
             http_parser=args.http_parser or "auto",
+            rate_limit=args.rate_limit,
+            rate_burst=args.rate_burst,
+            drain_timeout=args.drain_timeout,
         )
         # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(
@@ -382,6 +422,18 @@ def _stdout_to_stderr() -> Iterator[None]:
         os.dup2(saved_fd, 1)
         os.close(saved_fd)
         sys.stdout = saved_stream
+
+
+def _rate_text(text: str) -> str:
+    try:
+        RateLimit.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _rate_limit(args: argparse.Namespace) -> RateLimit | None:
+    return None if args.rate_limit is None else RateLimit.parse(args.rate_limit, args.rate_burst)
 
 
 def _positive_int(text: str) -> int:

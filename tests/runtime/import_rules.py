@@ -38,13 +38,25 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "protocol": frozenset({"leaf"}),
     "schema": frozenset({"leaf", "protocol"}),
     "contract": frozenset({"leaf", "protocol", "schema"}),
-    "tasks": frozenset({"leaf", "protocol"}),
+    "ratelimit": frozenset({"leaf"}),
+    "tasks": frozenset({"leaf", "protocol", "ratelimit"}),
     "transport": frozenset({"leaf", "protocol"}),
-    "server": frozenset({"leaf", "protocol", "schema", "tasks"}),
+    "server": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks"}),
     "client": frozenset({"leaf", "protocol", "schema", "contract", "transport"}),
-    "http": frozenset({"leaf", "protocol", "schema", "tasks", "server"}),
+    "http": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks", "server"}),
     "entry": frozenset(
-        {"leaf", "protocol", "schema", "contract", "tasks", "transport", "server", "client", "http"}
+        {
+            "leaf",
+            "protocol",
+            "schema",
+            "contract",
+            "ratelimit",
+            "tasks",
+            "transport",
+            "server",
+            "client",
+            "http",
+        }
     ),
 }
 

@@ -1,7 +1,11 @@
 """The uvicorn internals the connection guards rely on (``http.guard``,
 ``http.guard_fast``): the guards use none but those named in
 ``guard.UVICORN_INTERNALS``, the installed uvicorn has every one of them, and its
-minor version is one the guard tests were run against (``UVICORN_VERIFIED``).
+minor version is one the guard tests were run against (``UVICORN_VERIFIED``). And the
+SIGTERM handling the drain relies on (``http.drain``, ``http.server``): uvicorn's
+``Server.handle_exit`` is the SIGTERM handler when the lifespan starts, calling it
+shuts the server down, and the signal is then raised again into the handler uvicorn
+found.
 
 Installing each supported uvicorn into a throwaway environment is too slow for the
 suite; instead the verified minors are listed, and a new uvicorn (a bumped
@@ -193,3 +197,37 @@ def test_the_installed_uvicorn_runs_workers_as_http_server_calls_it() -> None:
 
     names = set(inspect.signature(Multiprocess).parameters)
     assert {"config", "sockets"} <= names <= {"config", "sockets", "target"}
+
+
+def test_uvicorn_handles_sigterm_as_the_drain_expects() -> None:
+    """``http.drain`` finds ``Server.handle_exit`` on SIGTERM at the lifespan's start
+    and calls it once drained; ``http.server`` catches the signal uvicorn raises again."""
+    import signal
+
+    assert all(hasattr(uvicorn.Server, name) for name in guard.UVICORN_INTERNALS["Server"])
+    found: list[Any] = []
+    raised_again: list[int] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        assert scope["type"] == "lifespan"
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                found.append(signal.getsignal(signal.SIGTERM))
+                await send({"type": "lifespan.startup.complete"})
+                found[0](signal.SIGTERM, None)  # what Drain._hand_over does
+            else:
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    server = uvicorn.Server(
+        Config(app=app, host="127.0.0.1", port=0, lifespan="on", log_level="critical")
+    )
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: raised_again.append(signum))
+    try:
+        server.run()  # returns: handle_exit shut it down
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    handler = found[0]
+    assert getattr(handler, "__self__", None) is server and handler.__name__ == "handle_exit"
+    assert server.should_exit and raised_again == [signal.SIGTERM]

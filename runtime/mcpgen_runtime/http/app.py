@@ -6,6 +6,9 @@
 1. Host and Origin (DNS rebinding, ``guard.RebindingRules``, decided by the
    local address the request reached): 421 for a foreign ``Host``, 403 for a
    foreign ``Origin``.
+   Then the gate, before the body is read: while draining (SIGTERM, ``drain``) 503
+   with ``Retry-After``; a caller over ``--rate-limit`` 429 with ``Retry-After``
+   (``ratelimit``). Both answer with a JSON-RPC error, id null.
 2. The method: POST only. GET (a stateless server has no stream to offer: an
    open GET stream would never be written to nor closed) and DELETE (no
    session to end) get 405 with ``Allow: POST``.
@@ -28,8 +31,9 @@
 
 ``gc.freeze()`` runs once start-up is done (the lifespan's start): what the
 tool table, the compiled validators and the imports allocated is never scanned
-by a collection again. Shutdown fails this process's running tasks, then closes
-the task store.
+by a collection again; with a drain (``serve_http``), the SIGTERM handler is put
+in place then. Shutdown fails this process's running tasks, then closes the task
+store. The probes, and every path but the MCP one, are never gated nor counted.
 """
 
 from __future__ import annotations
@@ -39,12 +43,20 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..protocol.constants import SHUTTING_DOWN
 from ..protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, error_response
 from ..server.stateless import Routing, notification_refusal
 from ..tasks.store import TaskStore
-from .config import DEFAULT_HEALTH_PATH, DEFAULT_READY_PATH, MAX_REQUEST_ID_CHARS
+from .config import (
+    DEFAULT_HEALTH_PATH,
+    DEFAULT_READY_PATH,
+    MAX_REQUEST_ID_CHARS,
+    RETRY_AFTER_DRAINING_SECONDS,
+)
+from .drain import Drain
 from .exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_event
 from .guard import RebindingRules
+from .ratelimit import RateGate, Refusal
 from .tasks import TaskLayer
 
 __all__ = ["HttpApp"]
@@ -126,6 +138,25 @@ _CACHED = 256
 _ACCEPTS: dict[bytes, tuple[bool, bool]] = {}
 
 
+class _DrainGate:
+    """The gate while draining: every MCP request is refused with 503."""
+
+    _REFUSAL = Refusal(
+        503,
+        RETRY_AFTER_DRAINING_SECONDS,
+        error_response(
+            None,
+            SHUTTING_DOWN,
+            "Service unavailable: this server is shutting down; retry (another instance "
+            "will answer)",
+        ),
+        close=True,
+    )
+
+    async def refusal(self, scope: Mapping[str, Any]) -> Refusal:
+        return self._REFUSAL
+
+
 class HttpApp:
     """The ASGI application (see the module docstring)."""
 
@@ -140,6 +171,8 @@ class HttpApp:
         store: TaskStore,
         health_path: str = DEFAULT_HEALTH_PATH,
         ready_path: str = DEFAULT_READY_PATH,
+        rate: RateGate | None = None,
+        drain_timeout: float | None = None,
     ) -> None:
         self.exchange = exchange
         self.path = path
@@ -148,11 +181,29 @@ class HttpApp:
         self.rebinding = rebinding
         self.tasks = tasks
         self.store = store
+        # None on the hot path: no rate limit and not draining
+        self.gate: RateGate | _DrainGate | None = rate
+        self.draining = False
+        self.active = 0  # HTTP requests being answered
+        self.drain = None if drain_timeout is None else Drain(self, drain_timeout)
+
+    def begin_drain(self) -> None:
+        """From now on: not ready, and every MCP request refused with 503."""
+        self.draining = True
+        self.gate = _DrainGate()
+
+    def in_flight(self) -> int:
+        """Requests being answered, and tasks running in this process."""
+        return self.active + (0 if self.tasks is None else self.tasks.running)
 
     async def __call__(self, scope: Mapping[str, Any], receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            await self._http(scope, receive, send)
+            self.active += 1  # every request counts for a drain; probes are quick anyway
+            try:
+                await self._http(scope, receive, send)
+            finally:
+                self.active -= 1
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -162,6 +213,8 @@ class HttpApp:
             if message["type"] == "lifespan.startup":
                 gc.collect()
                 gc.freeze()  # start-up's objects are never scanned again
+                if self.drain is not None:
+                    self.drain.install()  # after the server's own handler is in place
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self.tasks is not None:
@@ -186,22 +239,13 @@ class HttpApp:
         if not rules.allows_origin(head.origin):
             await _plain(send, 403, "Invalid Origin header")
             return
+        if self.gate is not None:
+            refusal = await self.gate.refusal(scope)
+            if refusal is not None:
+                await _refuse(send, refusal)
+                return
         if scope["method"] != "POST":
-            frame = error_response(
-                None, INVALID_REQUEST, "Method Not Allowed: this stateless server takes POST only"
-            )
-            await send(
-                {
-                    "type": "http.response.start",
-                    "status": 405,
-                    "headers": [
-                        *JSON_HEADERS,
-                        (b"allow", b"POST"),
-                        (b"content-length", str(len(frame)).encode()),
-                    ],
-                }
-            )
-            await send({"type": "http.response.body", "body": frame})
+            await _method_not_allowed(send)
             return
         content_type = (head.content_type or b"").split(b";")[0].strip().lower()
         if content_type != b"application/json":
@@ -227,7 +271,9 @@ class HttpApp:
             await _plain(send, 405, "Method Not Allowed: GET or HEAD", allow=b"GET, HEAD")
             return
         status, body = 200, {"status": "ok"}
-        if readiness:
+        if readiness and self.draining:
+            status, body = 503, {"status": "draining"}
+        elif readiness:
             if await self.store.ready():
                 body = {"status": "ready", "taskStore": "shared" if self.store.shared else "memory"}
             else:
@@ -381,6 +427,28 @@ def _header_value(value: str | None) -> str | None:
         return decoded.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+async def _method_not_allowed(send: Send) -> None:
+    frame = error_response(
+        None, INVALID_REQUEST, "Method Not Allowed: this stateless server takes POST only"
+    )
+    headers = [*JSON_HEADERS, (b"allow", b"POST"), (b"content-length", str(len(frame)).encode())]
+    await send({"type": "http.response.start", "status": 405, "headers": headers})
+    await send({"type": "http.response.body", "body": frame})
+
+
+async def _refuse(send: Send, refusal: Refusal) -> None:
+    frame = refusal.frame
+    headers = [
+        *JSON_HEADERS,
+        (b"retry-after", str(refusal.retry_after).encode()),
+        (b"content-length", str(len(frame)).encode()),
+    ]
+    if refusal.close:
+        headers.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": frame})
 
 
 async def _plain(send: Send, status: int, text: str, *, allow: bytes | None = None) -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..server.stdio import DEFAULT_DRAIN_SECONDS
 from ..tasks.table import DEFAULT_LEASE_SECONDS as _DEFAULT_LEASE_SECONDS
 from ..tasks.table import DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_WORKER
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
+    "DEFAULT_DRAIN_SECONDS",
     "DEFAULT_HEALTH_PATH",
     "DEFAULT_HOST",
     "DEFAULT_MAX_BODY_BYTES",
@@ -28,6 +30,7 @@ __all__ = [
     "MAX_CONNECTIONS",
     "MAX_REQUEST_ID_CHARS",
     "MAX_SYNC_THREADS",
+    "RETRY_AFTER_DRAINING_SECONDS",
     "SHUTDOWN_GRACE_SECONDS",
     "WORKER_ENV",
     "WRITE_TIMEOUT_SECONDS",
@@ -68,8 +71,14 @@ MAX_REQUEST_ID_CHARS = 4096
 # Connections open at once per process (256; --max-connections); each may hold a
 # request body of up to --max-message-bytes while it is read.
 MAX_CONNECTIONS = 256
-# How long in-flight requests may still finish once shutdown begins.
+# How long in-flight requests may still finish once uvicorn's shutdown begins (after
+# a drain, or at once on SIGINT); past it they are cancelled.
 SHUTDOWN_GRACE_SECONDS = 5
+# On SIGTERM, how long in-flight calls, SSE streams and running tasks may take to finish
+# while readiness is false and new requests are refused: DEFAULT_DRAIN_SECONDS (30 s,
+# --drain-timeout), the stdio server's too.
+# Retry-After of a request refused while draining: another instance answers it.
+RETRY_AFTER_DRAINING_SECONDS = 1
 
 # The uvicorn factory for --workers > 1 reads its configuration from here.
 WORKER_ENV = "MCPGEN_HTTP_WORKER"
@@ -124,3 +133,9 @@ class HttpOptions:
     identity_header: str | None = None
     # the HTTP/1.1 parser: "auto" (httptools when installed, else h11), "h11", "httptools"
     http_parser: str = "auto"
+    # requests per requestor ("N/s" or "N/m", ratelimit.bucket; None: no limit) and how
+    # many at once (None: N), counted in the task store
+    rate_limit: str | None = None
+    rate_burst: int | None = None
+    # on SIGTERM, seconds for what is in flight to finish (see http.drain)
+    drain_timeout: float = DEFAULT_DRAIN_SECONDS

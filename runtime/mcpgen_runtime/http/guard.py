@@ -36,8 +36,9 @@
   own address or what ``--allowed-origin`` lists. Entries given with
   ``--allowed-host`` / ``--allowed-origin`` are accepted on every address.
 
-uvicorn's protocol internals are read only here and in ``guard_fast``, and every
-one of them is named in ``UVICORN_INTERNALS``: a test checks that the guards use no
+uvicorn's protocol internals are read only here and in ``guard_fast`` (and its
+SIGTERM handling is relied on by ``drain``), and every one of them is named in
+``UVICORN_INTERNALS``: a test checks that the guards use no
 other and that the installed uvicorn has them all, and ``UVICORN_VERIFIED`` lists
 the minor versions the guard tests were run against. Imported only when HTTP is
 served (it needs uvicorn and h11). The limits apply to the server ``python -m <package> --transport http`` runs; an
@@ -97,6 +98,10 @@ UVICORN_INTERNALS: dict[str, tuple[str, ...]] = {
         "pause_writing", "resume_writing", "timeout_keep_alive_handler",
     ),
     "RequestResponseCycle": ("body", "response_complete", "response_started"),
+    # http.drain and http.server: uvicorn's Server puts its bound handle_exit on SIGTERM
+    # (capture_signals, around the lifespan's start) and, once shut down, raises the
+    # signal again into the handler it found
+    "Server": ("capture_signals", "handle_exit"),
 }  # fmt: skip
 # The uvicorn minor versions (of the supported >=0.30,<1) that the guard tests
 # (tests/test_http_guard.py, test_http_hardening.py, test_http_trailers.py) and

@@ -17,6 +17,11 @@ reachable only by their unguessable ids, and ``tasks/list`` is not offered):
 
 ``scope["user"]`` wins when both give an identity. Standard library only: any ASGI
 server or app of this runtime asks the same function.
+
+``caller`` is whom a request counts against for a rate limit: the requestor when
+there is one (so an authenticated subject is limited wherever it connects from),
+else the client's address (uvicorn rewrites it from ``X-Forwarded-For`` only for a
+proxy it trusts: ``--forwarded-allow-ips``, by default 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["requestor_identity"]
+__all__ = ["caller", "requestor_identity"]
 
 
 def requestor_identity(scope: Mapping[str, Any], header: str | None = None) -> str | None:
@@ -44,3 +49,13 @@ def requestor_identity(scope: Mapping[str, Any], header: str | None = None) -> s
             text = values[0].decode("latin-1").strip()
             return text or None
     return None
+
+
+def caller(scope: Mapping[str, Any], header: str | None = None) -> str:
+    """Whom the request of ``scope`` counts against: ``id:<requestor>`` (the identity
+    of ``requestor_identity``), else ``addr:<client address>``."""
+    identity = requestor_identity(scope, header)
+    if identity is not None:
+        return "id:" + identity
+    client = scope.get("client")
+    return "addr:" + (str(client[0]) if client else "unknown")

@@ -19,6 +19,10 @@ imports only the standard library at import time; uvicorn is imported when HTTP
 is actually served, and a missing one is reported as ``HttpUnavailable`` with
 the install command.
 
+SIGTERM drains (``drain``: readiness false, new requests 503, in-flight work finishes
+within ``--drain-timeout``), in each worker under ``--workers``; the process then
+exits with 0.
+
 ``--workers N``: N uvicorn processes; each binds its own listening socket with
 ``SO_REUSEPORT`` where the platform has it, so the kernel spreads new
 connections evenly over the workers (one shared socket would let the busiest
@@ -92,12 +96,17 @@ def _require_uvicorn() -> None:
 _DEFAULT_OPTIONS = HttpOptions()
 
 
-def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp:
-    """The ASGI application serving ``app`` statelessly at ``options.path``."""
+def build_asgi_app(
+    app: App, options: HttpOptions = _DEFAULT_OPTIONS, *, drain_on_sigterm: bool = False
+) -> HttpApp:
+    """The ASGI application serving ``app`` statelessly at ``options.path``; with
+    ``drain_on_sigterm`` (``serve_http``), SIGTERM drains it (``http.drain``)."""
+    from ..ratelimit.bucket import RateLimit
     from .app import HttpApp
     from .calls import Calls
     from .exchange import Exchange
     from .guard import RebindingRules
+    from .ratelimit import RateGate
     from .tasks import TaskLayer
 
     name = str(app.server_info.get("name", "")) or "default"
@@ -123,6 +132,10 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
     exchange = Exchange(
         app if served else without_tasks(app), calls, tasks, json_only=options.json_response
     )
+    rate = None
+    if options.rate_limit is not None:
+        limit = RateLimit.parse(options.rate_limit, options.rate_burst)
+        rate = RateGate(limit, store, options.identity_header)
     return HttpApp(
         exchange,
         path=options.path,
@@ -132,6 +145,8 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
         store=store,
         health_path=options.health_path,
         ready_path=options.ready_path,
+        rate=rate,
+        drain_timeout=options.drain_timeout if drain_on_sigterm else None,
     )
 
 
@@ -216,10 +231,11 @@ def serve_http(
         # --workers process (spawned, not forked) unpickles it by reference, importing it
         "http": _guard_connections(options),
     }
-    asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
+    # with workers: fail here, not in every worker
+    asgi_app = build_asgi_app(app, options, drain_on_sigterm=options.workers <= 1)
     _say_how_to_allow_origins(options)
     if options.workers <= 1:
-        uvicorn.run(asgi_app, **common)
+        _run_to_exit_zero(lambda: uvicorn.run(asgi_app, **common))
         return
     if impl is None or base_class is None or build_app is None:
         raise ValueError("--workers needs the implementation, base class and build_app by name")
@@ -246,6 +262,29 @@ def serve_http(
         Multiprocess(server_config, sockets=[reserved], **before_0_51).run()
     finally:
         reserved.close()
+
+
+def _run_to_exit_zero(serve: Callable[[], None]) -> None:
+    """Run ``serve`` with SIGTERM ending the process with status 0. uvicorn raises a
+    signal it shut down for again once it has put back the handler it found (its
+    ``capture_signals``): with the default handler there, the process would die of
+    SIGTERM (status 143) after a clean drain. Here that second delivery, or a SIGTERM
+    before uvicorn has taken the signal, is a ``SystemExit(0)``."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        serve()  # no signal is handled here (uvicorn's own handlers need the main thread)
+        return
+
+    def exit_zero(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    previous = signal.signal(signal.SIGTERM, exit_zero)
+    try:
+        serve()
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _say_how_to_allow_origins(options: HttpOptions) -> None:
@@ -310,7 +349,7 @@ def worker_app() -> HttpApp:
     impl = load_implementation(config.impl, base_class)
     options = HttpOptions(**config.options)  # JSON: the allow-lists arrive as lists
     _guard_connections(options)
-    return build_asgi_app(build_app(impl), options)
+    return build_asgi_app(build_app(impl), options, drain_on_sigterm=True)
 
 
 def _reference(obj: Any) -> str:

@@ -6,8 +6,8 @@ MCP's 2026-07-28 revision adds two in that range: -32021, a request needs a clie
 capability or extension the client did not declare (its ``data`` names it, e.g. the
 tasks extension for a tool that runs only as a task), and -32022, the request's
 protocol version is not one the server speaks (``data.supported`` lists those it
-does, which is how a client picks a revision to retry at). ``SERVER_BUSY`` is
-mcpgen's own, outside the reserved range.
+does, which is how a client picks a revision to retry at). ``SERVER_BUSY``,
+``RATE_LIMITED`` and ``SHUTTING_DOWN`` are mcpgen's own, outside the reserved range.
 
 ``_meta`` keys. From 2026-07-28 there is no handshake: every request carries its
 protocol version, the client's info and capabilities and, optionally, the log level
@@ -33,7 +33,9 @@ __all__ = [
     "METHOD_NOT_FOUND",
     "MISSING_CAPABILITY",
     "PARSE_ERROR",
+    "RATE_LIMITED",
     "SERVER_BUSY",
+    "SHUTTING_DOWN",
     "TASKS_EXTENSION",
     "UNSUPPORTED_VERSION",
 ]
@@ -53,6 +55,12 @@ UNSUPPORTED_VERSION = -32022
 # mcpgen's own code for "too many tool calls running": outside -32768..-32000, the
 # range JSON-RPC and MCP reserve for themselves. The caller may retry later.
 SERVER_BUSY = -31000
+# mcpgen's own: the caller is over its rate limit (--rate-limit); ``data.retryAfterMs``
+# says when it may send again (over HTTP also the 429's Retry-After header).
+RATE_LIMITED = -31001
+# mcpgen's own: the server is draining before it stops (SIGTERM); another instance
+# will answer (over HTTP: 503 with Retry-After).
+SHUTTING_DOWN = -31002
 
 # The prefix of the _meta keys the protocol reserves for itself.
 META_RESERVED_PREFIX = "io.modelcontextprotocol/"

@@ -14,6 +14,12 @@ still runs past its timeout). With ``max_concurrent_calls`` slots taken, one
 more is refused with ``SERVER_BUSY`` (-31000) before anything runs or any task
 is created; inline calls, which the shell runs one at a time, need no slot.
 
+With a ``rate_limit`` (``--rate-limit`` on stdio: one client per connection), each
+request takes a token from the connection's bucket (``ratelimit.bucket``) at the
+time the shell passes in (``receive(line, now)``: the core reads no clock); one
+over the limit is answered ``RATE_LIMITED`` (-31001) with ``data.retryAfterMs``.
+Notifications and responses are never refused.
+
 Both protocol eras are served, and the first request decides, once per connection.
 A non-``initialize`` request carrying ``_meta["io.modelcontextprotocol/
 protocolVersion"]`` opens a stateless 2026-07-28 connection; anything else
@@ -36,6 +42,7 @@ runs as a task in ``server.tasks`` (``TaskMethods``, a base of ``ServerConnectio
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -50,12 +57,14 @@ from ..protocol.constants import (
     META_VERSION,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    RATE_LIMITED,
     SERVER_BUSY,
     TASKS_EXTENSION,
     UNSUPPORTED_VERSION,
 )
 from ..protocol.jsonrpc import error_response, result_response, result_response_raw
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
+from ..ratelimit.bucket import RateLimit, take
 from ..tasks.table import Task, TaskLimitReached, TaskTable
 from .actions import (
     Action,
@@ -137,6 +146,7 @@ class ServerConnection(TaskMethods):
         tasks_listed: bool = True,
         defer_checks: bool = False,
         tasks_outside: bool = False,
+        rate_limit: RateLimit | None = None,
     ) -> None:
         self.app = app
         # True: a call that runs in the background (not inline) comes out as an
@@ -162,11 +172,16 @@ class ServerConnection(TaskMethods):
         self._task_invokes: dict[str, Invoke] = {}
         self._meta = {META_SERVER_INFO: dict(app.server_info)}
         self._request_meta: Mapping[str, Any] = {}
+        self.rate_limit = rate_limit  # None: no limit
+        self._tat = 0.0  # the rate bucket's state (ratelimit.bucket.take)
+        self._now = 0.0  # the shell's clock at the line being read
 
     # -- input ------------------------------------------------------------
 
-    def receive(self, line: bytes | str) -> list[Action]:
-        """Everything one line from the client asks for."""
+    def receive(self, line: bytes | str, now: float = 0.0) -> list[Action]:
+        """Everything one line from the client asks for; ``now`` is the shell's clock
+        (monotonic seconds), read only with a ``rate_limit``."""
+        self._now = now
         if not line.strip():
             return []  # blank lines between frames are harmless
         try:
@@ -269,6 +284,10 @@ class ServerConnection(TaskMethods):
             return refusal(
                 request_id, INVALID_REQUEST, "Invalid Request: expected jsonrpc '2.0' and a method"
             )
+        if self.rate_limit is not None:
+            self._tat, wait = take(self._tat, self._now, self.rate_limit)
+            if wait:
+                return self._rate_limited(request_id, self.rate_limit, wait)
         params = message.get("params", {})
         if params is None:
             params = {}
@@ -292,6 +311,16 @@ class ServerConnection(TaskMethods):
             return refusal(request_id, METHOD_NOT_FOUND, "Method not found", method)
         self._request_meta = meta if isinstance(meta, dict) else {}
         return self._handle(handler, request_id, params)
+
+    @staticmethod
+    def _rate_limited(request_id: Any, limit: RateLimit, wait: float) -> list[Action]:
+        retry_ms = max(1, math.ceil(wait * 1000))
+        return refusal(
+            request_id,
+            RATE_LIMITED,
+            f"Too many requests: over the rate limit of {limit}; retry in {retry_ms} ms",
+            {"retryAfterMs": retry_ms},
+        )
 
     def _modern_request(
         self, request_id: Any, method: str, params: Mapping[str, Any], meta: Any

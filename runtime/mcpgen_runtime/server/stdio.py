@@ -10,26 +10,41 @@ past its timeout, so threads stay bounded (about one per slot, two for a call
 with a timeout); further calls are refused with "Server busy" (-31000). Writes to stdout are serialised by a lock, and
 stdout is moved out of reach of handlers: ``print`` and even C-level writes to
 fd 1 land on stderr, so the protocol stream carries only frames.
+
+``--rate-limit``: the core refuses requests past the bucket (``RATE_LIMITED``,
+-31001); this shell hands it the monotonic clock with each line.
+
+SIGTERM (``run_stdio``) drains: the server stops reading (a request the client sends
+after it is never read, and the client sees the stream end), the calls in flight
+finish and are answered within ``drain_timeout`` (a plain sync handler, which runs
+on the reading thread, always runs to its end), then the process exits with 0. The
+signal interrupts a blocked read only; it never lands inside a handler.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import os
+import signal
 import sys
 import threading
+import time
+from types import FrameType
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
     import asyncio
 
 from ..protocol.jsonrpc import INVALID_REQUEST, error_response
+from ..ratelimit.bucket import RateLimit
 from .core import Cancel, Invoke, SendFrame, ServerConnection
 from .tools import App, CallOutcome
 
 __all__ = [
+    "DEFAULT_DRAIN_SECONDS",
     "DEFAULT_MAX_CONCURRENT_CALLS",
     "DEFAULT_MAX_MESSAGE_BYTES",
+    "StopReading",
     "run_stdio",
     "serve_streams",
 ]
@@ -41,6 +56,28 @@ DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 DEFAULT_MAX_CONCURRENT_CALLS = 64
 # How long in-flight calls may still finish after stdin reaches EOF.
 SHUTDOWN_GRACE_SECONDS = 5.0
+# How long in-flight calls may still finish after SIGTERM (30 s; --drain-timeout).
+DEFAULT_DRAIN_SECONDS = 30.0
+
+
+class _Draining(Exception):
+    """Raised by the SIGTERM handler into a blocked read: stop reading."""
+
+
+class StopReading:
+    """Whether the server was told to stop (SIGTERM): set by ``on_signal``, which
+    interrupts the read loop only while it waits for a line. A line read at that
+    instant may be dropped, which the client cannot tell from a line never read."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self.reading = False
+
+    def on_signal(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+        if self.reading:
+            self.reading = False  # raised once: never into the code that handles it
+            raise _Draining
 
 
 class _Writer:
@@ -125,12 +162,23 @@ def serve_streams(
     *,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     max_concurrent_calls: int = DEFAULT_MAX_CONCURRENT_CALLS,
+    rate_limit: RateLimit | None = None,
+    stop: StopReading | None = None,
+    drain_timeout: float = DEFAULT_DRAIN_SECONDS,
 ) -> None:
-    """Serve one client reading frames from ``instream`` until EOF."""
-    server = _Server(app, outstream, max_concurrent_calls)
+    """Serve one client reading frames from ``instream`` until EOF, or until ``stop``
+    is requested (then in-flight calls get ``drain_timeout`` seconds)."""
+    server = _Server(app, outstream, max_concurrent_calls, rate_limit)
+    stop = stop or StopReading()
     try:
-        while True:
-            line = instream.readline(max_message_bytes + 1)
+        while not stop.requested:
+            stop.reading = True
+            try:
+                if stop.requested:  # the signal came before the flag was up
+                    break
+                line = instream.readline(max_message_bytes + 1)
+            finally:
+                stop.reading = False
             if not line:
                 break
             if len(line) > max_message_bytes and not line.endswith(b"\n"):
@@ -144,8 +192,10 @@ def serve_streams(
                 )
                 continue
             server.feed(line)
+    except _Draining:
+        pass
     finally:
-        server.background.close(SHUTDOWN_GRACE_SECONDS)
+        server.background.close(drain_timeout if stop.requested else SHUTDOWN_GRACE_SECONDS)
 
 
 def _skip_rest_of_line(stream: BinaryIO) -> None:
@@ -159,17 +209,28 @@ class _Server:
     """Runs the actions of one ``ServerConnection``; every call into the core
     holds ``lock``, since calls complete on other threads."""
 
-    def __init__(self, app: App, outstream: BinaryIO, max_concurrent_calls: int | None) -> None:
+    def __init__(
+        self,
+        app: App,
+        outstream: BinaryIO,
+        max_concurrent_calls: int | None,
+        rate_limit: RateLimit | None = None,
+    ) -> None:
         self.writer = _Writer(outstream)
         self.lock = threading.Lock()
         self.connection = ServerConnection(
-            app, emit=self.writer.write, max_concurrent_calls=max_concurrent_calls
+            app,
+            emit=self.writer.write,
+            max_concurrent_calls=max_concurrent_calls,
+            rate_limit=rate_limit,
         )
+        self.clock = None if rate_limit is None else time.monotonic  # the core's only clock
         self.background = _Background()
 
     def feed(self, line: bytes) -> None:
+        now = 0.0 if self.clock is None else self.clock()
         with self.lock:
-            actions = self.connection.receive(line)
+            actions = self.connection.receive(line, now)
         for action in actions:
             if isinstance(action, SendFrame):
                 self.writer.write(action.data)
@@ -283,10 +344,16 @@ def run_stdio(
     *,
     max_message_bytes: int | None = None,
     max_concurrent_calls: int | None = None,
+    rate_limit: RateLimit | None = None,
+    drain_timeout: float = DEFAULT_DRAIN_SECONDS,
 ) -> None:
-    """Serve ``app`` on this process's stdin/stdout until EOF."""
+    """Serve ``app`` on this process's stdin/stdout until EOF, or SIGTERM (a drain)."""
     limit = max_message_bytes or _limit_from_environment()
     protocol_out = _take_stdout()
+    stop = StopReading()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        previous = signal.signal(signal.SIGTERM, stop.on_signal)
     try:
         serve_streams(
             app,
@@ -294,10 +361,15 @@ def run_stdio(
             protocol_out,
             max_message_bytes=limit,
             max_concurrent_calls=max_concurrent_calls or DEFAULT_MAX_CONCURRENT_CALLS,
+            rate_limit=rate_limit,
+            stop=stop,
+            drain_timeout=drain_timeout,
         )
     except KeyboardInterrupt:
         pass
     finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         try:
             protocol_out.close()
         except OSError:

@@ -4,7 +4,7 @@ change of a task is one script, so it is atomic. Key layout: see that module.
 
 from __future__ import annotations
 
-__all__ = ["CANCEL", "CREATE", "FINISH", "PAGE", "READ", "SWEEP"]
+__all__ = ["CANCEL", "CREATE", "FINISH", "PAGE", "RATE", "READ", "SWEEP"]
 
 # Every script's ARGV starts with: prefix, now, the dead-worker error json and
 # message, channel; ``read`` fails a working task whose worker's lease has lapsed.
@@ -151,3 +151,21 @@ if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[6
 return failed
 """
 )
+
+# One request against a caller's token bucket (ratelimit.bucket.take, the same
+# formula): KEYS[1] the bucket (its theoretical arrival time), ARGV now, the seconds
+# between two tokens, the burst. Returns the seconds to wait as a string ("0":
+# admitted). The key expires when the bucket is full again: no key, a full bucket.
+# Numbers go in and out as %.17g, which a double survives exactly, so the script
+# decides every boundary as the Python does (a rounded wait could read as 0).
+RATE = """
+local now = tonumber(ARGV[1])
+local interval = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0') or 0
+local after = math.max(tat, now) + interval
+local wait = after - now - burst * interval
+if wait > 0 then return string.format('%.17g', wait) end
+redis.call('SET', KEYS[1], string.format('%.17g', after), 'PX', math.ceil((after - now) * 1000))
+return '0'
+"""

@@ -29,6 +29,8 @@ Every key expires: none outlives the tasks it is about.
 - ``lease:<worker>``: exists while the worker lives; renewed three times per
   lease period. ``running:<worker>``: the ids of the tasks it runs; ``workers``:
   the workers that ran tasks.
+- ``rate:<caller digest>``: a caller's rate-limit bucket (``take_token``, the
+  ``RATE`` script), expiring when the bucket is full again.
 - channel ``events``: ``cancel:<id>`` (the running worker stops it) and
   ``done:<id>`` (blocked ``tasks/result`` calls wake up).
 
@@ -56,6 +58,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.jsonrpc import INTERNAL_ERROR
+from ..ratelimit.bucket import RateLimit
 from . import redis_scripts as scripts
 from .store import (
     WAIT_POLL_SECONDS,
@@ -383,6 +386,17 @@ class RedisTaskStore:
                     return task
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), WAIT_POLL_SECONDS)
+
+    async def take_token(self, key: str, limit: RateLimit) -> float:
+        """One request of caller ``key``, counted in one script: exact however many
+        workers ask at once. The clock is this worker's, as for the tasks' times."""
+        bucket = self.prefix + "rate:" + _digest(key)
+        wait = await self._do(
+            lambda: self.redis.eval(
+                scripts.RATE, 1, bucket, self._now(), repr(limit.interval), limit.burst
+            )
+        )
+        return float(wait)
 
     def track(self, task_id: str, stop: Callable[[], None]) -> None:
         self._running[task_id] = stop

@@ -17,6 +17,10 @@ round trip must not block it). The stdio server keeps the synchronous
 ``TaskTable`` inside its sans-I/O core: one stdio process serves one client,
 so it has nothing to share.
 
+A store also keeps the callers' rate-limit buckets (``take_token``, the arithmetic
+of ``ratelimit.bucket``): in this process for ``MemoryTaskStore``, in Redis for
+``RedisTaskStore``, so every worker sharing it counts one caller's requests together.
+
 A store also knows which tasks run *here*: ``track`` registers the callback that
 stops a running task, so a ``tasks/cancel`` answered by any worker reaches the
 one that runs it.
@@ -37,6 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
+from ..ratelimit.bucket import LocalBuckets, RateLimit
 from .table import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_MAX_TASKS,
@@ -115,6 +120,12 @@ class TaskStore(Protocol):
         """Whether the store answers now (a readiness probe; never raises)."""
         ...
 
+    async def take_token(self, key: str, limit: RateLimit) -> float:
+        """One request of the caller ``key`` against ``limit``: 0.0 when admitted,
+        else the seconds until it may send again (``ratelimit.bucket.take``).
+        ``TaskStoreUnavailable`` when the store cannot be reached."""
+        ...
+
     async def close(self) -> None: ...
 
 
@@ -165,9 +176,15 @@ class MemoryTaskStore:
         self._clock = clock
         self.wakeups = Wakeups()
         self._running: dict[str, Callable[[], None]] = {}
+        self.buckets = LocalBuckets()
 
     async def create(self, tool: str, era: str, ttl_ms: object, owner: str | None = None) -> Task:
         return self.table.create(tool, era, ttl_ms, owner=owner)
+
+    async def take_token(self, key: str, limit: RateLimit) -> float:
+        # the monotonic clock: one process, and a wall clock that jumps must not
+        # hand out (or hold back) a burst
+        return self.buckets.take(key, time.monotonic(), limit)
 
     async def get(self, task_id: object) -> Task | None:
         return self.table.get(task_id)

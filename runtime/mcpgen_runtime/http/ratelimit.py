@@ -1,0 +1,74 @@
+"""Per-caller rate limits over HTTP (``--rate-limit N/s --rate-burst B``).
+
+Each request to the MCP path takes a token from its caller's bucket
+(``identity.caller``: the requestor, else the client address) before its body is
+read; one over the limit gets 429 with ``Retry-After`` (whole seconds, rounded up)
+and a JSON-RPC error (``RATE_LIMITED``, -31001, id null: the body is not read, with
+``data.retryAfterMs``). The buckets live in the task store (``TaskStore.take_token``):
+with Redis, one script per request, so every worker counts one caller's requests
+together and exactly; in memory, per process (with ``--workers N`` and no Redis, a
+caller may get N times the rate). Probes and any other path are never counted.
+
+A store that cannot be reached admits the request (a limit must not take the
+service down with Redis) and says so on stderr once per outage.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from ..protocol.constants import RATE_LIMITED
+from ..protocol.jsonrpc import error_response
+from ..ratelimit.bucket import RateLimit, retry_after_header
+from ..tasks.store import TaskStore, TaskStoreUnavailable
+from .identity import caller
+
+__all__ = ["RateGate", "Refusal"]
+
+
+class Refusal:
+    """A request refused before its body is read: status, Retry-After, JSON-RPC frame,
+    and whether the connection closes after it (a draining server's do: the client's
+    next connection may reach another instance)."""
+
+    __slots__ = ("close", "frame", "retry_after", "status")
+
+    def __init__(self, status: int, retry_after: int, frame: bytes, *, close: bool = False) -> None:
+        self.status = status
+        self.retry_after = retry_after
+        self.frame = frame
+        self.close = close
+
+
+class RateGate:
+    """The rate limit of one server process, its buckets in ``store``."""
+
+    def __init__(self, limit: RateLimit, store: TaskStore, identity_header: str | None) -> None:
+        self.limit = limit
+        self.store = store
+        self.identity_header = identity_header
+        self._store_down = False
+
+    async def refusal(self, scope: Mapping[str, Any]) -> Refusal | None:
+        """None: the request may go on (its token taken); else its 429."""
+        try:
+            wait = await self.store.take_token(caller(scope, self.identity_header), self.limit)
+        except TaskStoreUnavailable as exc:
+            if not self._store_down:
+                self._store_down = True
+                print(f"mcpgen: rate limit not applied: {exc}", file=sys.stderr, flush=True)
+            return None
+        self._store_down = False
+        if not wait:
+            return None
+        retry_ms = max(1, math.ceil(wait * 1000))
+        frame = error_response(
+            None,
+            RATE_LIMITED,
+            f"Too many requests: over the rate limit of {self.limit}; retry in {retry_ms} ms",
+            {"retryAfterMs": retry_ms},
+        )
+        return Refusal(429, retry_after_header(wait), frame)
