@@ -1,0 +1,502 @@
+"""The documentation site (mkdocs.yml, docs/): it builds with warnings as errors, every
+link in it resolves, and every code block in it is tested, generated, or says why not.
+
+The documents are the pages of docs/ and the root files the site shows (README.md as the
+home page, CONTRIBUTING.md, CHANGELOG.md, SECURITY.md; docs/hooks.py). Links are checked
+here as GitHub reads them, relative to the file, anchors by GitHub's slugs; the strict
+build checks them again as the site reads them. Code blocks, by their info string:
+``yaml``, ``json`` and ``toml`` parse (a spec passes ``mcpgen validate``, a
+``[tool.mcpgen]`` table loads, a command in a YAML value resolves); ``python`` compiles
+and its imports name what the package exports (the weather example and the quickstart's
+project are built for it), the quickstart's implementation is what ``mcpgen init``
+writes; ``sh`` and ``console`` command lines of ``mcpgen`` and of a generated package's
+``python -m`` parse against the real command line, without running; ``text`` blocks are
+checked where a check is listed in ``TEXT_CHECKS``, else carry an HTML comment
+``<!-- not tested: reason -->`` and appear in ``EXCEPTIONS``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from mcpgen.cli import main as mcpgen_cli
+from mcpgen.project import ConfigError, load_config
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+
+
+def _hook_included() -> dict[str, str]:
+    """docs/hooks.py's INCLUDED: a stand-in page of docs/ -> the root file it shows."""
+    spec = importlib.util.spec_from_file_location("mcpgen_docs_hooks", DOCS / "hooks.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.INCLUDED)
+
+
+INCLUDED = _hook_included()
+SITE_ROOT_FILES = tuple(INCLUDED.values())
+STAND_INS = tuple(INCLUDED)
+
+# (document, reason): every block that is not tested, with the reason its comment gives
+EXCEPTIONS = {
+    ("CONTRIBUTING.md", "sample output of `make demo` (examples/weather/demo.py), which the suite does not run"),
+    ("CONTRIBUTING.md", "a map of the source tree"),
+    ("docs/architecture.md", "a diagram of the pipeline, not code"),
+    ("docs/architecture.md", "a map of the runtime's modules; tests/test_dotted_paths.py checks it names every one"),
+    ("docs/contract-diff.md", "sample output of `mcpgen diff` for two specs the page does not show"),
+    ("docs/generated-package.md", "a sample error message, worded in runtime/mcpgen_runtime/client/results.py"),
+    ("docs/getting-started.md", "an illustration of a project's folders"),
+    ("docs/spec.md", "sample diagnostics of a misspelled spec the page does not show; tests/specs/bad/ pins the real ones"),
+}  # fmt: skip
+
+
+def documents() -> list[Path]:
+    pages = [
+        p for p in sorted(DOCS.rglob("*.md")) if p.relative_to(DOCS).as_posix() not in STAND_INS
+    ]
+    return [*(ROOT / name for name in SITE_ROOT_FILES), *pages]
+
+
+def name_of(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+# -- the build --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(out),
+        ],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return out
+
+
+def test_the_site_builds_strict_with_every_page(site: Path) -> None:
+    """Strict: a warning (a broken link or anchor, a page left out of the nav) fails the
+    build; every page of docs/ is in the site, the home page is the README."""
+    for page in sorted(DOCS.rglob("*.md")):
+        stem = page.relative_to(DOCS).with_suffix("").as_posix()
+        built = site / "index.html" if stem == "index" else site / stem / "index.html"
+        assert built.is_file(), stem
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert "Write your MCP tools once" in home
+    assert 'href="spec/#the-three-callback-shapes"' in home  # docs/spec.md, for the site
+    contributing = (site / "contributing" / "index.html").read_text(encoding="utf-8")
+    assert "Checks every change keeps green" in contributing
+
+
+def test_the_site_fetches_nothing(site: Path) -> None:
+    """Offline: no web font, no analytics, no script or style from another host."""
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        assert "fonts.googleapis" not in text and "fonts.gstatic" not in text, page
+        assert not re.search(r"<(script|link)[^>]+(src|href)=\"https?://", text), page
+
+
+def test_links_out_of_docs_become_text(site: Path) -> None:
+    """The site publishes docs/ only: a link to another file of the repository keeps
+    its text and loses its target (the link test below checks the file exists)."""
+    spec = (site / "spec" / "index.html").read_text(encoding="utf-8")
+    assert "The full example is examples/weather/tools.yaml" in spec
+    assert "examples/weather/tools.yaml</a>" not in spec
+
+
+# -- links ------------------------------------------------------------------------------
+
+LINK = re.compile(r"!?\[([^\]\n]*)\]\(([^)\s]+)\)")
+CODE_SPAN = re.compile(r"(`+).*?\1")
+FENCE = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})(?P<info>[^`\n]*)$")
+
+
+def prose_lines(text: str, *, spans: bool = False) -> Iterator[tuple[int, str]]:
+    """The lines outside fenced code, with code spans blanked out unless ``spans``."""
+    fence = ""
+    for number, line in enumerate(text.splitlines(), 1):
+        match = FENCE.match(line)
+        if match and (not fence or match.group("fence").startswith(fence)):
+            fence = "" if fence else match.group("fence")
+            continue
+        if not fence:
+            yield number, line if spans else CODE_SPAN.sub("", line)
+
+
+def slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", heading.strip())
+    return re.sub(r"[^\w\- ]", "", text.replace("`", "").lower()).replace(" ", "-")
+
+
+def anchors(path: Path) -> set[str]:
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    for _, line in prose_lines(path.read_text(encoding="utf-8"), spans=True):
+        heading = re.match(r"#{1,6} (.+)", line)
+        if heading:
+            base = slug(heading.group(1))
+            found.add(base if base not in seen else f"{base}-{seen[base]}")
+            seen[base] = seen.get(base, 0) + 1
+    return found
+
+
+def broken_links(path: Path) -> list[str]:
+    """Every relative link of ``path`` whose file or heading anchor does not exist."""
+    text = path.read_text(encoding="utf-8")
+    out = []
+    for number, line in prose_lines(text):
+        for match in LINK.finditer(line):
+            target = match.group(2)
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):
+                continue  # https:, mailto:: not ours to check offline
+            file, _, anchor = target.partition("#")
+            where = (path.parent / file).resolve() if file else path
+            if not where.exists():
+                out.append(f"{path.name}:{number}: {target}: no such file")
+            elif anchor and where.suffix == ".md" and anchor not in anchors(where):
+                out.append(f"{path.name}:{number}: {target}: no such heading")
+    return out
+
+
+@pytest.mark.parametrize("path", documents(), ids=name_of)
+def test_every_relative_link_resolves(path: Path) -> None:
+    assert broken_links(path) == []
+
+
+def test_a_broken_link_or_anchor_is_caught(tmp_path: Path) -> None:
+    (tmp_path / "other.md").write_text("# Other\n\n## The runtime: `mcpgen-runtime`\n")
+    page = tmp_path / "page.md"
+    page.write_text(
+        "# Page\n\n[ok](other.md#the-runtime-mcpgen-runtime) [ok](#page) `[code](nowhere.md)`\n"
+        "[gone](missing.md) [wrong](other.md#the-runtime) [self](#nope)\n"
+        "```\n[in a block](nowhere.md)\n```\n"
+    )
+    assert broken_links(page) == [
+        "page.md:4: missing.md: no such file",
+        "page.md:4: other.md#the-runtime: no such heading",
+        "page.md:4: #nope: no such heading",
+    ]
+
+
+def test_the_readme_is_a_front_door() -> None:
+    """Under 200 lines: what mcpgen is, install, the quickstart, and links to the manual,
+    one link to each page of docs/."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) < 200
+    linked = {
+        m.group(2).partition("#")[0] for _, line in prose_lines(readme) for m in LINK.finditer(line)
+    }
+    pages = {f"docs/{p.relative_to(DOCS).as_posix()}" for p in DOCS.rglob("*.md")}
+    assert pages - {f"docs/{s}" for s in STAND_INS} <= linked
+
+
+# -- code blocks ------------------------------------------------------------------------
+
+UNTESTED = re.compile(r"^\s*<!-- not tested: (.+?) -->\s*$")
+KINDS = ("yaml", "json", "toml", "python", "sh", "console", "text")
+
+
+@dataclass(frozen=True)
+class Block:
+    document: str
+    line: int
+    info: str
+    text: str
+    untested: str | None  # the reason its comment gives
+
+    @property
+    def id(self) -> str:
+        return f"{self.document}:{self.line}:{self.info}"
+
+
+def blocks_in(path: Path) -> Iterator[Block]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    index = 0
+    while index < len(lines):
+        opening = FENCE.match(lines[index])
+        if not opening:
+            index += 1
+            continue
+        indent, fence = len(opening.group("indent")), opening.group("fence")
+        end = index + 1
+        while not re.match(rf"^[ \t]*{re.escape(fence)}\s*$", lines[end]):
+            end += 1
+        before = next((line for line in reversed(lines[:index]) if line.strip()), "")
+        reason = UNTESTED.match(before)
+        body = "".join(line[indent:] + "\n" for line in lines[index + 1 : end])
+        info = opening.group("info").strip()
+        yield Block(name_of(path), index + 1, info, body, reason.group(1) if reason else None)
+        index = end + 1
+
+
+def all_blocks() -> list[Block]:
+    return [block for path in documents() for block in blocks_in(path)]
+
+
+def of_kind(*kinds: str) -> list[Block]:
+    return [b for b in all_blocks() if b.info in kinds and b.untested is None]
+
+
+def test_every_block_is_of_a_known_kind_and_the_exceptions_are_listed() -> None:
+    blocks = all_blocks()
+    assert len(blocks) > 30  # the reader reads the documents
+    assert [b.id for b in blocks if b.info not in KINDS] == []
+    untested = {(b.document, b.untested) for b in blocks if b.untested}
+    assert untested == EXCEPTIONS
+    text = [b for b in blocks if b.info == "text" and b.untested is None]
+    assert {(b.document, b.text.splitlines()[0]) for b in text} == set(TEXT_CHECKS)
+
+
+@pytest.mark.parametrize("block", of_kind("yaml", "json", "toml"), ids=lambda b: b.id)
+def test_data_blocks_parse(block: Block) -> None:
+    {"yaml": yaml.safe_load, "json": json.loads, "toml": tomllib.loads}[block.info](block.text)
+
+
+def test_the_spec_blocks_validate(tmp_path: Path) -> None:
+    """A YAML block that is a spec (``mcpgen:`` at its root) passes ``mcpgen validate``;
+    the schema file the spec's example names is written beside it, as its comment says."""
+    specs = [b for b in of_kind("yaml") if "mcpgen" in (yaml.safe_load(b.text) or {})]
+    assert specs
+    (tmp_path / "schemas").mkdir()
+    (tmp_path / "schemas" / "region.json").write_text('{"enum": ["north", "south"]}')
+    for block in specs:
+        (tmp_path / "tools.yaml").write_text(block.text, encoding="utf-8")
+        done = CliRunner().invoke(mcpgen_cli, ["validate", str(tmp_path / "tools.yaml")])
+        assert done.exit_code == 0, (block.id, done.output)
+
+
+def test_the_tool_mcpgen_tables_load(tmp_path: Path) -> None:
+    """A ``[tool.mcpgen]`` table in the docs has only keys and values mcpgen reads."""
+    tables = [b for b in of_kind("toml") if "mcpgen" in tomllib.loads(b.text).get("tool", {})]
+    assert tables
+    for block in tables:
+        (tmp_path / "pyproject.toml").write_text(block.text, encoding="utf-8")
+        try:
+            assert load_config(tmp_path / "pyproject.toml") is not None
+        except ConfigError as exc:
+            raise AssertionError(f"{block.id}: {exc}") from exc
+
+
+def test_python_blocks_compile() -> None:
+    flags = ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT  # `async with` as in a REPL
+    for block in of_kind("python"):
+        compile(block.text, block.id, "exec", flags=flags)
+
+
+@pytest.fixture(scope="module")
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packages the docs' Python imports: the weather example's and the quickstart's
+    (``mcpgen init`` in a folder named notes, then ``mcpgen build``), built for real."""
+    where = tmp_path_factory.mktemp("packages")
+    runner = CliRunner()
+    weather = ROOT / "examples" / "weather" / "tools.yaml"
+    done = runner.invoke(mcpgen_cli, ["build", str(weather), "-o", str(where / "weather_mcp")])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(mcpgen_cli, ["init", str(where / "notes")])
+    assert done.exit_code == 0, done.output
+    done = runner.invoke(mcpgen_cli, ["build", str(where / "notes" / "tools.yaml")])
+    assert done.exit_code == 0, done.output
+    return where
+
+
+def imported_names(block: Block) -> Iterator[tuple[str, str]]:
+    tree = compile(
+        block.text, block.id, "exec", flags=ast.PyCF_ONLY_AST | ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    )
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            yield from ((node.module, alias.name) for alias in node.names)
+
+
+def test_python_imports_name_what_the_packages_export(packages: Path) -> None:
+    """Every ``from X import name`` of the docs finds ``name`` in X: mcpgen's, the
+    runtime's, and the generated weather and notes packages (imported in a child process,
+    where the built packages come first on the path)."""
+    wanted = sorted({pair for block in of_kind("python") for pair in imported_names(block)})
+    assert {module.split(".")[0] for module, _ in wanted} >= {"weather_mcp", "notes_mcp", "mcpgen"}
+    script = (
+        "import importlib, json, sys\n"
+        "missing = [f'{m}.{n}' for m, n in json.loads(sys.argv[1])\n"
+        "           if not hasattr(importlib.import_module(m), n)]\n"
+        "print(json.dumps(missing))\n"
+    )
+    path = os.pathsep.join(
+        [str(packages), str(packages / "notes"), os.environ.get("PYTHONPATH", "")]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, json.dumps(wanted)],
+        cwd=packages,
+        env={**os.environ, "PYTHONPATH": path},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+def test_the_quickstart_implementation_is_what_init_writes(packages: Path) -> None:
+    """The README's implementation of the notes tools is the one ``mcpgen init`` writes
+    (the newcomer test runs it and type-checks it)."""
+    (quickstart,) = [b for b in of_kind("python") if b.document == "README.md"]
+    assert quickstart.text in (packages / "notes" / "notes_impl.py").read_text(encoding="utf-8")
+
+
+def _init_files(block: Block, packages: Path) -> None:
+    for line in block.text.splitlines():
+        assert (packages / "notes" / line.split()[0]).exists(), line
+
+
+def _package_tree(block: Block, packages: Path) -> None:
+    root, *files = block.text.splitlines()
+    for line in files:
+        assert (packages / root / line.split()[0]).is_file(), line
+
+
+# text blocks checked against what mcpgen generates: (document, first line) -> the check
+TEXT_CHECKS: dict[tuple[str, str], Callable[[Block, Path], None]] = {
+    (
+        "README.md",
+        "tools.yaml                     the contract: two starter tools, greet and add",
+    ): (_init_files),
+    ("docs/generated-package.md", "weather_mcp/"): _package_tree,
+}
+
+
+def test_text_blocks_match_what_mcpgen_generates(packages: Path) -> None:
+    checked = 0
+    for block in all_blocks():
+        check = TEXT_CHECKS.get((block.document, block.text.splitlines()[0]))
+        if check and block.info == "text":
+            check(block, packages)
+            checked += 1
+    assert checked == len(TEXT_CHECKS)
+
+
+def command_lines(block: Block) -> Iterator[list[str]]:
+    """The commands of a shell block, as argv lists: ``console`` blocks only the lines
+    after ``$ ``, ``sh`` every line; continuations joined, comments and ``&&`` split."""
+    text = block.text.replace("\\\n", " ")
+    for line in text.splitlines():
+        if block.info == "console":
+            if not line.startswith("$ "):
+                continue
+            line = line[2:]
+        command: list[str] = []
+        for word in shlex.split(line, comments=True):
+            if word in ("&&", "||", ";", "|"):
+                yield command
+                command = []
+            else:
+                command.append(word)
+        if command:
+            yield command
+
+
+def mcpgen_usage_error(argv: list[str]) -> str | None:
+    """Parse an ``mcpgen …`` command line against the real click commands, without
+    running it: a misspelled command or option, a missing or extra argument, a bad choice."""
+    if len(argv) < 2:
+        return None
+    command = mcpgen_cli.get_command(click.Context(mcpgen_cli), argv[1])
+    if command is None:
+        return f"no command {argv[1]!r}"
+    try:
+        with command.make_context(f"mcpgen {argv[1]}", argv[2:]):
+            pass
+    except click.ClickException as exc:
+        return exc.format_message()
+    return None
+
+
+def yaml_commands(value: object) -> Iterator[str]:
+    """String values of a YAML document that run mcpgen (``run:``, ``entry:``)."""
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from yaml_commands(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from yaml_commands(item)
+    elif isinstance(value, str) and value.startswith("mcpgen "):
+        yield re.sub(r"\$\{\{[^}]*\}\}", "X", value)  # a GitHub Actions expression
+
+
+def test_mcpgen_command_lines_parse() -> None:
+    commands = [(b.id, argv) for b in of_kind("sh", "console") for argv in command_lines(b)]
+    commands += [
+        (b.id, shlex.split(line))
+        for b in of_kind("yaml")
+        for line in yaml_commands(yaml.safe_load(b.text))
+    ]
+    ours = [(where, argv) for where, argv in commands if argv[0] == "mcpgen"]
+    assert len(ours) > 15
+    wrong = [(where, argv, mcpgen_usage_error(argv)) for where, argv in ours]
+    assert [w for w in wrong if w[2]] == []
+
+
+def test_a_wrong_mcpgen_command_line_is_caught() -> None:
+    assert mcpgen_usage_error(["mcpgen", "buidl"]) == "no command 'buidl'"
+    assert "--chek" in str(mcpgen_usage_error(["mcpgen", "build", "--chek"]))
+    assert mcpgen_usage_error(["mcpgen", "diff", "--category", "sauce"])
+    assert mcpgen_usage_error(["mcpgen", "build", "--check", "--format", "github"]) is None
+
+
+def test_generated_package_command_lines_use_real_options(packages: Path) -> None:
+    """``python -m weather_mcp …`` and ``python -m notes_mcp …`` lines name options the
+    generated entry point has (read from its ``--help``)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "weather_mcp", "--help"],
+        cwd=packages,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    known = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]*)", done.stdout))
+    assert {"--transport", "--task-store", "--workers"} <= known
+    used = [
+        (b.id, word.split("=")[0])
+        for b in of_kind("sh", "console")
+        for argv in command_lines(b)
+        if argv[:2] == ["python", "-m"] and argv[2] in ("weather_mcp", "notes_mcp")
+        for word in argv[3:]
+        if word.startswith("--")
+    ]
+    assert len(used) > 5
+    assert [(where, option) for where, option in used if option not in known] == []
