@@ -18,6 +18,7 @@ checked where a check is listed in ``TEXT_CHECKS``, else carry an HTML comment
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.util
 import json
 import os
@@ -25,6 +26,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -37,6 +39,8 @@ from click.testing import CliRunner
 
 from mcpgen.cli import main as mcpgen_cli
 from mcpgen.project import ConfigError, load_config
+from mcpgen_runtime import ResultMismatch
+from mcpgen_runtime.client.results import ResultConverter
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -58,13 +62,8 @@ STAND_INS = tuple(INCLUDED)
 # (document, reason): every block that is not tested, with the reason its comment gives
 EXCEPTIONS = {
     ("CONTRIBUTING.md", "sample output of `make demo` (examples/weather/demo.py), which the suite does not run"),
-    ("CONTRIBUTING.md", "a map of the source tree"),
     ("docs/architecture.md", "a diagram of the pipeline, not code"),
     ("docs/architecture.md", "a map of the runtime's modules; tests/test_dotted_paths.py checks it names every one"),
-    ("docs/contract-diff.md", "sample output of `mcpgen diff` for two specs the page does not show"),
-    ("docs/generated-package.md", "a sample error message, worded in runtime/mcpgen_runtime/client/results.py"),
-    ("docs/getting-started.md", "an illustration of a project's folders"),
-    ("docs/spec.md", "sample diagnostics of a misspelled spec the page does not show; tests/specs/bad/ pins the real ones"),
 }  # fmt: skip
 
 
@@ -384,19 +383,111 @@ def _init_files(block: Block, packages: Path) -> None:
 
 
 def _package_tree(block: Block, packages: Path) -> None:
+    """A tree of what mcpgen writes (the weather package, the notes project): each
+    entry is there after ``mcpgen build`` (and ``mcpgen init``)."""
     root, *files = block.text.splitlines()
     for line in files:
-        assert (packages / root / line.split()[0]).is_file(), line
+        assert (packages / root / line.split()[0]).exists(), line
+
+
+def _source_tree(block: Block, packages: Path) -> None:
+    """CONTRIBUTING.md's map of the source: every path it starts a line with exists."""
+    paths = [line.split()[0] for line in block.text.splitlines() if not line.startswith(" ")]
+    assert len(paths) > 10
+    assert [p for p in paths if not list(ROOT.glob(p.rstrip("/")))] == []
+
+
+# the spec whose diagnostics docs/spec.md shows
+MISSPELLED = """\
+mcpgen: 1
+package: notes_mcp
+server:
+  name: notes
+  versoin: "1"
+tools:
+  - name: add
+    parameters:
+      - name: a
+        description: the first
+        type: strng
+      - name: b
+        type: integer
+        minimum: 1
+        default: 0
+      - name: c
+        $ref: "#/types/Nope"
+"""
+# the two specs docs/contract-diff.md compares
+DIFF_OLD = """\
+mcpgen: 1
+package: demo_mcp
+server: {name: demo, version: "1.0"}
+tools:
+  - name: add
+    description: Add two numbers.
+    parameters:
+      - {name: a, type: integer}
+      - {name: b, type: integer}
+  - name: get-forecast
+    hints: {read_only: true}
+    parameters:
+      - {name: city, type: string}
+"""
+DIFF_NEW = """\
+mcpgen: 1
+package: demo_mcp
+server: {name: demo, version: "1.1"}
+tools:
+  - name: add
+    description: Add two integers.
+    parameters:
+      - {name: a, type: integer}
+      - {name: b, type: integer}
+      - {name: c, type: integer, required: false}
+  - name: get-forecast
+    hints: {read_only: false}
+    parameters:
+      - {name: city, type: string}
+      - {name: when, type: string}
+"""
+
+
+def _mcpgen_output(files: dict[str, str], *argv: str) -> list[str]:
+    """What ``mcpgen ARGV`` prints in a folder holding ``files`` (paths as typed)."""
+    with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
+        for name, text in files.items():
+            Path(name).write_text(text, encoding="utf-8")
+        return CliRunner().invoke(mcpgen_cli, list(argv)).output.splitlines()
+
+
+def _diagnostics(block: Block, packages: Path) -> None:
+    printed = _mcpgen_output({"tools.yaml": MISSPELLED}, "validate", "tools.yaml")
+    assert block.text.splitlines() == printed[:-1], printed  # all but the count
+
+
+def _diff_output(block: Block, packages: Path) -> None:
+    files = {"old.yaml": DIFF_OLD, "new.yaml": DIFF_NEW}
+    assert block.text.splitlines() == _mcpgen_output(files, "diff", "old.yaml", "new.yaml")
+
+
+def _result_mismatch(block: Block, packages: Path) -> None:
+    schema = {"type": "object", "properties": {"number": {"type": "integer"}}}
+    converter = ResultConverter([{"name": "get_issue", "outputSchema": schema}])
+    with pytest.raises(ResultMismatch) as caught:
+        converter.structured("get_issue", {"structuredContent": {"number": "one"}}, dict)
+    assert block.text == f"ResultMismatch: {caught.value}\n"
 
 
 # text blocks checked against what mcpgen generates: (document, first line) -> the check
 TEXT_CHECKS: dict[tuple[str, str], Callable[[Block, Path], None]] = {
-    (
-        "README.md",
-        "tools.yaml                     the contract: two starter tools, greet and add",
-    ): (_init_files),
+    ("README.md", "tools.yaml                     the contract: two starter tools, greet and add"): _init_files,
     ("docs/generated-package.md", "weather_mcp/"): _package_tree,
-}
+    ("docs/getting-started.md", "notes/"): _package_tree,
+    ("CONTRIBUTING.md", "mcpgen/spec/      front end: YAML with positions, checks, $ref bundling, lowering to the IR"): _source_tree,
+    ("docs/generated-package.md", "ResultMismatch: the result of tool 'get_issue' does not fit its output schema: number: expected integer, got 'one'"): _result_mismatch,
+    ("docs/spec.md", "tools.yaml:5:3: server.versoin: unknown key 'versoin' (did you mean 'version'?); expected one of: name, version, title, instructions, implementation, registry_name, description, environment"): _diagnostics,
+    ("docs/contract-diff.md", "old.yaml -> new.yaml"): _diff_output,
+}  # fmt: skip
 
 
 def test_text_blocks_match_what_mcpgen_generates(packages: Path) -> None:
