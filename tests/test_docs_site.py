@@ -11,8 +11,9 @@ and its imports name what the package exports (the weather example and the quick
 project are built for it), the quickstart's implementation is what ``mcpgen init``
 writes; ``sh`` and ``console`` command lines of ``mcpgen`` and of a generated package's
 ``python -m`` parse against the real command line, without running; ``text`` blocks are
-checked where a check is listed in ``TEXT_CHECKS``, else carry an HTML comment
-``<!-- not tested: reason -->`` and appear in ``EXCEPTIONS``.
+checked against what mcpgen generates where ``GENERATED`` lists a check (blocks of the
+other kinds may have one too), else carry an HTML comment ``<!-- not tested: reason -->``
+and appear in ``EXCEPTIONS``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -278,7 +280,7 @@ def test_every_block_is_of_a_known_kind_and_the_exceptions_are_listed() -> None:
     untested = {(b.document, b.untested) for b in blocks if b.untested}
     assert untested == EXCEPTIONS
     text = [b for b in blocks if b.info == "text" and b.untested is None]
-    assert {(b.document, b.text.splitlines()[0]) for b in text} == set(TEXT_CHECKS)
+    assert [b.id for b in text if not any(matches(key, b) for key in GENERATED)] == []
 
 
 @pytest.mark.parametrize("block", of_kind("yaml", "json", "toml"), ids=lambda b: b.id)
@@ -478,8 +480,61 @@ def _result_mismatch(block: Block, packages: Path) -> None:
     assert block.text == f"ResultMismatch: {caught.value}\n"
 
 
-# text blocks checked against what mcpgen generates: (document, first line) -> the check
-TEXT_CHECKS: dict[tuple[str, str], Callable[[Block, Path], None]] = {
+def _server_json(block: Block, packages: Path) -> None:
+    """The weather example as a project of its own (``[project] name = "weather-mcp"``,
+    a registry name and description in the spec, the README's ``mcp-name:`` line):
+    ``mcpgen build --emit server.json`` writes the document the page shows."""
+    weather = ROOT / "examples" / "weather"
+    spec = (weather / "tools.yaml").read_text(encoding="utf-8")
+    name = "io.github.example/weather"
+    spec = spec.replace(
+        "  title: Weather\n",
+        f"  title: Weather\n  registry_name: {name}\n"
+        "  description: Multi-day forecasts and current temperatures for a city.\n",
+    )
+    files = {
+        "tools.yaml": spec,
+        "weather_impl.py": (weather / "weather_impl.py").read_text(encoding="utf-8"),
+        "pyproject.toml": '[project]\nname = "weather-mcp"\nversion = "1.4.0"\nreadme = "README.md"\n',
+        "README.md": f"# weather\n\n<!-- mcp-name: {name} -->\n",
+    }
+    with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
+        Path(".git").mkdir()
+        shutil.copytree(weather / "schemas", "schemas")
+        for file, text in files.items():
+            Path(file).write_text(text, encoding="utf-8")
+        done = CliRunner().invoke(mcpgen_cli, ["build", "--emit", "server.json", "tools.yaml"])
+        assert done.exit_code == 0, done.output
+        assert json.loads(block.text) == json.loads(Path("server.json").read_text("utf-8"))
+
+
+def _host_entry(block: Block, packages: Path) -> None:
+    """What ``mcpgen config json`` prints for the quickstart's project, the interpreter
+    and the folder named as on the page."""
+    with contextlib.chdir(packages / "notes"):
+        done = CliRunner().invoke(mcpgen_cli, ["config", "json", "tools.yaml"])
+    assert done.exit_code == 0, done.output
+    printed = done.output.replace(sys.executable, "/home/you/notes/.venv/bin/python")
+    printed = printed.replace(str(packages / "notes"), "/home/you/notes")
+    assert json.loads(block.text) == json.loads(printed)
+
+
+def _precommit_config(block: Block, packages: Path) -> None:
+    """The ``.pre-commit-config.yaml`` ``mcpgen init`` writes."""
+    written = (packages / "notes" / ".pre-commit-config.yaml").read_text(encoding="utf-8")
+    assert yaml.safe_load(block.text) == yaml.safe_load(written)
+
+
+def _precommit_hooks(block: Block, packages: Path) -> None:
+    """The hook ids a consumer's config names are the repository's own hooks."""
+    ours = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    named = {hook["id"] for repo in yaml.safe_load(block.text)["repos"] for hook in repo["hooks"]}
+    assert named and named <= ours
+    assert {"mcpgen-check", "mcpgen-build", "mcpgen-docs"} <= ours  # the three the page names
+
+
+# blocks checked against what mcpgen generates: (document, a line of the block) -> check
+GENERATED: dict[tuple[str, str], Callable[[Block, Path], None]] = {
     ("README.md", "tools.yaml                     the contract: two starter tools, greet and add"): _init_files,
     ("docs/generated-package.md", "weather_mcp/"): _package_tree,
     ("docs/getting-started.md", "notes/"): _package_tree,
@@ -487,17 +542,23 @@ TEXT_CHECKS: dict[tuple[str, str], Callable[[Block, Path], None]] = {
     ("docs/generated-package.md", "ResultMismatch: the result of tool 'get_issue' does not fit its output schema: number: expected integer, got 'one'"): _result_mismatch,
     ("docs/spec.md", "tools.yaml:5:3: server.versoin: unknown key 'versoin' (did you mean 'version'?); expected one of: name, version, title, instructions, implementation, registry_name, description, environment"): _diagnostics,
     ("docs/contract-diff.md", "old.yaml -> new.yaml"): _diff_output,
+    ("docs/deploying.md", '  "$schema": "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json",'): _server_json,
+    ("docs/getting-started.md", '  "mcpServers": {'): _host_entry,
+    ("docs/workflow.md", "        entry: mcpgen build --check"): _precommit_config,
+    ("docs/workflow.md", "      - id: mcpgen-check                # or mcpgen-build"): _precommit_hooks,
 }  # fmt: skip
 
 
-def test_text_blocks_match_what_mcpgen_generates(packages: Path) -> None:
-    checked = 0
-    for block in all_blocks():
-        check = TEXT_CHECKS.get((block.document, block.text.splitlines()[0]))
-        if check and block.info == "text":
-            check(block, packages)
-            checked += 1
-    assert checked == len(TEXT_CHECKS)
+def matches(key: tuple[str, str], block: Block) -> bool:
+    return block.document == key[0] and key[1] in block.text.splitlines()
+
+
+def test_blocks_match_what_mcpgen_generates(packages: Path) -> None:
+    """Each listed block is found once and is what mcpgen writes or prints."""
+    blocks = all_blocks()
+    for key, check in GENERATED.items():
+        (block,) = [b for b in blocks if matches(key, b)]
+        check(block, packages)
 
 
 def command_lines(block: Block) -> Iterator[list[str]]:
