@@ -370,7 +370,7 @@ def test_page_examples_run_against_the_generated_weather_server(tmp_path: Path) 
 
 
 def test_examples_in_the_spec_replace_generated_values(tmp_path: Path) -> None:
-    """What the README's Contract docs section promises of ``examples:``."""
+    """What docs/contract-docs.md promises of ``examples:``."""
     spec = tmp_path / "tools.yaml"
     spec.write_text(
         "mcpgen: 1\npackage: ex_mcp\nserver: {name: ex, version: '1'}\ntools:\n"

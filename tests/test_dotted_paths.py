@@ -1,7 +1,7 @@
 """Every dotted ``mcpgen.…`` / ``mcpgen_runtime.…`` path that a docstring, a comment or
 a document names exists: the module imports and each further name is an attribute.
 
-Read: the docstrings and comments of mcpgen/ and the runtime, docs/*.md, README.md
+Read: the docstrings and comments of mcpgen/ and the runtime, docs/**/*.md, README.md
 and CONTRIBUTING.md. The runtime's own texts and docs/architecture.md also name
 paths relative to a package, in double backquotes (````client.core````,
 ````spec.load````): those resolve below ``mcpgen_runtime`` or ``mcpgen`` by their first
@@ -100,7 +100,7 @@ def texts() -> Iterator[tuple[str, int, str]]:
             for line, text in python_texts(path):
                 yield str(path.relative_to(ROOT)), line, text
     documents = [
-        *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "docs").rglob("*.md")),
         ROOT / "README.md",
         ROOT / "CONTRIBUTING.md",
     ]

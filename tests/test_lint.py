@@ -9,12 +9,20 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-LINTED = ["mcpgen", "runtime", "tests", "benchmarks", "hatch_build.py"]
+LINTED = ["mcpgen", "runtime", "tests", "benchmarks", "hatch_build.py", "docs/hooks.py"]
 
 
 def test_mypy_strict_on_mcpgen_and_the_runtime() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "mypy", "--strict", "mcpgen", "runtime/mcpgen_runtime"],
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "mcpgen",
+            "runtime/mcpgen_runtime",
+            "docs/hooks.py",
+        ],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -47,12 +55,14 @@ def test_code_tests_and_benchmarks_are_formatted() -> None:
 
 
 def test_functions_stay_under_sixty_lines() -> None:
-    """The size rule for functions (about 60 lines), held for the generator, the runtime and the hook."""
+    """The size rule for functions (about 60 lines), held for the generator, the runtime, the
+    build hook and the docs hook."""
     long = []
     for path in [
         *ROOT.joinpath("mcpgen").rglob("*.py"),
         *ROOT.joinpath("runtime", "mcpgen_runtime").rglob("*.py"),
         ROOT / "hatch_build.py",
+        ROOT / "docs" / "hooks.py",
     ]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):

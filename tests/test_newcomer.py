@@ -231,15 +231,15 @@ def test_5_config_json_starts_the_server(walk: Walk, tmp_path: Path) -> None:
 
 
 def test_6_hatch_hook_wheel_serves_its_tools(walk: Walk, tmp_path: Path) -> None:
-    """The README's build-hook example as written: the project declares no runtime, the
+    """The build-hook example of docs/workflow.md as written: the project declares no runtime, the
     hook adds it to the wheel. Before, the wheel did not depend on mcpgen-runtime and
     `python -m notes_mcp` failed in a fresh venv with an ImportError."""
     consumer = tmp_path / "consumer"
     shutil.copytree(
         walk.project, consumer, ignore=shutil.ignore_patterns("notes_mcp", "__pycache__")
     )  # no generated code
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    example = readme.split("## Build hook (hatchling)", 1)[1].split("```toml\n", 1)[1]
+    page = (ROOT / "docs" / "workflow.md").read_text(encoding="utf-8")
+    example = page.split("## Build hook (hatchling)", 1)[1].split("```toml\n", 1)[1]
     with (consumer / "pyproject.toml").open("a", encoding="utf-8") as pyproject:
         pyproject.write("\n" + example.split("```", 1)[0])
     # offline: the dev venv has hatchling and this mcpgen, so no build isolation

@@ -529,7 +529,7 @@ def test_a_spec_that_is_not_a_regular_file_is_a_diagnostic(tmp_path: Path, kind:
         spec.symlink_to("/dev/zero")
     for command in (["validate"], ["build"], ["build", "--check"]):
         done = _run([*command, str(spec)], tmp_path)
-        # an I/O problem, not a finding about a spec: exit 2 (README "Exit codes")
+        # an I/O problem, not a finding about a spec: exit 2 (docs/commands.md, "Exit codes")
         assert done.returncode == 2, done.stdout + done.stderr
         assert "not a regular file" in done.stderr and "Traceback" not in done.stderr
 

@@ -2,7 +2,7 @@
 
 The suite is data kept beside the checkout (``../shared/data/JSON-Schema-Test-Suite``,
 or ``MCPGEN_SCHEMA_SUITE``). Every case either passes, or its schema is refused at
-compile time for one of the documented reasons (README, "What the server checks"):
+compile time for one of the documented reasons (docs/spec.md, "Calls: patterns"):
 references the runtime does not follow (remote or relative URIs, anchors, URNs) and
 ``$dynamicRef``. A case that fails any other way, or a refusal for another reason,
 fails this test; so does a known gap that starts passing (the list must shrink).
@@ -37,7 +37,7 @@ _DEFAULT = next(
 )
 SUITE = Path(os.environ.get("MCPGEN_SCHEMA_SUITE", _DEFAULT)) / "tests" / "draft2020-12"
 
-# Refusals the README documents: the server checks bundled, local schemas only.
+# Refusals docs/spec.md documents: the server checks bundled, local schemas only.
 REFUSAL_REASONS = re.compile(
     r"only local references|anchors are not supported|\$dynamicRef is not supported"
 )
