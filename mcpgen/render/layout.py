@@ -48,7 +48,7 @@ __all__ = [
     "literal_node",
 ]
 
-LINE_LENGTH = 100
+LINE_LENGTH = 88
 INDENT = "    "
 UNIT = "\x00"
 """Marks the start of a unit: a line ``"\\x00<depth>"``. NUL never reaches the output

@@ -39,7 +39,7 @@ _LAYOUT_TOKENS = frozenset({tokenize.NL, tokenize.ENDMARKER})
 _BRACKETS_AND_COMMAS = frozenset({"(", ")", ","})
 _BACKSLASH_NEWLINE = re.compile(r"\\\s*\n")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_LINE_LENGTH = 100  # layout.LINE_LENGTH (layout imports this module)
+_LINE_LENGTH = 88  # layout.LINE_LENGTH (layout imports this module)
 
 _DOCUMENTED = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 _Key = tuple[str, tuple[str, ...], tuple[str, ...]]
