@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from mcpgen.build import OLD_LAYOUT_CACHE, build_spec
 from mcpgen.render import layout
-from mcpgen.render.layout import UnitCache, black_format
+from mcpgen.render.layout import black_format
 from mcpgen.render.project import render_package
 from mcpgen.spec.load import load_contract
 
@@ -66,26 +67,55 @@ def test_the_benchmark_spec_needs_no_black(tmp_path: Path, monkeypatch: pytest.M
             assert black_format(data.decode()) == data.decode(), name
 
 
-def test_units_black_formats_come_from_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A unit that needs black is formatted once; a rebuild with the cache gives the
-    same bytes without calling black, and the cache survives a JSON round trip."""
-    spec = ROOT / "tests/fixtures/layout/tools.yaml"
-    cache = UnitCache()
-    first = _render(spec, cache=cache)
-    assert cache.used(), "the layout spec has units only black can format"
-    batches: list[int] = []
-    real = layout._black_batch
-    monkeypatch.setattr(
-        layout, "_black_batch", lambda units: batches.append(len(units)) or real(units)
+def test_no_layout_cache_is_kept_and_an_old_one_is_removed(tmp_path: Path) -> None:
+    """Units black formats are formatted on every build and kept nowhere: an output
+    directory holds only the package and its manifest, and the cache file older
+    builds wrote there goes on the next build."""
+    spec = tmp_path / "tools.yaml"
+    spec.write_text((ROOT / "tests/fixtures/layout/tools.yaml").read_text())
+    first = build_spec(spec)
+    assert first.status == "written" and first.output is not None
+    assert not (first.output / OLD_LAYOUT_CACHE).exists()
+    # an earlier mcpgen's cache, holding an entry that is not this build's code
+    (first.output / OLD_LAYOUT_CACHE).write_text('{"k": "import os"}')
+    spec.write_text(spec.read_text().replace('description: "Short."', 'description: "Shorter."'))
+    again = build_spec(spec)
+    assert again.status == "written" and again.output is not None
+    assert not (again.output / OLD_LAYOUT_CACHE).exists()
+    fresh = tmp_path / "fresh" / "tools.yaml"
+    fresh.parent.mkdir()
+    fresh.write_text(spec.read_text())
+    full = build_spec(fresh)
+    assert full.output is not None
+
+    def tree(directory: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted(directory.glob("*.py"))}
+
+    assert tree(again.output) == tree(full.output)
+
+
+def test_output_is_byte_stable_across_processes(tmp_path: Path) -> None:
+    """Two interpreters (another hash seed each) write the same bytes."""
+    import subprocess
+
+    script = (
+        "import sys, hashlib; from mcpgen.spec.load import load_contract; "
+        "from mcpgen.render.project import render_package; "
+        "c = load_contract(sys.argv[1]).contract; "
+        "print(hashlib.sha256(repr(sorted(render_package(c).items())).encode()).hexdigest())"
     )
-    again = _render(spec, cache=UnitCache.from_json(cache.to_json()))
-    assert batches == []
-    assert again == first == _render(spec)
-
-
-def test_a_corrupt_cache_is_an_empty_one() -> None:
-    for data in (b"", b"not json", b"[1, 2]", b'{"k": 1}', b"\xff"):
-        assert UnitCache.from_json(data).used() == {}
+    spec = str(ROOT / "tests/fixtures/layout/tools.yaml")
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script, spec],
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1
 
 
 def test_fits_measures_as_black_does() -> None:

@@ -15,8 +15,9 @@ Whatever is not certain is left to black, one *unit* at a time: the templates ma
 units (a method, a top-level statement) with a line ``UNIT + depth``; ``finish``
 removes the marks and runs black, in one batch, only over the units that hold a line
 longer than the limit that black could split, or the mark ``BLACK``.
-A ``UnitCache`` keeps black's answer per unit, keyed by the unit's text, black's
-version and mode, so a rebuild formats again only the units that changed.
+Nothing is cached: the units left to black are few (a long ``Literal[…]`` annotation,
+a docstring that is not plain text), and an unchanged spec never reaches the renderer
+(the manifest's no-op check); see docs/architecture.md, "Generated code and linters".
 
 The result must equal ``black.format_str`` of itself (tests/test_generated_layout.py checks
 every generated file of the test specs with black).
@@ -25,14 +26,11 @@ every generated file of the test specs with black).
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from .escape import PySource, py_str
-from .unitcheck import same_code
 
 __all__ = [
     "BLACK",
@@ -42,7 +40,6 @@ __all__ = [
     "Atom",
     "Group",
     "Layout",
-    "UnitCache",
     "black_format",
     "fits",
     "literal_node",
@@ -140,7 +137,6 @@ class Atom(str):
 class Layout:
     """Lays out one package's files; collects what ``finish`` must leave to black."""
 
-    cache: UnitCache | None = None
     safe: set[str] = field(default_factory=set)  # long lines black leaves as they are
     black_units: int = 0  # how many units went to black (for tests and the benchmark)
 
@@ -248,7 +244,7 @@ class Layout:
 
     def finish(self, text: str) -> str:
         """``text`` with the unit marks removed and the units that need it formatted
-        by black (in one batch, through the cache)."""
+        by black (in one batch)."""
         units: list[tuple[int, str]] = []
         todo: list[int] = []
         for depth, body in _units(text):
@@ -269,25 +265,7 @@ class Layout:
 
     def _black(self, units: list[tuple[int, str]]) -> list[str]:
         self.black_units += len(units)
-        results: list[str | None] = []
-        keys: list[str] = []
-        missing: list[int] = []
-        for i, (depth, body) in enumerate(units):
-            key = _unit_key(depth, body)
-            keys.append(key)
-            found = self.cache.get(key) if self.cache else None
-            if found is not None and not same_code(depth, body, found):
-                found = None  # not black's output of this unit: format it again
-            results.append(found)
-            if found is None:
-                missing.append(i)
-        if missing:
-            formatted = _black_batch([units[i] for i in missing])
-            for i, body in zip(missing, formatted, strict=True):
-                results[i] = body
-                if self.cache is not None:
-                    self.cache.put(keys[i], body)
-        return [r for r in results if r is not None]
+        return _black_batch(units)
 
 
 def _units(text: str) -> Iterator[tuple[int, str]]:
@@ -313,20 +291,6 @@ def black_format(source: str) -> str:
     from black import format_str
 
     return str(format_str(source, mode=_mode()))
-
-
-@functools.cache
-def _black_version() -> str:
-    from importlib.metadata import version
-
-    return version("black")
-
-
-def _unit_key(depth: int, body: str) -> str:
-    digest = hashlib.sha256()
-    for part in (_black_version(), str(LINE_LENGTH), "py311", str(depth), body):
-        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()
 
 
 def _black_batch(units: list[tuple[int, str]]) -> list[str]:
@@ -370,41 +334,3 @@ def _blank_prefix(lines: list[str]) -> int:
             break
         n += 1
     return n
-
-
-class UnitCache:
-    """Black's output per unit, keyed by content (see ``_unit_key``): a mapping that
-    can be loaded from and saved to one JSON file. Saving keeps only the entries the
-    last build used, so the file stays the size of one package's black-formatted units."""
-
-    def __init__(self, entries: Mapping[str, str] | None = None) -> None:
-        self._entries: dict[str, str] = dict(entries or {})
-        self._used: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        found = self._entries.get(key)
-        if found is not None:
-            self._used[key] = found
-        return found
-
-    def put(self, key: str, body: str) -> None:
-        self._entries[key] = body
-        self._used[key] = body
-
-    def used(self) -> dict[str, str]:
-        return dict(sorted(self._used.items()))
-
-    @classmethod
-    def from_json(cls, data: bytes) -> UnitCache:
-        try:
-            loaded = json.loads(data.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return cls()
-        if not isinstance(loaded, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in loaded.items()
-        ):
-            return cls()
-        return cls(loaded)
-
-    def to_json(self) -> bytes:
-        return (json.dumps(self.used(), indent=0, sort_keys=True) + "\n").encode()

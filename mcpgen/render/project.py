@@ -23,7 +23,7 @@ from ..schemas import descriptor
 from .escape import PySource, py_literal
 from .fileimports import PACKAGE_RUNTIME_NAMES, file_imports
 from .imports import export_order
-from .layout import UNIT, Layout, UnitCache, literal_node
+from .layout import UNIT, Layout, literal_node
 from .localnames import local_type_names
 from .models import render_models
 from .signatures import Annotations, client_names, tool_view
@@ -134,13 +134,10 @@ def _server_info(server: ir.Server) -> dict[str, Any]:
     return info
 
 
-def render_package(
-    contract: ir.Contract, runtime: RuntimeMode = "installed", cache: UnitCache | None = None
-) -> dict[str, bytes]:
-    """Every file of the generated package, black-clean and ready to write. ``cache``
-    holds black's output for units that need black (see ``layout``), by content."""
+def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") -> dict[str, bytes]:
+    """Every file of the generated package, black-clean and ready to write."""
     env = _environment()
-    layout = Layout(cache)
+    layout = Layout()
     layout.safe.add(header(contract))  # a comment: black leaves it as long as it is
     descriptors = [descriptor(tool) for tool in contract.tools]
     prefix = contract.server.class_prefix
