@@ -47,7 +47,7 @@ def test_every_generated_file_passes_black_check(spec: Path) -> None:
         if name.endswith(".py"):
             text = data.decode()
             assert black_format(text) == text, f"{spec}: {name} is not black-clean"
-            assert layout.UNIT not in text and layout.BLACK not in text
+            assert "\x00" not in text and "\x01" not in text
     assert _render(spec) == files  # byte-identical across runs
 
 
@@ -137,3 +137,37 @@ def test_models_that_are_not_python_fail_the_build(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(project, "render_models", lambda *a: "x: list[1x]\n")
     with pytest.raises(SyntaxError):
         _render(ROOT / "tests/fixtures/wire/tools.yaml")
+
+
+def test_black_gets_only_the_units_that_need_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout spec has units only black can format: black sees those, each a
+    method or a top-level statement, never a whole file."""
+    sent: list[tuple[int, str]] = []
+    real = layout._black_batch
+    monkeypatch.setattr(layout, "_black_batch", lambda units: sent.extend(units) or real(units))
+    files = _render(ROOT / "tests/fixtures/layout/tools.yaml")
+    assert sent, "the layout spec has units only black can format"
+    longest = max(data.count(b"\n") for data in files.values())
+    assert all(depth in (0, 1) and body.count("\n") < longest // 2 for depth, body in sent)
+
+
+def test_units_are_found_from_the_syntax_tree() -> None:
+    text = (
+        "import os\n"
+        "\n\n"
+        "class A:\n"
+        '    """Doc."""\n'
+        "\n"
+        "    def f(self) -> None:\n"
+        "        pass\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def g() -> None:\n"
+        "        pass\n"
+        "\n\n"
+        "X = 1\n"
+    )
+    # line 4 (the docstring) is the class's head, line 10 is inside g, 14 is X
+    assert layout._units(text, {4, 10, 14}) == [(3, 5, 0), (9, 12, 1), (14, 15, 0)]
+    # a line of f and a line of the head: two units, never the whole class
+    assert layout._units(text, {3, 7}) == [(3, 5, 0), (6, 8, 1)]

@@ -23,7 +23,7 @@ from ..schemas import descriptor
 from .escape import PySource, py_literal
 from .fileimports import PACKAGE_RUNTIME_NAMES, file_imports
 from .imports import export_order
-from .layout import UNIT, Layout, literal_node
+from .layout import Layout, literal_node
 from .localnames import local_type_names
 from .models import render_models
 from .signatures import Annotations, client_names, tool_view
@@ -182,8 +182,6 @@ def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") ->
             "serve",
             *PACKAGE_RUNTIME_NAMES,
         ],
-        "U0": UNIT + "0",
-        "U1": UNIT + "1",
     }
     files = _render_templates(env, context, layout)
     if runtime == "vendored":
