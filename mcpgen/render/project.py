@@ -26,7 +26,7 @@ from .imports import export_order
 from .layout import Layout, literal_node
 from .localnames import local_type_names
 from .models import render_models
-from .signatures import Annotations, client_names, tool_view
+from .signatures import ArgumentTypes, client_names, tool_view
 from .typemap import TypeMap
 
 __all__ = ["RuntimeMode", "render_package", "runtime_sources"]
@@ -143,7 +143,7 @@ def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") ->
     prefix = contract.server.class_prefix
     typemap = TypeMap.for_contract(contract)
     renames = local_type_names(contract, typemap)
-    types = Annotations(typemap, renames)
+    types = ArgumentTypes(typemap, renames)
     tools = client_names([tool_view(tool, types, layout) for tool in contract.tools])
     runtime_module = RUNTIME_IMPORT if runtime == "installed" else VENDORED_IMPORT
     shared = _shared_defs(descriptors)

@@ -22,7 +22,16 @@ from .layout import Layout
 from .typemap import RETURN_ANNOTATIONS, TypeMap
 from .typesource import declared_names, rename_types, resolve_helpers
 
-__all__ = ["Annotation", "Param", "Signature", "ToolView", "client_names", "tool_view"]
+__all__ = [
+    "RETURNS",
+    "Annotation",
+    "ArgumentTypes",
+    "Param",
+    "Signature",
+    "ToolView",
+    "client_names",
+    "tool_view",
+]
 
 
 @dataclass(frozen=True)
@@ -128,7 +137,7 @@ class ToolView:
         return tuple(p.default if p.has_default else None for p in self.tool.parameters)
 
 
-class Annotations:
+class ArgumentTypes:
     """The signatures' annotations of one contract's arguments, by their local names."""
 
     def __init__(self, typemap: TypeMap, renames: Mapping[str, str]) -> None:
@@ -151,7 +160,7 @@ class Annotations:
 
 
 def _handler_signature(
-    tool: ir.Tool, kinds: Mapping[str, Annotation], types: Annotations
+    tool: ir.Tool, kinds: Mapping[str, Annotation], types: ArgumentTypes
 ) -> Signature:
     """The handler's parameters and return annotation, by the tool's callback style."""
     if tool.callback == "positional":
@@ -175,7 +184,7 @@ def _handler_signature(
 
 
 def _client_signature(
-    tool: ir.Tool, kinds: Mapping[str, Annotation], types: Annotations
+    tool: ir.Tool, kinds: Mapping[str, Annotation], types: ArgumentTypes
 ) -> Signature:
     """The client method's parameters: a ``*`` where a required argument follows an
     optional one; an optional one defaults to ``UNSET`` (left out, it is not sent: its
@@ -221,7 +230,7 @@ def _tool_texts(tool: ir.Tool) -> tuple[str, str, str]:
     return text, method_text, start_text
 
 
-def tool_view(tool: ir.Tool, types: Annotations, layout: Layout) -> ToolView:
+def tool_view(tool: ir.Tool, types: ArgumentTypes, layout: Layout) -> ToolView:
     kinds = {param.name: types.parameter(tool, param) for param in tool.parameters}
     taken = {p.py_name for p in tool.parameters}
     text, method_text, start_text = _tool_texts(tool)
