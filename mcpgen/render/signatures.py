@@ -124,6 +124,37 @@ class ToolView:
             f"{py_literal(p.name)}: {p.py_name}" for p in self.tool.parameters if p.required
         )
 
+    def handler_params(self) -> tuple[str, ...]:
+        """The handler's parameters, ``self`` first."""
+        return ("self", *self.handler.texts)
+
+    def client_params(self, progress_type: str) -> tuple[str, ...]:
+        """A client method's parameters: ``self``, the arguments, then the keyword-only
+        progress callback of type ``progress_type``."""
+        star = () if self.keyword_only else ("*",)
+        progress = f"{self.progress_kw}: {progress_type} | None = None"
+        return ("self", *self.client.texts, *star, progress)
+
+    def call_args(self) -> tuple[str, ...]:
+        """``session.call_tool``'s arguments (a task-required tool asks for a task)."""
+        task = ("task=True",) if self.tool.task_support == "required" else ()
+        return (py_literal(self.tool.name), self.args_var, f"on_progress={self.progress_kw}", *task)
+
+    def start_args(self) -> tuple[str, ...]:
+        """``session.start_tool``'s arguments."""
+        name = py_literal(self.tool.name)
+        return (name, self.args_var, self.converter, f"on_progress={self.progress_kw}")
+
+    def result_args(self, result: str) -> tuple[str, ...]:
+        """The arguments turning ``result`` (a CallToolResult) into the return value:
+        ``_results.structured``'s for a structured tool, else ``cast``'s."""
+        name = py_literal(self.tool.name)
+        if self.tool.callback == "structured":
+            return (name, result, f"{self.tool.class_name}Output.model_validate")
+        returns = py_literal(self.tool.returns)
+        converted = f"convert_result({result}, {returns}, {name})"
+        return (py_literal(self.client.returns.text), converted)
+
     @property
     def optional_params(self) -> tuple[ir.Parameter, ...]:
         return tuple(p for p in self.tool.parameters if not p.required)
