@@ -14,8 +14,7 @@ from typing import Literal
 
 import yaml
 
-from .render.layout import UnitCache
-from .safeio import MAX_SPEC_BYTES, outside_reason, read_regular, replace_file
+from .safeio import MAX_SPEC_BYTES, outside_reason, read_regular
 from .spec.errors import Diagnostic
 from .write import (
     OutputRefused,
@@ -27,7 +26,7 @@ from .write import (
 )
 
 __all__ = [
-    "LAYOUT_CACHE",
+    "OLD_LAYOUT_CACHE",
     "BuildResult",
     "RuntimeMode",
     "build_spec",
@@ -35,18 +34,10 @@ __all__ = [
     "runtime_requirement",
 ]
 
-LAYOUT_CACHE = ".mcpgen-layout-cache.json"
-"""Black's output for the units of generated code that need black (render/layout.py),
-keyed by content, so a rebuild formats only units that changed. It lives in the output
-directory, beside the manifest, so that mcpgen writes nowhere the user did not point
-it; it exists only when some unit needed black. A build reads and rewrites it; ``--check``
-neither reads nor writes it (what it compares must not depend on a file in the
-directory it checks). Anyone who can commit can edit it, so an entry is used only when
-it is the same code as its unit: the same syntax tree, the same comments (a coding
-cookie is one), no character the unit lacks (``layout._same_code``); anything else is
-formatted by black again."""
-MAX_LAYOUT_CACHE_BYTES = 32 * 1024 * 1024
-"""Largest layout cache read (32 MiB); a larger one is ignored and rewritten."""
+OLD_LAYOUT_CACHE = ".mcpgen-layout-cache.json"
+"""Where builds before 0.1.0's last development round kept black's output per unit, in
+the output directory. There is no such cache now (docs/architecture.md, "Generated code
+and linters"); a build removes the file it finds there, its own leftover."""
 
 Status = Literal["written", "unchanged", "fresh", "stale", "invalid", "refused"]
 RuntimeMode = Literal["installed", "vendored"]  # see render.project.RuntimeMode
@@ -141,26 +132,6 @@ def _peek_declared(text: str) -> tuple[object, str] | None:
     return data.get("output"), data["package"]
 
 
-def _read_layout_cache(out: Path) -> tuple[UnitCache, bytes | None]:
-    try:
-        data = read_regular(out / LAYOUT_CACHE, limit=MAX_LAYOUT_CACHE_BYTES, follow_symlinks=False)
-    except OSError:  # absent, or not a regular file of a sane size: start empty
-        return UnitCache(), None
-    return UnitCache.from_json(data), data
-
-
-def _write_layout_cache(out: Path, cache: UnitCache, cached: bytes | None) -> None:
-    """Keep the entries this build used; no file when no unit needed black."""
-    target = out / LAYOUT_CACHE
-    if not cache.used():
-        if cached is not None:
-            target.unlink(missing_ok=True)
-        return
-    data = cache.to_json()
-    if data != cached:
-        replace_file(target, data)
-
-
 def build_spec(
     spec: Path,
     *,
@@ -217,13 +188,12 @@ def _build(
         files = render_package(contract, runtime)
         diffs = check_package(out, files)
         return BuildResult(spec, "stale" if diffs else "fresh", out, loaded.diagnostics, diffs)
-    cache, cached = _read_layout_cache(out)
-    files = render_package(contract, runtime, cache=cache)
+    files = render_package(contract, runtime)
     inputs = inputs_record([spec, *contract.inputs], spec.parent, runtime)
     try:
         report = write_package(out, files, inputs, force=force)
     except OutputRefused as exc:
         return BuildResult(spec, "refused", out, loaded.diagnostics, message=str(exc))
-    _write_layout_cache(out, cache, cached)
+    (out / OLD_LAYOUT_CACHE).unlink(missing_ok=True)  # never follows a symlink
     status: Status = "written" if report.written or report.removed else "unchanged"
     return BuildResult(spec, status, out, loaded.diagnostics, report=report)

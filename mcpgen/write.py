@@ -86,6 +86,7 @@ def generator_fingerprint() -> str:
             *RUNTIME_DIR.rglob("*.py"),
             *package.glob("render/*.py"),
             package / "schemas.py",
+            package / "keywords.py",  # the JSON Schema vocabulary both spec/ and render/ read
             *package.glob("spec/*.py"),
         ]
     )

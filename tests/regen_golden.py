@@ -1,35 +1,57 @@
-"""Regenerate tests/golden/ from the example specs, on purpose (`make golden`).
+"""Regenerate tests/golden/ on purpose (`make golden`): one tree per spec of ``SPECS``.
 
 Review the resulting diff before committing it: the golden records are the
-reviewed, expected output of the generator.
+reviewed, expected output of the generator (tests/test_golden.py compares them).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from mcpgen.render.project import render_package
-from mcpgen.spec.load import load_contract
-
 GOLDEN = ROOT / "tests" / "golden"
+
+# Each spec's tree goes to tests/golden/<its package>; together they cover a large
+# contract, every callback shape, tasks, shared types and odd names.
+SPECS = (
+    "examples/weather/tools.yaml",  # the example: positional, named, structured, a task
+    "tests/fixtures/golden/large.yaml",  # 40 tools in ten shapes, a 200-value enum
+    "tests/fixtures/wire/tools.yaml",  # every callback shape and returns kind, nulls
+    "tests/fixtures/contract_test/seeded.yaml",  # optional and required tasks
+    "tests/fixtures/tracker/tools.yaml",  # shared types, a shared enum, a recursive type
+    "tests/fixtures/names/tools.yaml",  # odd names: keywords, NFKC, typing's names
+)
+
+
+def golden_tree(spec: str) -> tuple[str, dict[str, bytes]]:
+    """The package name and generated files of ``spec`` (relative to the checkout)."""
+    from mcpgen.render.project import render_package
+    from mcpgen.spec.load import load_contract
+
+    here = Path.cwd()
+    os.chdir(ROOT)  # diagnostics and the header name the spec as the checkout does
+    try:
+        result = load_contract(Path(spec))
+    finally:
+        os.chdir(here)
+    assert result.contract is not None, result.diagnostics
+    return result.contract.package, render_package(result.contract)
 
 
 def main() -> None:
-    for spec in sorted(ROOT.glob("examples/*/tools.yaml")):
-        result = load_contract(spec.relative_to(ROOT))
-        assert result.contract is not None, result.diagnostics
-        target = GOLDEN / result.contract.package
+    sys.path.insert(0, str(ROOT))
+    for spec in SPECS:
+        package, files = golden_tree(spec)
+        target = GOLDEN / package
         shutil.rmtree(target, ignore_errors=True)
-        for name, data in render_package(result.contract).items():
+        for name, data in files.items():
             path = target / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
-        print(f"regenerated {target.relative_to(ROOT)}")
+        print(f"regenerated {target.relative_to(ROOT)} from {spec}")
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from mcpgen.build import OLD_LAYOUT_CACHE, build_spec
 from mcpgen.render import layout
-from mcpgen.render.layout import UnitCache, black_format
+from mcpgen.render.layout import black_format
 from mcpgen.render.project import render_package
 from mcpgen.spec.load import load_contract
 
@@ -46,7 +47,7 @@ def test_every_generated_file_passes_black_check(spec: Path) -> None:
         if name.endswith(".py"):
             text = data.decode()
             assert black_format(text) == text, f"{spec}: {name} is not black-clean"
-            assert layout.UNIT not in text and layout.BLACK not in text
+            assert "\x00" not in text and "\x01" not in text
     assert _render(spec) == files  # byte-identical across runs
 
 
@@ -66,26 +67,55 @@ def test_the_benchmark_spec_needs_no_black(tmp_path: Path, monkeypatch: pytest.M
             assert black_format(data.decode()) == data.decode(), name
 
 
-def test_units_black_formats_come_from_the_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A unit that needs black is formatted once; a rebuild with the cache gives the
-    same bytes without calling black, and the cache survives a JSON round trip."""
-    spec = ROOT / "tests/fixtures/layout/tools.yaml"
-    cache = UnitCache()
-    first = _render(spec, cache=cache)
-    assert cache.used(), "the layout spec has units only black can format"
-    batches: list[int] = []
-    real = layout._black_batch
-    monkeypatch.setattr(
-        layout, "_black_batch", lambda units: batches.append(len(units)) or real(units)
+def test_no_layout_cache_is_kept_and_an_old_one_is_removed(tmp_path: Path) -> None:
+    """Units black formats are formatted on every build and kept nowhere: an output
+    directory holds only the package and its manifest, and the cache file older
+    builds wrote there goes on the next build."""
+    spec = tmp_path / "tools.yaml"
+    spec.write_text((ROOT / "tests/fixtures/layout/tools.yaml").read_text())
+    first = build_spec(spec)
+    assert first.status == "written" and first.output is not None
+    assert not (first.output / OLD_LAYOUT_CACHE).exists()
+    # an earlier mcpgen's cache, holding an entry that is not this build's code
+    (first.output / OLD_LAYOUT_CACHE).write_text('{"k": "import os"}')
+    spec.write_text(spec.read_text().replace('description: "Short."', 'description: "Shorter."'))
+    again = build_spec(spec)
+    assert again.status == "written" and again.output is not None
+    assert not (again.output / OLD_LAYOUT_CACHE).exists()
+    fresh = tmp_path / "fresh" / "tools.yaml"
+    fresh.parent.mkdir()
+    fresh.write_text(spec.read_text())
+    full = build_spec(fresh)
+    assert full.output is not None
+
+    def tree(directory: Path) -> dict[str, bytes]:
+        return {p.name: p.read_bytes() for p in sorted(directory.glob("*.py"))}
+
+    assert tree(again.output) == tree(full.output)
+
+
+def test_output_is_byte_stable_across_processes(tmp_path: Path) -> None:
+    """Two interpreters (another hash seed each) write the same bytes."""
+    import subprocess
+
+    script = (
+        "import sys, hashlib; from mcpgen.spec.load import load_contract; "
+        "from mcpgen.render.project import render_package; "
+        "c = load_contract(sys.argv[1]).contract; "
+        "print(hashlib.sha256(repr(sorted(render_package(c).items())).encode()).hexdigest())"
     )
-    again = _render(spec, cache=UnitCache.from_json(cache.to_json()))
-    assert batches == []
-    assert again == first == _render(spec)
-
-
-def test_a_corrupt_cache_is_an_empty_one() -> None:
-    for data in (b"", b"not json", b"[1, 2]", b'{"k": 1}', b"\xff"):
-        assert UnitCache.from_json(data).used() == {}
+    spec = str(ROOT / "tests/fixtures/layout/tools.yaml")
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script, spec],
+            env={"PYTHONHASHSEED": seed, "PATH": ""},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1
 
 
 def test_fits_measures_as_black_does() -> None:
@@ -107,3 +137,37 @@ def test_models_that_are_not_python_fail_the_build(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(project, "render_models", lambda *a: "x: list[1x]\n")
     with pytest.raises(SyntaxError):
         _render(ROOT / "tests/fixtures/wire/tools.yaml")
+
+
+def test_black_gets_only_the_units_that_need_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The layout spec has units only black can format: black sees those, each a
+    method or a top-level statement, never a whole file."""
+    sent: list[tuple[int, str]] = []
+    real = layout._black_batch
+    monkeypatch.setattr(layout, "_black_batch", lambda units: sent.extend(units) or real(units))
+    files = _render(ROOT / "tests/fixtures/layout/tools.yaml")
+    assert sent, "the layout spec has units only black can format"
+    longest = max(data.count(b"\n") for data in files.values())
+    assert all(depth in (0, 1) and body.count("\n") < longest // 2 for depth, body in sent)
+
+
+def test_units_are_found_from_the_syntax_tree() -> None:
+    text = (
+        "import os\n"
+        "\n\n"
+        "class A:\n"
+        '    """Doc."""\n'
+        "\n"
+        "    def f(self) -> None:\n"
+        "        pass\n"
+        "\n"
+        "    @staticmethod\n"
+        "    def g() -> None:\n"
+        "        pass\n"
+        "\n\n"
+        "X = 1\n"
+    )
+    # line 4 (the docstring) is the class's head, line 10 is inside g, 14 is X
+    assert layout._units(text, {4, 10, 14}) == [(3, 5, 0), (9, 12, 1), (14, 15, 0)]
+    # a line of f and a line of the head: two units, never the whole class
+    assert layout._units(text, {3, 7}) == [(3, 5, 0), (6, 8, 1)]

@@ -11,12 +11,16 @@ black's style, and this module lays out the parts whose shape depends on the spe
 - a docstring is indented the way black indents it (``docstring``), when its text is
   plain; other docstrings are left to black.
 
-Whatever is not certain is left to black, one *unit* at a time: the templates mark
-units (a method, a top-level statement) with a line ``UNIT + depth``; ``finish``
-removes the marks and runs black, in one batch, only over the units that hold a line
-longer than the limit that black could split, or the mark ``BLACK``.
-A ``UnitCache`` keeps black's answer per unit, keyed by the unit's text, black's
-version and mode, so a rebuild formats again only the units that changed.
+Whatever is not certain is left to black, one *unit* at a time: a top-level
+statement, or a method of a top-level class (or the class's head, before its first
+method). ``finish`` finds the lines longer than the limit that black could split
+(not in ``safe``) and the text the layout marked ``unsure`` (a docstring not in
+black's form, a declaration black rewrites), and only then reads the file's syntax
+tree to find the units that hold them, and runs black, in one batch, over those.
+Nothing travels inside the text to mark a unit.
+Nothing is cached: the units left to black are few (a long ``Literal[…]`` annotation,
+a docstring that is not plain text), and an unchanged spec never reaches the renderer
+(the manifest's no-op check); see docs/architecture.md, "Generated code and linters".
 
 The result must equal ``black.format_str`` of itself (tests/test_generated_layout.py checks
 every generated file of the test specs with black).
@@ -24,37 +28,27 @@ every generated file of the test specs with black).
 
 from __future__ import annotations
 
+import ast
 import functools
-import hashlib
-import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .escape import PySource, py_str
-from .unitcheck import same_code
 
 __all__ = [
-    "BLACK",
     "INDENT",
     "LINE_LENGTH",
-    "UNIT",
     "Atom",
     "Group",
     "Layout",
-    "UnitCache",
     "black_format",
     "fits",
     "literal_node",
 ]
 
-LINE_LENGTH = 100
+LINE_LENGTH = 88
 INDENT = "    "
-UNIT = "\x00"
-"""Marks the start of a unit: a line ``"\\x00<depth>"``. NUL never reaches the output
-from a spec (``py_str`` and ``py_docstring`` escape every control character)."""
-BLACK = "\x01"
-"""Marks a unit as one for black, anywhere in it (removed by ``finish``); as safe as NUL."""
 
 _SEPARATOR = "# mcpgen-layout-unit"
 
@@ -140,8 +134,9 @@ class Atom(str):
 class Layout:
     """Lays out one package's files; collects what ``finish`` must leave to black."""
 
-    cache: UnitCache | None = None
     safe: set[str] = field(default_factory=set)  # long lines black leaves as they are
+    # text black must format wherever it stands (a docstring literal, a first line)
+    unsure: set[str] = field(default_factory=set)
     black_units: int = 0  # how many units went to black (for tests and the benchmark)
 
     # -- laying out -------------------------------------------------------------------
@@ -223,7 +218,8 @@ class Layout:
             and (len(lines) == 1 or any(line and not line[0].isspace() for line in lines[1:]))
         )
         if not plain:
-            return BLACK + literal
+            self.unsure.add(literal)
+            return literal
         if len(lines) == 1:  # black leaves a one-line docstring as it is
             if not fits(indent + literal):
                 self.safe.add(indent + literal)
@@ -247,59 +243,65 @@ class Layout:
     # -- finishing --------------------------------------------------------------------
 
     def finish(self, text: str) -> str:
-        """``text`` with the unit marks removed and the units that need it formatted
-        by black (in one batch, through the cache)."""
-        units: list[tuple[int, str]] = []
-        todo: list[int] = []
-        for depth, body in _units(text):
-            if BLACK in body:
-                body = body.replace(BLACK, "")
-                todo.append(len(units))
-            elif self._needs_black(body):
-                todo.append(len(units))
-            units.append((depth, body))
-        if todo:
-            formatted = self._black([(units[i][0], units[i][1]) for i in todo])
-            for i, body in zip(todo, formatted, strict=True):
-                units[i] = (units[i][0], body)
-        return "\n".join(body for _, body in units)
-
-    def _needs_black(self, body: str) -> bool:
-        return any(not fits(line) and line not in self.safe for line in body.split("\n"))
-
-    def _black(self, units: list[tuple[int, str]]) -> list[str]:
+        """``text`` with the units that need it formatted by black (in one batch)."""
+        lines = text.split("\n")
+        todo = {i for i, line in enumerate(lines) if not fits(line) and line not in self.safe}
+        for marked in self.unsure:
+            start = text.find(marked)
+            while start != -1:
+                todo.add(text.count("\n", 0, start))
+                start = text.find(marked, start + 1)
+        if not todo:
+            return text
+        units = _units(text, todo)
         self.black_units += len(units)
-        results: list[str | None] = []
-        keys: list[str] = []
-        missing: list[int] = []
-        for i, (depth, body) in enumerate(units):
-            key = _unit_key(depth, body)
-            keys.append(key)
-            found = self.cache.get(key) if self.cache else None
-            if found is not None and not same_code(depth, body, found):
-                found = None  # not black's output of this unit: format it again
-            results.append(found)
-            if found is None:
-                missing.append(i)
-        if missing:
-            formatted = _black_batch([units[i] for i in missing])
-            for i, body in zip(missing, formatted, strict=True):
-                results[i] = body
-                if self.cache is not None:
-                    self.cache.put(keys[i], body)
-        return [r for r in results if r is not None]
+        formatted = _black_batch([(depth, "\n".join(lines[a:b])) for a, b, depth in units])
+        for (a, b, _), body in sorted(zip(units, formatted, strict=True), reverse=True):
+            lines[a:b] = body.split("\n")
+        return "\n".join(lines)
 
 
-def _units(text: str) -> Iterator[tuple[int, str]]:
-    depth = 0
-    current: list[str] = []
-    for line in text.split("\n"):
-        if line.startswith(UNIT):
-            yield depth, "\n".join(current)
-            depth, current = int(line[1:]), []
-        else:
-            current.append(line)
-    yield depth, "\n".join(current)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _span(node: ast.stmt) -> tuple[int, int]:
+    """The 0-based line range of a statement, its decorators included."""
+    decorators = getattr(node, "decorator_list", [])
+    first = min([node.lineno, *(d.lineno for d in decorators)])
+    return first - 1, node.end_lineno or node.lineno
+
+
+def _units(text: str, todo: set[int]) -> list[tuple[int, int, int]]:
+    """The units (first line, end line, depth) that hold the lines ``todo``: a
+    top-level statement, or in a top-level class the method holding the line (depth
+    1), else the class's head up to its first method, else the whole class."""
+    units: set[tuple[int, int, int]] = set()
+    for node in ast.parse(text).body:
+        start, end = _span(node)
+        lines = {i for i in todo if start <= i < end}
+        if not lines:
+            continue
+        if not isinstance(node, ast.ClassDef):
+            units.add((start, end, 0))
+            continue
+        methods = [_span(m) for m in node.body if isinstance(m, _FUNCTIONS)]
+        head_end = methods[0][0] if methods else end
+        inside = [next((m for m in methods if m[0] <= i < m[1]), None) for i in lines]
+        if any(m is None and not start <= i < head_end for m, i in zip(inside, lines)):
+            units.add((start, end, 0))  # a line between methods: the class as a whole
+            continue
+        for method, line in zip(inside, lines):
+            units.add((*method, 1) if method else (start, _head(text, start, head_end), 0))
+    whole = [(a, b) for a, b, depth in units if depth == 0]
+    return sorted(u for u in units if u[2] == 0 or not any(a <= u[0] < b for a, b in whole))
+
+
+def _head(text: str, start: int, end: int) -> int:
+    """``end`` moved up past the blank lines that close a class's head."""
+    lines = text.split("\n")
+    while end > start + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end
 
 
 def _mode() -> Any:
@@ -313,20 +315,6 @@ def black_format(source: str) -> str:
     from black import format_str
 
     return str(format_str(source, mode=_mode()))
-
-
-@functools.cache
-def _black_version() -> str:
-    from importlib.metadata import version
-
-    return version("black")
-
-
-def _unit_key(depth: int, body: str) -> str:
-    digest = hashlib.sha256()
-    for part in (_black_version(), str(LINE_LENGTH), "py311", str(depth), body):
-        digest.update(part.encode("utf-8", "surrogatepass") + b"\0")
-    return digest.hexdigest()
 
 
 def _black_batch(units: list[tuple[int, str]]) -> list[str]:
@@ -370,41 +358,3 @@ def _blank_prefix(lines: list[str]) -> int:
             break
         n += 1
     return n
-
-
-class UnitCache:
-    """Black's output per unit, keyed by content (see ``_unit_key``): a mapping that
-    can be loaded from and saved to one JSON file. Saving keeps only the entries the
-    last build used, so the file stays the size of one package's black-formatted units."""
-
-    def __init__(self, entries: Mapping[str, str] | None = None) -> None:
-        self._entries: dict[str, str] = dict(entries or {})
-        self._used: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        found = self._entries.get(key)
-        if found is not None:
-            self._used[key] = found
-        return found
-
-    def put(self, key: str, body: str) -> None:
-        self._entries[key] = body
-        self._used[key] = body
-
-    def used(self) -> dict[str, str]:
-        return dict(sorted(self._used.items()))
-
-    @classmethod
-    def from_json(cls, data: bytes) -> UnitCache:
-        try:
-            loaded = json.loads(data.decode("utf-8"))
-        except (ValueError, UnicodeDecodeError, RecursionError):
-            return cls()
-        if not isinstance(loaded, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in loaded.items()
-        ):
-            return cls()
-        return cls(loaded)
-
-    def to_json(self) -> bytes:
-        return (json.dumps(self.used(), indent=0, sort_keys=True) + "\n").encode()

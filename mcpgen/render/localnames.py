@@ -8,13 +8,10 @@ of those names, so there it is imported under a local name with a trailing ``_``
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from .. import ir
 from .typemap import TypeMap
-from .typesource import identifiers_in
 
-__all__ = ["MODULE_NAMES", "local_type_names", "model_imports", "types_named_in"]
+__all__ = ["MODULE_NAMES", "local_type_names"]
 
 # Names server.py and client.py themselves import or define at module level. A
 # models.py type of one of these names (a `types` entry `Literal`, `App`, `cast`)
@@ -40,15 +37,3 @@ def local_type_names(contract: ir.Contract, typemap: TypeMap) -> dict[str, str]:
         renames[name] = local
         taken.add(local)
     return renames
-
-
-def types_named_in(text: str, typemap: TypeMap, renames: dict[str, str]) -> set[str]:
-    """The models.py types that ``text`` (signatures) names, by their local names."""
-    local_names = set(renames.values()) | (set(typemap.declarations) - set(renames))
-    return set(identifiers_in(text) & local_names)
-
-
-def model_imports(names: Iterable[str], renames: dict[str, str]) -> list[str]:
-    """``from .models import …`` entries for the local ``names`` server.py or client.py use."""
-    originals = {local: name for name, local in renames.items()}
-    return sorted(f"{originals[n]} as {n}" if n in originals else n for n in names)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections import defaultdict
 
 from .. import ir
-from .layout import BLACK, UNIT, Layout
+from .imports import Imports
+from .layout import Layout
 from .typemap import TypeMap
-from .typesource import HELPERS, resolve_helpers
+from .typesource import HELPERS, NOQA_UP013, resolve_helpers
 
 __all__ = ["render_models"]
 
@@ -28,7 +28,11 @@ _TRIPLE = re.compile(r'"""(.*?)"""', re.DOTALL)
 def _for_black(declaration: str) -> bool:
     """Does black change this declaration's docstrings (as typemap writes them)? A
     multi-line one black re-indents; a one-line one it strips; other literals it
-    rewrites as a docstring. Such declarations are left to black (``layout.BLACK``)."""
+    rewrites as a docstring; a TypedDict call whose ``noqa`` comment sits after its
+    bracket black joins into one line when it fits. Such declarations are left to black
+    (``layout.Layout.unsure``)."""
+    if NOQA_UP013 in declaration:
+        return True
     if any(
         "\n" in m.group(1) or m.group(1) != m.group(1).strip()
         for m in _TRIPLE.finditer(declaration)
@@ -47,19 +51,14 @@ def render_models(
     """The body of models.py (imports included), one layout unit per declaration."""
     typemap = typemap or TypeMap.for_contract(contract)
     layout = layout or Layout()
-    # each declaration starts a unit (a NUL line, see layout.UNIT) so that black, where
-    # a declaration needs it, formats that declaration alone
-    body = "\n\n\n".join(f"{UNIT}0\n{d.source}" for d in typemap.ordered() if d.source)
+    # each declaration is a unit of its own to the layout (a top-level statement), so
+    # black, where a declaration needs it, formats that declaration alone
+    body = "\n\n\n".join(d.source for d in typemap.ordered() if d.source)
     text, used = resolve_helpers(body, set(typemap.declarations))
-    text = UNIT.join(
-        # the mark goes after the unit's depth line
-        part.replace("\n", "\n" + BLACK, 1) if _for_black(part) else part
-        for part in text.split(UNIT)
-    )
-    by_module: dict[str, list[str]] = defaultdict(list)
-    for name, local in sorted(used.items()):
-        by_module[HELPERS[name]].append(name if local == name else f"{name} as {local}")
-    header = ["from __future__ import annotations", ""]
-    for module, names in sorted(by_module.items()):
-        header.append(layout.imports(module, names, 0))
-    return "\n".join(header) + "\n\n\n" + text
+    for declaration in text.split("\n\n\n"):
+        if _for_black(declaration):
+            layout.unsure.add(declaration.split("\n", 1)[0])
+    imports = Imports().add("__future__", "annotations")
+    for name, local in used.items():
+        imports.add_as(HELPERS[name], name, local)
+    return imports.block(layout) + "\n\n\n" + text

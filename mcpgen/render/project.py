@@ -7,10 +7,8 @@ with black and stable across runs; writing them is ``write.py``'s job.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
 import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 import jinja2
@@ -23,15 +21,15 @@ from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
 from ..schemas import descriptor
 from .escape import PySource, py_literal
-from .layout import UNIT, Layout, UnitCache, literal_node
-from .localnames import local_type_names, model_imports, types_named_in
+from .fileimports import PACKAGE_RUNTIME_NAMES, file_imports
+from .imports import export_order
+from .layout import Layout, literal_node
+from .localnames import local_type_names
 from .models import render_models
-from .typemap import RETURN_ANNOTATIONS, TypeMap
-from .typesource import rename_types, resolve_helpers
+from .signatures import ArgumentTypes, client_names, tool_view
+from .typemap import TypeMap
 
 __all__ = ["RuntimeMode", "render_package", "runtime_sources"]
-
-LINE_LENGTH = 100
 
 # "installed": generated code imports the mcpgen-runtime distribution (the default);
 # "vendored": a copy of the runtime goes into the package as ``_runtime``.
@@ -52,178 +50,6 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["py"] = py_literal
     return env
-
-
-@dataclass(frozen=True)
-class _ToolView:
-    """What the templates need of a tool, with all escaping already done."""
-
-    name: str
-    py_name: str
-    class_name: str
-    callback: str
-    returns: str
-    is_async: bool
-    timeout: float | None
-    task_support: str
-    doc: str
-    client_doc: str  # doc, plus the defaults the server applies to left-out arguments
-    handler_params: str
-    handler_param_list: tuple[str, ...]
-    handler_returns: str
-    client_params: str
-    client_param_list: tuple[str, ...]  # after self, before the progress callback
-    client_returns: str
-    required_args: str
-    required_pairs: tuple[str, ...]
-    optional_params: tuple[ir.Parameter, ...]
-    wire_params: str
-    wire_param_values: tuple[str, ...]
-    defaults: str
-    default_values: tuple[Any, ...]
-    args_var: str
-    result_var: str
-    # client-side extras: progress callbacks and task handles
-    kw_sep: str  # ", *" unless the parameters already end in keyword-only ones
-    progress_kw: str  # the keyword-only progress callback parameter's name
-    start_name: str  # start_<tool>: only for tools with task_support optional|required
-    start_doc: str
-    converter: str  # module-level function turning a CallToolResult into the return value
-
-
-def _handler_signature(tool: ir.Tool, kinds: dict[str, str]) -> tuple[tuple[str, ...], str]:
-    """The handler's parameters and return annotation, by the tool's callback style."""
-    if tool.callback == "positional":
-        handler_list = tuple(
-            # a null default reaches the handler as None
-            f"{p.py_name}: "
-            f"{_optional(kinds[p.name], p.required or (p.has_default and p.default is not None))}"
-            for p in tool.parameters
-        )
-        return handler_list, RETURN_ANNOTATIONS[tool.returns]
-    handler_returns = (
-        f"{tool.class_name}Output | dict[str, Any]"
-        if tool.callback == "structured"
-        else RETURN_ANNOTATIONS[tool.returns]
-    )
-    return (f"args: {tool.class_name}Args",), handler_returns
-
-
-def _client_signature(tool: ir.Tool, kinds: dict[str, str]) -> tuple[list[str], bool]:
-    """The client method's parameters, and whether a ``*`` already made the rest keyword-only."""
-    client_parts: list[str] = []
-    keyword_only = False
-    seen_optional = False
-    for p in tool.parameters:
-        if p.required and seen_optional and not keyword_only:
-            client_parts.append("*")  # a required argument after an optional one
-            keyword_only = True
-        if p.required:
-            client_parts.append(f"{p.py_name}: {kinds[p.name]}")
-        else:
-            # Left out, an optional argument is not sent (its default is the server's
-            # to apply); None is sent as null, and typed only where the schema admits it.
-            seen_optional = True
-            client_parts.append(f"{p.py_name}: {kinds[p.name]} | Unset = UNSET")
-    return client_parts, keyword_only
-
-
-def _tool_texts(tool: ir.Tool) -> tuple[str, str, str]:
-    """The tool's docstring text, the client method's (with defaults) and ``start_``'s."""
-    text = tool.description or tool.title or f"Call tool {tool.name!r}."
-    defaults = [p for p in tool.parameters if p.has_default and not p.required]
-    method_text = text
-    if defaults:
-        shown = ", ".join(f"{p.py_name}={py_literal(p.default)}" for p in defaults)
-        method_text += (
-            f"\n\nLeft out (``UNSET``), an argument takes the server's default: {shown}.\n"
-        )
-    start_text = (
-        f"{text}\n\nRuns as a task and returns its handle at once: ``status()`` asks for the\n"
-        f"task's state, ``result()`` waits for what ``{tool.py_name}()`` returns,\n"
-        "``cancel()`` stops it.\n"
-    )
-    return text, method_text, start_text
-
-
-def _tool_view(
-    tool: ir.Tool, typemap: TypeMap, layout: Layout, renames: dict[str, str]
-) -> _ToolView:
-    # signatures name the models.py types the argument schemas map to (imported by
-    # name, or under a local name: ``renames``), so helper markers resolve to their
-    # plain names here
-    kinds = {
-        param.name: resolve_helpers(
-            rename_types(typemap.parameter(tool, param), renames), frozenset()
-        )[0]
-        for param in tool.parameters
-    }
-    handler_list, handler_returns = _handler_signature(tool, kinds)
-    client_parts, keyword_only = _client_signature(tool, kinds)
-    locals_taken = {p.py_name for p in tool.parameters}
-    sent = [p for p in tool.parameters if p.required]
-    text, method_text, start_text = _tool_texts(tool)
-    return _ToolView(
-        name=tool.name,
-        py_name=tool.py_name,
-        class_name=tool.class_name,
-        callback=tool.callback,
-        returns=tool.returns,
-        is_async=tool.is_async,
-        timeout=tool.timeout,
-        task_support=tool.task_support,
-        doc=layout.docstring(text, 2),
-        client_doc=layout.docstring(method_text, 2),
-        handler_params="".join(f", {part}" for part in handler_list),
-        handler_param_list=handler_list,
-        handler_returns=handler_returns,
-        client_params="".join(f", {part}" for part in client_parts),
-        client_param_list=tuple(client_parts),
-        client_returns=(
-            f"{tool.class_name}Output"
-            if tool.callback == "structured"
-            else RETURN_ANNOTATIONS[tool.returns]
-        ),
-        required_args="{" + ", ".join(f"{py_literal(p.name)}: {p.py_name}" for p in sent) + "}",
-        required_pairs=tuple(f"{py_literal(p.name)}: {p.py_name}" for p in sent),
-        optional_params=tuple(p for p in tool.parameters if not p.required),
-        wire_params=_tuple(p.name for p in tool.parameters),
-        wire_param_values=tuple(p.name for p in tool.parameters),
-        defaults=_tuple(p.default if p.has_default else None for p in tool.parameters),
-        default_values=tuple(p.default if p.has_default else None for p in tool.parameters),
-        args_var="arguments" if "arguments" not in locals_taken else "arguments_",
-        result_var="result" if "result" not in locals_taken else "result_",
-        kw_sep="" if keyword_only else ", *",
-        progress_kw="on_progress" if "on_progress" not in locals_taken else "on_progress_",
-        start_name=f"start_{tool.py_name}",
-        start_doc=layout.docstring(start_text, 2),
-        converter=f"_{tool.py_name}_result",
-    )
-
-
-def _client_names(tools: list[_ToolView]) -> list[_ToolView]:
-    """Give ``start_<tool>`` a trailing ``_`` where another client method has its name."""
-    taken = {t.py_name for t in tools} | {"close", "list_tools", "session", "stdio", "in_memory"}
-    views = []
-    for view in tools:
-        name = view.start_name
-        if view.task_support != "forbidden":
-            while name in taken:
-                name += "_"
-            taken.add(name)
-        views.append(dataclasses.replace(view, start_name=name))
-    return views
-
-
-def _tuple(values: Any) -> str:
-    items = [py_literal(value) for value in values]
-    return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
-
-
-def _optional(kind: str, present: bool) -> str:
-    if present or kind in ("Any", "None") or kind.endswith("| None"):
-        return kind
-    return f"{kind} | None"
 
 
 _DOC_DEPTH = {"sync_client": 1, "async_client": 1}  # class docstrings; the rest: modules
@@ -256,8 +82,8 @@ def _docstrings(contract: ir.Contract, layout: Layout) -> dict[str, str]:
         ),
         "package_module": f"Generated MCP server and client package for the {name!r} contract.",
         "main_module": (
-            f"Run the {name!r} server: ``python -m {package} [--impl module:Class] "
-            "[--transport stdio|http]``."
+            f"Run the {name!r} server:\n\n"
+            f"``python -m {package} [--impl module:Class] [--transport stdio|http]``\n"
         ),
         "client_module": (
             f"Typed clients for the {name!r} contract.\n\n"
@@ -273,19 +99,15 @@ def _docstrings(contract: ir.Contract, layout: Layout) -> dict[str, str]:
             'tools with the contract it was generated from (``verify="strict"`` raises\n'
             "``ContractMismatch`` on a breaking difference).\n"
         ),
-        "sync_client": f"Client for the {name!r} server: ``with {prefix}Client.stdio([...]) as c``.",
+        "sync_client": (
+            f"Client for the {name!r} server:\n``with {prefix}Client.stdio([...]) as c``.\n"
+        ),
         "async_client": (
-            f"Async client for the {name!r} server: "
-            f"``async with Async{prefix}Client.stdio([...]) as c``."
+            f"Async client for the {name!r} server:\n"
+            f"``async with Async{prefix}Client.stdio([...]) as c``.\n"
         ),
     }
     return {key: layout.docstring(text, _DOC_DEPTH.get(key, 0)) for key, text in texts.items()}
-
-
-def _typing_import(tools: list[_ToolView]) -> str:
-    text = " ".join(t.handler_params + t.handler_returns for t in tools)
-    names = ["TYPE_CHECKING", "Any"] + (["Literal"] if "Literal[" in text else [])
-    return f"from typing import {', '.join(names)}"
 
 
 def header(contract: ir.Contract) -> str:
@@ -296,6 +118,14 @@ def header(contract: ir.Contract) -> str:
     return f"# Generated by mcpgen {__version__} from {name}. Do not edit: change the spec and rebuild."
 
 
+# Line 2 of each generated module. A line that carries a spec's text or names (a
+# description, a default, a long tool name, a fingerprint keyed by one) is as long as
+# that text, and black, the formatter of record, leaves it so; every other line fits
+# in LINE_LENGTH (black --check holds it), so line length is the one rule of ruff's
+# defaults generated code opts out of (docs/architecture.md, "Generated code and linters").
+LINT_DIRECTIVE = "# ruff: noqa: E501"
+
+
 def _server_info(server: ir.Server) -> dict[str, Any]:
     """``serverInfo`` as the generated server reports it at initialize."""
     info: dict[str, Any] = {"name": server.name, "version": server.version}
@@ -304,29 +134,24 @@ def _server_info(server: ir.Server) -> dict[str, Any]:
     return info
 
 
-def render_package(
-    contract: ir.Contract, runtime: RuntimeMode = "installed", cache: UnitCache | None = None
-) -> dict[str, bytes]:
-    """Every file of the generated package, black-clean and ready to write. ``cache``
-    holds black's output for units that need black (see ``layout``), by content."""
+def render_package(contract: ir.Contract, runtime: RuntimeMode = "installed") -> dict[str, bytes]:
+    """Every file of the generated package, black-clean and ready to write."""
     env = _environment()
-    layout = Layout(cache)
+    layout = Layout()
+    layout.safe.add(header(contract))  # a comment: black leaves it as long as it is
     descriptors = [descriptor(tool) for tool in contract.tools]
     prefix = contract.server.class_prefix
     typemap = TypeMap.for_contract(contract)
     renames = local_type_names(contract, typemap)
-    tools = _client_names([_tool_view(tool, typemap, layout, renames) for tool in contract.tools])
-    signatures = " ".join(t.handler_params + t.client_params for t in tools)
-    signature_types = types_named_in(signatures, typemap, renames)
-    own = {f"{t.class_name}Args" for t in contract.tools if t.callback != "positional"}
-    own |= {f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"}
-    imports = model_imports(own | signature_types, renames)
+    types = ArgumentTypes(typemap, renames)
+    tools = client_names([tool_view(tool, types, layout) for tool in contract.tools])
+    runtime_module = RUNTIME_IMPORT if runtime == "installed" else VENDORED_IMPORT
     shared = _shared_defs(descriptors)
     context = {
         "docs": _docstrings(contract, layout),
-        "typing_import": _typing_import,
-        "header": header(contract),
-        "runtime": RUNTIME_IMPORT if runtime == "installed" else VENDORED_IMPORT,
+        "imports": file_imports(tools, runtime_module, renames, prefix),
+        "header": header(contract) + "\n" + LINT_DIRECTIVE,
+        "runtime": runtime_module,
         "mcpgen_version": __version__,
         "requirement": requirement(__version__),
         "package": contract.package,
@@ -346,16 +171,17 @@ def render_package(
         "fingerprints": {d["name"]: tool_fingerprint(d) for d in descriptors},
         "server_info": _server_info(contract.server),
         "spec_sha256": contract.spec_sha256,
-        "model_imports": imports,
-        "output_models": sorted(
-            f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"
-        ),
-        "annotation_models": model_imports(signature_types, renames),
         "task_tools": [t for t in tools if t.task_support != "forbidden"],
         "models_body": render_models(contract, typemap, layout),
         "layout": layout,
-        "U0": UNIT + "0",
-        "U1": UNIT + "1",
+        "exports": export_order,
+        "package_exports": [
+            f"Async{prefix}Client",
+            f"{prefix}Client",
+            f"{prefix}Server",
+            "serve",
+            *PACKAGE_RUNTIME_NAMES,
+        ],
     }
     files = _render_templates(env, context, layout)
     if runtime == "vendored":

@@ -14,14 +14,14 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from .. import ir
-from ..names import MODELS_PY_NAMES, class_name
-from ..spec.keywords import (
+from ..keywords import (
     LOCAL_REF,
     SCHEMA_LIST_KEYWORDS,
     SCHEMA_MAP_KEYWORDS,
     SCHEMA_VALUE_KEYWORDS,
     local_ref_names,
 )
+from ..names import MODELS_PY_NAMES, class_name
 
 __all__ = [
     "SHARED_ENUM_MIN_CHARS", "ScopedDefs", "def_class_name", "enum_key", "ref_name",

@@ -37,11 +37,12 @@ arguments and results, the client on results): formats, patterns, bounds, length
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import ir
+from ..keywords import MAX_MODEL_SCHEMA_DEPTH, json_depth
 from ..names import class_name
 from .escape import py_str
 from .typedefs import (
@@ -71,30 +72,6 @@ from .typesource import (
 )
 
 __all__ = ["MAX_MODEL_SCHEMA_DEPTH", "RETURN_ANNOTATIONS", "TypeMap", "json_depth"]
-
-MAX_MODEL_SCHEMA_DEPTH = 98
-"""Deepest nesting (JSON objects and arrays; the schema itself is level 1) of a type or
-an output schema that gets Python types. The mapping recurses once per level, and black
-formats the nested annotations it writes; the loader reports a deeper schema with its
-position rather than a build failing on Python's recursion limit."""
-
-
-def json_depth(value: Any) -> int:
-    """Levels of nested objects and arrays in ``value`` (a scalar is 0, ``{}`` is 1)."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        node, level = stack.pop()
-        if isinstance(node, dict):
-            children: Iterable[Any] = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
-        deepest = max(deepest, level)
-        stack.extend((child, level + 1) for child in children)
-    return deepest
-
 
 Face = str  # "json" or "model"
 

@@ -20,7 +20,8 @@ from ..names import py_identifier
 from .escape import py_docstring, py_literal, py_str
 
 __all__ = [
-    "ANY", "HELPERS", "Declaration", "FieldSpec", "field_name", "helper", "identifiers_in",
+    "ANY", "HELPERS", "NOQA_UP013", "Declaration", "FieldSpec", "declared_names", "field_name",
+    "helper", "identifiers_in",
     "is_alias", "literal", "model_source", "nullable", "rename_types", "resolve_helpers",
     "root_model_source", "split_union",
     "typeddict_source", "union_of",
@@ -69,6 +70,18 @@ def rename_types(text: str, renames: Mapping[str, str]) -> str:
     return "".join(pieces) + rename(text[last:])
 
 
+def declared_names(text: str) -> frozenset[str]:
+    """The names an annotation (as ``typemap`` writes it, helpers still marked) uses
+    outside its string literals: models.py types and builtins, never a helper and never
+    a word inside a ``Literal["…"]`` value."""
+    names: set[str] = set()
+    last = 0
+    for match in _STRING_OR_MARKER.finditer(text):
+        names |= identifiers_in(text[last : match.start()])
+        last = match.end()
+    return frozenset(names | identifiers_in(text[last:]))
+
+
 def resolve_helpers(text: str, taken: Iterable[str]) -> tuple[str, dict[str, str]]:
     """``text`` with helper markers replaced; the helpers used, name → local alias."""
     used: dict[str, str] = {}
@@ -80,6 +93,9 @@ def resolve_helpers(text: str, taken: Iterable[str]) -> tuple[str, dict[str, str
         return used[name]
 
     return _MARKER.sub(local, text), used
+
+
+NOQA_UP013 = "  # noqa: UP013"
 
 
 # Attributes of pydantic's BaseModel that a field name must not shadow.
@@ -271,7 +287,15 @@ def typeddict_source(
         return "\n".join(lines), frozenset()
     # Wire names such as "max-results" cannot be class attributes.
     body = ", ".join(f"{py_str(wire)}: {kind}" for wire, kind in entries)
-    source = f"{name} = {helper('TypedDict')}({py_str(name)}, {{{body}}}, total=False)"
+    arguments = f"{py_str(name)}, {{{body}}}, total=False"
+    if all(wire.isidentifier() and not keyword.iskeyword(wire) for wire, _ in entries):
+        # keys that NFKC-normalize to another name, where ruff's UP013 would rewrite the
+        # call into a class whose ``ﬁx`` is ``fix``: the call is the only right syntax.
+        # The comment goes on the statement's first line (where ruff reads it), after
+        # the bracket; black joins the lines when they fit (``models._for_black``).
+        source = f"{name} = {helper('TypedDict')}({NOQA_UP013}\n    {arguments}\n)"
+    else:
+        source = f"{name} = {helper('TypedDict')}({arguments})"
     if doc:
         source += f"\n{name}.__doc__ = {py_docstring(doc)}"
     return source, frozenset().union(*(identifiers_in(kind) for _, kind in entries)) | {"Required"}

@@ -28,10 +28,7 @@ import yaml
 
 from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
 
-from ..names import MODELS_PY_NAMES
-from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
-from .dialect import upgrade_schema
-from .keywords import (
+from ..keywords import (
     LOCAL_REF,
     SCHEMA_LIST_KEYWORDS,
     SCHEMA_MAP_KEYWORDS,
@@ -40,6 +37,9 @@ from .keywords import (
     local_ref_names,
     walk_schemas,
 )
+from ..names import MODELS_PY_NAMES
+from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
+from .dialect import upgrade_schema
 
 __all__ = ["Bundler", "JsonPath", "RefProblem"]
 

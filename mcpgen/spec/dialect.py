@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .keywords import JsonPath, child_schemas
+from ..keywords import JsonPath, child_schemas
 
 __all__ = ["DRAFT_2020_12", "Note", "declared_draft", "upgrade_schema"]
 

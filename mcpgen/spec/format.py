@@ -209,7 +209,7 @@ def _editor_schema() -> dict[str, Any]:
     keyword (`typ:`) or type (`type: strin`) is flagged by the editor, and keywords
     complete. The loader keeps the loose form and checks keywords itself (keywords.py),
     with a did-you-mean, so one typo gives one diagnostic there."""
-    from .keywords import (
+    from ..keywords import (
         JSON_TYPES,
         KNOWN_KEYWORDS,
         SCHEMA_LIST_KEYWORDS,

@@ -19,12 +19,19 @@ from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
 from .. import __version__, ir
+from ..keywords import (
+    JSON_TYPES,
+    KNOWN_KEYWORDS,
+    MAX_MODEL_SCHEMA_DEPTH,
+    is_generator_directive,
+    json_depth,
+    walk_schemas,
+)
 from ..names import shadowed_module
 from ..safeio import outside_reason
 from .bundle import Bundler
 from .errors import Diagnostic, did_you_mean, format_path
 from .format import SPEC_FORMAT_SCHEMA
-from .keywords import JSON_TYPES, KNOWN_KEYWORDS, is_generator_directive, walk_schemas
 from .yamlpos import Path as YPath
 from .yamlpos import PositionedDocument
 
@@ -124,7 +131,6 @@ class SpecChecks(Reporter):
         """Types and output schemas get Python types from a mapping that recurses once per
         level, so their depth is bounded: deeper is an error here, with its position, not
         a failed build."""
-        from ..render.typemap import MAX_MODEL_SCHEMA_DEPTH, json_depth
 
         def check(schema: Any, path: YPath, what: str) -> None:
             depth = json_depth(schema)

@@ -1,8 +1,13 @@
-"""The JSON Schema 2020-12 vocabulary, for checking keywords and walking schemas."""
+"""The JSON Schema 2020-12 vocabulary, for checking keywords and walking schemas.
+
+Shared by the front end (``spec/``: checking and bundling a spec's schemas) and the
+renderer (``render/``: mapping them to Python types), which import nothing of each
+other; so is the depth limit of that mapping, which the front end enforces.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 from urllib.parse import unquote
 
@@ -12,12 +17,14 @@ __all__ = [
     "JSON_TYPES",
     "KNOWN_KEYWORDS",
     "LOCAL_REF",
+    "MAX_MODEL_SCHEMA_DEPTH",
     "SCHEMA_LIST_KEYWORDS",
     "SCHEMA_MAP_KEYWORDS",
     "SCHEMA_VALUE_KEYWORDS",
     "JsonPath",
     "child_schemas",
     "is_generator_directive",
+    "json_depth",
     "local_ref_names",
     "walk_schemas",
 ]
@@ -118,3 +125,27 @@ def local_ref_names(schema: Any) -> set[str]:
                 .replace("~0", "~")
             )
     return names
+
+
+MAX_MODEL_SCHEMA_DEPTH = 98
+"""Deepest nesting (JSON objects and arrays; the schema itself is level 1) of a type or
+an output schema that gets Python types. The mapping recurses once per level, and black
+formats the nested annotations it writes; the loader reports a deeper schema with its
+position rather than a build failing on Python's recursion limit."""
+
+
+def json_depth(value: Any) -> int:
+    """Levels of nested objects and arrays in ``value`` (a scalar is 0, ``{}`` is 1)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        if isinstance(node, dict):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, level)
+        stack.extend((child, level + 1) for child in children)
+    return deepest
