@@ -287,10 +287,10 @@ def _units(text: str, todo: set[int]) -> list[tuple[int, int, int]]:
         methods = [_span(m) for m in node.body if isinstance(m, _FUNCTIONS)]
         head_end = methods[0][0] if methods else end
         inside = [next((m for m in methods if m[0] <= i < m[1]), None) for i in lines]
-        if any(m is None and not start <= i < head_end for m, i in zip(inside, lines)):
+        if any(m is None and not start <= i < head_end for m, i in zip(inside, lines, strict=True)):
             units.add((start, end, 0))  # a line between methods: the class as a whole
             continue
-        for method, line in zip(inside, lines):
+        for method in inside:
             units.add((*method, 1) if method else (start, _head(text, start, head_end), 0))
     whole = [(a, b) for a, b, depth in units if depth == 0]
     return sorted(u for u in units if u[2] == 0 or not any(a <= u[0] < b for a, b in whole))
