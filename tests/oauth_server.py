@@ -425,6 +425,8 @@ class AuthorizationServer(rfc6749.AuthorizationServer):  # type: ignore[misc]
         self.refresh_tokens: dict[str, _Token] = {}
         self.keys: list[RSAKey] = []
         self.requests: list[tuple[str, str]] = []  # (method, path) of every request served
+        # the parameters of every token request (client secrets left out)
+        self.token_requests: list[dict[str, str]] = []
         self.rotate_key()
         self.register_grant(_ClientCredentials)
         self.register_grant(_AuthorizationCode, [_S256Challenge(required=True)])
@@ -598,6 +600,9 @@ class AuthorizationServer(rfc6749.AuthorizationServer):  # type: ignore[misc]
         if path == "/authorize" and method in ("GET", "POST"):
             return self._authorize(raw)
         if method == "POST" and path == "/token":
+            form = dict(parse_qsl(body.decode()))
+            form.pop("client_secret", None)
+            self.token_requests.append(form)
             return self.create_token_response(raw)
         if method == "POST" and path == "/register":
             return self.create_endpoint_response("client_registration", raw)
