@@ -197,6 +197,24 @@ def test_authorization_code_with_pkce_through_the_loopback_redirect(
     assert token["refresh_token"] and token["scope"] == "notes:read"
 
 
+def test_a_client_without_an_id_registers_itself_once(
+    peers: tuple[AuthorizationServer, str], auth_server: AuthorizationServer
+) -> None:
+    url = peers[1]
+    open_url, seen = _browser()
+    grant = AuthorizationCode(open_url=open_url, timeout=20, client_name="notes cli")
+    with Session.http(url, auth=grant, timeout=30) as session:
+        assert _add(session) == 5
+    [registration] = grant.registrations.values()
+    assert registration["token_endpoint_auth_method"] == "none"  # a public client
+    assert "client_secret" not in registration
+    assert auth_server.clients[registration["client_id"]].client_secret is None
+    grant.tokens.clear()  # a new authorization reuses the registration
+    with Session.http(url, auth=grant, timeout=30) as session:
+        assert _add(session) == 5
+    assert auth_server.requests.count(("POST", "/register")) == 1 and len(seen) == 2
+
+
 def test_tokens_are_renewed_before_they_expire(
     peers: tuple[AuthorizationServer, str], auth_server: AuthorizationServer
 ) -> None:

@@ -65,12 +65,14 @@ class AuthorizationCode:
     The client listens on ``127.0.0.1`` (``redirect_port``, 0: a free port) at
     ``redirect_path`` for the authorization server's redirect; ``open_url`` shows the
     person the authorization URL (default: the system's browser; pass a function to
-    hand the URL to your own UI). ``client_secret`` only for a confidential client;
-    ``issuer`` pins the authorization server. ``timeout``: seconds the person has.
-    Tokens (and refresh tokens) are kept in this object, so a new session does not
-    ask again while they last."""
+    hand the URL to your own UI). ``client_id`` (and ``client_secret`` for a
+    confidential client) as registered with the authorization server; without one the
+    client registers itself (RFC 7591 dynamic registration, as ``client_name``) where
+    the server offers it. ``issuer`` pins the authorization server. ``timeout``:
+    seconds the person has. Tokens, refresh tokens and registrations are kept in this
+    object, so a new session does not ask again while they last."""
 
-    client_id: str
+    client_id: str | None = None
     client_secret: str | None = field(default=None, repr=False)
     scopes: Sequence[str] | None = None
     issuer: str | None = None
@@ -78,7 +80,9 @@ class AuthorizationCode:
     redirect_path: str = "/callback"
     open_url: UrlOpener | None = None
     timeout: float = 300.0
+    client_name: str = "mcpgen client"
     tokens: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
+    registrations: dict[str, dict[str, Any]] = field(default_factory=dict, init=False, repr=False)
 
 
 #: What ``auth=`` takes: a bearer token, a function returning one (may be ``async``),

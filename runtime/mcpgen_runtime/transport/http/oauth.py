@@ -4,11 +4,9 @@
 ``OAuthSession`` runs one ``ClientCredentials`` or ``AuthorizationCode`` grant for
 one MCP endpoint, as the MCP authorization spec lays out:
 
-1. discovery: the 401's ``resource_metadata`` (else the RFC 9728 well-known URLs of
-   the endpoint) → the protected resource metadata (on the endpoint's own origin; its
-   ``resource`` must be the endpoint or a parent of it) → the first authorization
-   server it lists (or the grant's ``issuer``, which must be listed) → that server's
-   RFC 8414 metadata (else OpenID discovery), whose ``issuer`` must be the one asked for;
+1. discovery (``discovery``): from the 401's ``resource_metadata`` to the
+   authorization server's metadata; an ``AuthorizationCode`` without ``client_id``
+   then registers itself (RFC 7591) and keeps the registration;
 2. the grant, with the RFC 8707 ``resource`` parameter on every authorization and
    token request: client credentials, or the authorization code with PKCE S256 through
    a loopback redirect (``loopback``) whose ``state`` and RFC 9207 ``iss`` are checked;
@@ -20,21 +18,18 @@ one MCP endpoint, as the MCP authorization spec lays out:
 
 Authlib (its framework-free pieces: PKCE, the authorization URL and token request
 encoding, client authentication, token expiry) does the OAuth encoding; its httpx
-integration is not used because it is written for ``httpx``, not ``httpx2``. Only
-https endpoints are contacted, or http on the loopback interface.
+integration is not used because it is written for ``httpx``, not ``httpx2``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import inspect
-import ipaddress
 import json
 import sys
 import time
 import webbrowser
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -49,28 +44,17 @@ from authlib.oauth2.rfc6749.parameters import (  # type: ignore[import-untyped, 
 from authlib.oauth2.rfc7636 import (  # type: ignore[import-untyped, unused-ignore]
     create_s256_code_challenge,
 )
-from authlib.oauth2.rfc8414 import get_well_known_url  # type: ignore[import-untyped, unused-ignore]
 
 from ..._errors import AuthRequired, Forbidden, Unauthorized
 from .auth import AuthorizationCode, Challenge, ClientCredentials, auth_error
+from .discovery import Discovered, Discovery
 from .loopback import LoopbackRedirect
 
 __all__ = ["OAuthSession"]
 
-_MAX_DOCUMENT = 256 * 1024  # bytes of a metadata document or token response read
-_TIMEOUT = 30.0  # seconds one request to a metadata or token endpoint may take
 _MAX_LEEWAY = 60.0  # renew a token at most this many seconds before it expires
-
-
-@dataclass(frozen=True)
-class _Found:
-    """What discovery found: the resource, its authorization server and the metadata."""
-
-    resource: str
-    issuer: str
-    metadata: Mapping[str, Any]
-    scopes_supported: tuple[str, ...]
-    source: str  # the challenge's resource_metadata it came from ("" : well-known)
+_JSON = {"content-type": "application/json", "accept": "application/json"}
+_FORM = {"content-type": "application/x-www-form-urlencoded", "accept": "application/json"}
 
 
 class OAuthSession:
@@ -81,9 +65,9 @@ class OAuthSession:
     ) -> None:
         self._grant = grant
         self._url = url
-        self._client = client
+        self._discovery = Discovery(url, client)
         self._lock = asyncio.Lock()
-        self._found: _Found | None = None
+        self._found: Discovered | None = None
 
     # -- what the transport asks --------------------------------------------------------
 
@@ -134,11 +118,23 @@ class OAuthSession:
     def _forbidden(self, challenge: Challenge, token: Any, said: str) -> Forbidden:
         granted = _granted(token) if token is not None else []
         missing = [s for s in challenge.scopes if s not in granted]
+        has = " ".join(granted) or "(no scope)"
+        client = f"client {self._client_id()!r}"
+        if missing:
+            text = (
+                f"{self._url} needs scope {' '.join(missing)} for this call, but {said} "
+                f"only {has} for {client}: ask the authorization server's administrator "
+                "to allow the client those scopes"
+            )
+        else:
+            demanded = " ".join(challenge.scopes) or "no scope it names"
+            text = (
+                f"{self._url} refuses the call with 403 (demanding {demanded}) although the "
+                f"token of {client} has {has}: the server's scope rules and its challenge "
+                "disagree; check the server's configuration"
+            )
         return Forbidden(
-            f"{self._url} needs scope {' '.join(missing) or '(unnamed)'} for this call, "
-            f"but {said} only {' '.join(granted) or '(no scope)'} for client "
-            f"{self._grant.client_id!r}: ask the authorization server's administrator "
-            "to allow the client those scopes",
+            text,
             url=self._url,
             www_authenticate=challenge.header,
             error=challenge.error,
@@ -194,17 +190,11 @@ class OAuthSession:
         if "scope" in params:
             params["scope"] = " ".join(params["scope"]) or None
         body = prepare_token_request(grant_type, resource=found.resource, **params)
-        secret = self._grant.client_secret
-        method = "none" if secret is None else getattr(self._grant, "auth_method", None)
-        headers = {
-            "content-type": "application/x-www-form-urlencoded",
-            "accept": "application/json",
-        }
-        uri = str(found.metadata["token_endpoint"])
-        uri, headers, body = ClientAuth(self._grant.client_id, secret, method).prepare(
-            "POST", uri, headers, body
+        client_id, secret, method = self._credentials()
+        uri, headers, body = ClientAuth(client_id, secret, method).prepare(
+            "POST", str(found.metadata["token_endpoint"]), dict(_FORM), body
         )
-        status, answer = await self._fetch("POST", uri, headers, body.encode())
+        status, answer = await self._discovery.fetch("POST", uri, headers, body.encode())
         if status != 200 or not isinstance(answer.get("access_token"), str):
             raise self._as_refusal(answer, f"its token endpoint ({grant_type})")
         if str(answer.get("token_type", "")).lower() != "bearer":
@@ -224,9 +214,10 @@ class OAuthSession:
         found = self._require_found()
         state, verifier = generate_token(32), generate_token(64)
         async with LoopbackRedirect(grant.redirect_port, grant.redirect_path) as redirect:
+            await self._register(grant, redirect.uri)
             uri = prepare_grant_uri(
                 str(found.metadata["authorization_endpoint"]),
-                grant.client_id,
+                self._credentials()[0],
                 "code",
                 redirect.uri,
                 scope=" ".join(scopes) or None,
@@ -251,7 +242,7 @@ class OAuthSession:
             "authorization_code", None, code=code, redirect_uri=redirect.uri, code_verifier=verifier
         )
 
-    def _authorization_response(self, found: _Found, params: dict[str, str], state: str) -> str:
+    def _authorization_response(self, found: Discovered, params: dict[str, str], state: str) -> str:
         """The code of a redirect whose ``iss`` (RFC 9207) and ``state`` are ours."""
         iss = params.get("iss")
         expects_iss = found.metadata.get("authorization_response_iss_parameter_supported") is True
@@ -273,111 +264,6 @@ class OAuthSession:
             raise self._as_refusal(params, "the authorization")
         return code
 
-    # -- discovery ------------------------------------------------------------------------
-
-    async def _discover(self, metadata_url: str) -> None:
-        """Find (once, or again when a challenge names other metadata) the resource
-        and its authorization server."""
-        found = self._found
-        if found is not None and metadata_url in ("", found.source):
-            return
-        resource_metadata, prm_url = await self._resource_metadata(metadata_url)
-        resource = resource_metadata.get("resource")
-        if not isinstance(resource, str) or not _covers(resource, self._url):
-            raise self._discovery_error(f"{prm_url} describes resource {resource!r}, not this one")
-        servers = resource_metadata.get("authorization_servers")
-        servers = [s for s in servers if isinstance(s, str)] if isinstance(servers, list) else []
-        pinned = self._grant.issuer
-        if pinned is not None and pinned not in servers:
-            raise self._discovery_error(f"{prm_url} does not name {pinned!r} (the grant's issuer)")
-        if not servers:
-            raise self._discovery_error(f"{prm_url} names no authorization server")
-        issuer = pinned or servers[0]
-        metadata = await self._server_metadata(issuer)
-        scopes = resource_metadata.get("scopes_supported")
-        scopes = [s for s in scopes if isinstance(s, str)] if isinstance(scopes, list) else []
-        self._found = _Found(resource, issuer, metadata, tuple(scopes), metadata_url)
-
-    async def _resource_metadata(self, metadata_url: str) -> tuple[dict[str, Any], str]:
-        parts = urlsplit(self._url)
-        origin = f"{parts.scheme}://{parts.netloc}"
-        path = parts.path.rstrip("/")
-        candidates = [metadata_url] if metadata_url else []
-        candidates += [f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []
-        candidates += [f"{origin}/.well-known/oauth-protected-resource"]
-        for url in candidates:
-            if _origin(url) != _origin(self._url):
-                raise self._discovery_error(
-                    f"the server points to protected resource metadata on another origin ({url})"
-                )
-            status, document = await self._fetch("GET", url)
-            if status == 200 and document:
-                return document, url
-        raise self._discovery_error(f"no protected resource metadata at {', '.join(candidates)}")
-
-    async def _server_metadata(self, issuer: str) -> dict[str, Any]:
-        _check_endpoint(issuer, self._url)
-        candidates = [
-            get_well_known_url(issuer, external=True),
-            get_well_known_url(issuer, external=True, suffix="openid-configuration"),
-            issuer.rstrip("/") + "/.well-known/openid-configuration",
-        ]
-        for url in dict.fromkeys(candidates):
-            status, metadata = await self._fetch("GET", url)
-            if status != 200 or not metadata:
-                continue
-            if str(metadata.get("issuer", "")).rstrip("/") != issuer.rstrip("/"):
-                raise self._discovery_error(f"{url} is the metadata of {metadata.get('issuer')!r}")
-            self._check_server(issuer, metadata)
-            return metadata
-        raise self._discovery_error(f"no authorization server metadata for {issuer}")
-
-    def _check_server(self, issuer: str, metadata: Mapping[str, Any]) -> None:
-        needed = ["token_endpoint"]
-        if isinstance(self._grant, AuthorizationCode):
-            needed.append("authorization_endpoint")
-            if "S256" not in (metadata.get("code_challenge_methods_supported") or ()):
-                raise self._discovery_error(f"{issuer} does not support PKCE with S256")
-        for key in needed:
-            endpoint = metadata.get(key)
-            if not isinstance(endpoint, str):
-                raise self._discovery_error(f"{issuer}'s metadata has no {key}")
-            _check_endpoint(endpoint, self._url)
-
-    def _require_found(self) -> _Found:
-        assert self._found is not None, "discovery runs first"
-        return self._found
-
-    # -- HTTP ------------------------------------------------------------------------------
-
-    async def _fetch(
-        self, method: str, url: str, headers: Mapping[str, str] | None = None, body: bytes = b""
-    ) -> tuple[int, dict[str, Any]]:
-        """One request to a metadata or token endpoint: the status and the JSON object
-        answered (empty when the answer is no JSON object); never follows redirects."""
-        _check_endpoint(url, self._url)
-        try:
-            async with asyncio.timeout(_TIMEOUT):
-                request = self._client.build_request(
-                    method, url, headers=headers or {"accept": "application/json"}, content=body
-                )
-                response = await self._client.send(request, stream=True)
-                try:
-                    data = await _bounded(response)
-                finally:
-                    await response.aclose()
-        except (httpx2.HTTPError, OSError, TimeoutError) as exc:
-            raise Unauthorized(
-                f"cannot reach {url} to authorize the client: {exc or type(exc).__name__}",
-                url=self._url,
-                error="unreachable",
-            ) from None
-        try:
-            document = json.loads(data)
-        except (ValueError, RecursionError):
-            document = None
-        return response.status_code, document if isinstance(document, dict) else {}
-
     def _as_refusal(self, answer: Mapping[str, Any], where: str) -> Unauthorized:
         found = self._require_found()
         error = str(answer.get("error") or "invalid_response")
@@ -385,17 +271,79 @@ class OAuthSession:
         said = f": {description}" if isinstance(description, str) and description else ""
         return Unauthorized(
             f"the authorization server {found.issuer} refused {where} for client "
-            f"{self._grant.client_id!r} with {error}{said}"[:1000],
+            f"{self._client_id()!r} with {error}{said}"[:1000],
             url=self._url,
             error=error,
         )
 
-    def _discovery_error(self, what: str) -> Unauthorized:
-        return Unauthorized(
-            f"cannot find how to authorize with {self._url}: {what}",
-            url=self._url,
-            error="discovery_failed",
+    # -- discovery and the client's identity -------------------------------------------------
+
+    async def _discover(self, metadata_url: str) -> None:
+        """Find (once, or again when a challenge names other metadata) the resource
+        and its authorization server."""
+        found = self._found
+        if found is not None and metadata_url in ("", found.source):
+            return
+        code_flow = isinstance(self._grant, AuthorizationCode)
+        self._found = await self._discovery.find(metadata_url, self._grant.issuer, code_flow)
+
+    def _credentials(self) -> tuple[str, str | None, str]:
+        """The client id, secret and token endpoint authentication method."""
+        grant = self._grant
+        if isinstance(grant, ClientCredentials):
+            return grant.client_id, grant.client_secret, grant.auth_method
+        if grant.client_id is not None:
+            secret = grant.client_secret
+            return grant.client_id, secret, "none" if secret is None else "client_secret_basic"
+        registered = grant.registrations[self._require_found().issuer]
+        secret = registered.get("client_secret")
+        secret = secret if isinstance(secret, str) else None
+        method = registered.get("token_endpoint_auth_method")
+        method = method if isinstance(method, str) else "client_secret_basic" if secret else "none"
+        return str(registered["client_id"]), secret, method
+
+    def _client_id(self) -> str:
+        grant, found = self._grant, self._found
+        if grant.client_id is not None:
+            return grant.client_id
+        registered = grant.registrations.get(found.issuer) if found is not None else None
+        return str(registered["client_id"]) if registered else "(not registered)"
+
+    async def _register(self, grant: AuthorizationCode, redirect_uri: str) -> None:
+        """RFC 7591: a client without ``client_id`` registers itself, once per server."""
+        found = self._require_found()
+        if grant.client_id is not None or found.issuer in grant.registrations:
+            return
+        endpoint = found.metadata.get("registration_endpoint")
+        if not isinstance(endpoint, str):
+            raise Unauthorized(
+                f"{found.issuer} offers no dynamic client registration: pass "
+                "AuthorizationCode(client_id=…) as registered with it",
+                url=self._url,
+                error="registration_unsupported",
+            )
+        offered = found.metadata.get("token_endpoint_auth_methods_supported")
+        offered = offered if isinstance(offered, list) else ["client_secret_basic"]
+        methods = ("none", "client_secret_basic", "client_secret_post")
+        method = next((m for m in methods if m in offered), "none")
+        asked = {
+            "client_name": grant.client_name,
+            "redirect_uris": [redirect_uri],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": method,
+        }
+        status, answer = await self._discovery.fetch(
+            "POST", endpoint, _JSON, json.dumps(asked).encode()
         )
+        if status not in (200, 201) or not isinstance(answer.get("client_id"), str):
+            raise self._as_refusal(answer, "the client's registration")
+        answer.setdefault("token_endpoint_auth_method", method)
+        grant.registrations[found.issuer] = answer
+
+    def _require_found(self) -> Discovered:
+        assert self._found is not None, "discovery runs first"
+        return self._found
 
 
 def _header(token: Mapping[str, Any] | None) -> str | None:
@@ -418,56 +366,6 @@ def _expiring(token: Mapping[str, Any]) -> bool:
 
 def _union(*groups: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(scope for group in groups for scope in group))
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    default = 443 if parts.scheme == "https" else 80
-    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
-
-
-def _covers(resource: str, url: str) -> bool:
-    """``resource`` names the endpoint ``url``: the same origin, a parent path."""
-    if _origin(resource) != _origin(url) or urlsplit(resource).fragment:
-        return False
-    base = urlsplit(resource).path.rstrip("/")
-    path = urlsplit(url).path.rstrip("/")
-    return path == base or path.startswith(base + "/")
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _check_endpoint(url: str, endpoint: str) -> None:
-    """OAuth needs TLS: https, or http on the loopback interface only."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return
-    if parts.scheme == "http" and _loopback(parts.hostname or ""):
-        return
-    raise Unauthorized(
-        f"refusing to use {url!r} to authorize with {endpoint}: OAuth endpoints must be "
-        "https (http only on 127.0.0.1/localhost)",
-        url=endpoint,
-        error="insecure_endpoint",
-    )
-
-
-async def _bounded(response: httpx2.Response) -> bytes:
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > _MAX_DOCUMENT:
-            raise httpx2.DecodingError(f"more than {_MAX_DOCUMENT} bytes")
-        parts.append(chunk)
-    return b"".join(parts)
 
 
 async def _open(opener: Any, uri: str) -> None:
