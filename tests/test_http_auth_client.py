@@ -348,3 +348,22 @@ def test_the_loopback_listener_ignores_other_paths() -> None:
             return await redirect.target()
 
     assert asyncio.run(main()) == "/cb?code=c&state=s"
+
+
+def test_closing_ends_the_session_with_the_token(
+    peers: tuple[AuthorizationServer, str], auth_server: AuthorizationServer
+) -> None:
+    url = peers[1]
+    token = auth_server.mint(scopes=["notes:read"], audience=url)
+    with Session.http(url, auth=token, timeout=20, protocol="legacy") as session:
+        assert _add(session) == 5
+        session_id = session.transport._inner.peer.session_id  # what the server handed out
+    assert session_id
+    headers = {
+        "authorization": f"Bearer {token}",
+        "mcp-session-id": session_id,
+        "mcp-protocol-version": "2025-11-25",
+        "accept": "application/json, text/event-stream",
+    }
+    after = httpx2.post(url, json={"jsonrpc": "2.0", "id": 9, "method": "ping"}, headers=headers)
+    assert after.status_code == 404  # the DELETE (with the token) ended it

@@ -138,8 +138,13 @@ class AsyncHttpTransport:
             return
         headers = self.peer.close_headers()
         if headers is not None:
-            with contextlib.suppress(httpx2.HTTPError, OSError):
-                await client.delete(self.peer.url, headers=headers, timeout=_CLOSE_TIMEOUT)
+            with contextlib.suppress(McpError, httpx2.HTTPError, OSError, TimeoutError):
+                async with asyncio.timeout(_CLOSE_TIMEOUT):
+                    if self._auth is not None:  # a protected server ends sessions for tokens too
+                        credential = await self._auth.authorization()
+                        if credential is not None:
+                            headers["authorization"] = credential
+                    await client.delete(self.peer.url, headers=headers)
         await client.aclose()
 
     def exit_error(self) -> McpError:
