@@ -197,6 +197,23 @@ def test_authorization_code_with_pkce_through_the_loopback_redirect(
     assert token["refresh_token"] and token["scope"] == "notes:read"
 
 
+def test_the_person_authorizes_at_connect_not_within_a_call_limit(
+    peers: tuple[AuthorizationServer, str], auth_server: AuthorizationServer
+) -> None:
+    url = peers[1]
+    auth_server.register_client("slow", redirect_uris=["http://127.0.0.1/callback"])
+    follow, _ = _browser()
+
+    def slow_person(authorization_url: str) -> None:
+        time.sleep(2.5)  # longer than the probe and initialize may take together below
+        follow(authorization_url)
+
+    grant = AuthorizationCode("slow", open_url=slow_person, timeout=20)
+    with Session.http(url, auth=grant, timeout=1.0) as session:
+        assert _add(session) == 5
+    assert [r["grant_type"] for r in auth_server.token_requests] == ["authorization_code"]
+
+
 def test_a_client_without_an_id_registers_itself_once(
     peers: tuple[AuthorizationServer, str], auth_server: AuthorizationServer
 ) -> None:
@@ -233,9 +250,9 @@ def test_tokens_are_renewed_before_they_expire(
         time.sleep(1.7)
         assert _add(person) == 5 and _add(service) == 5
     grants = [asked["grant_type"] for asked in auth_server.token_requests]
-    assert sorted(grants) == sorted(
-        ["authorization_code", "client_credentials", "refresh_token", "client_credentials"]
-    )
+    # renewed at least once each (more when the machine is slow: every renewal counts)
+    assert grants.count("authorization_code") == 1 and grants.count("refresh_token") >= 1
+    assert grants.count("client_credentials") >= 2, grants
     assert len(seen) == 1  # the refresh token spared the person a second authorization
     refresh = next(a for a in auth_server.token_requests if a["grant_type"] == "refresh_token")
     assert refresh["resource"] == url

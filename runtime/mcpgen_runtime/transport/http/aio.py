@@ -39,6 +39,7 @@ logger = logging.getLogger("mcpgen.client")
 
 _REFUSED_BODY = 64 * 1024  # bytes read of an answer that is no MCP answer
 _MAX_REDIRECTS = 5
+_AUTH_PROBE = b'{"jsonrpc":"2.0","id":"mcpgen-auth-probe","method":"ping"}'
 _CLOSE_TIMEOUT = 2.0  # seconds the DELETE that ends a session may take
 
 
@@ -88,6 +89,31 @@ class AsyncHttpTransport:
         )
         if isinstance(self._auth_config, ClientCredentials | AuthorizationCode):
             self._auth = _oauth_session(self._auth_config, self.peer.url, self._client)
+        if isinstance(self._auth_config, AuthorizationCode):
+            try:
+                await self._authorize_first()
+            except BaseException:
+                await self.stop()
+                raise
+
+    async def _authorize_first(self) -> None:
+        """The authorization code grant waits on a person: run it here, before the first
+        call (whose time limit would cover it), when the server challenges a ``ping``
+        (a request the spec allows before ``initialize``) sent without a token."""
+        assert self._client is not None and self._auth is not None
+        if await self._auth.authorization() is not None:
+            return  # a token kept from an earlier session
+        probe = read_message(_AUTH_PROBE)
+        request = self._client.build_request(
+            "POST", self.peer.url, content=probe.body, headers=self.peer.headers(probe)
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+            await response.aclose()  # only the status and the challenge matter
+        except (httpx2.HTTPError, OSError):
+            return  # the first call reports an unreachable server
+        if response.status_code == 401:
+            await self._challenged(response, None, set())
 
     async def send(self, line: bytes) -> None:
         """A request starts its POST and returns; a notification or reply is POSTed

@@ -72,7 +72,11 @@ class HttpTransport:
         thread = threading.Thread(target=loop.run_forever, name="mcpgen-http", daemon=True)
         thread.start()
         self._loop, self._thread = loop, thread
-        self._run(self._inner.start(on_line, on_close))
+        try:
+            self._run(self._inner.start(on_line, on_close))
+        except BaseException:
+            self.stop()  # no loop thread outlives a start that failed (an authorization)
+            raise
 
     def send(self, line: bytes) -> None:
         loop = self._loop
