@@ -40,11 +40,23 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "contract": frozenset({"leaf", "protocol", "schema"}),
     "tasks": frozenset({"leaf", "protocol"}),
     "transport": frozenset({"leaf", "protocol"}),
-    "server": frozenset({"leaf", "protocol", "schema", "tasks"}),
+    "auth": frozenset({"leaf", "protocol"}),
+    "server": frozenset({"leaf", "protocol", "schema", "tasks", "auth"}),
     "client": frozenset({"leaf", "protocol", "schema", "contract", "transport"}),
-    "http": frozenset({"leaf", "protocol", "schema", "tasks", "server"}),
+    "http": frozenset({"leaf", "protocol", "schema", "tasks", "auth", "server"}),
     "entry": frozenset(
-        {"leaf", "protocol", "schema", "contract", "tasks", "transport", "server", "client", "http"}
+        {
+            "leaf",
+            "protocol",
+            "schema",
+            "contract",
+            "tasks",
+            "transport",
+            "auth",
+            "server",
+            "client",
+            "http",
+        }
     ),
 }
 

@@ -39,12 +39,14 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..auth.tokens import AuthInfo
 from ..protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, error_response
 from ..server.stateless import Routing, notification_refusal
 from ..tasks.store import TaskStore
 from .config import DEFAULT_HEALTH_PATH, DEFAULT_READY_PATH, MAX_REQUEST_ID_CHARS
 from .exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_event
 from .guard import RebindingRules
+from .oauth import OAuthGate, Refusal
 from .tasks import TaskLayer
 
 __all__ = ["HttpApp"]
@@ -61,11 +63,12 @@ _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 class _Head:
     """The request headers this app reads, taken from the ASGI scope in one pass."""
 
-    __slots__ = ("accept", "content_length", "content_type", "duplicated", "host", "method_header",
-                 "name_header", "origin", "version")  # fmt: skip
+    __slots__ = ("accept", "authorization", "content_length", "content_type", "duplicated", "host",
+                 "method_header", "name_header", "origin", "version")  # fmt: skip
 
     def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
         self.host = self.origin = self.content_type = self.accept = None
+        self.authorization: list[bytes] = []  # every value: more than one is refused
         self.content_length: bytes | None = None
         self.version = self.method_header = self.name_header = None
         self.duplicated: str | None = None
@@ -81,6 +84,8 @@ class _Head:
                 self.origin = value
             elif name == b"content-length":
                 self.content_length = value
+            elif name == b"authorization":
+                self.authorization.append(value)
             elif name in _ROUTING:
                 if name in seen:
                     self.duplicated = name.decode()
@@ -140,7 +145,9 @@ class HttpApp:
         store: TaskStore,
         health_path: str = DEFAULT_HEALTH_PATH,
         ready_path: str = DEFAULT_READY_PATH,
+        gate: OAuthGate | None = None,
     ) -> None:
+        self.gate = gate  # None: no authorization (see http.oauth)
         self.exchange = exchange
         self.path = path
         self.probes = {health_path: False, ready_path: True}  # path → asks the store
@@ -175,6 +182,8 @@ class HttpApp:
         if scope["path"] != self.path:
             if scope["path"] in self.probes:
                 await self._probe(scope, self.probes[scope["path"]], send)
+            elif self.gate is not None and scope["path"] in self.gate.metadata_paths:
+                await self._metadata(scope, self.gate.metadata, send)
             else:
                 await _plain(send, 404, "Not Found")
             return
@@ -186,6 +195,14 @@ class HttpApp:
         if not rules.allows_origin(head.origin):
             await _plain(send, 403, "Invalid Origin header")
             return
+        auth = None
+        if self.gate is not None:
+            tool = head.routing().name if head.method_header == "tools/call" else None
+            verdict = await self.gate.authenticate(scope, head.authorization, tool)
+            if isinstance(verdict, Refusal):
+                await _refuse(send, verdict)
+                return
+            auth = verdict
         if scope["method"] != "POST":
             frame = error_response(
                 None, INVALID_REQUEST, "Method Not Allowed: this stateless server takes POST only"
@@ -216,7 +233,23 @@ class HttpApp:
             return
         if not json_ok:  # a client that takes event streams only: JSON answers become one event
             send = _as_event_stream(send)
-        await self._post(head, body, sse_ok, scope, receive, send)
+        await self._post(head, body, sse_ok, scope, receive, send, auth)
+
+    async def _metadata(self, scope: Mapping[str, Any], document: bytes, send: Send) -> None:
+        """The RFC 9728 metadata document: GET or HEAD, no token, no Host/Origin check
+        (public facts a browser-based client may read from any page)."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await _plain(send, 405, "Method Not Allowed: GET or HEAD", allow=b"GET, HEAD")
+            return
+        headers = [
+            *JSON_HEADERS,
+            (b"access-control-allow-origin", b"*"),
+            (b"cache-control", b"max-age=300"),
+            (b"content-length", str(len(document)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        body = b"" if scope["method"] == "HEAD" else document
+        await send({"type": "http.response.body", "body": body})
 
     async def _probe(self, scope: Mapping[str, Any], readiness: bool, send: Send) -> None:
         """``/healthz`` (the process serves: 200) or ``/readyz`` (it can take traffic:
@@ -290,6 +323,7 @@ class HttpApp:
         scope: Mapping[str, Any],
         receive: Receive,
         send: Send,
+        auth: AuthInfo | None = None,
     ) -> None:
         try:
             # UTF-8 (a BOM and lone surrogates tolerated, as over stdio), not json.loads'
@@ -326,7 +360,12 @@ class HttpApp:
             refusal = f"Invalid Request: the id is longer than {MAX_REQUEST_ID_CHARS} characters"
             await send_json(send, error_response(None, INVALID_REQUEST, refusal), 400)
             return
-        await self.exchange.answer(message, head.routing(), sse_ok, scope, receive, send)
+        if auth is not None and self.gate is not None:
+            forbidden = self.gate.authorize(message, auth)
+            if forbidden is not None:
+                await _refuse(send, forbidden)
+                return
+        await self.exchange.answer(message, head.routing(), sse_ok, scope, receive, send, auth)
 
 
 def _as_event_stream(send: Send) -> Send:
@@ -381,6 +420,16 @@ def _header_value(value: str | None) -> str | None:
         return decoded.decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return None
+
+
+async def _refuse(send: Send, refusal: Refusal) -> None:
+    """An authorization refusal: its status, challenge and text."""
+    body = refusal.text.encode()
+    headers = [*_TEXT, (b"content-length", str(len(body)).encode())]
+    if refusal.challenge is not None:
+        headers.append((b"www-authenticate", refusal.challenge.encode()))
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _plain(send: Send, status: int, text: str, *, allow: bytes | None = None) -> None:

@@ -7,12 +7,13 @@ type checker of a generated package ever reaches for it unless HTTP is served.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..tasks.table import DEFAULT_LEASE_SECONDS as _DEFAULT_LEASE_SECONDS
 from ..tasks.table import DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_WORKER
 
 __all__ = [
+    "AUTH_INSTALL_HINT",
     "BODY_TIMEOUT_SECONDS",
     "DEFAULT_HEALTH_PATH",
     "DEFAULT_HOST",
@@ -74,6 +75,10 @@ SHUTDOWN_GRACE_SECONDS = 5
 # The uvicorn factory for --workers > 1 reads its configuration from here.
 WORKER_ENV = "MCPGEN_HTTP_WORKER"
 
+AUTH_INSTALL_HINT = (
+    "checking JWT access tokens needs PyJWT with cryptography: pip install 'mcpgen-runtime[auth]'"
+)
+
 INSTALL_HINT = (
     "the HTTP transport needs uvicorn: pip install 'mcpgen-runtime[http]' (or: pip install uvicorn)"
 )
@@ -124,3 +129,20 @@ class HttpOptions:
     identity_header: str | None = None
     # the HTTP/1.1 parser: "auto" (httptools when installed, else h11), "h11", "httptools"
     http_parser: str = "auto"
+    # OAuth 2.1 resource server (see http.oauth): on when auth_issuer is set. Tokens must
+    # name auth_audience (default resource_url); JWTs are checked against the issuer's
+    # JWKS (auth_jwks_url, else its metadata's jwks_uri), opaque tokens introspected
+    # at auth_introspection_url with this server's client credentials.
+    auth_issuer: str | None = None
+    auth_audience: str | None = None
+    resource_url: str | None = None
+    auth_jwks_url: str | None = None
+    auth_introspection_url: str | None = None
+    auth_client_id: str | None = None
+    auth_client_secret: str | None = field(default=None, repr=False)
+    # tools/list shows a token only the tools its scopes permit (False: every tool)
+    auth_filter_listing: bool = True
+
+    @property
+    def auth_enabled(self) -> bool:
+        return self.auth_issuer is not None

@@ -39,11 +39,13 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..auth.tokens import TokenVerifier
 from ..server.tools import App
 from ..tasks.factory import open_task_store
 
 if TYPE_CHECKING:
     from .app import HttpApp
+    from .oauth import OAuthGate
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
@@ -58,12 +60,14 @@ __all__ = [
     "WRITE_TIMEOUT_SECONDS",
     "HttpOptions",
     "HttpUnavailable",
+    "bearer_verifier",
     "build_asgi_app",
     "serve_http",
     "worker_app",
 ]
 
 from .config import (  # re-exported: the names callers know from here
+    AUTH_INSTALL_HINT,
     BODY_TIMEOUT_SECONDS,
     DEFAULT_HOST,
     DEFAULT_MAX_BODY_BYTES,
@@ -92,8 +96,18 @@ def _require_uvicorn() -> None:
 _DEFAULT_OPTIONS = HttpOptions()
 
 
-def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp:
-    """The ASGI application serving ``app`` statelessly at ``options.path``."""
+def build_asgi_app(
+    app: App,
+    options: HttpOptions = _DEFAULT_OPTIONS,
+    *,
+    token_verifier: TokenVerifier | None = None,
+) -> HttpApp:
+    """The ASGI application serving ``app`` statelessly at ``options.path``.
+
+    With ``options.auth_issuer`` set, an OAuth 2.1 resource server (``http.oauth``):
+    tokens are checked by ``token_verifier`` when given (any object of the
+    ``auth.tokens.TokenVerifier`` protocol), else by the JWT/introspection verifiers
+    ``options`` describe."""
     from .app import HttpApp
     from .calls import Calls
     from .exchange import Exchange
@@ -120,9 +134,9 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
             max_running=options.max_sync_threads,
             identity_header=options.identity_header,
         )
-    exchange = Exchange(
-        app if served else without_tasks(app), calls, tasks, json_only=options.json_response
-    )
+    served_app = app if served else without_tasks(app)
+    gate = _oauth_gate(served_app, options, token_verifier)
+    exchange = Exchange(served_app, calls, tasks, json_only=options.json_response, gate=gate)
     return HttpApp(
         exchange,
         path=options.path,
@@ -132,7 +146,57 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
         store=store,
         health_path=options.health_path,
         ready_path=options.ready_path,
+        gate=gate,
     )
+
+
+def _oauth_gate(
+    app: App, options: HttpOptions, token_verifier: TokenVerifier | None
+) -> OAuthGate | None:
+    """The authorization of ``options`` (None when it has no ``auth_issuer``)."""
+    if options.auth_issuer is None:
+        if token_verifier is not None:
+            raise ValueError("a token verifier needs auth_issuer (the metadata names it)")
+        return None
+    from .oauth import OAuthGate
+
+    resource = options.resource_url
+    if not resource:
+        raise ValueError("--auth-issuer needs --resource-url (this server's canonical URL)")
+    verifier = token_verifier or bearer_verifier(
+        options, audience=options.auth_audience or resource
+    )
+    return OAuthGate(
+        app,
+        verifier,
+        resource=resource,
+        authorization_servers=(options.auth_issuer,),
+        endpoint_path=options.path,
+        filter_listing=options.auth_filter_listing,
+    )
+
+
+def bearer_verifier(options: HttpOptions, *, audience: str) -> TokenVerifier:
+    """The JWT (and, with an introspection URL, introspection) verifier of ``options``."""
+    from .verifiers import BearerVerifier, IntrospectionVerifier, JwtVerifier
+
+    try:
+        from ..auth.jwt import JwtRules
+    except ImportError as exc:
+        raise HttpUnavailable(f"{AUTH_INSTALL_HINT} ({exc})") from None
+    issuer = options.auth_issuer
+    assert issuer is not None
+    introspection = None
+    if options.auth_introspection_url:
+        introspection = IntrospectionVerifier(
+            options.auth_introspection_url,
+            audience=audience,
+            issuer=issuer,
+            client_id=options.auth_client_id,
+            client_secret=options.auth_client_secret,
+        )
+    jwt = JwtVerifier(JwtRules(issuer, audience), jwks_url=options.auth_jwks_url)
+    return BearerVerifier(jwt, introspection)
 
 
 def without_tasks(app: App) -> App:
@@ -194,14 +258,13 @@ def serve_http(
     impl: str | None = None,
     base_class: type | None = None,
     build_app: Callable[[Any], App] | None = None,
+    token_verifier: TokenVerifier | None = None,
 ) -> None:
-    """Serve ``app`` over Streamable HTTP until interrupted.
-
-    With ``options.workers > 1`` uvicorn starts that many processes, each with a
-    listening socket of its own in one ``SO_REUSEPORT`` group on Linux (one shared
-    socket elsewhere); each rebuilds the app from ``impl``, ``base_class`` and
-    ``build_app`` (which must therefore be importable by name).
-    """
+    """Serve ``app`` over Streamable HTTP until interrupted (``token_verifier``: see
+    ``build_asgi_app``; one process only). With ``options.workers > 1`` uvicorn starts
+    that many processes, each with a listening socket of its own in one ``SO_REUSEPORT``
+    group on Linux (one shared socket elsewhere); each rebuilds the app from ``impl``,
+    ``base_class`` and ``build_app`` (which must therefore be importable by name)."""
     _require_uvicorn()
     import uvicorn
 
@@ -216,7 +279,9 @@ def serve_http(
         # --workers process (spawned, not forked) unpickles it by reference, importing it
         "http": _guard_connections(options),
     }
-    asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
+    if token_verifier is not None and options.workers > 1:
+        raise ValueError("a token verifier object serves one process: use --workers 1")
+    asgi_app = build_asgi_app(app, options, token_verifier=token_verifier)  # fails here, once
     _say_how_to_allow_origins(options)
     if options.workers <= 1:
         uvicorn.run(asgi_app, **common)

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ToolError
+from ..auth.tokens import AuthInfo
 from ..protocol.constants import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -137,8 +138,10 @@ class ServerConnection(TaskMethods):
         tasks_listed: bool = True,
         defer_checks: bool = False,
         tasks_outside: bool = False,
+        auth: AuthInfo | None = None,
     ) -> None:
         self.app = app
+        self.auth = auth  # the request's verified token (HTTP with authorization): ctx.auth
         # True: a call that runs in the background (not inline) comes out as an
         # ``Invoke`` whose ``args`` are still unchecked (``checked`` False); the shell
         # checks them where it likes (the HTTP shell: off its event loop)
@@ -555,6 +558,7 @@ class ServerConnection(TaskMethods):
             log_level=level if isinstance(level, str) else None,
             logger=str(self.app.server_info.get("name", "")),
             progress_messages=self.version != "2024-11-05",
+            auth=self.auth,
         )
 
     # -- output ---------------------------------------------------------------
