@@ -258,6 +258,24 @@ def test_tokens_are_renewed_before_they_expire(
     assert refresh["resource"] == url
 
 
+def test_a_new_session_renews_a_kept_token_through_well_known_discovery(
+    peers: tuple[AuthorizationServer, str], auth_server: AuthorizationServer
+) -> None:
+    url = peers[1]
+    auth_server.token_lifetime = 2
+    auth_server.register_client("cli4", redirect_uris=["http://127.0.0.1/callback"])
+    open_url, seen = _browser()
+    grant = AuthorizationCode("cli4", open_url=open_url, timeout=20)
+    with Session.http(url, auth=grant, timeout=30) as session:
+        assert _add(session) == 5
+    time.sleep(1.7)  # the kept token is in its last quarter now
+    auth_server.requests.clear()
+    with Session.http(url, auth=grant, timeout=30) as session:  # no 401 to start from
+        assert _add(session) == 5
+    assert len(seen) == 1 and auth_server.token_requests[-1]["grant_type"] == "refresh_token"
+    assert ("GET", "/.well-known/oauth-authorization-server") in auth_server.requests
+
+
 @pytest.mark.parametrize("attack", ["another issuer", "no issuer"])
 def test_an_authorization_response_from_another_issuer_is_refused(
     peers: tuple[AuthorizationServer, str], auth_server: AuthorizationServer, attack: str
