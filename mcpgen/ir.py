@@ -102,6 +102,9 @@ class Tool:
     # `task_support: forbidden` written out: published as `execution` (a server that
     # lists it explicitly is reproduced); left out, nothing is published.
     execution_explicit: bool = False
+    # OAuth scopes a caller's token must hold (server.scopes first, then the tool's own),
+    # published in _meta under io.mcpgen/scopes; () publishes nothing.
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,8 @@ class Server:
     registry_name: str | None = None
     description: str | None = None
     environment: tuple[EnvironmentVariable, ...] = ()
+    # OAuth scopes every tool needs (already folded into each Tool.scopes)
+    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

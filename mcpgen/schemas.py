@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mcpgen_runtime.protocol.constants import META_SCOPES
+
 from . import ir
 
 __all__ = ["derive_input_schema", "descriptor"]
@@ -51,8 +53,10 @@ def descriptor(tool: ir.Tool) -> dict[str, Any]:
         result["icons"] = [_icon(icon) for icon in tool.icons]
     if tool.task_support != "forbidden" or tool.execution_explicit:
         result["execution"] = {"taskSupport": tool.task_support}
-    if tool.meta is not None:
-        result["_meta"] = tool.meta
+    if tool.meta is not None or tool.scopes:
+        result["_meta"] = {**(tool.meta or {})}
+        if tool.scopes:
+            result["_meta"][META_SCOPES] = list(tool.scopes)
     return result
 
 

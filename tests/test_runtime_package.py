@@ -49,6 +49,11 @@ tools:
 PUBLIC = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "AuthRequired",
+    "Unauthorized",
+    "Forbidden",
+    "ClientCredentials",
+    "AuthorizationCode",
+    "HttpAuth",
     "ConnectionFailed",
     "EndpointNotFound",
     "HttpStatusError",

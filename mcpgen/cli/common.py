@@ -111,6 +111,30 @@ _HEADER = click.option(
 )
 
 
+_AUTH_TOKEN = click.option(
+    "--auth-token",
+    envvar="MCPGEN_AUTH_TOKEN",
+    metavar="TOKEN",
+    help="With --url: an OAuth access token, sent as 'Authorization: Bearer TOKEN' "
+    "(default: $MCPGEN_AUTH_TOKEN; never printed).",
+)
+
+
+def _with_token(
+    pairs: tuple[tuple[str, str], ...], token: str | None, url: str | None
+) -> tuple[tuple[str, str], ...]:
+    """The ``--header`` pairs plus the ``Authorization`` of ``--auth-token``."""
+    if token is None:
+        return pairs
+    if url is None:
+        raise click.UsageError("--auth-token needs --url")
+    if any(name.lower() == "authorization" for name, _ in pairs):
+        raise click.UsageError("give --auth-token or an Authorization --header, not both")
+    if not token.strip() or any(c in token for c in "\r\n "):
+        raise click.BadParameter("a token is one word", param_hint="--auth-token")
+    return (*pairs, ("Authorization", f"Bearer {token}"))
+
+
 def _headers(values: tuple[str, ...], url: str | None) -> tuple[tuple[str, str], ...]:
     """``--header 'Name: value'`` options as (name, value) pairs; they need ``--url``
     (an http:// or https:// one)."""

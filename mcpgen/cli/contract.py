@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 from .common import (
     _ALLOW_OUTSIDE_REFS,
+    _AUTH_TOKEN,
     _FORMAT,
     _HEADER,
     _check_user_target,
@@ -27,6 +28,7 @@ from .common import (
     _project,
     _setting,
     _specs_or_config,
+    _with_token,
     _write_user_file,
 )
 
@@ -134,6 +136,7 @@ def _echo_report(report: DiffReport, fmt: str, level: Category) -> None:
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--url", help="Import from the Streamable HTTP endpoint at URL instead.")
 @_HEADER
+@_AUTH_TOKEN
 @click.option(
     "-o",
     "--output",
@@ -164,6 +167,7 @@ def import_(
     command: tuple[str, ...],
     url: str | None,
     headers: tuple[str, ...],
+    auth_token: str | None,
     output: Path,
     package: str | None,
     name: str | None,
@@ -180,7 +184,7 @@ def import_(
 
     if bool(command) == (url is not None):
         raise click.UsageError("give one server: -- COMMAND… or --url URL")
-    header_pairs = _headers(headers, url)
+    header_pairs = _with_token(_headers(headers, url), auth_token, url)
 
     to_stdout = str(output) == "-"
     if not to_stdout:

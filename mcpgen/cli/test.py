@@ -17,6 +17,7 @@ import click
 
 from ..testing.check_names import CHECKS
 from .common import (
+    _AUTH_TOKEN,
     _FORMAT,
     _HEADER,
     _echo,
@@ -25,6 +26,7 @@ from .common import (
     _headers,
     _project,
     _specs_or_config,
+    _with_token,
 )
 
 # `--skip-check` choices: every check but drift (a listing is either the contract's or not)
@@ -55,6 +57,15 @@ class _SplitAtDashes(click.Command):
 )
 @click.option("--url", help="Test the Streamable HTTP endpoint at URL.")
 @_HEADER
+@_AUTH_TOKEN
+@click.option(
+    "--auth-token-without-scopes",
+    envvar="MCPGEN_AUTH_TOKEN_WITHOUT_SCOPES",
+    metavar="TOKEN",
+    help="With --url: a token the server accepts that lacks the scoped tools' scopes; "
+    "the unauthorized_accepted check expects 403 insufficient_scope for it "
+    "(default: $MCPGEN_AUTH_TOKEN_WITHOUT_SCOPES).",
+)
 @click.option(
     "--examples",
     type=click.IntRange(min=0),
@@ -107,6 +118,8 @@ def test(
     impl: str | None,
     url: str | None,
     headers: tuple[str, ...],
+    auth_token: str | None,
+    auth_token_without_scopes: str | None,
     examples: int,
     seed: int | None,
     tools: tuple[str, ...],
@@ -124,7 +137,7 @@ def test(
     `mcpgen test tools.yaml --url http://127.0.0.1:8000/mcp [--header 'K: V']`. Exit 0 no finding, 1 findings,
     2 usage or I/O (a missing spec, an unknown --tool, a server that does not start)."""
     from ..testing.runner import Options
-    from ..testing.session import TargetChoice, UsageFailure, run_contract_test
+    from ..testing.session import UsageFailure, run_contract_test
     from ..testing.targets import UNSET
 
     command: tuple[str, ...] = click.get_current_context().meta.get("mcpgen.command", ())
@@ -133,7 +146,7 @@ def test(
     spec = spec if spec is not None else _specs_or_config((), config)[0]
     if sum(bool(x) for x in (impl, url, command)) > 1:
         raise click.UsageError("give one target: --impl, --url or -- COMMAND")
-    header_pairs = _headers(headers, url)
+    choice = _target_choice(impl, url, headers, command, auth_token, auth_token_without_scopes)
     arguments: Any = UNSET if replay is None else _replay_arguments(replay)
     _hypothesis_home_in_a_temporary_folder()
     options = Options(
@@ -148,7 +161,7 @@ def test(
         with _stopped_by_signals(options.stop) as stopped_by:
             report = run_contract_test(
                 spec,
-                TargetChoice(impl=impl, url=url, headers=header_pairs, command=command),
+                choice,
                 options,
                 tools=tools,
                 replay_arguments=arguments,
@@ -159,6 +172,28 @@ def test(
         sys.exit(2)
     _emit(report, fmt, spec, junit)
     _exit(report, stopped_by)
+
+
+def _target_choice(
+    impl: str | None,
+    url: str | None,
+    headers: tuple[str, ...],
+    command: tuple[str, ...],
+    token: str | None,
+    token_without_scopes: str | None,
+) -> Any:
+    """The target the options name (``testing.session.TargetChoice``)."""
+    from ..testing.session import TargetChoice
+
+    if token_without_scopes is not None and url is None:
+        raise click.UsageError("--auth-token-without-scopes needs --url")
+    return TargetChoice(
+        impl=impl,
+        url=url,
+        headers=_with_token(_headers(headers, url), token, url),
+        command=command,
+        token_without_scopes=token_without_scopes,
+    )
 
 
 def _exit(report: Any, stopped_by: list[int]) -> None:

@@ -301,6 +301,20 @@ class _Lines:
         if old_name not in self.tools and new_name in self.tools:
             self.tools[old_name] = self.tools[new_name]
 
+    def _scopes_line(self, index: int) -> int | None:
+        """A scope change's line: the tool's ``scopes``, else ``server.scopes`` (a
+        server-wide scope reaches every tool), else the tool."""
+        assert self.doc is not None
+        data = self.doc.data if isinstance(self.doc.data, dict) else {}
+        tools = data.get("tools")
+        tool = tools[index] if isinstance(tools, list) else None
+        server = data.get("server")
+        if isinstance(tool, dict) and "scopes" in tool:
+            return self.doc.position(("tools", index, "scopes"), key=True).line
+        if isinstance(server, dict) and "scopes" in server:
+            return self.doc.position(("server", "scopes"), key=True).line
+        return self.doc.position(("tools", index), key=False).line
+
     def _uses_parameters(self, index: int) -> bool:
         data = self.doc.data if self.doc is not None else None
         tools = data.get("tools") if isinstance(data, dict) else None
@@ -328,6 +342,8 @@ class _Lines:
         if tool not in self.tools or self.doc is None:
             return self.tool(tool)
         index, ir_tool = self.tools[tool]
+        if path == "scopes":
+            return self._scopes_line(index)
         parameters = self._uses_parameters(index)
         prefix = "inputSchema.properties."
         if path.startswith(prefix):
@@ -346,6 +362,7 @@ class _Lines:
             "annotations.extra": "annotations",
             "execution": "task_support",
             "_meta": "meta",
+            "scopes": "scopes",
             "title": "title",
             "description": "description",
             "icons": "icons",

@@ -102,6 +102,7 @@ class ToolView:
     output_article: str  # "a" or "an", before the output type's name
     icons: list[IconView]
     meta: str | None
+    scopes: tuple[str, ...]  # OAuth scopes a caller's token must hold (server's first)
     example: Example
     local_defs: list[tuple[str, str, Markup]]
     descriptor: str
@@ -174,6 +175,8 @@ def tool_view(
     output_name = tool.output_type_ref or ""
     if tool.task_support != "forbidden":
         badges.append(Badge(f"tasks: {tool.task_support}", "info", _TASKS[tool.task_support]))
+    if tool.scopes:
+        badges.append(Badge("scoped", "info", "over HTTP, a token holding its scopes"))
     return ToolView(
         name=tool.name,
         anchor=tool.name,
@@ -195,6 +198,7 @@ def tool_view(
         output_article=article(output_name),
         icons=[_icon(icon) for icon in tool.icons],
         meta=None if tool.meta is None else json.dumps(tool.meta, indent=2, ensure_ascii=False),
+        scopes=tool.scopes,
         example=_example(tool, client_class),
         local_defs=local_defs,
         descriptor=json.dumps(published, indent=2, ensure_ascii=False),

@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from mcpgen_runtime.protocol.constants import META_SCOPES
+
 from ..names import MODELS_PY_NAMES
 
 # Root keywords of an input schema that only annotate it (a `parameters` form that
@@ -225,7 +227,13 @@ class _ToolEntry:
         if icons:
             result["icons"] = icons
         if isinstance(raw.get("_meta"), dict):
-            result["meta"] = raw["_meta"]
+            meta = dict(raw["_meta"])
+            scopes = meta.get(META_SCOPES)
+            if isinstance(scopes, list) and all(isinstance(s, str) for s in scopes):
+                # mcpgen's own key: the contract's `scopes`, which publishes it again
+                result["scopes"] = meta.pop(META_SCOPES)
+            if meta or "scopes" not in result:  # an empty _meta as listed stays
+                result["meta"] = meta
         return result
 
 

@@ -27,7 +27,7 @@ PACKAGE_RUNTIME_NAMES = (
 
 CLIENT_RUNTIME_NAMES = (
     "DEFAULT_MAX_MESSAGE_BYTES", "UNSET", "AsyncProgressCallback", "AsyncSession",
-    "ListedTool", "ProgressCallback", "ProtocolChoice", "ResultConverter", "Session",
+    "HttpAuth", "ListedTool", "ProgressCallback", "ProtocolChoice", "ResultConverter", "Session",
     "Unset", "serve_streams",
 )  # fmt: skip
 TASK_NAMES = ("AsyncTaskHandle", "TaskHandle", "TaskStatus")

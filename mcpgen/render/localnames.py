@@ -20,8 +20,8 @@ MODULE_NAMES = frozenset({
     "abc", "os", "Mapping", "Sequence", "TYPE_CHECKING", "Any", "Literal", "cast",
     "contract", "App", "Binding", "run_stdio", "BINDINGS", "build_app", "serve", "Verify",
     "DEFAULT_MAX_MESSAGE_BYTES", "UNSET", "Unset", "AsyncProgressCallback", "AsyncSession",
-    "AsyncTaskHandle", "ListedTool", "ProgressCallback", "ProtocolChoice", "ResultConverter",
-    "Session", "TaskHandle", "TaskStatus", "convert_result", "serve_streams",
+    "AsyncTaskHandle", "HttpAuth", "ListedTool", "ProgressCallback", "ProtocolChoice",
+    "ResultConverter", "Session", "TaskHandle", "TaskStatus", "convert_result", "serve_streams",
 })  # fmt: skip
 
 

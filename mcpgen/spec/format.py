@@ -16,6 +16,7 @@ from ..ir import CALLBACKS, RETURNS, TASK_SUPPORT
 __all__ = [
     "EDITOR_SCHEMA",
     "REGISTRY_NAME_PATTERN",
+    "SCOPE_PATTERN",
     "SPEC_FORMAT_SCHEMA",
     "TOOL_NAME_PATTERN",
     "schema_file",
@@ -70,6 +71,15 @@ _PARAMETER: dict[str, Any] = {
 # Reverse-DNS namespace (at least two labels), one slash, the server's own name: the
 # registry's pattern (^[a-zA-Z0-9.-]+/[a-zA-Z0-9._-]+$) with the namespace's dot required.
 REGISTRY_NAME_PATTERN = r"^[a-zA-Z0-9-]+(\.[a-zA-Z0-9-]+)+/[a-zA-Z0-9._-]+$"
+# An OAuth scope token (RFC 6749 section 3.3: printable ASCII but space, '"' and '\\'):
+# it travels in a space-separated list and in a quoted WWW-Authenticate parameter.
+SCOPE_PATTERN = r"^[\x21\x23-\x5b\x5d-\x7e]+$"
+
+_SCOPES: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "string", "pattern": SCOPE_PATTERN},
+    "uniqueItems": True,
+}
 
 _ENVIRONMENT_VARIABLE: dict[str, Any] = {
     "type": "object",
@@ -124,6 +134,13 @@ _TOOL: dict[str, Any] = {
             "description": "Seconds before a call is abandoned with an error.",
         },
         "meta": {"type": "object", "description": "Published as _meta."},
+        "scopes": {
+            **_SCOPES,
+            "description": (
+                "OAuth scopes a caller's token must hold to call this tool over authenticated "
+                "HTTP (added to server.scopes); published in _meta as io.mcpgen/scopes."
+            ),
+        },
         "annotations": {
             "type": "object",
             "description": (
@@ -171,6 +188,13 @@ SPEC_FORMAT_SCHEMA: dict[str, Any] = {
                     "description": (
                         "The MCP Registry name, reverse-DNS namespace / server "
                         "(io.github.you/weather): server.json's name and the README's mcp-name."
+                    ),
+                },
+                "scopes": {
+                    **_SCOPES,
+                    "description": (
+                        "OAuth scopes every tool needs over authenticated HTTP (a tool's own "
+                        "scopes add to them)."
                     ),
                 },
                 "description": {

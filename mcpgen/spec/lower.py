@@ -10,6 +10,8 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+from mcpgen_runtime.protocol.constants import META_SCOPES
+
 from .. import ir
 from ..names import MODELS_PY_NAMES, class_name
 from ..names import py_identifier as _py_identifier
@@ -86,7 +88,26 @@ class Lowering(SpecChecks):
             line=self.doc.position(path).line,
             annotations_title=_annotations_title(raw),
             execution_explicit="task_support" in raw,
+            scopes=self.scopes(raw, path),
         )
+
+    def scopes(self, raw: Mapping[str, Any], path: YPath) -> tuple[str, ...]:
+        """A tool's scopes: the server's, then its own (each once). Its ``meta`` may not
+        set the key they are published under (two ways to say one thing)."""
+        meta = raw.get("meta")
+        if isinstance(meta, dict) and META_SCOPES in meta:
+            self.error(
+                path + ("meta", META_SCOPES), f"{META_SCOPES} is set with 'scopes', not here"
+            )
+        server = self.data.get("server")
+        found: list[str] = []
+        for source in (
+            server.get("scopes") if isinstance(server, dict) else None,
+            raw.get("scopes"),
+        ):
+            if isinstance(source, list):
+                found += [s for s in source if isinstance(s, str) and s not in found]
+        return tuple(found)
 
     def annotations(self, raw: Mapping[str, Any], path: YPath) -> dict[str, Any] | None:
         """The spec's ``annotations``: members published beside title and the hints,

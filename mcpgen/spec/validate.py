@@ -269,6 +269,11 @@ class SpecChecks(Reporter):
         last = path[-1] if path else ""
         if path[:2] == ("server", "environment"):
             return f"{instance!r} is not an environment variable name (A-Z a-z 0-9 _)"
+        if len(path) >= 2 and path[-2] == "scopes":
+            return (
+                f"{instance!r} is not an OAuth scope: printable ASCII without spaces, "
+                "quotes or backslashes (notes:read)"
+            )
         if last == "name" and isinstance(instance, str) and len(instance) > 128:
             return (
                 f"tool name is {len(instance)} characters long; a tool name has at most 128 "

@@ -17,6 +17,7 @@ CHECKS = (
     "timeout",
     "error_as_success",
     "stdout_noise",
+    "unauthorized_accepted",
 )
 # the `tool` of a finding about the server as a whole (`stdout_noise`)
 SERVER = "(server)"

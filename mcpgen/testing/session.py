@@ -42,6 +42,9 @@ class TargetChoice:
     url: str | None = None
     headers: tuple[tuple[str, str], ...] = ()  # with url: sent with every request
     command: tuple[str, ...] = ()
+    # with url: a token the server accepts holding none of a scoped tool's scopes
+    # (unauthorized_accepted expects 403 for it)
+    token_without_scopes: str | None = None
 
     def arguments(self) -> list[str]:
         """The target as ``mcpgen test`` options, for reproduce lines (a command goes
@@ -49,6 +52,8 @@ class TargetChoice:
         if self.url is not None:
             # a header's value may be a secret: the line names the header, not its value
             named = [part for name, _ in self.headers for part in ("--header", f"{name}: …")]
+            if self.token_without_scopes is not None:
+                named += ["--auth-token-without-scopes", "…"]
             return ["--url", self.url, *named]
         if self.command:
             return []
@@ -91,6 +96,17 @@ def run_contract_test(
         report.tools = [ToolOutcome(t.name, 0, "skipped", stop.reason) for t in under_test]
     finally:
         target.close()
+    if (
+        choice.url is not None
+        and "unauthorized_accepted" not in options.skip_checks
+        and replay_arguments is UNSET
+        and not report.incomplete
+    ):
+        refused = _authorization(choice, selected, options)
+        report.findings += refused
+        for outcome in report.tools:
+            if outcome.name in {f.tool for f in refused} and outcome.result != "skipped":
+                outcome.result = "failed"
     noise = stdout_noise(target)
     if noise is not None and noise.check not in options.skip_checks:
         report.findings.append(noise)
@@ -140,6 +156,21 @@ def _run(
     return report
 
 
+def _authorization(choice: TargetChoice, tools: list[ir.Tool], options: Options) -> list[Finding]:
+    """``unauthorized_accepted`` findings (``authz``); each tool's outcome marked failed."""
+    from .authz import authorization_findings
+
+    assert choice.url is not None
+    return authorization_findings(
+        choice.url,
+        dict(choice.headers),
+        tools,
+        token_without_scopes=choice.token_without_scopes,
+        allow_destructive=options.allow_destructive,
+        timeout=options.timeout,
+    )
+
+
 def _shaping(options: Options) -> list[str]:
     """The options besides the target that decide a call's verdict: a reproduce line
     without them may not fail the same way (a `timeout` finding without `--timeout`)."""
@@ -173,6 +204,8 @@ def stdout_noise(target: Target) -> Finding | None:
 def _reproduce(prefix: list[str], tool: str, arguments: Any, check: str, tail: list[str]) -> str:
     if check in ("drift", "stdout_noise"):
         return shlex.join([*prefix, "--examples", "0", *tail])
+    if check == "unauthorized_accepted":  # the probe runs again for the tool, no examples
+        return shlex.join([*prefix, "--tool", tool, "--examples", "0", *tail])
     # ASCII JSON: the line survives any terminal and escaping of control characters
     return shlex.join([*prefix, "--tool", tool, "--replay", json.dumps(arguments), *tail])
 

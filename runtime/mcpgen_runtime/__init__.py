@@ -21,6 +21,7 @@ if TYPE_CHECKING:
         ConnectionFailed,
         ContractMismatch,
         EndpointNotFound,
+        Forbidden,
         HttpStatusError,
         McpError,
         NotAnMcpEndpoint,
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
         ServerExited,
         Timeout,
         ToolError,
+        Unauthorized,
     )
     from ._main import main
     from ._unset import UNSET, Unset
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from .server.context import Cancelled, Context
     from .server.stdio import run_stdio, serve_streams
     from .server.tools import App, Binding
+    from .transport.http.auth import AuthorizationCode, ClientCredentials, HttpAuth
     from .transport.lines import DEFAULT_MAX_MESSAGE_BYTES
 
 from ._version import __version__, requirement, validate_runtime_version
@@ -52,6 +55,11 @@ _WHERE = {
     "EndpointNotFound": "._errors",
     "ConnectionFailed": "._errors",
     "AuthRequired": "._errors",
+    "Unauthorized": "._errors",
+    "Forbidden": "._errors",
+    "ClientCredentials": ".transport.http.auth",
+    "AuthorizationCode": ".transport.http.auth",
+    "HttpAuth": ".transport.http.auth",
     "App": ".server.tools",
     "AsyncProgressCallback": ".client.base",
     "AsyncSession": ".client.aio",
@@ -90,12 +98,16 @@ __all__ = [
     "AsyncSession",
     "AsyncTaskHandle",
     "AuthRequired",
+    "AuthorizationCode",
     "Binding",
     "Cancelled",
+    "ClientCredentials",
     "ConnectionFailed",
     "Context",
     "ContractMismatch",
     "EndpointNotFound",
+    "Forbidden",
+    "HttpAuth",
     "HttpStatusError",
     "ListedTool",
     "McpError",
@@ -111,6 +123,7 @@ __all__ = [
     "TaskStatus",
     "Timeout",
     "ToolError",
+    "Unauthorized",
     "Unset",
     "__version__",
     "convert_result",

@@ -11,6 +11,8 @@
     │   ├── HttpStatusError       an HTTP server answered with a status that is no
     │   │   │                     MCP answer (``status``, ``url``)
     │   │   ├── AuthRequired      401 or 403 (``www_authenticate``: the challenge)
+    │   │   │   ├── Unauthorized  401: no token, or one the server refused (``error``)
+    │   │   │   └── Forbidden     403: the token lacks scopes (``missing_scopes``)
     │   │   └── EndpointNotFound  404: no MCP endpoint at that URL
     │   └── NotAnMcpEndpoint      an HTTP answer that is neither JSON nor SSE
     ├── ServerExited              the server process ended (exit code, stderr tail)
@@ -32,6 +34,7 @@ __all__ = [
     "ConnectionFailed",
     "ContractMismatch",
     "EndpointNotFound",
+    "Forbidden",
     "HttpStatusError",
     "McpError",
     "NotAnMcpEndpoint",
@@ -40,6 +43,7 @@ __all__ = [
     "ServerExited",
     "Timeout",
     "ToolError",
+    "Unauthorized",
 ]
 
 
@@ -141,6 +145,40 @@ class AuthRequired(HttpStatusError):
     def __init__(self, message: str, *, status: int, url: str, www_authenticate: str) -> None:
         super().__init__(message, status=status, url=url, reason="auth_required")
         self.www_authenticate = www_authenticate
+
+
+class Unauthorized(AuthRequired):
+    """401: the server wants a token, or refused the one sent (expired, wrong audience),
+    or no token could be obtained (the authorization server refused: ``error`` is its
+    OAuth error code such as ``invalid_client`` or ``access_denied``, else the
+    challenge's, such as ``invalid_token``)."""
+
+    def __init__(
+        self, message: str, *, url: str, www_authenticate: str = "", error: str = ""
+    ) -> None:
+        super().__init__(message, status=401, url=url, www_authenticate=www_authenticate)
+        self.error = error
+
+
+class Forbidden(AuthRequired):
+    """403: the token is valid but lacks scopes the call needs. ``required_scopes``
+    are those the server's challenge names, ``missing_scopes`` those the token (after
+    one step-up, when the client obtains its own tokens) still lacks."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        url: str,
+        www_authenticate: str = "",
+        error: str = "insufficient_scope",
+        required_scopes: Sequence[str] = (),
+        missing_scopes: Sequence[str] = (),
+    ) -> None:
+        super().__init__(message, status=403, url=url, www_authenticate=www_authenticate)
+        self.error = error
+        self.required_scopes = tuple(required_scopes)
+        self.missing_scopes = tuple(missing_scopes)
 
 
 class EndpointNotFound(HttpStatusError):

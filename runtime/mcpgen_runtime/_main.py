@@ -7,7 +7,9 @@
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
 [--task-key-prefix P] [--max-tasks-per-worker N] [--max-tasks N] [--identity-header NAME]
 [--http-parser auto|h11|httptools] [--rate-limit N/s|N/m] [--rate-burst B]
-[--drain-timeout S]``
+[--drain-timeout S] [--auth-issuer URL --resource-url URL
+[--auth-audience URI] [--auth-jwks-url URL] [--auth-introspection-url URL]
+[--auth-list-all-tools]]``
 
 stdio is served by this runtime alone; http by its own ASGI app on the optional
 uvicorn (``http.server``, imported only when asked for).
@@ -188,6 +190,62 @@ def _add_http_arguments(parser: argparse.ArgumentParser) -> None:
     _add_origin_arguments(http)
     _add_store_arguments(http)
     _add_task_arguments(http)
+    _add_auth_arguments(parser)
+
+
+def _add_auth_arguments(parser: argparse.ArgumentParser) -> None:
+    auth = parser.add_argument_group(
+        "authorization (http): an OAuth 2.1 resource server, on with --auth-issuer "
+        "(pip install 'mcpgen-runtime[auth]')"
+    )
+    auth.add_argument(
+        "--auth-issuer",
+        default=None,
+        metavar="URL",
+        help="the authorization server whose tokens are accepted; its RFC 8414 (or OpenID) "
+        "metadata names its keys (default: $MCPGEN_AUTH_ISSUER)",
+    )
+    auth.add_argument(
+        "--resource-url",
+        default=None,
+        metavar="URL",
+        help="this server's canonical URL (https://mcp.example.com/mcp), named in the "
+        "metadata and challenges (default: $MCPGEN_RESOURCE_URL)",
+    )
+    auth.add_argument(
+        "--auth-audience",
+        default=None,
+        metavar="URI",
+        help="the audience (aud) tokens must name (default: $MCPGEN_AUTH_AUDIENCE, else "
+        "--resource-url)",
+    )
+    auth.add_argument(
+        "--auth-jwks-url",
+        default=None,
+        metavar="URL",
+        help="the issuer's JWKS, when its metadata does not name it (default: "
+        "$MCPGEN_AUTH_JWKS_URL, else the metadata's jwks_uri)",
+    )
+    auth.add_argument(
+        "--auth-introspection-url",
+        default=None,
+        metavar="URL",
+        help="RFC 7662 endpoint for opaque tokens (default: $MCPGEN_AUTH_INTROSPECTION_URL); "
+        "this server's client credentials: --auth-client-id (or $MCPGEN_AUTH_CLIENT_ID) and "
+        "$MCPGEN_AUTH_CLIENT_SECRET",
+    )
+    auth.add_argument(
+        "--auth-client-id",
+        default=None,
+        metavar="ID",
+        help="this server's client id at the introspection endpoint (default: "
+        "$MCPGEN_AUTH_CLIENT_ID); its secret is read from $MCPGEN_AUTH_CLIENT_SECRET only",
+    )
+    auth.add_argument(
+        "--auth-list-all-tools",
+        action="store_true",
+        help="tools/list shows every tool to every token (default: only those its scopes permit)",
+    )
 
 
 def _add_limit_arguments(http: argparse._ArgumentGroup) -> None:
@@ -322,6 +380,13 @@ def _check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) 
             ("--max-tasks", args.max_tasks),
             ("--identity-header", args.identity_header),
             ("--http-parser", args.http_parser),
+            ("--auth-issuer", args.auth_issuer),
+            ("--resource-url", args.resource_url),
+            ("--auth-audience", args.auth_audience),
+            ("--auth-jwks-url", args.auth_jwks_url),
+            ("--auth-introspection-url", args.auth_introspection_url),
+            ("--auth-client-id", args.auth_client_id),
+            ("--auth-list-all-tools", args.auth_list_all_tools or None),
         )
         if value is not None
     ]
@@ -379,6 +444,7 @@ def _serve_http(
             rate_limit=args.rate_limit,
             rate_burst=args.rate_burst,
             drain_timeout=args.drain_timeout,
+            **_auth_options(args),
         )
         # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(
@@ -394,6 +460,35 @@ def _serve_http(
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _auth_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The authorization settings: each flag, else its environment variable."""
+    env = os.environ
+
+    def pick(flag: str | None, name: str) -> str | None:
+        return flag or env.get(name) or None
+
+    issuer = pick(args.auth_issuer, "MCPGEN_AUTH_ISSUER")
+    settings: dict[str, Any] = {
+        "auth_issuer": issuer,
+        "resource_url": pick(args.resource_url, "MCPGEN_RESOURCE_URL"),
+        "auth_audience": pick(args.auth_audience, "MCPGEN_AUTH_AUDIENCE"),
+        "auth_jwks_url": pick(args.auth_jwks_url, "MCPGEN_AUTH_JWKS_URL"),
+        "auth_introspection_url": pick(
+            args.auth_introspection_url, "MCPGEN_AUTH_INTROSPECTION_URL"
+        ),
+        "auth_client_id": pick(args.auth_client_id, "MCPGEN_AUTH_CLIENT_ID"),
+        "auth_client_secret": env.get("MCPGEN_AUTH_CLIENT_SECRET") or None,
+        "auth_filter_listing": not args.auth_list_all_tools,
+    }
+    if issuer is None:
+        given = [k for k, v in settings.items() if v and k not in ("auth_filter_listing",)]
+        if given or args.auth_list_all_tools:
+            raise ValueError(
+                "the authorization settings need --auth-issuer (or MCPGEN_AUTH_ISSUER)"
+            )
+    return settings
 
 
 def _lease_from_environment() -> float:

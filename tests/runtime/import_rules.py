@@ -41,9 +41,10 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "ratelimit": frozenset({"leaf"}),
     "tasks": frozenset({"leaf", "protocol", "ratelimit"}),
     "transport": frozenset({"leaf", "protocol"}),
-    "server": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks"}),
+    "auth": frozenset({"leaf", "protocol"}),
+    "server": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks", "auth"}),
     "client": frozenset({"leaf", "protocol", "schema", "contract", "transport"}),
-    "http": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks", "server"}),
+    "http": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks", "auth", "server"}),
     "entry": frozenset(
         {
             "leaf",
@@ -53,6 +54,7 @@ ALLOWED: Mapping[str, frozenset[str]] = {
             "ratelimit",
             "tasks",
             "transport",
+            "auth",
             "server",
             "client",
             "http",

@@ -59,6 +59,7 @@ def test_the_runtime_keeps_its_import_rules() -> None:
     assert violations(MODULES) == []
     # every subpackage is a part the rules know, and the rules see them all
     assert {name.split(".")[0] for name in MODULES if "." in name} == {
+        "auth",
         "client",
         "contract",
         "http",
@@ -96,6 +97,19 @@ BROKEN = {
             }
         ),
         "cycle: tasks.redis_store -> tasks.store -> tasks.redis_store",
+    ),
+    "the token checks importing the HTTP shell": (
+        _fake(
+            **{
+                "auth.jwt": "from ..http.verifiers import fetch_json\n",
+                "http.verifiers": "x = 1\n",
+            }
+        ),
+        "auth may not import http",
+    ),
+    "the client importing the token checks": (
+        _fake(**{"client.sync": "from ..auth.tokens import AuthInfo\n", "auth.tokens": "x = 1\n"}),
+        "client may not import auth",
     ),
     "the client importing the server": (
         _fake(
@@ -241,6 +255,11 @@ SANS_IO = (
     "client.flows",
     "server.core",
     "ratelimit.bucket",
+    # the token checks: the HTTP shell (http.verifiers) fetches keys and owns the clock
+    "auth.tokens",
+    "auth.scopes",
+    "auth.challenge",
+    "auth.jwt",
 )
 IO_MODULES = frozenset({"asyncio", "time", "threading", "socket", "subprocess", "select", "signal"})
 

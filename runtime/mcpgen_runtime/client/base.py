@@ -31,6 +31,7 @@ from .tasks import (
 
 if TYPE_CHECKING:
     from ..contract.compare import Change
+    from ..transport.http.auth import HttpAuth
     from .effects import Connection
 
 logger = logging.getLogger("mcpgen.client")
@@ -207,7 +208,7 @@ class _SessionState(Generic[TR, W]):
     @classmethod
     def _http_transport(cls, url: str, **options: Any) -> Any:
         """The driver's HTTP transport (options: ``headers``, ``connect_timeout``,
-        ``max_message_bytes``); it reports a request it cannot answer to ``on_failure``."""
+        ``max_message_bytes``, ``auth``); it reports a request it cannot answer to ``on_failure``."""
         raise NotImplementedError
 
     @classmethod
@@ -216,6 +217,7 @@ class _SessionState(Generic[TR, W]):
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        auth: HttpAuth | None = None,
         contract: Sequence[Mapping[str, Any]] = (),
         verify: Verify = "strict",
         timeout: float = 30.0,
@@ -227,14 +229,22 @@ class _SessionState(Generic[TR, W]):
         """A session with a Streamable HTTP endpoint (``http://host:port/mcp``);
         ``server_id`` defaults to the URL. Needs the ``http`` extra (httpx2).
 
-        ``headers`` go with every request (``{"Authorization": "Bearer …"}``).
-        ``timeout`` bounds each call as a whole, however slowly its answer
+        ``headers`` go with every request. ``auth``: a bearer token, a function
+        returning one (called again once when the server answers 401), or
+        ``ClientCredentials``/``AuthorizationCode`` to obtain OAuth tokens from the
+        server's authorization server (discovered from its 401; needs the ``auth``
+        extra); a 401 or 403 the client cannot get past raises ``Unauthorized`` or
+        ``Forbidden``. ``timeout`` bounds each call as a whole, however slowly its answer
         arrives (and connecting). Redirects are followed only to the same origin.
         ``max_message_bytes`` bounds one message of an answer: a longer one fails
         that call with ``ProtocolError`` (``reason`` ``"message_too_large"``).
         """
         transport = cls._http_transport(
-            url, headers=headers, connect_timeout=timeout, max_message_bytes=max_message_bytes
+            url,
+            headers=headers,
+            connect_timeout=timeout,
+            max_message_bytes=max_message_bytes,
+            auth=auth,
         )
         session = cls(
             transport,

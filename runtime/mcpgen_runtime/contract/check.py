@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._errors import ContractMismatch
+from ..protocol.constants import META_SCOPES
 from ..protocol.revisions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 
 if TYPE_CHECKING:
@@ -20,6 +21,12 @@ logger = logging.getLogger("mcpgen.client")
 
 #: What a session does with a server that breaks the contract: raise, log, or skip.
 Verify = Literal["strict", "warn", "off"]
+
+
+def _scoped(descriptor: Mapping[str, Any]) -> bool:
+    """The tool names OAuth scopes (mcpgen's ``_meta`` key)."""
+    meta = descriptor.get("_meta")
+    return isinstance(meta, Mapping) and bool(meta.get(META_SCOPES))
 
 
 def _project(descriptor: Mapping[str, Any], fields: frozenset[str] | None) -> dict[str, Any]:
@@ -46,8 +53,16 @@ def check_contract(
     expected = [_project(tool, fields) for tool in contract]
     actual = [_project(tool, fields) for tool in listed]
     names = {tool.get("name") for tool in contract}
-    # A tool only the server has is not ours to judge.
-    changes = [change for change in compare_tools(expected, actual) if change.tool in names]
+    # A tool only the server has is not ours to judge; nor is a scoped tool missing
+    # from the listing: a server checking tokens lists only what the caller's scopes
+    # permit (the MCP spec lets a listing vary by authorization), and calling it
+    # says whether the tool is gone (404-like error) or needs scopes (403).
+    scoped = {tool.get("name") for tool in contract if _scoped(tool)}
+    changes = [
+        change
+        for change in compare_tools(expected, actual)
+        if change.tool in names and not (change.rule == "TOOL_REMOVED" and change.tool in scoped)
+    ]
     # A reordered parameter list breaks code generated from the contract, not this
     # client: it sends arguments by name. So a reorder is a warning here, never fatal.
     reordered = [change for change in changes if change.rule == "PARAM_ORDER_CHANGED"]

@@ -60,7 +60,10 @@ Rules, in result order (results sort by tool name, then this order, then path, t
                                                       known tool-poisoning vector: review it)
     TITLE_CHANGED               warning     -         title or annotations.title changed
     ICONS_CHANGED               compatible  -         icons changed
-    META_CHANGED                compatible  -         _meta changed
+    SCOPE_ADDED                 breaking    CALL      the tool needs a scope more (io.mcpgen/scopes in
+                                                      _meta): tokens issued for it may lack it
+    SCOPE_REMOVED               compatible  -         the tool needs a scope less
+    META_CHANGED                compatible  -         _meta changed (besides the scopes)
     SCHEMA_ANNOTATION_CHANGED   compatible  -         a non-validating schema keyword changed (title,
                                                       examples, deprecated, ...; output descriptions
                                                       and defaults)
@@ -122,6 +125,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..protocol.constants import META_SCOPES
 from .rules import (  # the rule vocabulary, re-exported as this module's API
     _RANK,
     RULES,
@@ -240,11 +244,40 @@ def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> 
     section("execution", lambda: _compare_execution(old, new, out))
     if _differs(old, new, "icons"):
         out.add("ICONS_CHANGED", "icons", "icons changed")
-    if _differs(old, new, "_meta"):
-        out.add("META_CHANGED", "_meta", "_meta changed")
+    _compare_meta(old, new, out)
     for key in sorted((old.keys() | new.keys()) - _KNOWN_TOOL_KEYS):
         if _differs(old, new, key):
             out.add("UNKNOWN_FIELD_CHANGED", key, f"member {key!r} changed")
+
+
+def _scopes(descriptor: Mapping[str, Any]) -> list[str]:
+    meta = descriptor.get("_meta")
+    value = meta.get(META_SCOPES) if isinstance(meta, Mapping) else None
+    return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
+
+
+def _compare_meta(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> None:
+    """The OAuth scopes a tool needs (mcpgen's ``_meta`` key), then the rest of ``_meta``."""
+    before, after = _scopes(old), _scopes(new)
+    for scope in after:
+        if scope not in before:
+            out.add("SCOPE_ADDED", "scopes", f"needs scope {scope!r}: tokens may lack it")
+    for scope in before:
+        if scope not in after:
+            out.add("SCOPE_REMOVED", "scopes", f"no longer needs scope {scope!r}")
+
+    def rest(descriptor: Mapping[str, Any]) -> dict[str, Any]:
+        """``_meta`` without the scopes (absent when nothing else is in it)."""
+        if "_meta" not in descriptor:
+            return {}
+        meta = descriptor["_meta"]
+        if isinstance(meta, Mapping):
+            meta = {key: value for key, value in meta.items() if key != META_SCOPES}
+            return {"_meta": meta} if meta else {}
+        return {"_meta": meta}
+
+    if _differs(rest(old), rest(new), "_meta"):
+        out.add("META_CHANGED", "_meta", "_meta changed")
 
 
 def _effective_hints(annotations: Mapping[str, Any]) -> dict[str, bool]:

@@ -113,6 +113,8 @@ _RULE_LIST: Final[tuple[Rule, ...]] = (
     Rule("DESCRIPTION_CHANGED", _W, None, "the tool description changed"),
     Rule("TITLE_CHANGED", _W, None, "the tool title changed"),
     Rule("ICONS_CHANGED", _C, None, "the icons changed"),
+    Rule("SCOPE_ADDED", _B, _CALL, "the tool needs an OAuth scope more"),
+    Rule("SCOPE_REMOVED", _C, None, "the tool needs an OAuth scope less"),
     Rule("META_CHANGED", _C, None, "_meta changed"),
     Rule("SCHEMA_ANNOTATION_CHANGED", _C, None, "a non-validating schema keyword changed"),
     Rule("UNKNOWN_FIELD_CHANGED", _C, None, "a member this module does not know changed"),

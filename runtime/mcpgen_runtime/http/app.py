@@ -6,9 +6,11 @@
 1. Host and Origin (DNS rebinding, ``guard.RebindingRules``, decided by the
    local address the request reached): 421 for a foreign ``Host``, 403 for a
    foreign ``Origin``.
-   Then the gate, before the body is read: while draining (SIGTERM, ``drain``) 503
-   with ``Retry-After``; a caller over ``--rate-limit`` 429 with ``Retry-After``
-   (``ratelimit``). Both answer with a JSON-RPC error, id null.
+   Then, before the body is read: with authorization on (``oauth``), the bearer
+   token (401/403 with a ``WWW-Authenticate`` challenge); then the gate: while
+   draining (SIGTERM, ``drain``) 503 with ``Retry-After``; a caller over
+   ``--rate-limit`` 429 with ``Retry-After`` (``ratelimit``, keyed by the token's
+   subject when there is one). Both answer with a JSON-RPC error, id null.
 2. The method: POST only. GET (a stateless server has no stream to offer: an
    open GET stream would never be written to nor closed) and DELETE (no
    session to end) get 405 with ``Allow: POST``.
@@ -43,6 +45,7 @@ import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..auth.tokens import AuthInfo
 from ..protocol.constants import SHUTTING_DOWN
 from ..protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, error_response
 from ..server.stateless import Routing, notification_refusal
@@ -56,6 +59,8 @@ from .config import (
 from .drain import Drain
 from .exchange import JSON_HEADERS, SSE_HEADERS, Exchange, send_json, sse_event
 from .guard import RebindingRules
+from .oauth import OAuthGate
+from .oauth import Refusal as AuthRefusal
 from .ratelimit import RateGate, Refusal
 from .tasks import TaskLayer
 
@@ -73,11 +78,12 @@ _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
 class _Head:
     """The request headers this app reads, taken from the ASGI scope in one pass."""
 
-    __slots__ = ("accept", "content_length", "content_type", "duplicated", "host", "method_header",
-                 "name_header", "origin", "version")  # fmt: skip
+    __slots__ = ("accept", "authorization", "content_length", "content_type", "duplicated", "host",
+                 "method_header", "name_header", "origin", "version")  # fmt: skip
 
     def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
         self.host = self.origin = self.content_type = self.accept = None
+        self.authorization: list[bytes] = []  # every value: more than one is refused
         self.content_length: bytes | None = None
         self.version = self.method_header = self.name_header = None
         self.duplicated: str | None = None
@@ -93,6 +99,8 @@ class _Head:
                 self.origin = value
             elif name == b"content-length":
                 self.content_length = value
+            elif name == b"authorization":
+                self.authorization.append(value)
             elif name in _ROUTING:
                 if name in seen:
                     self.duplicated = name.decode()
@@ -153,7 +161,7 @@ class _DrainGate:
         close=True,
     )
 
-    async def refusal(self, scope: Mapping[str, Any]) -> Refusal:
+    async def refusal(self, scope: Mapping[str, Any], requestor: str | None = None) -> Refusal:
         return self._REFUSAL
 
 
@@ -173,7 +181,9 @@ class HttpApp:
         ready_path: str = DEFAULT_READY_PATH,
         rate: RateGate | None = None,
         drain_timeout: float | None = None,
+        oauth: OAuthGate | None = None,
     ) -> None:
+        self.oauth = oauth  # None: no authorization (see http.oauth)
         self.exchange = exchange
         self.path = path
         self.probes = {health_path: False, ready_path: True}  # path → asks the store
@@ -228,6 +238,8 @@ class HttpApp:
         if scope["path"] != self.path:
             if scope["path"] in self.probes:
                 await self._probe(scope, self.probes[scope["path"]], send)
+            elif self.oauth is not None and scope["path"] in self.oauth.metadata_paths:
+                await self._metadata(scope, self.oauth.metadata, send)
             else:
                 await _plain(send, 404, "Not Found")
             return
@@ -239,8 +251,16 @@ class HttpApp:
         if not rules.allows_origin(head.origin):
             await _plain(send, 403, "Invalid Origin header")
             return
-        if self.gate is not None:
-            refusal = await self.gate.refusal(scope)
+        auth = None
+        if self.oauth is not None and not self.draining:
+            tool = head.routing().name if head.method_header == "tools/call" else None
+            verdict = await self.oauth.authenticate(scope, head.authorization, tool)
+            if isinstance(verdict, AuthRefusal):
+                await _challenge(send, verdict)
+                return
+            auth = verdict
+        if self.gate is not None:  # draining, or a rate limit: by the token's subject if any
+            refusal = await self.gate.refusal(scope, None if auth is None else auth.requestor)
             if refusal is not None:
                 await _refuse(send, refusal)
                 return
@@ -260,7 +280,23 @@ class HttpApp:
             return
         if not json_ok:  # a client that takes event streams only: JSON answers become one event
             send = _as_event_stream(send)
-        await self._post(head, body, sse_ok, scope, receive, send)
+        await self._post(head, body, sse_ok, scope, receive, send, auth)
+
+    async def _metadata(self, scope: Mapping[str, Any], document: bytes, send: Send) -> None:
+        """The RFC 9728 metadata document: GET or HEAD, no token, no Host/Origin check
+        (public facts a browser-based client may read from any page)."""
+        if scope["method"] not in ("GET", "HEAD"):
+            await _plain(send, 405, "Method Not Allowed: GET or HEAD", allow=b"GET, HEAD")
+            return
+        headers = [
+            *JSON_HEADERS,
+            (b"access-control-allow-origin", b"*"),
+            (b"cache-control", b"max-age=300"),
+            (b"content-length", str(len(document)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        body = b"" if scope["method"] == "HEAD" else document
+        await send({"type": "http.response.body", "body": body})
 
     async def _probe(self, scope: Mapping[str, Any], readiness: bool, send: Send) -> None:
         """``/healthz`` (the process serves: 200) or ``/readyz`` (it can take traffic:
@@ -336,6 +372,7 @@ class HttpApp:
         scope: Mapping[str, Any],
         receive: Receive,
         send: Send,
+        auth: AuthInfo | None = None,
     ) -> None:
         try:
             # UTF-8 (a BOM and lone surrogates tolerated, as over stdio), not json.loads'
@@ -372,7 +409,12 @@ class HttpApp:
             refusal = f"Invalid Request: the id is longer than {MAX_REQUEST_ID_CHARS} characters"
             await send_json(send, error_response(None, INVALID_REQUEST, refusal), 400)
             return
-        await self.exchange.answer(message, head.routing(), sse_ok, scope, receive, send)
+        if auth is not None and self.oauth is not None:
+            forbidden = self.oauth.authorize(message, auth)
+            if forbidden is not None:
+                await _challenge(send, forbidden)
+                return
+        await self.exchange.answer(message, head.routing(), sse_ok, scope, receive, send, auth)
 
 
 def _as_event_stream(send: Send) -> Send:
@@ -449,6 +491,16 @@ async def _refuse(send: Send, refusal: Refusal) -> None:
         headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
     await send({"type": "http.response.body", "body": frame})
+
+
+async def _challenge(send: Send, refusal: AuthRefusal) -> None:
+    """An authorization refusal: its status, challenge and text."""
+    body = refusal.text.encode()
+    headers = [*_TEXT, (b"content-length", str(len(body)).encode())]
+    if refusal.challenge is not None:
+        headers.append((b"www-authenticate", refusal.challenge.encode()))
+    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _plain(send: Send, status: int, text: str, *, allow: bytes | None = None) -> None:

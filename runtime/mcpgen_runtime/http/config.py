@@ -7,13 +7,14 @@ type checker of a generated package ever reaches for it unless HTTP is served.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..server.stdio import DEFAULT_DRAIN_SECONDS
 from ..tasks.table import DEFAULT_LEASE_SECONDS as _DEFAULT_LEASE_SECONDS
 from ..tasks.table import DEFAULT_MAX_TASKS, DEFAULT_MAX_TASKS_PER_WORKER
 
 __all__ = [
+    "AUTH_INSTALL_HINT",
     "BODY_TIMEOUT_SECONDS",
     "DEFAULT_DRAIN_SECONDS",
     "DEFAULT_HEALTH_PATH",
@@ -83,6 +84,10 @@ RETRY_AFTER_DRAINING_SECONDS = 1
 # The uvicorn factory for --workers > 1 reads its configuration from here.
 WORKER_ENV = "MCPGEN_HTTP_WORKER"
 
+AUTH_INSTALL_HINT = (
+    "checking JWT access tokens needs PyJWT with cryptography: pip install 'mcpgen-runtime[auth]'"
+)
+
 INSTALL_HINT = (
     "the HTTP transport needs uvicorn: pip install 'mcpgen-runtime[http]' (or: pip install uvicorn)"
 )
@@ -139,3 +144,20 @@ class HttpOptions:
     rate_burst: int | None = None
     # on SIGTERM, seconds for what is in flight to finish (see http.drain)
     drain_timeout: float = DEFAULT_DRAIN_SECONDS
+    # OAuth 2.1 resource server (see http.oauth): on when auth_issuer is set. Tokens must
+    # name auth_audience (default resource_url); JWTs are checked against the issuer's
+    # JWKS (auth_jwks_url, else its metadata's jwks_uri), opaque tokens introspected
+    # at auth_introspection_url with this server's client credentials.
+    auth_issuer: str | None = None
+    auth_audience: str | None = None
+    resource_url: str | None = None
+    auth_jwks_url: str | None = None
+    auth_introspection_url: str | None = None
+    auth_client_id: str | None = None
+    auth_client_secret: str | None = field(default=None, repr=False)
+    # tools/list shows a token only the tools its scopes permit (False: every tool)
+    auth_filter_listing: bool = True
+
+    @property
+    def auth_enabled(self) -> bool:
+        return self.auth_issuer is not None

@@ -38,12 +38,14 @@ import collections
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from ..auth.tokens import AuthInfo
 from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
 from ..server.actions import CreateTask, FetchTask, ListTasks
 from ..server.core import Invoke, Routing, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
 from ..tasks.table import TaskTable
 from .calls import Calls, run_invoke
+from .oauth import OAuthGate
 from .tasks import TaskLayer
 
 __all__ = [
@@ -90,20 +92,35 @@ def sse_event(frame: bytes) -> bytes:
 class Exchange:
     """Answers POSTed JSON-RPC requests of one server process."""
 
-    def __init__(self, app: App, calls: Calls, tasks: TaskLayer | None, *, json_only: bool) -> None:
+    def __init__(
+        self,
+        app: App,
+        calls: Calls,
+        tasks: TaskLayer | None,
+        *,
+        json_only: bool,
+        gate: OAuthGate | None = None,
+    ) -> None:
+        self.gate = gate  # with authorization: filtered listings (http.oauth)
         self.app = app
         self.calls = calls
         self.tasks = tasks
         self.json_only = json_only  # --json-response: never SSE
 
-    def connection(self, scope: Mapping[str, Any]) -> ServerConnection:
+    def connection(
+        self, scope: Mapping[str, Any], auth: AuthInfo | None = None, app: App | None = None
+    ) -> ServerConnection:
         """A fresh core connection for one request: with tasks served, its requestor
-        (``http.identity``), its tasks in the store (``tasks_outside``)."""
+        (the token's, else ``http.identity``), its tasks in the store
+        (``tasks_outside``); ``auth`` for the handlers' ``ctx.auth``; ``app``: the tool
+        table answering it (a token's filtered listing), else the server's."""
+        app = self.app if app is None else app
         if self.tasks is None:
-            return ServerConnection(self.app, defer_checks=True)
-        requestor = self.tasks.requestor(scope)
+            return ServerConnection(app, defer_checks=True, auth=auth)
+        requestor = auth.requestor if auth is not None else self.tasks.requestor(scope)
         return ServerConnection(
-            self.app,
+            app,
+            auth=auth,
             defer_checks=True,
             tasks=TaskTable(max_tasks=None),
             requestor=requestor,
@@ -119,9 +136,14 @@ class Exchange:
         scope: Mapping[str, Any],
         receive: ASGIReceive,
         send: ASGISend,
+        auth: AuthInfo | None = None,
     ) -> None:
-        """Answer one request (``message`` has a valid id and a string method)."""
-        conn = self.connection(scope)
+        """Answer one request (``message`` has a valid id and a string method; ``auth``:
+        the verified token it came with, if the server checks tokens)."""
+        app = None
+        if auth is not None and self.gate is not None and message["method"] == "tools/list":
+            app = self.gate.listing_app(auth)
+        conn = self.connection(scope, auth, app)
         actions = conn.receive_stateless(message, routing)
         action = actions[0] if actions else None
         if type(action) is not Invoke:

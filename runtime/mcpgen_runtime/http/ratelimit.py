@@ -52,10 +52,14 @@ class RateGate:
         self.identity_header = identity_header
         self._store_down = False
 
-    async def refusal(self, scope: Mapping[str, Any]) -> Refusal | None:
-        """None: the request may go on (its token taken); else its 429."""
+    async def refusal(
+        self, scope: Mapping[str, Any], requestor: str | None = None
+    ) -> Refusal | None:
+        """None: the request may go on (its token taken); else its 429. ``requestor``:
+        the verified token's (authorization on), else the scope's (``identity.caller``)."""
+        key = "id:" + requestor if requestor else caller(scope, self.identity_header)
         try:
-            wait = await self.store.take_token(caller(scope, self.identity_header), self.limit)
+            wait = await self.store.take_token(key, self.limit)
         except TaskStoreUnavailable as exc:
             if not self._store_down:
                 self._store_down = True

@@ -43,11 +43,15 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..auth.tokens import TokenVerifier
 from ..server.tools import App
 from ..tasks.factory import open_task_store
 
 if TYPE_CHECKING:
+    from ..tasks.store import TaskStore
     from .app import HttpApp
+    from .oauth import OAuthGate
+    from .ratelimit import RateGate
 
 __all__ = [
     "BODY_TIMEOUT_SECONDS",
@@ -62,12 +66,14 @@ __all__ = [
     "WRITE_TIMEOUT_SECONDS",
     "HttpOptions",
     "HttpUnavailable",
+    "bearer_verifier",
     "build_asgi_app",
     "serve_http",
     "worker_app",
 ]
 
 from .config import (  # re-exported: the names callers know from here
+    AUTH_INSTALL_HINT,
     BODY_TIMEOUT_SECONDS,
     DEFAULT_HOST,
     DEFAULT_MAX_BODY_BYTES,
@@ -97,16 +103,23 @@ _DEFAULT_OPTIONS = HttpOptions()
 
 
 def build_asgi_app(
-    app: App, options: HttpOptions = _DEFAULT_OPTIONS, *, drain_on_sigterm: bool = False
+    app: App,
+    options: HttpOptions = _DEFAULT_OPTIONS,
+    *,
+    token_verifier: TokenVerifier | None = None,
+    drain_on_sigterm: bool = False,
 ) -> HttpApp:
     """The ASGI application serving ``app`` statelessly at ``options.path``; with
-    ``drain_on_sigterm`` (``serve_http``), SIGTERM drains it (``http.drain``)."""
-    from ..ratelimit.bucket import RateLimit
+    ``drain_on_sigterm`` (``serve_http``), SIGTERM drains it (``http.drain``).
+
+    With ``options.auth_issuer`` set, an OAuth 2.1 resource server (``http.oauth``):
+    tokens are checked by ``token_verifier`` when given (any object of the
+    ``auth.tokens.TokenVerifier`` protocol), else by the JWT/introspection verifiers
+    ``options`` describe."""
     from .app import HttpApp
     from .calls import Calls
     from .exchange import Exchange
     from .guard import RebindingRules
-    from .ratelimit import RateGate
     from .tasks import TaskLayer
 
     name = str(app.server_info.get("name", "")) or "default"
@@ -129,13 +142,9 @@ def build_asgi_app(
             max_running=options.max_sync_threads,
             identity_header=options.identity_header,
         )
-    exchange = Exchange(
-        app if served else without_tasks(app), calls, tasks, json_only=options.json_response
-    )
-    rate = None
-    if options.rate_limit is not None:
-        limit = RateLimit.parse(options.rate_limit, options.rate_burst)
-        rate = RateGate(limit, store, options.identity_header)
+    served_app = app if served else without_tasks(app)
+    gate = _oauth_gate(served_app, options, token_verifier)
+    exchange = Exchange(served_app, calls, tasks, json_only=options.json_response, gate=gate)
     return HttpApp(
         exchange,
         path=options.path,
@@ -145,9 +154,70 @@ def build_asgi_app(
         store=store,
         health_path=options.health_path,
         ready_path=options.ready_path,
-        rate=rate,
+        rate=_rate_gate(options, store),
         drain_timeout=options.drain_timeout if drain_on_sigterm else None,
+        oauth=gate,
     )
+
+
+def _rate_gate(options: HttpOptions, store: TaskStore) -> RateGate | None:
+    """The gate of ``--rate-limit`` (None without one), counting in ``store``."""
+    if options.rate_limit is None:
+        return None
+    from ..ratelimit.bucket import RateLimit
+    from .ratelimit import RateGate
+
+    limit = RateLimit.parse(options.rate_limit, options.rate_burst)
+    return RateGate(limit, store, options.identity_header)
+
+
+def _oauth_gate(
+    app: App, options: HttpOptions, token_verifier: TokenVerifier | None
+) -> OAuthGate | None:
+    """The authorization of ``options`` (None when it has no ``auth_issuer``)."""
+    if options.auth_issuer is None:
+        if token_verifier is not None:
+            raise ValueError("a token verifier needs auth_issuer (the metadata names it)")
+        return None
+    from .oauth import OAuthGate
+
+    resource = options.resource_url
+    if not resource:
+        raise ValueError("--auth-issuer needs --resource-url (this server's canonical URL)")
+    verifier = token_verifier or bearer_verifier(
+        options, audience=options.auth_audience or resource
+    )
+    return OAuthGate(
+        app,
+        verifier,
+        resource=resource,
+        authorization_servers=(options.auth_issuer,),
+        endpoint_path=options.path,
+        filter_listing=options.auth_filter_listing,
+    )
+
+
+def bearer_verifier(options: HttpOptions, *, audience: str) -> TokenVerifier:
+    """The JWT (and, with an introspection URL, introspection) verifier of ``options``."""
+    from .verifiers import BearerVerifier, IntrospectionVerifier, JwtVerifier
+
+    try:
+        from ..auth.jwt import JwtRules
+    except ImportError as exc:
+        raise HttpUnavailable(f"{AUTH_INSTALL_HINT} ({exc})") from None
+    issuer = options.auth_issuer
+    assert issuer is not None
+    introspection = None
+    if options.auth_introspection_url:
+        introspection = IntrospectionVerifier(
+            options.auth_introspection_url,
+            audience=audience,
+            issuer=issuer,
+            client_id=options.auth_client_id,
+            client_secret=options.auth_client_secret,
+        )
+    jwt = JwtVerifier(JwtRules(issuer, audience), jwks_url=options.auth_jwks_url)
+    return BearerVerifier(jwt, introspection)
 
 
 def without_tasks(app: App) -> App:
@@ -209,30 +279,23 @@ def serve_http(
     impl: str | None = None,
     base_class: type | None = None,
     build_app: Callable[[Any], App] | None = None,
+    token_verifier: TokenVerifier | None = None,
 ) -> None:
-    """Serve ``app`` over Streamable HTTP until interrupted.
-
-    With ``options.workers > 1`` uvicorn starts that many processes, each with a
-    listening socket of its own in one ``SO_REUSEPORT`` group on Linux (one shared
-    socket elsewhere); each rebuilds the app from ``impl``, ``base_class`` and
-    ``build_app`` (which must therefore be importable by name).
-    """
+    """Serve ``app`` over Streamable HTTP until interrupted (``token_verifier``: see
+    ``build_asgi_app``; one process only). With ``options.workers > 1`` uvicorn starts
+    that many processes, each with a listening socket of its own in one ``SO_REUSEPORT``
+    group on Linux (one shared socket elsewhere); each rebuilds the app from ``impl``,
+    ``base_class`` and ``build_app`` (which must therefore be importable by name)."""
     _require_uvicorn()
     import uvicorn
 
-    common: dict[str, Any] = {
-        "host": options.host,
-        "port": options.port,
-        "log_level": options.log_level,
-        "access_log": False,
-        "lifespan": "on",
-        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
-        # the class, not its import string (which uvicorn takes only since 0.36): a
-        # --workers process (spawned, not forked) unpickles it by reference, importing it
-        "http": _guard_connections(options),
-    }
+    common = _uvicorn_settings(options)
+    if token_verifier is not None and options.workers > 1:
+        raise ValueError("a token verifier object serves one process: use --workers 1")
     # with workers: fail here, not in every worker
-    asgi_app = build_asgi_app(app, options, drain_on_sigterm=options.workers <= 1)
+    asgi_app = build_asgi_app(
+        app, options, token_verifier=token_verifier, drain_on_sigterm=options.workers <= 1
+    )
     _say_how_to_allow_origins(options)
     if options.workers <= 1:
         _run_to_exit_zero(lambda: uvicorn.run(asgi_app, **common))
@@ -262,6 +325,21 @@ def serve_http(
         Multiprocess(server_config, sockets=[reserved], **before_0_51).run()
     finally:
         reserved.close()
+
+
+def _uvicorn_settings(options: HttpOptions) -> dict[str, Any]:
+    """What every ``uvicorn.run`` of ``serve_http`` is given."""
+    return {
+        "host": options.host,
+        "port": options.port,
+        "log_level": options.log_level,
+        "access_log": False,
+        "lifespan": "on",
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+        # the class, not its import string (which uvicorn takes only since 0.36): a
+        # --workers process (spawned, not forked) unpickles it by reference, importing it
+        "http": _guard_connections(options),
+    }
 
 
 def _run_to_exit_zero(serve: Callable[[], None]) -> None:

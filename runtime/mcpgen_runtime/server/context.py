@@ -11,6 +11,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from ..auth.tokens import AuthInfo
 from ..protocol.jsonrpc import encode
 
 __all__ = ["LOG_LEVELS", "Cancelled", "Context"]
@@ -27,7 +28,8 @@ class Cancelled(Exception):
 
 
 class Context:
-    """Per-call services for a handler: ``cancelled``, ``report_progress``, ``log``."""
+    """Per-call services for a handler: ``cancelled``, ``report_progress``, ``log``;
+    ``auth``, who called (the verified token's ``AuthInfo``) where the server checks tokens."""
 
     NONE: ClassVar[Context]  # a detached context: never cancelled, reports nothing
 
@@ -41,8 +43,12 @@ class Context:
         logger: str = "",
         progress_messages: bool = True,
         task_id: str | None = None,
+        auth: AuthInfo | None = None,
     ) -> None:
         self.request_id = request_id
+        # the caller's verified token over HTTP with authorization; None on stdio and
+        # on a server that checks no tokens
+        self.auth = auth
         self.task_id = task_id
         self._progress_token = progress_token
         self._emit = emit

@@ -47,6 +47,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ToolError
+from ..auth.tokens import AuthInfo
 from ..protocol.constants import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -147,8 +148,10 @@ class ServerConnection(TaskMethods):
         defer_checks: bool = False,
         tasks_outside: bool = False,
         rate_limit: RateLimit | None = None,
+        auth: AuthInfo | None = None,
     ) -> None:
         self.app = app
+        self.auth = auth  # the request's verified token (HTTP with authorization): ctx.auth
         # True: a call that runs in the background (not inline) comes out as an
         # ``Invoke`` whose ``args`` are still unchecked (``checked`` False); the shell
         # checks them where it likes (the HTTP shell: off its event loop)
@@ -584,6 +587,7 @@ class ServerConnection(TaskMethods):
             log_level=level if isinstance(level, str) else None,
             logger=str(self.app.server_info.get("name", "")),
             progress_messages=self.version != "2024-11-05",
+            auth=self.auth,
         )
 
     # -- output ---------------------------------------------------------------

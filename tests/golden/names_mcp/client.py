@@ -27,6 +27,7 @@ from mcpgen_runtime import (
     UNSET,
     AsyncProgressCallback,
     AsyncSession,
+    HttpAuth,
     ListedTool,
     ProgressCallback,
     ProtocolChoice,
@@ -110,6 +111,7 @@ class NamesClient:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        auth: HttpAuth | None = None,
         verify: Verify = "strict",
         timeout: float = 30.0,
         server_id: str | None = None,
@@ -119,13 +121,16 @@ class NamesClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``with``; needs ``mcpgen-runtime[http]``).
 
-        ``headers`` go with every request (``{"Authorization": "Bearer …"}``);
-        ``timeout`` bounds each call as a whole; ``protocol`` as for ``stdio``.
+        ``headers`` go with every request; ``auth``: a bearer token, a function
+        returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
+        server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
+        bounds each call as a whole; ``protocol`` as for ``stdio``.
         """
         return cls(
             Session.http(
                 url,
                 headers=headers,
+                auth=auth,
                 contract=contract.TOOLS,
                 verify=verify,
                 timeout=timeout,
@@ -312,6 +317,7 @@ class AsyncNamesClient:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        auth: HttpAuth | None = None,
         verify: Verify = "strict",
         timeout: float = 30.0,
         server_id: str | None = None,
@@ -321,13 +327,16 @@ class AsyncNamesClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``async with``; needs ``mcpgen-runtime[http]``).
 
-        ``headers`` go with every request (``{"Authorization": "Bearer …"}``);
-        ``timeout`` bounds each call as a whole; ``protocol`` as for ``stdio``.
+        ``headers`` go with every request; ``auth``: a bearer token, a function
+        returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
+        server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
+        bounds each call as a whole; ``protocol`` as for ``stdio``.
         """
         return cls(
             AsyncSession.http(
                 url,
                 headers=headers,
+                auth=auth,
                 contract=contract.TOOLS,
                 verify=verify,
                 timeout=timeout,

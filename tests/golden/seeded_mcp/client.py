@@ -28,6 +28,7 @@ from mcpgen_runtime import (
     AsyncProgressCallback,
     AsyncSession,
     AsyncTaskHandle,
+    HttpAuth,
     ListedTool,
     ProgressCallback,
     ProtocolChoice,
@@ -120,6 +121,7 @@ class SeededClient:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        auth: HttpAuth | None = None,
         verify: Verify = "strict",
         timeout: float = 30.0,
         server_id: str | None = None,
@@ -129,13 +131,16 @@ class SeededClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``with``; needs ``mcpgen-runtime[http]``).
 
-        ``headers`` go with every request (``{"Authorization": "Bearer …"}``);
-        ``timeout`` bounds each call as a whole; ``protocol`` as for ``stdio``.
+        ``headers`` go with every request; ``auth``: a bearer token, a function
+        returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
+        server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
+        bounds each call as a whole; ``protocol`` as for ``stdio``.
         """
         return cls(
             Session.http(
                 url,
                 headers=headers,
+                auth=auth,
                 contract=contract.TOOLS,
                 verify=verify,
                 timeout=timeout,
@@ -337,6 +342,7 @@ class AsyncSeededClient:
         url: str,
         *,
         headers: Mapping[str, str] | None = None,
+        auth: HttpAuth | None = None,
         verify: Verify = "strict",
         timeout: float = 30.0,
         server_id: str | None = None,
@@ -346,13 +352,16 @@ class AsyncSeededClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``async with``; needs ``mcpgen-runtime[http]``).
 
-        ``headers`` go with every request (``{"Authorization": "Bearer …"}``);
-        ``timeout`` bounds each call as a whole; ``protocol`` as for ``stdio``.
+        ``headers`` go with every request; ``auth``: a bearer token, a function
+        returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
+        server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
+        bounds each call as a whole; ``protocol`` as for ``stdio``.
         """
         return cls(
             AsyncSession.http(
                 url,
                 headers=headers,
+                auth=auth,
                 contract=contract.TOOLS,
                 verify=verify,
                 timeout=timeout,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 from collections.abc import Callable, Mapping
 
@@ -22,6 +23,14 @@ import httpx2
 
 from ..._errors import McpError
 from ..lines import DEFAULT_MAX_MESSAGE_BYTES, CloseCallback, LineCallback
+from .auth import (
+    Authenticator,
+    AuthorizationCode,
+    BearerSource,
+    ClientCredentials,
+    HttpAuth,
+    parse_challenge,
+)
 from .wire import EventStream, FailureCallback, HttpPeer, Message, read_message, too_large
 
 __all__ = ["AsyncHttpTransport"]
@@ -30,6 +39,7 @@ logger = logging.getLogger("mcpgen.client")
 
 _REFUSED_BODY = 64 * 1024  # bytes read of an answer that is no MCP answer
 _MAX_REDIRECTS = 5
+_AUTH_PROBE = b'{"jsonrpc":"2.0","id":"mcpgen-auth-probe","method":"ping"}'
 _CLOSE_TIMEOUT = 2.0  # seconds the DELETE that ends a session may take
 
 
@@ -43,8 +53,17 @@ class AsyncHttpTransport:
         headers: Mapping[str, str] | None = None,
         connect_timeout: float = 30.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        auth: HttpAuth | None = None,
     ) -> None:
         self.peer = HttpPeer(url, headers, max_message_bytes)
+        if auth is not None and any(key.lower() == "authorization" for key in headers or {}):
+            raise ValueError("pass either auth= or an Authorization header, not both")
+        self._auth_config = auth
+        self._auth: Authenticator | None = (
+            None
+            if auth is None or isinstance(auth, ClientCredentials | AuthorizationCode)
+            else BearerSource(auth, url)
+        )
         self.on_failure: FailureCallback | None = None
         self._connect_timeout = connect_timeout
         self._client: httpx2.AsyncClient | None = None
@@ -68,6 +87,33 @@ class AsyncHttpTransport:
             follow_redirects=False,
             trust_env=False,
         )
+        if isinstance(self._auth_config, ClientCredentials | AuthorizationCode):
+            self._auth = _oauth_session(self._auth_config, self.peer.url, self._client)
+        if isinstance(self._auth_config, AuthorizationCode):
+            try:
+                await self._authorize_first()
+            except BaseException:
+                await self.stop()
+                raise
+
+    async def _authorize_first(self) -> None:
+        """The authorization code grant waits on a person: run it here, before the first
+        call (whose time limit would cover it), when the server challenges a ``ping``
+        (a request the spec allows before ``initialize``) sent without a token."""
+        assert self._client is not None and self._auth is not None
+        if await self._auth.authorization() is not None:
+            return  # a token kept from an earlier session
+        probe = read_message(_AUTH_PROBE)
+        request = self._client.build_request(
+            "POST", self.peer.url, content=probe.body, headers=self.peer.headers(probe)
+        )
+        try:
+            response = await self._client.send(request, stream=True)
+            await response.aclose()  # only the status and the challenge matter
+        except (httpx2.HTTPError, OSError):
+            return  # the first call reports an unreachable server
+        if response.status_code == 401:
+            await self._challenged(response, None, set())
 
     async def send(self, line: bytes) -> None:
         """A request starts its POST and returns; a notification or reply is POSTed
@@ -118,8 +164,13 @@ class AsyncHttpTransport:
             return
         headers = self.peer.close_headers()
         if headers is not None:
-            with contextlib.suppress(httpx2.HTTPError, OSError):
-                await client.delete(self.peer.url, headers=headers, timeout=_CLOSE_TIMEOUT)
+            with contextlib.suppress(McpError, httpx2.HTTPError, OSError, TimeoutError):
+                async with asyncio.timeout(_CLOSE_TIMEOUT):
+                    if self._auth is not None:  # a protected server ends sessions for tokens too
+                        credential = await self._auth.authorization()
+                        if credential is not None:
+                            headers["authorization"] = credential
+                    await client.delete(self.peer.url, headers=headers)
         await client.aclose()
 
     def exit_error(self) -> McpError:
@@ -167,20 +218,41 @@ class AsyncHttpTransport:
             logger.info("%s: %s", message.label, error())
 
     async def _exchange(self, message: Message) -> bytes | None:
-        """POST ``message`` and deliver its answer; the last message data read."""
+        """POST ``message`` and deliver its answer; the last message data read. A 401
+        or 403 goes to the authenticator, which may obtain a token and send it again."""
         assert self._client is not None
-        for _ in range(_MAX_REDIRECTS + 1):
+        tries: set[int] = set()  # the auth statuses this request got past
+        for _ in range(_MAX_REDIRECTS + 3):
+            headers = self.peer.headers(message)
+            sent = await self._auth.authorization() if self._auth is not None else None
+            if sent is not None:
+                headers["authorization"] = sent
             request = self._client.build_request(
-                "POST", self.peer.url, content=message.body, headers=self.peer.headers(message)
+                "POST", self.peer.url, content=message.body, headers=headers
             )
             response = await self._client.send(request, stream=True)
             try:
                 if self.peer.redirect(response.status_code, response.headers):
                     continue
+                challenge = response.status_code in (401, 403) and self._auth is not None
+                if challenge and await self._challenged(response, sent, tries):
+                    continue
                 return await self._read(message, response)
             finally:
                 await response.aclose()
         raise self.peer.cut_off(message, RuntimeError("too many redirects"))
+
+    async def _challenged(
+        self, response: httpx2.Response, sent: str | None, tries: set[int]
+    ) -> bool:
+        """True: the authenticator has what the 401/403 asks, send again; else raises."""
+        assert self._auth is not None
+        challenge = parse_challenge(
+            response.status_code, response.headers.get("www-authenticate", "")
+        )
+        if await self._auth.challenged(challenge, sent, tries):
+            return True
+        raise self._auth.refused(challenge)
 
     async def _read(self, message: Message, response: httpx2.Response) -> bytes | None:
         kind = self.peer.kind(message, response.status_code, response.headers)
@@ -212,6 +284,19 @@ class AsyncHttpTransport:
         self.peer.adopt(message, data)
         assert self._on_line is not None
         self._on_line(data)
+
+
+def _oauth_session(
+    grant: ClientCredentials | AuthorizationCode, url: str, client: httpx2.AsyncClient
+) -> Authenticator:
+    try:
+        oauth = importlib.import_module(".oauth", __package__)
+    except ImportError as exc:
+        raise ImportError(
+            f"{type(grant).__name__} needs Authlib: pip install 'mcpgen-runtime[auth]' ({exc})"
+        ) from exc
+    session: Authenticator = oauth.OAuthSession(grant, url, client)
+    return session
 
 
 async def _read_body(response: httpx2.Response, limit: int, url: str | None) -> bytes:

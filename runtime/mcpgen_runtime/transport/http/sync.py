@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from ..._errors import McpError
 from ..lines import DEFAULT_MAX_MESSAGE_BYTES, CloseCallback, LineCallback
 from .aio import AsyncHttpTransport
+from .auth import HttpAuth
 from .wire import FailureCallback, Message, read_message
 
 __all__ = ["HttpTransport"]
@@ -41,12 +42,14 @@ class HttpTransport:
         headers: Mapping[str, str] | None = None,
         connect_timeout: float = 30.0,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        auth: HttpAuth | None = None,
     ) -> None:
         self._inner = AsyncHttpTransport(
             url,
             headers=headers,
             connect_timeout=connect_timeout,
             max_message_bytes=max_message_bytes,
+            auth=auth,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -69,7 +72,11 @@ class HttpTransport:
         thread = threading.Thread(target=loop.run_forever, name="mcpgen-http", daemon=True)
         thread.start()
         self._loop, self._thread = loop, thread
-        self._run(self._inner.start(on_line, on_close))
+        try:
+            self._run(self._inner.start(on_line, on_close))
+        except BaseException:
+            self.stop()  # no loop thread outlives a start that failed (an authorization)
+            raise
 
     def send(self, line: bytes) -> None:
         loop = self._loop

@@ -22,7 +22,6 @@ from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
 
 from ..._errors import (
-    AuthRequired,
     ConnectionFailed,
     EndpointNotFound,
     HttpStatusError,
@@ -31,6 +30,7 @@ from ..._errors import (
     ProtocolError,
 )
 from ...protocol.constants import INVALID_REQUEST, META_VERSION
+from .auth import auth_error, parse_challenge
 
 __all__ = [
     "ACCEPT",
@@ -213,7 +213,8 @@ class HttpPeer:
         the error to fail it with."""
         content_type = headers.get("content-type", "")
         if status in (401, 403):
-            return _auth_error(self.url, status, headers.get("www-authenticate", ""))
+            challenge = parse_challenge(status, headers.get("www-authenticate", ""))
+            return auth_error(self.url, challenge)
         if 300 <= status < 400:
             return HttpStatusError(
                 f"{self.url} redirects {message.label} to {headers.get('location', '(nowhere)')} "
@@ -363,19 +364,6 @@ def _origin(url: str) -> tuple[str, str, int | None]:
     parts = urlsplit(url)
     default = 443 if parts.scheme == "https" else 80
     return parts.scheme, (parts.hostname or "").lower(), parts.port or default
-
-
-def _auth_error(url: str, status: int, challenge: str) -> AuthRequired:
-    what = "401 Unauthorized" if status == 401 else "403 Forbidden"
-    said = f" (WWW-Authenticate: {challenge})" if challenge else ""
-    return AuthRequired(
-        f"{url} answered {what}{said}: pass the credentials the server asks for, e.g. "
-        "headers={'Authorization': 'Bearer …'} (--header 'Authorization: Bearer …' "
-        "on the command line)",
-        status=status,
-        url=url,
-        www_authenticate=challenge,
-    )
 
 
 def _jsonrpc_error(body: bytes) -> dict[str, Any] | None:
