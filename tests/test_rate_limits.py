@@ -19,9 +19,10 @@ import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from fixtures.http_server import HttpServer
+from fixtures.http_server import HttpServer, free_port
 from fixtures.service_package import PACKAGE, build_service, call_body, post
 from helpers import RawServer
 
@@ -207,3 +208,42 @@ def test_a_store_that_does_not_answer_lets_requests_through(
         server.stop()
         server.log.close()
     assert log.count("rate limit not applied") == 1 and "s3cret" not in log, log
+
+
+def test_with_authorization_the_bucket_is_the_tokens_subject(
+    service: tuple[Path, Path], tmp_path: Path, authorization_server: Any
+) -> None:
+    """Authorization on: the caller is the verified token's subject, not the address
+    (every request here comes from 127.0.0.1) nor a header the client chose."""
+    port = free_port()
+    resource = f"http://127.0.0.1:{port}/mcp"
+    gen, impl = service
+    server = HttpServer(
+        PACKAGE,
+        "--rate-limit",
+        "1/m",
+        "--rate-burst",
+        "2",
+        "--auth-issuer",
+        authorization_server.issuer,
+        "--resource-url",
+        resource,
+        pythonpath=[gen, impl],
+        cwd=impl,
+        log_dir=tmp_path,
+        port=port,
+    )
+    server.wait_ready()
+    try:
+
+        def bearer(subject: str) -> dict[str, str]:
+            token = authorization_server.mint(subject=subject, audience=resource)
+            return {"Authorization": f"Bearer {token}", IDENTITY: "shared"}
+
+        alice, bob = bearer("alice"), bearer("bob")
+        assert [add(server, i, alice) for i in range(3)] == [200, 200, 429]
+        assert [add(server, i, bob) for i in range(3)] == [200, 200, 429]
+        assert add(server, 9) == 401  # no token: refused before any bucket is asked
+    finally:
+        server.stop()
+        server.log.close()
