@@ -39,6 +39,7 @@ from typing import Any
 from .._errors import ToolError
 from ..protocol.constants import META_SERVER_INFO
 from ..protocol.jsonrpc import dumps
+from ..protocol.param_headers import HeaderParam, header_params
 from ..protocol.revisions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 from ..schema.validator import ValidationFailed, compile_schema
 from .context import Cancelled, Context
@@ -114,6 +115,8 @@ class ToolRuntime:
     validate_input: Callable[[Any], Any]
     validate_output: Callable[[Any], Any] | None
     wants_context: bool = False  # the handler declares a `ctx` parameter
+    # the arguments a 2026-07-28 HTTP call mirrors into Mcp-Param-* headers
+    header_params: tuple[HeaderParam, ...] = ()
     _convert: Callable[[Any], dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -433,6 +436,7 @@ class App:
                 validate_input=FirstUse(descriptor["inputSchema"], coerce=True),
                 validate_output=FirstUse(output) if output is not None else None,
                 wants_context=_declares_context(handler),
+                header_params=header_params(descriptor["inputSchema"]),
             )
         return cls(tools, server_info=server_info, instructions=instructions)
 

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 from ..._errors import McpError
 from ..lines import DEFAULT_MAX_MESSAGE_BYTES, CloseCallback, LineCallback
 from .aio import AsyncHttpTransport
-from .wire import FailureCallback, Message, read_message
+from .wire import FailureCallback, HttpPeer, Message, read_message
 
 __all__ = ["HttpTransport"]
 
@@ -55,6 +55,10 @@ class HttpTransport:
     @property
     def url(self) -> str:
         return self._inner.url
+
+    @property
+    def peer(self) -> HttpPeer:
+        return self._inner.peer
 
     @property
     def on_failure(self) -> FailureCallback | None:
