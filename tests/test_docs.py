@@ -651,3 +651,22 @@ def test_navigation_for_many_tools(tmp_path: Path) -> None:
         "<code>title</code></a>"
     ) in create
     assert html.index('<a class="skip" href="#mcpgen:main">') < html.index("<nav")
+
+
+def test_a_header_parameter_says_its_header(tmp_path: Path) -> None:
+    document = {
+        "mcpgen": 1,
+        "package": "routed_mcp",
+        "server": {"name": "routed", "version": "1.0.0"},
+        "tools": [
+            {
+                "name": "route",
+                "parameters": [
+                    {"name": "region", "type": "string", "header": "Region"},
+                    {"name": "query", "type": "string"},
+                ],
+            }
+        ],
+    }
+    route = _section(_page(_spec(tmp_path, document)), "route")
+    assert route.count("also sent as the HTTP header <code>Mcp-Param-Region</code>") == 1

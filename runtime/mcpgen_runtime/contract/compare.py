@@ -25,8 +25,13 @@ Rules, in result order (results sort by tool name, then this order, then path, t
     PARAM_KEYWORD_CHANGED       breaking    CALL      a validation keyword this module does not analyse
                                                       (allOf, not, if, prefixItems, unresolved $ref, ...)
                                                       changed: assumed breaking
+    PARAM_HEADER_ADDED          breaking    CALL      x-mcp-header added to a parameter or renamed: an
+                                                      old client over 2026-07-28 HTTP sends no (or the
+                                                      old) Mcp-Param-* header and is refused (-32020)
     PARAM_DEFAULT_CHANGED       warning     -         a default added, removed or changed
     PARAM_DESCRIPTION_CHANGED   warning     -         a description inside inputSchema changed
+    PARAM_HEADER_REMOVED        compatible  -         x-mcp-header removed: the server ignores a header
+                                                      it no longer declares
     PARAM_OPTIONAL_ADDED        compatible  -         a new optional parameter
     PARAM_MADE_OPTIONAL         compatible  -         a required parameter became optional
     PARAM_TYPE_WIDENED          compatible  -         more types accepted (integer -> number, + "null")
