@@ -68,6 +68,7 @@ PUBLIC = [
     "ProtocolChoice",
     "ProtocolError",
     "ResultConverter",
+    "StructuredValue",
     "ResultMismatch",
     "ServerExited",
     "Session",

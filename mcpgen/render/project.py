@@ -18,6 +18,7 @@ import jinja2
 from mcpgen_runtime._version import requirement
 from mcpgen_runtime.protocol.fingerprint import canonical_json as canonical
 from mcpgen_runtime.protocol.fingerprint import tool_fingerprint
+from mcpgen_runtime.protocol.structured import needs_wrapper
 
 from .. import __version__, ir
 from ..paths import RUNTIME_DIR, templates_dir
@@ -89,6 +90,9 @@ class _ToolView:
     start_name: str  # start_<tool>: only for tools with task_support optional|required
     start_doc: str
     converter: str  # module-level function turning a CallToolResult into the return value
+    # what builds a structured result's value: the model's model_validate, or for an
+    # output schema that is not an object one a StructuredValue of the …Output alias
+    output_build: str = ""
 
 
 def _handler_signature(tool: ir.Tool, kinds: dict[str, str]) -> tuple[tuple[str, ...], str]:
@@ -103,6 +107,8 @@ def _handler_signature(tool: ir.Tool, kinds: dict[str, str]) -> tuple[tuple[str,
         return handler_list, RETURN_ANNOTATIONS[tool.returns]
     handler_returns = (
         f"{tool.class_name}Output | dict[str, Any]"
+        if tool.callback == "structured" and not needs_wrapper(tool.output_schema)
+        else f"{tool.class_name}Output"
         if tool.callback == "structured"
         else RETURN_ANNOTATIONS[tool.returns]
     )
@@ -198,6 +204,11 @@ def _tool_view(
         start_name=f"start_{tool.py_name}",
         start_doc=layout.docstring(start_text, 2),
         converter=f"_{tool.py_name}_result",
+        output_build=(
+            f"StructuredValue[{tool.class_name}Output]({tool.class_name}Output)"
+            if tool.output_schema is not None and needs_wrapper(tool.output_schema)
+            else f"{tool.class_name}Output.model_validate"
+        ),
     )
 
 
@@ -351,6 +362,7 @@ def render_package(
             f"{t.class_name}Output" for t in contract.tools if t.callback == "structured"
         ),
         "annotation_models": model_imports(signature_types, renames),
+        "value_outputs": any(t.output_build.startswith("StructuredValue") for t in tools),
         "task_tools": [t for t in tools if t.task_support != "forbidden"],
         "models_body": render_models(contract, typemap, layout),
         "layout": layout,

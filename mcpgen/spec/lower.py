@@ -18,6 +18,7 @@ from ..names import py_identifier as _py_identifier
 from ..schemas import derive_input_schema
 from .bundle import Bundler
 from .format import TOOL_NAME_PATTERN
+from .keywords import local_ref_names
 from .validate import SpecChecks, _parameter_schema
 from .yamlpos import Path as YPath
 
@@ -249,6 +250,10 @@ class Lowering(SpecChecks):
         published = bundler.publish_object(bundled)
         if published is not None:
             return published, bundled
+        if key == "output_schema" and isinstance(bundled, dict):
+            # any JSON Schema (SEP-2106): published as written, with what it references
+            used = {name for name in local_ref_names(bundled) if name in bundler.defs}
+            return bundler.with_defs(bundled, bundler.closure(used)), bundled
         if len(bundler.problems) == problems:  # an unresolved $ref is reported on its own
             ref = schema.get("$ref") if isinstance(schema, dict) else None
             what, why = (

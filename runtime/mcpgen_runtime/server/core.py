@@ -81,7 +81,15 @@ from .stateless import (
     stateless_era,
 )
 from .tasks import TASKS_VERSION, TaskMethods
-from .tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
+from .tools import (
+    LIST_CACHE_SCOPE,
+    LIST_TTL_MS,
+    WRAPS,
+    App,
+    CallOutcome,
+    ToolRuntime,
+    for_revision,
+)
 
 __all__ = [
     "SERVER_BUSY",
@@ -581,7 +589,7 @@ class ServerConnection(TaskMethods):
     def _call_result(self, result: dict[str, Any]) -> dict[str, Any]:
         """A ``CallToolResult`` with only the fields this connection's revision defines."""
         if self._is_modern:
-            return result
+            return for_revision(result, MODERN_VERSIONS[0]) if WRAPS in result else result
         return for_revision(result, self.version or LATEST_HANDSHAKE)
 
     def complete(
