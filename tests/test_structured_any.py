@@ -295,3 +295,61 @@ def test_the_typescript_sdk_client(server: HttpServer, mode: str) -> None:
     if mode == "legacy":
         values = [{"result": value} for value in values]
     assert found == values
+
+
+# -- mcpgen test's output_schema check ------------------------------------------------
+
+
+def test_the_output_schema_check_reads_each_revisions_form() -> None:
+    from mcpgen.testing.checks import ToolUnderTest, check_valid
+    from mcpgen.testing.targets import Reply
+
+    tool = ToolUnderTest("days", {"name": "days", "outputSchema": {"type": "array"}})
+
+    def finding(result: dict[str, Any]) -> str | None:
+        found = check_valid(tool, {}, Reply(result={"content": [], **result}))
+        return None if found is None else found.message
+
+    assert finding({"structuredContent": [1], "resultType": "complete"}) is None
+    assert finding({"structuredContent": {"result": [1]}}) is None  # the handshake wrapper
+    assert "does not match" in str(finding({"structuredContent": 1, "resultType": "complete"}))
+    assert "does not match" in str(finding({"structuredContent": {"result": 1}}))
+    assert "wrapper" in str(finding({"structuredContent": [1]}))
+
+
+CHECKED = """\
+from typing import Any
+
+from anyres_impl import Impl
+
+
+class Correct(Impl):  # without the traps the typed-client test springs
+    def greeting(self, args: Any) -> Any:
+        return "hello " + args["who"]
+
+    def count(self, args: Any) -> Any:
+        return max(-100, min(100, args["n"] * 2))
+
+
+class Buggy(Correct):
+    def either(self, args: Any) -> Any:
+        return 7  # neither a string nor a list of integers
+"""
+
+
+def test_mcpgen_test_on_results_of_any_type(package: Path) -> None:
+    """In process: a correct implementation has no finding; one whose union result
+    is of neither type is found under output_schema."""
+    (package / "anyres_checked.py").write_text(CHECKED, encoding="utf-8")
+    spec = package.parent / "spec_anyres_mcp" / "tools.yaml"
+    for impl, findings in (("anyres_checked:Correct", set()), ("anyres_checked:Buggy", {"either"})):
+        done = subprocess.run(
+            [sys.executable, "-c", "from mcpgen.cli import main; main()", "test", str(spec),
+             "--impl", impl, "--examples", "15", "--seed", "1", "--format", "json"],
+            cwd=package, capture_output=True, text=True, timeout=240, check=False,
+            env={**__import__("os").environ, "PYTHONPATH": str(package)},
+        )  # fmt: skip
+        assert done.returncode == (1 if findings else 0), done.stdout + done.stderr
+        document = json.loads(done.stdout)
+        assert {f["tool"] for f in document["findings"]} == findings
+        assert {f["check"] for f in document["findings"]} <= {"output_schema"}
