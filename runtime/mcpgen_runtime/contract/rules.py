@@ -95,6 +95,13 @@ _RULE_LIST: Final[tuple[Rule, ...]] = (
     Rule("PARAM_ENUM_VALUE_ADDED", _C, None, "a parameter accepts more enum values"),
     Rule("PARAM_CONSTRAINT_LOOSENED", _C, None, "a parameter constraint loosened"),
     Rule("OUTPUT_SCHEMA_REMOVED", _B, _SRC, "the output schema is gone"),
+    Rule(
+        "OUTPUT_WRAPPING_CHANGED",
+        _B,
+        _SRC,
+        "an output value moved into or out of a {result: …} object: the same on the wire "
+        "before 2026-07-28, another value at 2026-07-28",
+    ),
     Rule("OUTPUT_FIELD_REMOVED", _B, _SRC, "an output field is gone"),
     Rule("OUTPUT_FIELD_TYPE_CHANGED", _B, _SRC, "an output type widened or changed"),
     Rule("OUTPUT_FIELD_MADE_OPTIONAL", _B, _SRC, "a required output field became optional"),
