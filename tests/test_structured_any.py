@@ -353,3 +353,36 @@ def test_mcpgen_test_on_results_of_any_type(package: Path) -> None:
         document = json.loads(done.stdout)
         assert {f["tool"] for f in document["findings"]} == findings
         assert {f["check"] for f in document["findings"]} <= {"output_schema"}
+
+
+def test_import_keeps_the_tools_own_output_schema(server: HttpServer, tmp_path: Path) -> None:
+    """Listed as is (2026-07-28, what ``mcpgen import`` asks first) or wrapped
+    (2025-11-25), a result of any type imports as the tool's own output schema, and
+    the spec builds back into the same contract."""
+    from click.testing import CliRunner
+
+    from mcpgen.cli import main
+    from mcpgen.importer import spec_from_tools
+    from mcpgen.spec.load import load_contract, load_spec_text
+
+    out = tmp_path / "tools.yaml"
+    run = CliRunner().invoke(main, ["import", "--url", server.url, "-o", str(out)])
+    assert run.exit_code == 0, run.output
+    imported = load_contract(out).contract
+    assert imported is not None
+    modern = {tool.name: tool.output_schema for tool in imported.tools}
+    assert modern["days"] is not None and modern["days"]["type"] == "array"
+
+    async def legacy_listing() -> list[dict[str, Any]]:
+        from mcp import Client
+
+        async with Client(server.url, mode="legacy", read_timeout_seconds=20) as client:
+            listed = await client.list_tools()
+            return [t.model_dump(by_alias=True, exclude_none=True) for t in listed.tools]
+
+    wrapped = asyncio.run(legacy_listing())
+    assert wrapped[0]["_meta"] == {WRAP_META_KEY: "result"}
+    spec = spec_from_tools(wrapped, server_info={"name": "anyres", "version": "1.0.0"})
+    loaded = load_spec_text(spec.text, "tools.yaml", spec_dir=tmp_path)
+    assert loaded.contract is not None
+    assert {tool.name: tool.output_schema for tool in loaded.contract.tools} == modern
