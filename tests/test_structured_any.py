@@ -180,6 +180,12 @@ def test_the_typed_client_returns_the_same_values_on_every_revision(
             opened = module.AnyresClient.http(server.url, protocol=protocol)
         with opened as client:
             assert client.session.protocol_version == revision
+            # listed in the tool's own form whichever revision listed it
+            listed = {tool.name: tool for tool in client.list_tools()}
+            contract = {tool["name"]: tool for tool in module.contract.TOOLS}
+            assert listed["days"].output_schema == contract["days"]["outputSchema"]
+            assert listed["days"].meta is None
+            assert listed["days"].fingerprint == module.contract.FINGERPRINTS["days"]
             assert _calls(client) == _expected(module)
             with pytest.raises(module.ToolError, match="does not match the tool's output schema"):
                 client.greeting("nobody")  # "" breaks minLength: checked on every revision

@@ -164,9 +164,7 @@ def spec_from_tools(
     eras: str = "",
 ) -> ImportedSpec:
     """A spec for ``tools`` (raw ``tools/list`` definitions); see the module docstring."""
-    # an mcpgen server's handshake-era wrapper of a result of any type is the tool's own
-    # output schema in the spec, which builds back into that wrapper on those revisions
-    tools = [unwrap_descriptor(tool) for tool in tools]
+    tools = [unwrap_descriptor(tool) for tool in tools]  # a wrapper: the schema it wraps
     server_name = name or _text(server_info.get("name")) or "server"
     package = _checked_package(package or _package_name(server_name), version)
     # Input schema of tool i at 2i, its output schema at 2i + 1: one set of types.

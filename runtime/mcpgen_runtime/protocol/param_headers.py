@@ -80,6 +80,11 @@ class HeaderParam:
     path: tuple[str, ...]
     name: str
     type: str
+    key: str = ""  # the header's name in lower case, as HTTP servers hand it over
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", self.header.lower())
 
     @property
     def header(self) -> str:
@@ -243,6 +248,8 @@ def _text(value: Any) -> str | None:
 
 
 def _value_at(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    if len(path) == 1:  # a top-level argument, the usual case
+        return arguments.get(path[0])
     node: Any = arguments
     for key in path:
         if not isinstance(node, Mapping):
@@ -269,34 +276,40 @@ def param_header_refusal(
 ) -> str | None:
     """Why the ``Mcp-Param-*`` headers (lower-case name, value; in the order received)
     disagree with ``arguments``, or None when they agree."""
-    if not params:
-        return None
-    sent: dict[str, list[str]] = {}
+    sent: dict[str, str | None] = {}  # None: the header came more than once
     for name, value in headers:
-        sent.setdefault(name, []).append(value)
+        sent[name] = None if name in sent else value
     for param in params:
-        values = sent.get(param.header.lower(), [])
+        raw = sent.get(param.key, _ABSENT)
         value = _value_at(arguments, param.path)
-        where = f"the request body's '{param.argument}' argument"
-        if len(values) > 1:
+        if raw is None:
             return f"{param.header} header appears more than once"
         if value is None:
-            if values:
-                return f"{param.header} header is present but {where} is absent"
+            if raw is not _ABSENT:
+                return f"{param.header} header is present but {_body(param)} is absent"
             continue
-        if not values:
-            return f"{param.header} header is missing but {where} is present"
-        decoded = decode_header_value(values[0])
+        if raw is _ABSENT:
+            return f"{param.header} header is missing but {_body(param)} is present"
+        decoded = decode_header_value(raw) if raw.startswith("=?") else raw
         if decoded is None:
             return f"{param.header} header holds a malformed =?base64?…?= value"
         if not _agrees(param.type, value, decoded):
-            return f"{param.header} header does not match {where}"
+            return f"{param.header} header does not match {_body(param)}"
     return None
+
+
+_ABSENT = "\x00absent"  # no header value can hold a NUL
+
+
+def _body(param: HeaderParam) -> str:
+    return f"the request body's '{param.argument}' argument"
 
 
 def _agrees(kind: str, value: Any, decoded: str) -> bool:
     """Whether header text ``decoded`` is ``value``: an integer compares as a number
     (``42`` and ``42.0`` agree), anything else as the text the client would send."""
+    if kind == "string" or type(value) is str:
+        return bool(value == decoded)
     if kind == "integer" and _DECIMAL.fullmatch(decoded) and _is_number(value):
         whole = isinstance(value, int) or value.is_integer()
         return whole and int(decoded.partition(".")[0]) == int(value)

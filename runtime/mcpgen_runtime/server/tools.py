@@ -236,7 +236,12 @@ class ToolRuntime:
     # -- result conversion ----------------------------------------------------
 
     def _structured(self, value: Any) -> dict[str, Any]:
-        value = _plain(value)
+        try:
+            value = _plain(value)
+        except RecursionError:
+            raise InvalidResult(
+                "it cannot be sent as JSON", "result is not JSON-serialisable: nested too deeply"
+            ) from None
         if not self.wraps and not isinstance(value, dict):
             raise InvalidResult(
                 "it is not an object",
