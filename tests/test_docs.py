@@ -651,3 +651,40 @@ def test_navigation_for_many_tools(tmp_path: Path) -> None:
         "<code>title</code></a>"
     ) in create
     assert html.index('<a class="skip" href="#mcpgen:main">') < html.index("<nav")
+
+
+def test_a_header_parameter_says_its_header(tmp_path: Path) -> None:
+    document = {
+        "mcpgen": 1,
+        "package": "routed_mcp",
+        "server": {"name": "routed", "version": "1.0.0"},
+        "tools": [
+            {
+                "name": "route",
+                "parameters": [
+                    {"name": "region", "type": "string", "header": "Region"},
+                    {"name": "query", "type": "string"},
+                ],
+            }
+        ],
+    }
+    route = _section(_page(_spec(tmp_path, document)), "route")
+    assert route.count("also sent as the HTTP header <code>Mcp-Param-Region</code>") == 1
+
+
+def test_a_result_of_any_type_says_how_each_revision_carries_it(tmp_path: Path) -> None:
+    document = {
+        "mcpgen": 1,
+        "package": "anyres_mcp",
+        "server": {"name": "anyres", "version": "1.0.0"},
+        "tools": [
+            {"name": "names", "output_schema": {"type": "array", "items": {"type": "string"}}},
+            {"name": "record", "output_schema": {"type": "object", "properties": {}}},
+        ],
+    }
+    html = _page(_spec(tmp_path, document))
+    names, record = _section(html, "names"), _section(html, "record")
+    assert "holds this value" in names and "array of" in names
+    assert "at 2026-07-28 <code>structuredContent</code> is the value itself" in names
+    assert "# result: NamesOutput (a type alias)" in names
+    assert "is the value itself" not in record and "(a pydantic model)" in record

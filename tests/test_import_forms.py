@@ -264,3 +264,37 @@ def test_a_server_that_speaks_only_2026_07_28_imports_builds_and_connects(tmp_pa
         assert client.session.protocol_version == "2026-07-28"
         assert client.session.contract_warnings == []
         client.greet(name="x")
+
+
+def test_x_mcp_header_imports_as_a_parameters_header(tmp_path: Path) -> None:
+    """A listed ``x-mcp-header`` becomes the parameter's ``header:`` (in its place) and
+    builds back into the descriptor the server listed; a property that already has a
+    ``header`` keyword of its own keeps the hand-written ``input_schema`` form."""
+    routed = {
+        "name": "route",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region", "minLength": 1},
+                "query": {"type": "string"},
+            },
+            "required": ["region", "query"],
+            "additionalProperties": False,
+        },
+    }
+    odd = {
+        "name": "odd",
+        "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "header": 1}}},
+    }
+    spec = spec_from_tools([routed, odd], server_info=INFO)
+    written = yaml.safe_load(spec.text)["tools"]
+    assert written[0]["parameters"][0] == {
+        "name": "region",
+        "type": "string",
+        "header": "Region",
+        "minLength": 1,
+    }
+    assert "input_schema" in written[1]
+    loaded = load_spec_text(spec.text, "tools.yaml", spec_dir=tmp_path)
+    assert loaded.contract is not None
+    assert [descriptor(t) for t in loaded.contract.tools] == [routed, odd]

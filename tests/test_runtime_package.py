@@ -73,6 +73,7 @@ PUBLIC = [
     "ProtocolChoice",
     "ProtocolError",
     "ResultConverter",
+    "StructuredValue",
     "ResultMismatch",
     "ServerExited",
     "Session",

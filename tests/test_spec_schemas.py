@@ -21,6 +21,7 @@ import jsonschema
 import pytest
 
 from mcpgen.spec.load import load_contract
+from mcpgen_runtime.protocol.structured import needs_wrapper
 
 ISSUE = {
     "type": "object",
@@ -166,43 +167,44 @@ def test_root_anyof_of_objects_gets_a_root_type(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("output", "where", "what"),
+    ("output", "published", "good", "bad"),
     [
-        ('{$ref: "#/types/State"}', "13:27", "'#/types/State'"),
-        ('{$ref: "schemas/list.json"}', "13:27", "'schemas/list.json'"),
-        ("{type: string}", "13:20", "this one"),
-        ("{anyOf: [{type: string}, {$ref: '#/types/State'}]}", "13:20", "this one"),
-        ("{type: [object, 'null']}", "13:20", "this one"),
-        ("{properties: {a: {type: string}}}", "13:20", "this one"),
+        ('{$ref: "#/types/State"}',
+         {"$ref": "#/$defs/State", "$defs": {"State": {"enum": ["open", "closed"]}}},
+         "open", "ajar"),
+        ('{$ref: "schemas/list.json"}',
+         {"$ref": "#/$defs/List", "$defs": {"List": {"type": "array"}}}, [1], {}),
+        ("{type: string}", {"type": "string"}, "x", 1),
+        ("{anyOf: [{type: string}, {$ref: '#/types/State'}]}",
+         {"anyOf": [{"type": "string"}, {"$ref": "#/$defs/State"}],
+          "$defs": {"State": {"enum": ["open", "closed"]}}}, "any", 2),
+        ("{type: [object, 'null']}", {"type": ["object", "null"]}, None, 3),
+        ("{properties: {a: {type: string}}}", {"properties": {"a": {"type": "string"}}}, 4,
+         {"a": 5}),
     ],
-)
-def test_output_schema_that_is_not_an_object_is_an_error(
-    tmp_path: Path, output: str, where: str, what: str
+)  # fmt: skip
+def test_an_output_schema_of_any_type_is_published_as_written(
+    tmp_path: Path, output: str, published: dict[str, Any], good: Any, bad: Any
 ) -> None:
+    """SEP-2106: an output schema that does not describe an object is published as
+    written (what it references under ``$defs``); the runtime wraps it for the
+    revisions before 2026-07-28 (``protocol.structured``)."""
     (tmp_path / "schemas").mkdir()
     (tmp_path / "schemas" / "list.json").write_text('{"type": "array"}', encoding="utf-8")
-    errors = _errors(
+    contract = _contract(
         tmp_path,
         f"""\
         types:
           State: {{enum: [open, closed]}}
-          Issue: {{type: object}}
         tools:
-          - name: fine
-            output_schema: {{$ref: "#/types/Issue"}}
-          - name: ok2
-            output_schema: {{type: object}}
-          - name: bad
+          - name: any
             output_schema: {output}
         """,
     )
-    assert errors == [
-        (
-            f"tools.yaml:{where}: tools[2].output_schema{'.$ref' if '$ref' in output[:6] else ''}: "
-            f"an output schema must describe an object (type: object), and {what} does not: "
-            "structuredContent is a JSON object"
-        )
-    ]
+    schema = contract.tools[0].output_schema
+    assert schema == published
+    assert needs_wrapper(schema)
+    _resolves(schema, good, bad)
 
 
 # -- hand-written input schemas --------------------------------------------------------

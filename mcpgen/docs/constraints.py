@@ -86,6 +86,9 @@ def describe(schema: Mapping[str, Any], renderer: SchemaRenderer) -> list[Markup
     for key in _NAMED:
         if key in schema:
             found.append(html("<code>{}</code> (see the published JSON)", key))
+    if isinstance(schema.get("x-mcp-header"), str):
+        header = html("<code>Mcp-Param-{}</code>", schema["x-mcp-header"])
+        found.append(html("also sent as the HTTP header {} (2026-07-28)", header))
     for key, words in _FLAGS:
         if schema.get(key) is True:
             found.append(html('<span class="flag">{}</span>', words))

@@ -15,6 +15,8 @@ from typing import Any, Final
 
 from markupsafe import Markup
 
+from mcpgen_runtime.protocol.structured import needs_wrapper
+
 from .. import ir
 from ..schemas import descriptor
 from ..testing.examples import ExampleError, example_arguments, example_value
@@ -107,6 +109,8 @@ class ToolView:
     local_defs: list[tuple[str, str, Markup]]
     descriptor: str
     changes: list[Any] = field(default_factory=list)
+    # the output schema is not an object one: wrapped before 2026-07-28 (SEP-2106)
+    output_wrapped: bool = False
 
 
 @dataclass
@@ -196,6 +200,7 @@ def tool_view(
         handler=f"{'async def' if tool.is_async else 'def'} {tool.py_name} ({tool.callback})",
         returns_impl=None if tool.output_schema is not None else _RETURNS_IMPL.get(tool.returns),
         output_article=article(output_name),
+        output_wrapped=tool.output_schema is not None and needs_wrapper(tool.output_schema),
         icons=[_icon(icon) for icon in tool.icons],
         meta=None if tool.meta is None else json.dumps(tool.meta, indent=2, ensure_ascii=False),
         scopes=tool.scopes,
@@ -322,9 +327,8 @@ def _example(tool: ir.Tool, client_class: str) -> Example:
     if len(call) > 56:  # one argument a line, as black lays it out
         call = f"result = client.{tool.py_name}(\n" + "".join(f"    {a},\n" for a in args) + ")"
     if tool.callback == "structured" and tool.output_schema is not None:
-        call += (
-            f"\n# result: {tool.output_type_ref or tool.class_name + 'Output'} (a pydantic model)"
-        )
+        kind = "a type alias" if needs_wrapper(tool.output_schema) else "a pydantic model"
+        call += f"\n# result: {tool.output_type_ref or tool.class_name + 'Output'} ({kind})"
     if tool.task_support != "forbidden":  # the same arguments start it as a task
         call += (
             f"\n# as a task: handle = client.start_{tool.py_name}(…)"

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from mcpgen_runtime.contract.compare import Change, Severity, compare_tools
+from mcpgen_runtime.protocol.structured import unwrap_descriptor
 
 from ..names import class_name, shadowed_module
 from ..printable import escape_line
@@ -163,6 +164,7 @@ def spec_from_tools(
     eras: str = "",
 ) -> ImportedSpec:
     """A spec for ``tools`` (raw ``tools/list`` definitions); see the module docstring."""
+    tools = [unwrap_descriptor(tool) for tool in tools]  # a wrapper: the schema it wraps
     server_name = name or _text(server_info.get("name")) or "server"
     package = _checked_package(package or _package_name(server_name), version)
     # Input schema of tool i at 2i, its output schema at 2i + 1: one set of types.

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcpgen_runtime.protocol.constants import META_SCOPES
+from mcpgen_runtime.protocol.param_headers import HEADER_KEY
 
 from ..names import MODELS_PY_NAMES
 
@@ -274,14 +275,20 @@ def _as_parameters(schema: Any) -> list[dict[str, Any]] | None:
         return None
     parameters: list[dict[str, Any]] = []
     for name, prop in properties.items():
-        if not isinstance(prop, dict) or "name" in prop or "required" in prop:
-            return None  # `name`/`required` would mean the parameter's, not the schema's
+        if not isinstance(prop, dict) or "name" in prop or "required" in prop or "header" in prop:
+            return None  # `name`/`required`/`header` would mean the parameter's, not the schema's
+        if HEADER_KEY in prop and not isinstance(prop[HEADER_KEY], str):
+            return None
         if "description" in prop and not isinstance(prop["description"], str):
             return None
         is_required = name in required
         if is_required and "default" in prop:
             return None  # the spec reads a default as "optional"
-        parameter = {"name": name, **prop}
+        # x-mcp-header is written as the parameter's `header:`, in its place
+        parameter = {
+            "name": name,
+            **{"header" if k == HEADER_KEY else k: v for k, v in prop.items()},
+        }
         if not is_required and "default" not in prop:
             parameter["required"] = False
         parameters.append(parameter)

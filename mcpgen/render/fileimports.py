@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from mcpgen_runtime.protocol.structured import needs_wrapper
+
 from .imports import Imports
 from .signatures import Annotation, ToolView
 from .typesource import HELPERS
@@ -85,6 +87,8 @@ def file_imports(
     outputs = [f"{t.tool.class_name}Output" for t in tools if t.tool.callback == "structured"]
     if outputs:
         client.add(".models", *outputs)
+    if any(t.tool.callback == "structured" and needs_wrapper(t.tool.output_schema) for t in tools):
+        client.add(runtime, "StructuredValue")
     client_types = Imports()
     _uses(client, (a for t in tools for a in t.client.annotations()), client_types)
     for names in client_types.names.values():

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcpgen_runtime.protocol.structured import needs_wrapper
+
 from .. import ir
 from .escape import py_literal
 from .layout import Layout
@@ -150,7 +152,10 @@ class ToolView:
         ``_results.structured``'s for a structured tool, else ``cast``'s."""
         name = py_literal(self.tool.name)
         if self.tool.callback == "structured":
-            return (name, result, f"{self.tool.class_name}Output.model_validate")
+            output = f"{self.tool.class_name}Output"
+            if needs_wrapper(self.tool.output_schema):  # an alias: no model to validate
+                return (name, result, f"StructuredValue[{output}]({output})")
+            return (name, result, f"{output}.model_validate")
         returns = py_literal(self.tool.returns)
         converted = f"convert_result({result}, {returns}, {name})"
         return (py_literal(self.client.returns.text), converted)
@@ -209,6 +214,8 @@ def _handler_signature(
     args = Param("args", types.model(f"{tool.class_name}Args"))
     if tool.callback == "structured":
         output = f"{tool.class_name}Output"
+        if needs_wrapper(tool.output_schema):  # an alias of a list, a scalar, a union
+            return Signature((args,), Annotation(output, frozenset({output}), frozenset()))
         returns = Annotation(f"{output} | dict[str, Any]", frozenset({output}), frozenset({"Any"}))
         return Signature((args,), returns)
     return Signature((args,), RETURNS[tool.returns])

@@ -41,6 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from mcpgen_runtime.protocol.structured import needs_wrapper
+
 from .. import ir
 from ..keywords import MAX_MODEL_SCHEMA_DEPTH, json_depth
 from ..names import class_name
@@ -144,6 +146,14 @@ class TypeMap:
         if tool.output_schema is None:
             return
         name = f"{tool.class_name}Output"
+        if needs_wrapper(tool.output_schema):  # a list, a scalar, a union: an alias of it
+            own = rename_refs(
+                {k: v for k, v in tool.output_schema.items() if k != "$defs"},
+                self._scopes.get((tool.name, "output"), {}),
+            )
+            text = self.annotation(own, name, "model")
+            self.declare(name, f"{name}: {helper('TypeAlias')} = {text}", identifiers_in(text))
+            return
         target_schema = self.defs.get(tool.output_type_ref or "")
         if tool.output_type_ref is not None and not (
             isinstance(target_schema, dict) and _is_mapping(target_schema)

@@ -63,6 +63,14 @@ _PARAMETER: dict[str, Any] = {
                 "an object argument must have."
             ),
         },
+        "header": {
+            "type": "string",
+            "description": (
+                "Over Streamable HTTP (2026-07-28) the argument is also sent as the header "
+                "Mcp-Param-<header>, for proxies to route on (published as x-mcp-header). "
+                "A string, boolean or bounded integer parameter only."
+            ),
+        },
     },
     "required": ["name"],
     "additionalProperties": True,

@@ -11,8 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from mcpgen_runtime.protocol.constants import META_SCOPES
+from mcpgen_runtime.protocol.param_headers import HEADER_KEY, Where, header_problems
 
 from .. import ir
+from ..keywords import local_ref_names
 from ..names import MODELS_PY_NAMES, class_name
 from ..names import py_identifier as _py_identifier
 from ..schemas import derive_input_schema
@@ -52,6 +54,7 @@ class Lowering(SpecChecks):
             input_schema, parameters = self.tool_from_input_schema(raw, path, bundler, types)
         else:
             input_schema, parameters = self.declared_parameters(raw, path, bundler)
+        self.check_headers(raw, path, input_schema)
         for index, param in enumerate(parameters):
             if param.has_default:
                 self.check_default(
@@ -108,6 +111,22 @@ class Lowering(SpecChecks):
             if isinstance(source, list):
                 found += [s for s in source if isinstance(s, str) and s not in found]
         return tuple(found)
+
+    def check_headers(self, raw: Mapping[str, Any], path: YPath, schema: Mapping[str, Any]) -> None:
+        """Every ``x-mcp-header`` (a parameter's ``header``) the 2026-07-28 rules refuse,
+        at its line: an official HTTP client would drop the tool."""
+        listed = raw.get("parameters")
+        raw_params: list[Any] = listed if isinstance(listed, list) else []
+        for index, param in enumerate(raw_params):
+            if isinstance(param, dict) and HEADER_KEY in param:
+                self.error(
+                    path + ("parameters", index, HEADER_KEY),
+                    f"write the header name as 'header: {param[HEADER_KEY]}' (published as "
+                    f"{HEADER_KEY})",
+                    key=True,
+                )
+        for where, why in header_problems(schema):
+            self.error(_header_path(raw_params, "input_schema" in raw, path, where), why)
 
     def annotations(self, raw: Mapping[str, Any], path: YPath) -> dict[str, Any] | None:
         """The spec's ``annotations``: members published beside title and the hints,
@@ -251,6 +270,10 @@ class Lowering(SpecChecks):
         published = bundler.publish_object(bundled)
         if published is not None:
             return published, bundled
+        if key == "output_schema" and isinstance(bundled, dict):
+            # any JSON Schema (SEP-2106): published as written, with what it references
+            used = {name for name in local_ref_names(bundled) if name in bundler.defs}
+            return bundler.with_defs(bundled, bundler.closure(used)), bundled
         if len(bundler.problems) == problems:  # an unresolved $ref is reported on its own
             ref = schema.get("$ref") if isinstance(schema, dict) else None
             what, why = (
@@ -386,6 +409,22 @@ def _local_def_names(tools: list[Any]) -> frozenset[str]:
         if isinstance(schema, dict) and isinstance(schema.get("$defs"), dict):
             names.update(str(name) for name in schema["$defs"])
     return frozenset(names)
+
+
+def _header_path(raw_params: list[Any], hand_written: bool, path: YPath, where: Where) -> YPath:
+    """The spec position of a problem at ``where`` in a tool's published input schema."""
+    if hand_written:
+        return path + ("input_schema", *where)
+    if len(where) >= 2 and where[0] == "properties":
+        for index, param in enumerate(raw_params):
+            if isinstance(param, dict) and param.get("name") == where[1]:
+                rest = where[2:]
+                return path + (
+                    "parameters",
+                    index,
+                    *(("header",) if rest == (HEADER_KEY,) else rest),
+                )
+    return path + ("parameters",)
 
 
 def _python_name(name: str) -> str:

@@ -18,6 +18,8 @@ import jsonschema
 from jsonschema import Draft202012Validator
 from jsonschema_specifications import REGISTRY as _META_SCHEMAS  # type: ignore[import-untyped]
 
+from mcpgen_runtime.protocol.param_headers import HEADER_KEY
+
 from .. import __version__, ir
 from ..keywords import (
     JSON_TYPES,
@@ -464,10 +466,11 @@ def _directive_message(key: str, where: str = "") -> str:
 
 
 def _parameter_schema(parameter: Mapping[str, Any]) -> dict[str, Any]:
-    """A parameter's own JSON Schema: all but ``name``, and ``required`` when it is the
-    parameter's boolean (a list at the top level can only be JSON Schema's keyword)."""
+    """A parameter's own JSON Schema: all but ``name``, ``required`` when it is the
+    parameter's boolean (a list at the top level can only be JSON Schema's keyword), and
+    ``header`` published as ``x-mcp-header``."""
     return {
-        key: value
+        HEADER_KEY if key == "header" else key: value
         for key, value in parameter.items()
         if key != "name" and not (key == "required" and not isinstance(value, list))
     }

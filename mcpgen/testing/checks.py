@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgen_runtime.protocol.constants import INVALID_PARAMS
+from mcpgen_runtime.protocol.structured import needs_wrapper, unwrap_value
 from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 from .check_names import CHECKS, SERVER
@@ -255,8 +256,15 @@ def _is_of(value: Any, kinds: tuple[type, ...]) -> bool:
 
 
 def _dumped(value: Any) -> Any:
+    """A handler's value as the server sends it: models dumped, in lists and dicts too."""
     dump = getattr(value, "model_dump", None)
-    return dump(mode="json", by_alias=True, exclude_unset=True) if dump is not None else value
+    if dump is not None:
+        return dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, list | tuple):
+        return [_dumped(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _dumped(item) for key, item in value.items()}
+    return value
 
 
 def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Finding | None:
@@ -268,7 +276,19 @@ def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Fin
                 arguments,
                 "the result has no structuredContent, but the tool has an outputSchema",
             )
-        problem = tool.output_problem(result["structuredContent"])
+        value = result["structuredContent"]
+        if "resultType" not in result and needs_wrapper(tool.descriptor["outputSchema"]):
+            # a handshake-era result of a schema that is not an object one: the wrapper
+            wrapped, value = unwrap_value(value)
+            if not wrapped:
+                return Finding(
+                    tool.name,
+                    "output_schema",
+                    arguments,
+                    'structuredContent is not the {"result": …} wrapper a revision before '
+                    "2026-07-28 carries a value of this outputSchema in",
+                )
+        problem = tool.output_problem(value)
         if problem is not None:
             return Finding(
                 tool.name,

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .client.base import AsyncProgressCallback, ProgressCallback
     from .client.core import ProtocolChoice
     from .client.listing import ListedTool
-    from .client.results import ResultConverter, convert_result
+    from .client.results import ResultConverter, StructuredValue, convert_result
     from .client.sync import Session, TaskHandle
     from .client.tasks import TaskStatus
     from .server.context import Cancelled, Context
@@ -75,6 +75,7 @@ _WHERE = {
     "ProtocolChoice": ".client.core",
     "ProtocolError": "._errors",
     "ResultConverter": ".client.results",
+    "StructuredValue": ".client.results",
     "ResultMismatch": "._errors",
     "ServerExited": "._errors",
     "Session": ".client.sync",
@@ -119,6 +120,7 @@ __all__ = [
     "ResultMismatch",
     "ServerExited",
     "Session",
+    "StructuredValue",
     "TaskHandle",
     "TaskStatus",
     "Timeout",

@@ -86,7 +86,9 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     async def list_tools(self) -> list[ListedTool]:
         """See ``Session.list_tools``."""
-        return await self._drive(flows.list_tools(self.server_id))
+        listed = await self._drive(flows.list_tools(self.server_id))
+        self._mirror_headers(tool.raw for tool in listed)
+        return listed
 
     async def call_tool(
         self,

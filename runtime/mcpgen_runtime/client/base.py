@@ -9,11 +9,12 @@ import logging
 import os
 import shlex
 import threading
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 from .._errors import McpError
 from ..contract.check import Verify
+from ..transport.http.wire import HttpPeer
 from ..transport.lines import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
 from .core import (
     ClientCore,
@@ -256,6 +257,7 @@ class _SessionState(Generic[TR, W]):
             probe_timeout=probe_timeout,
         )
         transport.on_failure = session._on_failure
+        session._mirror_headers(session.contract)
         session._timeout_hint = (
             f" from {url} (check that the server is up; a slow tool needs a larger timeout)"
         )
@@ -276,6 +278,13 @@ class _SessionState(Generic[TR, W]):
     def _alive(self) -> bool:
         """Whether requests can still be sent: open, and the server still there."""
         return not (self._gone or self._closed)
+
+    def _mirror_headers(self, tools: Iterable[Mapping[str, Any]]) -> None:
+        """Over HTTP, have calls of ``tools`` (descriptors: the contract's, then each
+        listing's, which wins) send their ``x-mcp-header`` arguments as headers."""
+        peer = getattr(self.transport, "peer", None)
+        if isinstance(peer, HttpPeer):
+            peer.learn_tools(tools)
 
     def _adopt(self, connection: Connection | None) -> None:
         """Record what ``flows.connect`` agreed (None: the session was connected)."""

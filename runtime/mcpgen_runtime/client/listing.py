@@ -12,6 +12,7 @@ from .._errors import (
     ProtocolError,
 )
 from ..protocol.fingerprint import tool_fingerprint
+from ..protocol.structured import unwrap_descriptor
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +23,10 @@ class ListedTool:
     are untrusted unless the server is, and must never drive a policy decision
     (auto-approval, sandboxing) by themselves. ``server_id`` is the name the
     *caller* gave this server, never the server's self-reported ``serverInfo``
-    name, so two servers cannot pass for one another.
+    name, so two servers cannot pass for one another. ``raw`` is untouched;
+    ``output_schema``, ``meta`` and ``fingerprint`` read an earlier revision's
+    ``{"result": …}`` wrapper of a result of any type as the schema it wraps
+    (``protocol.structured``), so a tool reads the same whichever revision listed it.
     """
 
     raw: dict[str, Any]
@@ -58,16 +62,17 @@ class ListedTool:
         title = _str_or_none(raw.get("title"))
         annotations = _dict_or_none(raw.get("annotations")) or {}
         hint_title = _str_or_none(annotations.get("title"))
+        own = unwrap_descriptor(raw)  # a handshake-era wrapper of a result of any type
         return cls(
             raw=raw,
             name=name,
             title=title,
             description=_str_or_none(raw.get("description")),
             input_schema=input_schema,
-            output_schema=_dict_or_none(raw.get("outputSchema")),
+            output_schema=_dict_or_none(own.get("outputSchema")),
             annotations=annotations,
             execution=_dict_or_none(raw.get("execution")),
-            meta=_dict_or_none(raw.get("_meta")),
+            meta=_dict_or_none(own.get("_meta")),
             server_id=server_id,
             fingerprint=tool_fingerprint(raw),
             display_name=title or hint_title or name,

@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from .._errors import (
     ResultMismatch,
     ToolError,
 )
 from ..protocol.constants import META_RESERVED_PREFIX
+from ..protocol.structured import needs_wrapper, unwrap_value
 
 T = TypeVar("T")
 
@@ -131,10 +132,7 @@ class ResultConverter:
         2025-06-18 a result carries only its JSON text, which is used instead)."""
         from ..schema.validator import ValidationFailed
 
-        if "structuredContent" in result:
-            value = result["structuredContent"]
-        else:
-            value = convert_result(result, "object", tool)
+        value = self._value(tool, result)
         try:
             self._validator(tool)(value)
         except ValidationFailed as exc:
@@ -159,6 +157,26 @@ class ResultConverter:
                 path=path,
             ) from None
 
+    def _value(self, tool: str, result: Mapping[str, Any]) -> Any:
+        """The structured value of ``result``: its ``structuredContent`` (before
+        2025-06-18: its JSON text), unwrapped where an earlier revision wrapped a value
+        of any type (``protocol.structured``; a 2026-07-28 result has ``resultType``)."""
+        wrapped = "resultType" not in result and needs_wrapper(self._schemas.get(tool))
+        if "structuredContent" in result:
+            value = result["structuredContent"]
+        else:
+            value = convert_result(result, "object", tool)  # the wrapper, before 2025-06-18
+        if not wrapped:
+            return value
+        ok, inner = unwrap_value(value)
+        if not ok:
+            raise ResultMismatch(
+                f"the result of tool '{tool}' is not the {{\"result\": …}} wrapper its "
+                "revision sends for a value that is not an object",
+                tool=tool,
+            )
+        return inner
+
     def _validator(self, tool: str) -> Callable[[Any], Any]:
         validator = self._validators.get(tool)
         if validator is None:
@@ -172,6 +190,30 @@ class ResultConverter:
 
 def _accept(value: Any) -> Any:
     return value
+
+
+class StructuredValue(Generic[T]):
+    """``StructuredValue[GetForecastOutput](GetForecastOutput)``: builds the Python
+    value of a structured result whose output schema is not an object one (a list of
+    models, a string, a union…), what a model's ``model_validate`` is for an object.
+    Only for generated code. The pydantic adapter of each type is made once, on its
+    first result."""
+
+    __slots__ = ("_type",)
+
+    def __init__(self, python_type: Any) -> None:
+        self._type = python_type
+
+    def __call__(self, value: Any) -> T:
+        adapter = _ADAPTERS.get(self._type)
+        if adapter is None:
+            from pydantic import TypeAdapter
+
+            adapter = _ADAPTERS[self._type] = TypeAdapter(self._type)
+        return cast("T", adapter.validate_python(value))
+
+
+_ADAPTERS: dict[Any, Any] = {}  # python type → its pydantic TypeAdapter
 
 
 def _render_path(path: Sequence[Any]) -> str:

@@ -117,7 +117,9 @@ class Session(_SessionState[Transport, _Waiter]):
 
     def list_tools(self) -> list[ListedTool]:
         """Every tool the server lists, following ``nextCursor`` pages."""
-        return self._drive(flows.list_tools(self.server_id))
+        listed = self._drive(flows.list_tools(self.server_id))
+        self._mirror_headers(tool.raw for tool in listed)
+        return listed
 
     def call_tool(
         self,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._errors import ContractMismatch
 from ..protocol.constants import META_SCOPES
 from ..protocol.revisions import STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
+from ..protocol.structured import unwrap_descriptor
 
 if TYPE_CHECKING:
     from .compare import Change
@@ -51,7 +52,8 @@ def check_contract(
     # 2024-11-05 server is not blamed for omitting outputSchema it cannot send.
     fields = TOOL_FIELDS.get(protocol_version)
     expected = [_project(tool, fields) for tool in contract]
-    actual = [_project(tool, fields) for tool in listed]
+    # an earlier revision's wrapper of a result of any type is compared as what it wraps
+    actual = [_project(unwrap_descriptor(tool), fields) for tool in listed]
     names = {tool.get("name") for tool in contract}
     # A tool only the server has is not ours to judge; nor is a scoped tool missing
     # from the listing: a server checking tokens lists only what the caller's scopes

@@ -25,14 +25,25 @@ Rules, in result order (results sort by tool name, then this order, then path, t
     PARAM_KEYWORD_CHANGED       breaking    CALL      a validation keyword this module does not analyse
                                                       (allOf, not, if, prefixItems, unresolved $ref, ...)
                                                       changed: assumed breaking
+    PARAM_HEADER_ADDED          breaking    CALL      x-mcp-header added to a parameter or renamed: an
+                                                      old client over 2026-07-28 HTTP sends no (or the
+                                                      old) Mcp-Param-* header and is refused (-32020)
     PARAM_DEFAULT_CHANGED       warning     -         a default added, removed or changed
     PARAM_DESCRIPTION_CHANGED   warning     -         a description inside inputSchema changed
+    PARAM_HEADER_REMOVED        compatible  -         x-mcp-header removed: the server ignores a header
+                                                      it no longer declares
     PARAM_OPTIONAL_ADDED        compatible  -         a new optional parameter
     PARAM_MADE_OPTIONAL         compatible  -         a required parameter became optional
     PARAM_TYPE_WIDENED          compatible  -         more types accepted (integer -> number, + "null")
     PARAM_ENUM_VALUE_ADDED      compatible  -         an enum value added, or the enum dropped
     PARAM_CONSTRAINT_LOOSENED   compatible  -         the opposite of PARAM_CONSTRAINT_TIGHTENED
     OUTPUT_SCHEMA_REMOVED       breaking    SOURCE    no outputSchema any more (no structuredContent)
+    OUTPUT_WRAPPING_CHANGED     breaking    SOURCE    an object {result: X} became X, or X became
+                                                      {result: X}: the revisions before 2026-07-28
+                                                      list and send the same wrapper (no change
+                                                      there), but at 2026-07-28 structuredContent is
+                                                      another value, and the typed method's return
+                                                      type changes (``protocol.structured``)
     OUTPUT_FIELD_REMOVED        breaking    SOURCE    an output field is gone
     OUTPUT_FIELD_TYPE_CHANGED   breaking    SOURCE    an output type widened or changed
     OUTPUT_FIELD_MADE_OPTIONAL  breaking    SOURCE    a required output field became optional
@@ -126,6 +137,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..protocol.constants import META_SCOPES
+from ..protocol.structured import needs_wrapper, wrapped_schema
 from .rules import (  # the rule vocabulary, re-exported as this module's API
     _RANK,
     RULES,
@@ -150,6 +162,14 @@ from .shapes import (
 )
 
 __all__ = ["RULES", "Category", "Change", "Rule", "Severity", "breaking", "compare_tools"]
+
+
+def _wrapping_changed(old: Any, new: Any) -> bool:
+    """Whether one output schema is the other's wrapper (``{result: X}`` and ``X``)."""
+    if needs_wrapper(old) == needs_wrapper(new):
+        return False
+    inner, outer = (new, old) if needs_wrapper(new) else (old, new)
+    return _same(wrapped_schema(inner), outer)
 
 
 def breaking(changes: Iterable[Change], *, category: Category = Category.BEHAVIOR) -> list[Change]:
@@ -234,12 +254,22 @@ def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> 
         out.add("OUTPUT_SCHEMA_ADDED", "outputSchema", "output schema added")
     elif "outputSchema" in old:
         old_out, new_out = old["outputSchema"], new["outputSchema"]
-        section(
-            "outputSchema",
-            lambda: _SchemaDiff(out, True, old_out, new_out).compare(
-                old_out, new_out, "outputSchema", ""
-            ),
-        )
+        if _wrapping_changed(old_out, new_out):
+            what = "unwrapped" if needs_wrapper(new_out) else "wrapped"
+            out.add(
+                "OUTPUT_WRAPPING_CHANGED",
+                "outputSchema",
+                f"output {what}: the same {{result: …}} object before 2026-07-28; "
+                f"at 2026-07-28 structuredContent is now "
+                + ("the value itself" if what == "unwrapped" else "{result: value}"),
+            )
+        else:
+            section(
+                "outputSchema",
+                lambda: _SchemaDiff(out, True, old_out, new_out).compare(
+                    old_out, new_out, "outputSchema", ""
+                ),
+            )
     section("annotations", lambda: _compare_annotations(old, new, out))
     section("execution", lambda: _compare_execution(old, new, out))
     if _differs(old, new, "icons"):

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..protocol.param_headers import HEADER_KEY
 from .patterns import pattern_rel
 from .rules import _Out
 from .shapes import (
@@ -84,6 +85,19 @@ class _SchemaDiff:
             _child(path, keyword),
             f"{self.who(subject)}: {keyword!r} changed (not analysed; assumed breaking)",
         )
+
+    def header_changed(
+        self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, who: str
+    ) -> None:
+        """x-mcp-header: a client that does not send the header a 2026-07-28 HTTP server
+        now expects is refused; a header the server no longer declares is ignored."""
+        before, after = old.get(HEADER_KEY), new.get(HEADER_KEY)
+        where = _child(path, HEADER_KEY)
+        if after is None:
+            self.out.add("PARAM_HEADER_REMOVED", where, f"{who}: no longer sent as a header")
+        else:
+            was = "" if before is None else f" (was Mcp-Param-{before})"
+            self.out.add("PARAM_HEADER_ADDED", where, f"{who}: sent as Mcp-Param-{after}{was}")
 
     # -- entry point
 
@@ -503,6 +517,9 @@ class _SchemaDiff:
             self.out.add(rule, _child(path, "description"), f"{who}: description changed")
         for keyword in sorted((old.keys() | new.keys()) - _ANALYSED - _IGNORED):
             if not _differs(old, new, keyword):
+                continue
+            if keyword == HEADER_KEY and not self.output:
+                self.header_changed(old, new, path, who)
                 continue
             if keyword in _UNANALYSED:
                 self.keyword_changed(path, subject, keyword)

@@ -23,10 +23,11 @@
    longer than ``MAX_REQUEST_ID_CHARS`` gets 400 and -32600 (the id is echoed in
    every answer). A single request is answered by ``exchange``, which hands it to
    the server core with its routing headers (``MCP-Protocol-Version``,
-   ``Mcp-Method``, ``Mcp-Name``, as a ``server.stateless.Routing``): the core
-   decides the era and checks the headers against the body (a 2026-07-28 request:
-   each routing header at most once and agreeing with the ``_meta`` envelope, else
-   400 and -32020), and every answer comes back with its HTTP status (errors of
+   ``Mcp-Method``, ``Mcp-Name`` and the ``Mcp-Param-*`` headers, as a
+   ``server.stateless.Routing``): the core decides the era and checks the headers
+   against the body (a 2026-07-28 request: each routing header at most once and
+   agreeing with the ``_meta`` envelope, a ``tools/call``'s ``Mcp-Param-*`` headers
+   agreeing with the arguments its tool mirrors, else 400 and -32020), and every answer comes back with its HTTP status (errors of
    the 2026-07-28 era: 400, 404 for an unknown method). A notification or a
    response gets 202 and no body (a notification naming a revision this server
    does not serve: 400, the core's -32022).
@@ -48,6 +49,7 @@ from typing import Any
 from ..auth.tokens import AuthInfo
 from ..protocol.constants import SHUTTING_DOWN
 from ..protocol.jsonrpc import INVALID_REQUEST, PARSE_ERROR, error_response
+from ..protocol.param_headers import decode_header_value
 from ..server.stateless import Routing, notification_refusal
 from ..tasks.store import TaskStore
 from .config import (
@@ -79,7 +81,7 @@ class _Head:
     """The request headers this app reads, taken from the ASGI scope in one pass."""
 
     __slots__ = ("accept", "authorization", "content_length", "content_type", "duplicated", "host",
-                 "method_header", "name_header", "origin", "version")  # fmt: skip
+                 "method_header", "name_header", "origin", "params", "version")  # fmt: skip
 
     def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
         self.host = self.origin = self.content_type = self.accept = None
@@ -87,6 +89,7 @@ class _Head:
         self.content_length: bytes | None = None
         self.version = self.method_header = self.name_header = None
         self.duplicated: str | None = None
+        self.params: list[tuple[str, str]] = []
         seen: list[bytes] = []
         for name, value in headers:
             if name == b"content-type":
@@ -112,6 +115,8 @@ class _Head:
                     self.method_header = text
                 else:
                     self.name_header = text
+            elif name.startswith(b"mcp-param-"):
+                self.params.append((name.decode("latin-1"), value.decode("latin-1")))
 
     def routing(self) -> Routing:
         """What the routing headers say (``Mcp-Name`` decoded), for the server core."""
@@ -119,8 +124,9 @@ class _Head:
         return Routing(
             self.version,
             self.method_header,
-            None if name is None else _header_value(name),
+            None if name is None else decode_header_value(name),
             self.duplicated,
+            tuple(self.params),
         )
 
     def accepts(self) -> tuple[bool, bool]:
@@ -451,24 +457,6 @@ def _kind(message: Any) -> str | None:
     if has_id and ("result" in message) != ("error" in message):
         return "response" if request_id is None or type(request_id) in (str, int) else None
     return None
-
-
-def _header_value(value: str | None) -> str | None:
-    """A header value as sent: plain, or ``=?base64?…?=`` for what a header cannot
-    carry (non-ASCII, edge whitespace); ``None`` for a malformed encoding."""
-    if value is None or not (value.startswith("=?base64?") and value.endswith("?=")):
-        return value
-    import base64
-    import binascii
-
-    payload = value[len("=?base64?") : -2]
-    try:
-        decoded = base64.b64decode(payload, validate=True)
-        if base64.b64encode(decoded).decode("ascii") != payload:
-            return None
-        return decoded.decode("utf-8")
-    except (binascii.Error, UnicodeDecodeError):
-        return None
 
 
 async def _method_not_allowed(send: Send) -> None:

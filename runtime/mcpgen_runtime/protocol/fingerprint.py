@@ -7,6 +7,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from .structured import unwrap_descriptor
+
 __all__ = ["canonical_json", "tool_fingerprint"]
 
 
@@ -21,6 +23,8 @@ def canonical_json(value: Any) -> bytes:
 
 def tool_fingerprint(descriptor: Mapping[str, Any]) -> str:
     """sha256 hex of a tool descriptor without its era-specific ``execution``
-    member, so a tool has one fingerprint whichever revision listed it."""
-    body = {key: value for key, value in descriptor.items() if key != "execution"}
+    member and in its own output form (an earlier revision's wrapper of a result of
+    any type unwrapped), so a tool has one fingerprint whichever revision listed it."""
+    own = unwrap_descriptor(descriptor)
+    body = {key: value for key, value in own.items() if key != "execution"}
     return hashlib.sha256(canonical_json(body)).hexdigest()

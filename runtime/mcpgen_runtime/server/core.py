@@ -49,6 +49,7 @@ from typing import Any
 from .._errors import ToolError
 from ..auth.tokens import AuthInfo
 from ..protocol.constants import (
+    HEADER_MISMATCH,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -64,6 +65,7 @@ from ..protocol.constants import (
     UNSUPPORTED_VERSION,
 )
 from ..protocol.jsonrpc import error_response, result_response, result_response_raw
+from ..protocol.param_headers import param_header_refusal
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
 from ..ratelimit.bucket import RateLimit, take
 from ..tasks.table import Task, TaskLimitReached, TaskTable
@@ -89,7 +91,15 @@ from .stateless import (
     stateless_era,
 )
 from .tasks import TASKS_VERSION, TaskMethods
-from .tools import LIST_CACHE_SCOPE, LIST_TTL_MS, App, CallOutcome, ToolRuntime, for_revision
+from .tools import (
+    LIST_CACHE_SCOPE,
+    LIST_TTL_MS,
+    WRAPS,
+    App,
+    CallOutcome,
+    ToolRuntime,
+    for_revision,
+)
 
 __all__ = [
     "SERVER_BUSY",
@@ -171,6 +181,8 @@ class ServerConnection(TaskMethods):
         self.tasks_outside = tasks_outside
         self._fetched = False  # tasks_outside: the task a tasks/* request names is in the table
         self._envelope_checked = False  # receive_stateless checked the envelope and routing
+        # a 2026-07-28 request's Mcp-Param-* headers (HTTP), checked by tools/call
+        self._param_headers: tuple[tuple[str, str], ...] | None = None
         self.in_flight: dict[Any, Invoke] = {}  # request id → running call (not tasks)
         self._task_invokes: dict[str, Invoke] = {}
         self._meta = {META_SERVER_INFO: dict(app.server_info)}
@@ -223,6 +235,7 @@ class ServerConnection(TaskMethods):
             if not opening:
                 self.era = "modern"
                 self._envelope_checked = True
+                self._param_headers = routing.params
         elif method != "initialize":  # an initialize decides as the first request does
             self.era = "legacy"
             self.version = routing.version or DEFAULT_STATELESS_VERSION
@@ -462,13 +475,9 @@ class ServerConnection(TaskMethods):
         tool = self.app.tools.get(name)
         if tool is None:
             return refusal(request_id, INVALID_PARAMS, f"Unknown tool: {name}")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        elif not isinstance(arguments, dict):
-            return refusal(
-                request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"
-            )
+        arguments = self._arguments(request_id, tool, params)
+        if isinstance(arguments, list):
+            return arguments
         as_task, refused_task = self._task_mode(request_id, tool, params)
         if refused_task is not None:
             return [refused_task]
@@ -510,6 +519,24 @@ class ServerConnection(TaskMethods):
         self.in_flight[request_id] = invoke
         self._hold(invoke, background)
         return [invoke]
+
+    def _arguments(
+        self, request_id: Any, tool: ToolRuntime, params: Mapping[str, Any]
+    ) -> dict[str, Any] | list[Action]:
+        """A call's arguments, or the refusal of them: not an object, or (2026-07-28
+        over HTTP) ``Mcp-Param-*`` headers that disagree with them."""
+        arguments = params.get("arguments")
+        if arguments is None:
+            arguments = {}
+        elif not isinstance(arguments, dict):
+            return refusal(
+                request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"
+            )
+        if self._param_headers is not None and tool.header_params:
+            mismatch = param_header_refusal(tool.header_params, arguments, self._param_headers)
+            if mismatch is not None:
+                return refusal(request_id, HEADER_MISMATCH, mismatch)
+        return arguments
 
     def invalid_arguments(self, request_id: Any, error: ToolError) -> SendFrame:
         """The answer to a call whose arguments its tool refused (an ``isError`` result)."""
@@ -595,7 +622,7 @@ class ServerConnection(TaskMethods):
     def _call_result(self, result: dict[str, Any]) -> dict[str, Any]:
         """A ``CallToolResult`` with only the fields this connection's revision defines."""
         if self._is_modern:
-            return result
+            return for_revision(result, MODERN_VERSIONS[0]) if WRAPS in result else result
         return for_revision(result, self.version or LATEST_HANDSHAKE)
 
     def complete(

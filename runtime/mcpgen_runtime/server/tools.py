@@ -39,7 +39,9 @@ from typing import Any
 from .._errors import ToolError
 from ..protocol.constants import META_SERVER_INFO
 from ..protocol.jsonrpc import dumps
+from ..protocol.param_headers import HeaderParam, header_params
 from ..protocol.revisions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
+from ..protocol.structured import descriptor_for_revision, needs_wrapper, wrap_value
 from ..schema.validator import ValidationFailed, compile_schema
 from .context import Cancelled, Context
 
@@ -114,6 +116,9 @@ class ToolRuntime:
     validate_input: Callable[[Any], Any]
     validate_output: Callable[[Any], Any] | None
     wants_context: bool = False  # the handler declares a `ctx` parameter
+    # the arguments a 2026-07-28 HTTP call mirrors into Mcp-Param-* headers
+    header_params: tuple[HeaderParam, ...] = ()
+    wraps: bool = False  # the output schema is not an object one (protocol.structured)
     _convert: Callable[[Any], dict[str, Any]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -231,10 +236,13 @@ class ToolRuntime:
     # -- result conversion ----------------------------------------------------
 
     def _structured(self, value: Any) -> dict[str, Any]:
-        dump = getattr(value, "model_dump", None)
-        if dump is not None:
-            value = dump(mode="json", by_alias=True, exclude_unset=True)
-        if not isinstance(value, dict):
+        try:
+            value = _plain(value)
+        except RecursionError:
+            raise InvalidResult(
+                "it cannot be sent as JSON", "result is not JSON-serialisable: nested too deeply"
+            ) from None
+        if not self.wraps and not isinstance(value, dict):
             raise InvalidResult(
                 "it is not an object",
                 f"returned {type(value).__name__}, expected the output model or a dict",
@@ -251,11 +259,27 @@ class ToolRuntime:
             text = _to_json(value)
         except InternalError as exc:
             raise InvalidResult("it cannot be sent as JSON", str(exc)) from None
-        return {
+        result = {
             "content": [{"type": "text", "text": text}],
             "structuredContent": value,
             "isError": False,
         }
+        if self.wraps:  # for_revision wraps it for the revisions before 2026-07-28
+            result[WRAPS] = True
+        return result
+
+
+def _plain(value: Any) -> Any:
+    """A handler's structured value as JSON data: models dumped (by alias, what was
+    set), inside lists and dicts too."""
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    return value
 
 
 def _to_json(value: Any) -> str:
@@ -355,8 +379,21 @@ def _cancelled_from_outside(exc: BaseException) -> bool:
     return task is None or task.cancelling() > 0
 
 
+# A call result's mark (never sent) that its structured value is of a tool whose
+# output schema is not an object one: wrapped for the revisions before 2026-07-28.
+WRAPS = "mcpgen.wraps"
+
+
 def for_revision(result: dict[str, Any], version: str) -> dict[str, Any]:
-    """Drop ``structuredContent`` for revisions that do not define it."""
+    """``result`` as ``version`` defines it: a structured value of any type wrapped
+    before 2026-07-28 (``protocol.structured``), no ``structuredContent`` before
+    2025-06-18."""
+    if WRAPS in result:
+        result = {key: value for key, value in result.items() if key != WRAPS}
+        if version not in MODERN_VERSIONS and "structuredContent" in result:
+            wrapper = wrap_value(result["structuredContent"])
+            text = {"type": "text", "text": _to_json(wrapper)}
+            result = {**result, "structuredContent": wrapper, "content": [text]}
     if "structuredContent" in result and version not in STRUCTURED_CONTENT_VERSIONS:
         return {key: value for key, value in result.items() if key != "structuredContent"}
     return result
@@ -381,17 +418,15 @@ class App:
         # tools/list bodies, serialised once per revision
         self.list_payloads: dict[str, str] = {
             version: dumps(
-                {"tools": [_filter_descriptor(t.descriptor, fields) for t in tools.values()]}
+                {"tools": [_filter_descriptor(t.descriptor, version) for t in tools.values()]}
             )
-            for version, fields in TOOL_FIELDS.items()
+            for version in TOOL_FIELDS
         }
         modern = MODERN_VERSIONS[0]
         self.modern_list_payload = dumps(
             {
                 "resultType": "complete",
-                "tools": [
-                    _filter_descriptor(t.descriptor, TOOL_FIELDS[modern]) for t in tools.values()
-                ],
+                "tools": [_filter_descriptor(t.descriptor, modern) for t in tools.values()],
                 "ttlMs": LIST_TTL_MS,
                 "cacheScope": LIST_CACHE_SCOPE,
                 "_meta": {META_SERVER_INFO: dict(self.server_info)},
@@ -433,6 +468,8 @@ class App:
                 validate_input=FirstUse(descriptor["inputSchema"], coerce=True),
                 validate_output=FirstUse(output) if output is not None else None,
                 wants_context=_declares_context(handler),
+                header_params=header_params(descriptor["inputSchema"]),
+                wraps=output is not None and needs_wrapper(output),
             )
         return cls(tools, server_info=server_info, instructions=instructions)
 
@@ -471,5 +508,11 @@ def _declares_context(handler: Callable[..., Any]) -> bool:
         return False
 
 
-def _filter_descriptor(descriptor: Mapping[str, Any], fields: frozenset[str]) -> dict[str, Any]:
-    return {key: value for key, value in descriptor.items() if key in fields}
+def _filter_descriptor(descriptor: Mapping[str, Any], version: str) -> dict[str, Any]:
+    """``descriptor`` as ``version`` lists it: its fields only, an output schema of
+    any type wrapped before 2026-07-28."""
+    fields = TOOL_FIELDS[version]
+    shaped = (
+        descriptor_for_revision(descriptor, version) if "outputSchema" in fields else descriptor
+    )
+    return {key: value for key, value in shaped.items() if key in fields}

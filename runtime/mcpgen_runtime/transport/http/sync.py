@@ -21,7 +21,7 @@ from ..._errors import McpError
 from ..lines import DEFAULT_MAX_MESSAGE_BYTES, CloseCallback, LineCallback
 from .aio import AsyncHttpTransport
 from .auth import HttpAuth
-from .wire import FailureCallback, Message, read_message
+from .wire import FailureCallback, HttpPeer, Message, read_message
 
 __all__ = ["HttpTransport"]
 
@@ -58,6 +58,10 @@ class HttpTransport:
     @property
     def url(self) -> str:
         return self._inner.url
+
+    @property
+    def peer(self) -> HttpPeer:
+        return self._inner.peer
 
     @property
     def on_failure(self) -> FailureCallback | None:

@@ -6,7 +6,8 @@ an answer means, for the asyncio shell (``aio``) and the thread shell (``sync``)
 - ``HttpPeer``: the headers of each POST (``Accept``, the caller's own headers,
   ``Mcp-Session-Id`` once a handshake-era server handed one out, ``MCP-Protocol-Version``
   on every request after ``initialize``; at 2026-07-28 the version of the request's
-  own envelope with ``Mcp-Method`` and ``Mcp-Name``), how an answer is read (JSON,
+  own envelope with ``Mcp-Method`` and ``Mcp-Name``, and a ``tools/call``'s arguments
+  its tool marks ``x-mcp-header`` as ``Mcp-Param-*``), how an answer is read (JSON,
   an event stream, nothing) and the error an answer that is no MCP answer means,
   each naming the URL and what to check.
 - ``EventStream``: cuts a ``text/event-stream`` body into the data of its events,
@@ -16,7 +17,7 @@ an answer means, for the asyncio shell (``aio``) and the thread shell (``sync``)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 from urllib.parse import urljoin, urlsplit
@@ -30,6 +31,12 @@ from ..._errors import (
     ProtocolError,
 )
 from ...protocol.constants import INVALID_REQUEST, META_VERSION
+from ...protocol.param_headers import (
+    HeaderParam,
+    encode_header_value,
+    header_params,
+    param_headers,
+)
 from .auth import auth_error, parse_challenge
 
 __all__ = [
@@ -68,6 +75,7 @@ class Message:
     name: str | None  # the Mcp-Name of a 2026-07-28 request
     version: str | None  # the protocol version of a 2026-07-28 request's envelope
     cancels: int | None = None  # the request a ``notifications/cancelled`` gives up
+    arguments: Mapping[str, Any] | None = None  # a tools/call's arguments
 
     @property
     def label(self) -> str:
@@ -88,6 +96,7 @@ def read_message(line: bytes) -> Message:
     meta = params.get("_meta")
     version = meta.get(META_VERSION) if isinstance(meta, dict) else None
     cancels = params.get("requestId") if method == "notifications/cancelled" else None
+    arguments = params.get("arguments") if method == "tools/call" else None
     return Message(
         line,
         request_id if type(request_id) is int else None,
@@ -95,6 +104,7 @@ def read_message(line: bytes) -> Message:
         name if isinstance(name, str) else None,
         version if isinstance(version, str) else None,
         cancels if type(cancels) is int else None,
+        arguments if isinstance(arguments, dict) else None,
     )
 
 
@@ -128,6 +138,17 @@ class HttpPeer:
         self.session_id: str | None = None
         self._handshake_version: str | None = None  # agreed by initialize
         self._modern_version: str | None = None  # of the last enveloped request
+        # tool name → the arguments its 2026-07-28 calls mirror into Mcp-Param-* headers
+        self.param_headers: dict[str, tuple[HeaderParam, ...]] = {}
+
+    def learn_tools(self, tools: Iterable[Mapping[str, Any]]) -> None:
+        """Mirror the ``x-mcp-header`` arguments of ``tools`` (descriptors: the
+        contract's, or a listing's) into the headers of their calls; a tool whose
+        annotations break the rules mirrors nothing (an official client drops it)."""
+        for tool in tools:
+            name, schema = tool.get("name"), tool.get("inputSchema")
+            if isinstance(name, str) and isinstance(schema, dict):
+                self.param_headers[name] = header_params(schema)
 
     # -- what goes out ------------------------------------------------------------
 
@@ -148,7 +169,10 @@ class HttpPeer:
             if message.method is not None:
                 headers["mcp-method"] = message.method
             if message.name is not None:
-                headers["mcp-name"] = message.name
+                headers["mcp-name"] = encode_header_value(message.name)
+                mirrored = self.param_headers.get(message.name)
+                if mirrored and message.arguments is not None:
+                    headers.update(param_headers(mirrored, message.arguments))
         return headers
 
     def close_headers(self) -> dict[str, str] | None:
