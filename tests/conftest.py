@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -77,3 +78,12 @@ def no_leftover_processes_or_threads() -> Iterator[None]:
         problems.append("threads left running: " + ", ".join(repr(t.name) for t in threads))
     if problems:
         pytest.fail("; ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def authorization_server() -> Iterator[Any]:
+    """A real OAuth 2.1 authorization server on 127.0.0.1 (tests/oauth_server.py)."""
+    from oauth_server import running_authorization_server
+
+    with running_authorization_server() as server:
+        yield server
