@@ -131,16 +131,22 @@ class OAuthGate:
         return self._refuse(403, "insufficient_scope", description, self.table.needs(name))
 
     def listing_app(self, auth: AuthInfo) -> App:
-        """The ``App`` answering this token's ``tools/list``: the tools it may call
-        (``self.app`` itself when it may call them all, or listing is not filtered)."""
-        granted = auth.scopes.intersection(self.table.supported)
-        permitted = self.table.permitted(granted)
-        if not self.filter_listing or len(permitted) == len(self.app.tools):
+        """The ``App`` answering this token's ``tools/list``: the tools it may call,
+        marked ``cacheScope: private`` (the listing varies by authorization), or
+        ``self.app`` itself when listing is not filtered."""
+        if not self.filter_listing:
             return self.app
+        granted = auth.scopes.intersection(self.table.supported)
         view = self._views.get(granted)
         if view is None:
+            permitted = self.table.permitted(granted)
             tools = {name: tool for name, tool in self.app.tools.items() if name in permitted}
-            view = App(tools, server_info=self.app.server_info, instructions=self.app.instructions)
+            view = App(
+                tools,
+                server_info=self.app.server_info,
+                instructions=self.app.instructions,
+                list_cache_scope="private",
+            )
             self._views[granted] = view
             if len(self._views) > MAX_LISTING_VIEWS:
                 self._views.popitem(last=False)
