@@ -169,11 +169,12 @@ def _token_in_query(query: bytes) -> bool:
 
 
 # RFC 6750 section 2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-_TOKEN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/=")
+_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/="
 
 
 def _token68(token: bytes) -> bool:
-    return all(byte in _TOKEN_CHARS for byte in token) and token.lstrip(b"=") != b""
+    # translate deletes every allowed byte (in C): what is left is not allowed
+    return not token.translate(None, _TOKEN_CHARS) and token.lstrip(b"=") != b""
 
 
 def _describable(text: str) -> str:
