@@ -464,8 +464,7 @@ class _OwnVerifier:
     """A deployment's own TokenVerifier: a fixed table of opaque tokens."""
 
     async def verify(self, token: str) -> Any:
-        from mcpgen_runtime.auth.tokens import AuthInfo, InvalidToken
-        from mcpgen_runtime.http.verifiers import VerifierUnavailable
+        from mcpgen_runtime.auth.tokens import AuthInfo, InvalidToken, VerifierUnavailable
 
         if token == "reader":
             return AuthInfo("dora", "kiosk", frozenset({"notes:base", "notes:read"}), {"k": 1})

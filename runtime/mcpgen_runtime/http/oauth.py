@@ -38,9 +38,8 @@ from ..auth.challenge import (
     protected_resource_metadata,
 )
 from ..auth.scopes import ScopeTable
-from ..auth.tokens import AuthInfo, InvalidToken, TokenVerifier
+from ..auth.tokens import AuthInfo, InvalidToken, TokenVerifier, VerifierUnavailable
 from ..server.tools import App
-from .verifiers import VerifierUnavailable
 
 __all__ = ["MAX_LISTING_VIEWS", "OAuthGate", "Refusal"]
 

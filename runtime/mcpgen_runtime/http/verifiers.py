@@ -43,7 +43,7 @@ from ..auth.jwt import (
     looks_like_jwt,
     verify_jwt,
 )
-from ..auth.tokens import AuthInfo, InvalidToken
+from ..auth.tokens import AuthInfo, InvalidToken, VerifierUnavailable
 
 __all__ = [
     "ACCEPTED_SECONDS",
@@ -64,11 +64,6 @@ MAX_FETCH_BYTES = 1024 * 1024
 REFETCH_INTERVAL_SECONDS = 10.0
 ACCEPTED_SECONDS = 60.0
 MAX_ACCEPTED = 1024
-
-
-class VerifierUnavailable(Exception):
-    """A token cannot be checked now: the issuer's metadata, keys or introspection
-    endpoint did not answer usefully (the client gets 503, not 401)."""
 
 
 def check_fetch_url(url: str, what: str) -> str:
