@@ -243,7 +243,7 @@ def test_one_misspelt_required_key_is_one_diagnostic(tmp_path: Path) -> None:
         (
             f"{spec}:3:19: server.versoin: unknown key 'versoin' (did you mean 'version'?); "
             "expected one of: name, version, title, instructions, implementation, "
-            "registry_name, description, environment"
+            "registry_name, scopes, description, environment"
         ),
         "1 error, 0 warnings in 1 spec",
     ]
