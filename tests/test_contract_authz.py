@@ -44,16 +44,22 @@ def test_a_server_refusing_as_it_must_passes(package: tuple[Path, Path], issuer:
     with serve(package, issuer) as server:
         token = issuer.token(scope=ALL, audience=server.url)
         none = issuer.token(scope="", audience=server.url)
+        expired = issuer.token(scope=ALL, audience=server.url, expires_in=-600)
+        elsewhere = issuer.token(scope=ALL, audience="https://other.example/mcp")
         code, report, text = mcpgen_test(
             package,
             "--url",
             server.url,
             "--auth-token-without-scopes",
             none,
+            "--auth-token-invalid",
+            expired,
+            "--auth-token-invalid",
+            elsewhere,
             env={"MCPGEN_AUTH_TOKEN": token},
         )
     assert code == 0, report["findings"]
-    assert token not in text and none not in text
+    assert not any(secret in text for secret in (token, none, expired, elsewhere))
 
 
 def test_a_server_without_authorization_is_a_finding_per_scoped_tool(
@@ -69,6 +75,8 @@ def test_a_server_without_authorization_is_a_finding_per_scoped_tool(
             token,
             "--auth-token-without-scopes",
             token,
+            "--auth-token-invalid",
+            "not-even-a-jwt",
         )
     assert code == 1
     found = {(f["tool"], f["check"]) for f in report["findings"]}
@@ -77,6 +85,7 @@ def test_a_server_without_authorization_is_a_finding_per_scoped_tool(
     messages = [f["message"] for f in report["findings"]]
     assert any("called with no token: the server ran the call" in m for m in messages)
     assert any("a token without its scopes: the server ran the call" in m for m in messages)
+    assert any("--auth-token-invalid #1: the server ran the call" in m for m in messages)
     assert token not in text
     reproduce = report["findings"][0]["reproduce"]
     assert "--auth-token-without-scopes '…'" in reproduce and "Authorization: …" in reproduce
@@ -158,3 +167,39 @@ def test_import_takes_a_token_and_keeps_the_scopes(
     assert [descriptor(t)["_meta"] for t in imported.tools] == [
         descriptor(t)["_meta"] for t in original.tools
     ]
+
+
+def test_what_a_challenge_must_say(tmp_path: Path) -> None:
+    """The verdicts on refusals that are refusals but say too little."""
+    from mcpgen.spec.load import load_contract
+    from mcpgen.testing.authz import _challenge_problem
+    from mcpgen_runtime import AuthRequired
+
+    contract = load_contract(spec_of_text(tmp_path)).contract
+    assert contract is not None
+    tool = contract.tools[0]
+    meta = 'resource_metadata="https://r/.well-known/oauth-protected-resource/mcp"'
+
+    def refused(status: int, challenge: str) -> AuthRequired:
+        return AuthRequired("x", status=status, url="https://r/mcp", www_authenticate=challenge)
+
+    assert _challenge_problem(refused(401, f"Bearer {meta}"), 401, tool, False) is None
+    assert "resource_metadata" in str(_challenge_problem(refused(401, "Bearer"), 401, tool, False))
+    assert "invalid_token" in str(
+        _challenge_problem(refused(401, f"Bearer {meta}"), 401, tool, True)
+    )
+    assert "expected HTTP 403" in str(_challenge_problem(refused(401, "Bearer"), 403, tool, True))
+    partial = f'Bearer error="insufficient_scope", scope="a", {meta}'
+    assert "does not name b" in str(_challenge_problem(refused(403, partial), 403, tool, True))
+    whole = f'Bearer error="insufficient_scope", error_description="x, y", scope="a b", {meta}'
+    assert _challenge_problem(refused(403, whole), 403, tool, True) is None
+
+
+def spec_of_text(tmp_path: Path) -> Path:
+    spec = tmp_path / "tools.yaml"
+    spec.write_text(
+        "mcpgen: 1\npackage: s_mcp\nserver: {name: s, version: '1', scopes: [a]}\n"
+        "tools:\n  - name: t\n    scopes: [b]\n",
+        encoding="utf-8",
+    )
+    return spec

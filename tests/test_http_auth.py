@@ -289,6 +289,9 @@ def test_the_listing_shows_what_the_token_permits(served: Served, era: str) -> N
         return [tool["name"] for tool in answer(response)["result"]["tools"]]
 
     assert listed(ALL) == ["whoami", "read_note", "write_note", "hold"]
+    if era == "modern":  # the listing varies by authorization: no shared cache may keep it
+        response = post(served.url, "tools/list", {}, era=era, headers=served.bearer(ALL))
+        assert answer(response)["result"]["cacheScope"] == "private"
     assert listed("notes:base notes:read") == ["whoami", "read_note", "hold"]
     assert listed("notes:read") == []
     assert listed("notes:base notes:write notes:admin unrelated") == [
@@ -455,3 +458,56 @@ def test_incomplete_authorization_settings_are_refused_at_start(
     )
     assert run.returncode == 2
     assert message in run.stderr
+
+
+class _OwnVerifier:
+    """A deployment's own TokenVerifier: a fixed table of opaque tokens."""
+
+    async def verify(self, token: str) -> Any:
+        from mcpgen_runtime.auth.tokens import AuthInfo, InvalidToken, VerifierUnavailable
+
+        if token == "reader":
+            return AuthInfo("dora", "kiosk", frozenset({"notes:base", "notes:read"}), {"k": 1})
+        if token == "down":
+            raise VerifierUnavailable("the directory does not answer")
+        raise InvalidToken("not in the table")
+
+
+def test_a_deployments_own_verifier_through_build_asgi_app(package: tuple[Path, Path]) -> None:
+    from fixtures.asgi_client import post as asgi_post
+    from fixtures.asgi_client import rpc as asgi_rpc
+    from helpers import import_package
+
+    from mcpgen_runtime.http.config import HttpOptions
+    from mcpgen_runtime.http.server import build_asgi_app
+
+    gen, impl = package
+    sys.path.insert(0, str(impl))
+    try:
+        with import_package(gen, "authnotes_mcp") as module:
+            from authnotes_impl import Impl  # type: ignore[import-not-found]
+
+            options = HttpOptions(
+                auth_issuer="https://as.example", resource_url="https://notes.example/mcp"
+            )
+            app = build_asgi_app(
+                module.server.build_app(Impl()), options, token_verifier=_OwnVerifier()
+            )
+            whoami = {"name": "whoami", "arguments": {}}
+            seen = asgi_rpc(app, "tools/call", whoami, authorization="Bearer reader")
+            assert json.loads(seen["result"]["content"][0]["text"])["sub"] == "dora"
+            body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": whoami})
+            status, headers, text = asgi_post(app, body.encode(), {"authorization": "Bearer nope"})
+            assert status == 401
+            assert headers["www-authenticate"] == (
+                'Bearer error="invalid_token", error_description="not in the table", '
+                'scope="notes:base", resource_metadata='
+                '"https://notes.example/.well-known/oauth-protected-resource/mcp"'
+            )
+            status, _, text = asgi_post(app, body.encode(), {"authorization": "Bearer down"})
+            assert status == 503 and b"cannot be checked" in text
+            with pytest.raises(ValueError, match="auth_issuer"):
+                build_asgi_app(module.server.build_app(Impl()), token_verifier=_OwnVerifier())
+    finally:
+        sys.path.remove(str(impl))
+        sys.modules.pop("authnotes_impl", None)

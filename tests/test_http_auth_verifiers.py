@@ -163,3 +163,24 @@ def test_without_introspection_an_opaque_token_is_invalid(issuer: Issuer) -> Non
     verifier = BearerVerifier(JwtVerifier(JwtRules(issuer.url, AUDIENCE)), None)
     with pytest.raises(InvalidToken, match="not a JWT"):
         asyncio.run(verifier.verify("opaque"))
+
+
+def test_an_accepted_token_is_remembered_until_it_expires(
+    issuer: Issuer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    verifier = JwtVerifier(JwtRules(issuer.url, AUDIENCE), jwks_url=issuer.url + "/jwks")
+    token = issuer.token(audience=AUDIENCE, expires_in=20)
+    checked: list[str] = []
+    real = verifiers.verify_jwt
+    monkeypatch.setattr(verifiers, "verify_jwt", lambda *a: checked.append(a[0]) or real(*a))
+
+    async def run() -> None:
+        for _ in range(3):
+            await verifier.verify(token)
+        assert checked == [token]  # checked once, then remembered
+        later = time.time() + 20 + verifiers.DEFAULT_LEEWAY_SECONDS + 1
+        monkeypatch.setattr(verifiers.time, "time", lambda: later)
+        await verifier.verify(token)  # past its exp: checked again (PyJWT's clock decides)
+        assert checked == [token, token]
+
+    asyncio.run(run())

@@ -67,6 +67,15 @@ class _SplitAtDashes(click.Command):
     "(default: $MCPGEN_AUTH_TOKEN_WITHOUT_SCOPES).",
 )
 @click.option(
+    "--auth-token-invalid",
+    "invalid_tokens",
+    multiple=True,
+    metavar="TOKEN",
+    help="With --url: a token the server must refuse (expired, for another audience, "
+    "signed by another key; repeat); the unauthorized_accepted check expects 401 "
+    'error="invalid_token" for it.',
+)
+@click.option(
     "--examples",
     type=click.IntRange(min=0),
     default=100,
@@ -120,6 +129,7 @@ def test(
     headers: tuple[str, ...],
     auth_token: str | None,
     auth_token_without_scopes: str | None,
+    invalid_tokens: tuple[str, ...],
     examples: int,
     seed: int | None,
     tools: tuple[str, ...],
@@ -144,9 +154,9 @@ def test(
     config = _project()
     fmt = _format(output_format, config)
     spec = spec if spec is not None else _specs_or_config((), config)[0]
-    if sum(bool(x) for x in (impl, url, command)) > 1:
-        raise click.UsageError("give one target: --impl, --url or -- COMMAND")
-    choice = _target_choice(impl, url, headers, command, auth_token, auth_token_without_scopes)
+    choice = _target_choice(
+        impl, url, headers, command, auth_token, (auth_token_without_scopes, invalid_tokens)
+    )
     arguments: Any = UNSET if replay is None else _replay_arguments(replay)
     _hypothesis_home_in_a_temporary_folder()
     options = Options(
@@ -180,19 +190,24 @@ def _target_choice(
     headers: tuple[str, ...],
     command: tuple[str, ...],
     token: str | None,
-    token_without_scopes: str | None,
+    probes: tuple[str | None, tuple[str, ...]],
 ) -> Any:
-    """The target the options name (``testing.session.TargetChoice``)."""
+    """The target the options name (``testing.session.TargetChoice``); ``probes``: the
+    tokens of ``unauthorized_accepted`` (without scopes, invalid)."""
     from ..testing.session import TargetChoice
 
-    if token_without_scopes is not None and url is None:
-        raise click.UsageError("--auth-token-without-scopes needs --url")
+    if sum(bool(x) for x in (impl, url, command)) > 1:
+        raise click.UsageError("give one target: --impl, --url or -- COMMAND")
+    token_without_scopes, invalid_tokens = probes
+    if (token_without_scopes is not None or invalid_tokens) and url is None:
+        raise click.UsageError("--auth-token-without-scopes and --auth-token-invalid need --url")
     return TargetChoice(
         impl=impl,
         url=url,
         headers=_with_token(_headers(headers, url), token, url),
         command=command,
         token_without_scopes=token_without_scopes,
+        invalid_tokens=invalid_tokens,
     )
 
 

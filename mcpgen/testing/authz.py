@@ -11,7 +11,9 @@ other check uses:
   connects, since without a token nothing is served;
 - with ``--auth-token-without-scopes``, a token the server accepts that holds none of
   the tool's scopes: 403 with ``error="insufficient_scope"`` and a ``scope`` naming
-  every scope the tool needs.
+  every scope the tool needs;
+- with ``--auth-token-invalid`` (repeatable), a token the server must refuse (expired,
+  for another audience, signed by another key): 401 with ``error="invalid_token"``.
 
 Anything else is a finding: a result (the call reached the tool), a JSON-RPC error,
 another status, a challenge that does not say what it must. A destructive tool is
@@ -42,6 +44,7 @@ def authorization_findings(
     tools: Sequence[ir.Tool],
     *,
     token_without_scopes: str | None,
+    invalid_tokens: Sequence[str] = (),
     allow_destructive: bool,
     timeout: float,
 ) -> list[Finding]:
@@ -57,6 +60,9 @@ def authorization_findings(
         if token_without_scopes is not None:
             scoped_out = {**plain, "Authorization": f"Bearer {token_without_scopes}"}
             probes.append(("a token without its scopes", scoped_out, 403))
+        for number, token in enumerate(invalid_tokens, 1):
+            refused = {**plain, "Authorization": f"Bearer {token}"}
+            probes.append((f"--auth-token-invalid #{number}", refused, 401))
         for what, sent, status in probes:
             problem = _probe(url, sent, tool, arguments, status, timeout)
             if problem is not None:
@@ -85,19 +91,23 @@ def _probe(
         with Session.http(url, headers=headers, verify="off", timeout=timeout) as session:
             session.call_tool(tool.name, arguments)
     except AuthRequired as refused:
-        return _challenge_problem(refused, status, tool)
+        return _challenge_problem(refused, status, tool, "Authorization" in headers)
     except McpError as exc:
         return f"expected HTTP {status}, got {type(exc).__name__}: {exc}"
     return f"the server ran the call (expected HTTP {status})"
 
 
-def _challenge_problem(refused: AuthRequired, status: int, tool: ir.Tool) -> str | None:
+def _challenge_problem(
+    refused: AuthRequired, status: int, tool: ir.Tool, token_sent: bool
+) -> str | None:
     challenge = refused.www_authenticate or ""
     said = f"HTTP {refused.status} with WWW-Authenticate {challenge!r}"
     if refused.status != status:
         return f"expected HTTP {status}, got {said}"
     if not challenge.lower().startswith("bearer") or "resource_metadata=" not in challenge:
         return f"a {status} must carry a Bearer challenge naming resource_metadata; got {said}"
+    if status == 401 and token_sent and 'error="invalid_token"' not in challenge:
+        return f'a refused token must get error="invalid_token"; got {said}'
     if status == 403:
         if 'error="insufficient_scope"' not in challenge:
             return f'a 403 must say error="insufficient_scope"; got {said}'

@@ -45,6 +45,8 @@ class TargetChoice:
     # with url: a token the server accepts holding none of a scoped tool's scopes
     # (unauthorized_accepted expects 403 for it)
     token_without_scopes: str | None = None
+    # with url: tokens the server must refuse (401 invalid_token)
+    invalid_tokens: tuple[str, ...] = ()
 
     def arguments(self) -> list[str]:
         """The target as ``mcpgen test`` options, for reproduce lines (a command goes
@@ -54,6 +56,8 @@ class TargetChoice:
             named = [part for name, _ in self.headers for part in ("--header", f"{name}: …")]
             if self.token_without_scopes is not None:
                 named += ["--auth-token-without-scopes", "…"]
+            for _ in self.invalid_tokens:
+                named += ["--auth-token-invalid", "…"]
             return ["--url", self.url, *named]
         if self.command:
             return []
@@ -166,6 +170,7 @@ def _authorization(choice: TargetChoice, tools: list[ir.Tool], options: Options)
         dict(choice.headers),
         tools,
         token_without_scopes=choice.token_without_scopes,
+        invalid_tokens=choice.invalid_tokens,
         allow_destructive=options.allow_destructive,
         timeout=options.timeout,
     )

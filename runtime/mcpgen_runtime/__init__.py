@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     )
     from ._main import main
     from ._unset import UNSET, Unset
+    from .auth.tokens import AuthInfo, InvalidToken, TokenVerifier, VerifierUnavailable
     from .client.aio import AsyncSession, AsyncTaskHandle
     from .client.base import AsyncProgressCallback, ProgressCallback
     from .client.core import ProtocolChoice
@@ -60,6 +61,10 @@ _WHERE = {
     "ClientCredentials": ".transport.http.auth",
     "AuthorizationCode": ".transport.http.auth",
     "HttpAuth": ".transport.http.auth",
+    "AuthInfo": ".auth.tokens",
+    "InvalidToken": ".auth.tokens",
+    "TokenVerifier": ".auth.tokens",
+    "VerifierUnavailable": ".auth.tokens",
     "App": ".server.tools",
     "AsyncProgressCallback": ".client.base",
     "AsyncSession": ".client.aio",
@@ -98,6 +103,7 @@ __all__ = [
     "AsyncProgressCallback",
     "AsyncSession",
     "AsyncTaskHandle",
+    "AuthInfo",
     "AuthRequired",
     "AuthorizationCode",
     "Binding",
@@ -110,6 +116,7 @@ __all__ = [
     "Forbidden",
     "HttpAuth",
     "HttpStatusError",
+    "InvalidToken",
     "ListedTool",
     "McpError",
     "NotAnMcpEndpoint",
@@ -125,8 +132,10 @@ __all__ = [
     "TaskStatus",
     "Timeout",
     "ToolError",
+    "TokenVerifier",
     "Unauthorized",
     "Unset",
+    "VerifierUnavailable",
     "__version__",
     "convert_result",
     "main",

@@ -248,6 +248,22 @@ def test_importing_a_module_loads_only_what_it_needs() -> None:
     assert "transport" not in loaded and "client.sync" not in loaded and "server" not in loaded
 
 
+def test_serving_http_loads_pyjwt_only_when_tokens_are_checked() -> None:
+    """PyJWT is the auth extra's: a server with the http extra alone imports its app
+    (and the authorization gate) without it; only the JWT verifier loads it."""
+    for name in ("http.app", "http.server", "http.oauth", "http.exchange"):
+        assert "jwt" not in loads(name, MODULES), name
+    assert "jwt" in loads("http.verifiers", MODULES)
+    probe = (
+        "import sys, mcpgen_runtime.http.app, mcpgen_runtime.http.server\n"
+        "print('jwt' in sys.modules, 'cryptography' in sys.modules)"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    assert loaded.split() == ["False", "False"]
+
+
 SANS_IO = (
     "client.core",
     "client.negotiate",

@@ -69,6 +69,16 @@ class KeySet:
             and key.get("kty") in ("RSA", "EC", "OKP")
             and key.get("use", "sig") == "sig"
         ]
+        # each key loaded once per algorithm (loading an RSA key costs more than a check)
+        self._loaded: dict[tuple[int, str], Any] = {}
+
+    def public_key(self, jwk: Mapping[str, Any], alg: str) -> Any:
+        """``jwk`` (one of ``keys``) as the public key object PyJWT checks ``alg`` with."""
+        slot = (id(jwk), alg)
+        key = self._loaded.get(slot)
+        if key is None:
+            key = self._loaded[slot] = jwt.PyJWK(dict(jwk), algorithm=alg).key
+        return key
 
     def find(self, kid: str | None) -> Mapping[str, Any]:
         if kid is None:
@@ -102,10 +112,10 @@ def verify_jwt(token: str, keys: KeySet, rules: JwtRules) -> AuthInfo:
     if jwk.get("kty") != ALGORITHMS[alg] or jwk.get("alg", alg) != alg:
         raise InvalidToken("the token's algorithm does not fit its key")
     try:
-        key = jwt.PyJWK(dict(jwk), algorithm=alg)
+        key = keys.public_key(jwk, alg)
         claims = jwt.decode(
             token,
-            key.key,
+            key,
             algorithms=[alg],
             audience=rules.audience,
             issuer=rules.issuer,

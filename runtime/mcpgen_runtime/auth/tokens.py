@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-__all__ = ["AuthInfo", "InvalidToken", "TokenVerifier", "scopes_of"]
+__all__ = ["AuthInfo", "InvalidToken", "TokenVerifier", "VerifierUnavailable", "scopes_of"]
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,18 @@ class InvalidToken(Exception):
     """
 
 
+class VerifierUnavailable(Exception):
+    """A token cannot be checked now (the issuer's metadata, keys or introspection
+    endpoint did not answer usefully): the client gets 503, not 401."""
+
+
 class TokenVerifier(Protocol):
     """Checks a bearer token: returns what it grants, or raises ``InvalidToken``.
 
     Called on the event loop for every request to the MCP endpoint: an implementation
     that does blocking I/O runs it in a thread (``asyncio.to_thread``) and caches what
-    it can. Any other exception it raises is a server error (500), not a 401.
+    it can. ``VerifierUnavailable`` answers 503; any other exception is a server error
+    (500), not a 401.
     """
 
     async def verify(self, token: str) -> AuthInfo: ...

@@ -199,10 +199,9 @@ def _oauth_gate(
 
 def bearer_verifier(options: HttpOptions, *, audience: str) -> TokenVerifier:
     """The JWT (and, with an introspection URL, introspection) verifier of ``options``."""
-    from .verifiers import BearerVerifier, IntrospectionVerifier, JwtVerifier
-
-    try:
+    try:  # PyJWT (the auth extra) is loaded only here, when a server checks tokens
         from ..auth.jwt import JwtRules
+        from .verifiers import BearerVerifier, IntrospectionVerifier, JwtVerifier
     except ImportError as exc:
         raise HttpUnavailable(f"{AUTH_INSTALL_HINT} ({exc})") from None
     issuer = options.auth_issuer

@@ -12,12 +12,19 @@ loopback hosts only (tests, a sidecar), every other URL must be ``https``.
 Key rotation: a token signed with a key the cached set lacks makes the verifier fetch
 the set again, at most once per ``REFETCH_INTERVAL_SECONDS`` (the first time at once),
 so made-up ``kid`` values cannot turn the server into a flood of fetches.
+
+A JWT once accepted is remembered, by its exact text, for ``ACCEPTED_SECONDS`` or until
+it expires, whichever is first (at most ``MAX_ACCEPTED`` of them): a client sends the
+same token with every request, and checking it again (decoding, a signature) costs more
+than the rest of a small call. So a key the issuer withdraws stops working for tokens
+already seen here within ``ACCEPTED_SECONDS``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import collections
 import ipaddress
 import json
 import time
@@ -36,10 +43,12 @@ from ..auth.jwt import (
     looks_like_jwt,
     verify_jwt,
 )
-from ..auth.tokens import AuthInfo, InvalidToken
+from ..auth.tokens import AuthInfo, InvalidToken, VerifierUnavailable
 
 __all__ = [
+    "ACCEPTED_SECONDS",
     "FETCH_TIMEOUT_SECONDS",
+    "MAX_ACCEPTED",
     "MAX_FETCH_BYTES",
     "REFETCH_INTERVAL_SECONDS",
     "BearerVerifier",
@@ -53,11 +62,8 @@ __all__ = [
 FETCH_TIMEOUT_SECONDS = 5.0
 MAX_FETCH_BYTES = 1024 * 1024
 REFETCH_INTERVAL_SECONDS = 10.0
-
-
-class VerifierUnavailable(Exception):
-    """A token cannot be checked now: the issuer's metadata, keys or introspection
-    endpoint did not answer usefully (the client gets 503, not 401)."""
+ACCEPTED_SECONDS = 60.0
+MAX_ACCEPTED = 1024
 
 
 def check_fetch_url(url: str, what: str) -> str:
@@ -142,14 +148,28 @@ class JwtVerifier:
         self.fetches = 0  # JWKS documents fetched (each one replaces the set)
         self._refetched_at: float | None = None
         self._lock = asyncio.Lock()
+        # token text -> (accepted until, its AuthInfo); oldest first
+        self._accepted: collections.OrderedDict[str, tuple[float, AuthInfo]] = (
+            collections.OrderedDict()
+        )
 
     async def verify(self, token: str) -> AuthInfo:
+        now = time.time()
+        seen = self._accepted.get(token)
+        if seen is not None and seen[0] > now:
+            return seen[1]
         keys = self.keys or await self._load(None)
         try:
-            return verify_jwt(token, keys, self.rules)
+            info = verify_jwt(token, keys, self.rules)
         except UnknownKey:
             keys = await self._load(keys)
-            return verify_jwt(token, keys, self.rules)  # still unknown: refused
+            info = verify_jwt(token, keys, self.rules)  # still unknown: refused
+        expires = info.expires_at if info.expires_at is not None else now
+        self._accepted[token] = (min(now + ACCEPTED_SECONDS, expires + self.rules.leeway), info)
+        self._accepted.move_to_end(token)
+        if len(self._accepted) > MAX_ACCEPTED:
+            self._accepted.popitem(last=False)
+        return info
 
     async def _load(self, stale: KeySet | None) -> KeySet:
         """The key set: fetched when there is none yet, or fetched again when ``stale``

@@ -70,10 +70,13 @@ META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 META_LOG_LEVEL = "io.modelcontextprotocol/logLevel"
 META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 META_RELATED_TASK = "io.modelcontextprotocol/related-task"
-# mcpgen's own _meta key, in its own namespace: the OAuth scopes a caller's token must
+# mcpgen's own _meta keys live under one prefix of its own (reverse DNS, as the MCP
+# spec asks of _meta keys that are not the protocol's).
+META_MCPGEN_PREFIX = "io.mcpgen/"
+# The OAuth scopes a caller's token must
 # hold to call a tool (the contract's `scopes`, server-wide ones included), published in
 # the tool's descriptor for clients, `mcpgen diff` and the HTTP server's scope check.
-META_SCOPES = "io.mcpgen/scopes"
+META_SCOPES = META_MCPGEN_PREFIX + "scopes"
 
 # The extension identifier a 2026-07-28 client declares to use tasks.
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"

@@ -5,7 +5,7 @@ At 2026-07-28 a tool's ``outputSchema`` may be any JSON Schema (an array, a stri
 union) and ``structuredContent`` is the value itself. 2025-06-18 and 2025-11-25 require
 an object: there a tool whose schema is not an object one (``needs_wrapper``) publishes
 ``{"type": "object", "properties": {"result": <schema>}, "required": ["result"]}``,
-with ``_meta["dev.mcpgen/wrappedResult"]`` naming the member (``"result"``) so that a
+with ``_meta["io.mcpgen/wrappedResult"]`` naming the member (``"result"``) so that a
 reader can tell a wrapper from a tool that returns an object with a ``result`` field,
 and sends ``{"result": value}`` (its JSON text too). The contract (a generated
 package's ``TOOLS``, fingerprints, ``mcpgen diff``) always holds the tool's own
@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .constants import META_MCPGEN_PREFIX
 from .revisions import MODERN_VERSIONS
 
 __all__ = [
@@ -32,7 +33,7 @@ __all__ = [
     "wrapped_schema",
 ]
 
-WRAP_META_KEY = "dev.mcpgen/wrappedResult"
+WRAP_META_KEY = META_MCPGEN_PREFIX + "wrappedResult"
 WRAP_MEMBER = "result"
 _ROOT_ONLY = ("$schema", "$id", "$defs")  # stay at the wrapper's root, where refs find them
 

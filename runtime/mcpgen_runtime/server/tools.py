@@ -408,7 +408,10 @@ class App:
         *,
         server_info: Mapping[str, Any],
         instructions: str | None,
+        list_cache_scope: str = LIST_CACHE_SCOPE,
     ) -> None:
+        """``list_cache_scope``: the 2026-07-28 ``cacheScope`` of ``tools/list``:
+        ``private`` where the listing varies by the caller's authorization."""
         self.tools = tools
         self.server_info = dict(server_info)
         self.instructions = instructions
@@ -428,7 +431,7 @@ class App:
                 "resultType": "complete",
                 "tools": [_filter_descriptor(t.descriptor, modern) for t in tools.values()],
                 "ttlMs": LIST_TTL_MS,
-                "cacheScope": LIST_CACHE_SCOPE,
+                "cacheScope": list_cache_scope,
                 "_meta": {META_SERVER_INFO: dict(self.server_info)},
             }
         )
