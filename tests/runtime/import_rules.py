@@ -40,11 +40,23 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "contract": frozenset({"leaf", "protocol", "schema"}),
     "tasks": frozenset({"leaf", "protocol"}),
     "transport": frozenset({"leaf", "protocol"}),
-    "server": frozenset({"leaf", "protocol", "schema", "tasks"}),
-    "client": frozenset({"leaf", "protocol", "schema", "contract", "transport"}),
-    "http": frozenset({"leaf", "protocol", "schema", "tasks", "server"}),
+    "telemetry": frozenset({"leaf", "protocol"}),
+    "server": frozenset({"leaf", "protocol", "schema", "tasks", "telemetry"}),
+    "client": frozenset({"leaf", "protocol", "schema", "contract", "transport", "telemetry"}),
+    "http": frozenset({"leaf", "protocol", "schema", "tasks", "server", "telemetry"}),
     "entry": frozenset(
-        {"leaf", "protocol", "schema", "contract", "tasks", "transport", "server", "client", "http"}
+        {
+            "leaf",
+            "protocol",
+            "schema",
+            "contract",
+            "tasks",
+            "transport",
+            "telemetry",
+            "server",
+            "client",
+            "http",
+        }
     ),
 }
 

@@ -124,3 +124,9 @@ class HttpOptions:
     identity_header: str | None = None
     # the HTTP/1.1 parser: "auto" (httptools when installed, else h11), "h11", "httptools"
     http_parser: str = "auto"
+    # observability (telemetry/): the request log's format ("off", "text", "json"), a
+    # service name for the OTEL_* set-up of each --workers process (None: no set-up
+    # there), and tool arguments and results on spans (opt-in)
+    log_format: str = "text"
+    otel_service: str | None = None
+    capture_content: bool = False

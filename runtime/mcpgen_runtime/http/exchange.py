@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -43,7 +44,9 @@ from ..server.actions import CreateTask, FetchTask, ListTasks
 from ..server.core import Invoke, Routing, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
 from ..tasks.table import TaskTable
+from ..telemetry.server import Observation, ServerTelemetry
 from .calls import Calls, run_invoke
+from .identity import requestor_identity
 from .tasks import TaskLayer
 
 __all__ = [
@@ -90,11 +93,22 @@ def sse_event(frame: bytes) -> bytes:
 class Exchange:
     """Answers POSTed JSON-RPC requests of one server process."""
 
-    def __init__(self, app: App, calls: Calls, tasks: TaskLayer | None, *, json_only: bool) -> None:
+    def __init__(
+        self,
+        app: App,
+        calls: Calls,
+        tasks: TaskLayer | None,
+        *,
+        json_only: bool,
+        telemetry: ServerTelemetry | None = None,
+        identity_header: str | None = None,
+    ) -> None:
         self.app = app
         self.calls = calls
         self.tasks = tasks
         self.json_only = json_only  # --json-response: never SSE
+        self.telemetry = telemetry  # None: nothing to record (see telemetry.server)
+        self.identity_header = identity_header  # who a request line names (http.identity)
 
     def connection(self, scope: Mapping[str, Any]) -> ServerConnection:
         """A fresh core connection for one request: with tasks served, its requestor
@@ -121,38 +135,84 @@ class Exchange:
         send: ASGISend,
     ) -> None:
         """Answer one request (``message`` has a valid id and a string method)."""
+        if self.telemetry is None:
+            await self._answer(message, routing, sse_ok, scope, receive, send)
+        else:
+            await self._observed(self.telemetry, message, routing, sse_ok, scope, receive, send)
+
+    async def _answer(
+        self,
+        message: Mapping[str, Any],
+        routing: Routing,
+        sse_ok: bool,
+        scope: Mapping[str, Any],
+        receive: ASGIReceive,
+        send: ASGISend,
+    ) -> SendFrame | CallOutcome | None:
+        """Answer the request; what ended it (for telemetry): the frame sent, the
+        call's outcome, or None (the client left before the answer)."""
         conn = self.connection(scope)
         actions = conn.receive_stateless(message, routing)
         action = actions[0] if actions else None
         if type(action) is not Invoke:
-            await self._answer_without_call(conn, message["id"], action, send)
-            return
+            return await self._answer_without_call(conn, message["id"], action, send)
         # A call's answer is its result or -32603: 200 in either era.
         if action.runs_inline:
-            await send_json(send, conn.respond(action, _inline(action)))
-            return
+            outcome = _inline(action)
+            await send_json(send, conn.respond(action, outcome))
+            return outcome
         context = action.context
         if context is not None and context.notifies and sse_ok and not self.json_only:
-            await self._stream(conn, action, receive, send)
-        else:
-            await self._background(conn, action, receive, send)
+            return await self._stream(conn, action, receive, send)
+        return await self._background(conn, action, receive, send)
+
+    async def _observed(
+        self,
+        telemetry: ServerTelemetry,
+        message: Mapping[str, Any],
+        routing: Routing,
+        sse_ok: bool,
+        scope: Mapping[str, Any],
+        receive: ASGIReceive,
+        send: ASGISend,
+    ) -> None:
+        """``_answer`` with its span current (a handler's spans are its children), its
+        duration recorded and its line logged."""
+        obs = telemetry.begin(
+            message,
+            time.perf_counter(),
+            client_address=_client_address(scope),
+            requestor=requestor_identity(scope, self.identity_header),
+            transport_context=_header_context(scope) if telemetry.traces else None,
+        )
+        ended: SendFrame | CallOutcome | None = CallOutcome(internal_error="no answer")
+        with telemetry.current(obs):
+            try:
+                ended = await self._answer(message, routing, sse_ok, scope, receive, send)
+            finally:
+                _end(telemetry, obs, ended, routing.version)
 
     async def _answer_without_call(
         self, conn: ServerConnection, request_id: Any, action: Any, send: ASGISend
-    ) -> None:
+    ) -> SendFrame:
         """A frame the core answered with, or the task layer's answer to a task-store
         action, sent with its status."""
         if isinstance(action, CreateTask | FetchTask | ListTasks) and self.tasks is not None:
             action = await self.tasks.perform(conn, action)
-        if isinstance(action, SendFrame):
-            await send_json(send, action.data, action.status)
-        else:
-            frame = error_response(request_id, INTERNAL_ERROR, "Internal error: no answer")
-            await send_json(send, frame)
+        frame: SendFrame = (
+            action
+            if isinstance(action, SendFrame)
+            else SendFrame(
+                error_response(request_id, INTERNAL_ERROR, "Internal error: no answer"),
+                INTERNAL_ERROR,
+            )
+        )
+        await send_json(send, frame.data, frame.status)
+        return frame
 
     async def _background(
         self, conn: ServerConnection, invoke: Invoke, receive: ASGIReceive, send: ASGISend
-    ) -> None:
+    ) -> CallOutcome | None:
         """A background call answered with JSON; the client hanging up cancels it."""
         runner = asyncio.ensure_future(run_invoke(invoke, self.calls))
         gone = asyncio.ensure_future(_disconnected(receive))
@@ -163,14 +223,16 @@ class Exchange:
             if not runner.done():
                 _cancel(invoke, runner)  # the client is gone (or the server stops)
         if runner.cancelled() or invoke.cancelled:
-            return
-        frames = conn.complete(invoke, _outcome(invoke, runner))
+            return None
+        outcome = _outcome(invoke, runner)
+        frames = conn.complete(invoke, outcome)
         if frames:
             await send_json(send, frames[0])
+        return outcome
 
     async def _stream(
         self, conn: ServerConnection, invoke: Invoke, receive: ASGIReceive, send: ASGISend
-    ) -> None:
+    ) -> CallOutcome | None:
         """A call with notifications: an SSE stream of them, then the result."""
         assert invoke.context is not None
         stream = _EventStream()
@@ -185,7 +247,7 @@ class Exchange:
                 await stream.ready.wait()
                 stream.ready.clear()
                 if gone.done():
-                    return  # finally: the call is cancelled
+                    return None  # finally: the call is cancelled
                 finished = runner.done()  # checked before draining: nothing is emitted after
                 for frame in stream.drain():
                     await send(
@@ -198,9 +260,42 @@ class Exchange:
             gone.cancel()
             if not runner.done():
                 _cancel(invoke, runner)
-        frames = conn.complete(invoke, _outcome(invoke, runner))
+        outcome = _outcome(invoke, runner)
+        frames = conn.complete(invoke, outcome)
         body = sse_event(frames[0]) if frames else b""
         await send({"type": "http.response.body", "body": body, "more_body": False})
+        return outcome
+
+
+def _end(
+    telemetry: ServerTelemetry,
+    obs: Observation,
+    ended: SendFrame | CallOutcome | None,
+    version: str | None,
+) -> None:
+    if ended is None:  # the client hung up: its call was cancelled
+        telemetry.end(obs, cancelled=True, version=version)
+    elif isinstance(ended, SendFrame):
+        telemetry.end(obs, code=ended.code, version=version, http_status=ended.status)
+    else:
+        telemetry.finished(obs, ended, version, http_status=200)
+
+
+def _client_address(scope: Mapping[str, Any]) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+def _header_context(scope: Mapping[str, Any]) -> Any:
+    """The trace context of the HTTP request's own ``traceparent`` headers (linked to
+    the MCP span, never its parent: the two contexts are independent)."""
+    from ..telemetry.otel import extract_meta
+
+    carrier = {}
+    for name, value in scope.get("headers", ()):
+        if name in (b"traceparent", b"tracestate", b"baggage"):
+            carrier[name.decode()] = value.decode("latin-1")
+    return extract_meta(carrier)
 
 
 def _inline(invoke: Invoke) -> CallOutcome:

@@ -41,6 +41,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..server.tools import App
 from ..tasks.factory import open_task_store
+from ..telemetry.logs import configure_logging
+from ..telemetry.server import ServerTelemetry
+from ..telemetry.setup import configure_from_environment
 
 if TYPE_CHECKING:
     from .app import HttpApp
@@ -109,6 +112,7 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
         max_tasks=options.max_tasks,
     )
     calls = Calls.create(MAX_CHECK_THREADS, options.max_sync_threads)
+    telemetry = ServerTelemetry.start("tcp", options.capture_content or None)
     # an in-process store serves tasks only when this one process answers everything
     served = bool(app.task_tools) and (store.shared or options.workers <= 1)
     tasks = None
@@ -119,9 +123,15 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
             calls,
             max_running=options.max_sync_threads,
             identity_header=options.identity_header,
+            telemetry=telemetry,
         )
     exchange = Exchange(
-        app if served else without_tasks(app), calls, tasks, json_only=options.json_response
+        app if served else without_tasks(app),
+        calls,
+        tasks,
+        json_only=options.json_response,
+        telemetry=telemetry,
+        identity_header=options.identity_header,
     )
     return HttpApp(
         exchange,
@@ -205,17 +215,8 @@ def serve_http(
     _require_uvicorn()
     import uvicorn
 
-    common: dict[str, Any] = {
-        "host": options.host,
-        "port": options.port,
-        "log_level": options.log_level,
-        "access_log": False,
-        "lifespan": "on",
-        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
-        # the class, not its import string (which uvicorn takes only since 0.36): a
-        # --workers process (spawned, not forked) unpickles it by reference, importing it
-        "http": _guard_connections(options),
-    }
+    common = _uvicorn_options(options)
+    _configure_logging(options)
     asgi_app = build_asgi_app(app, options)  # with workers: fail here, not in every worker
     _say_how_to_allow_origins(options)
     if options.workers <= 1:
@@ -309,8 +310,36 @@ def worker_app() -> HttpApp:
     build_app: Callable[[Any], App] = _resolve(config.build_app)
     impl = load_implementation(config.impl, base_class)
     options = HttpOptions(**config.options)  # JSON: the allow-lists arrive as lists
+    # a spawned process: its own logging and OpenTelemetry set-up, as the parent had
+    _configure_logging(options)
+    if options.otel_service is not None:
+        configure_from_environment(options.otel_service)
     _guard_connections(options)
     return build_asgi_app(build_app(impl), options)
+
+
+def _uvicorn_options(options: HttpOptions) -> dict[str, Any]:
+    """What uvicorn is run with, in one process or in each worker."""
+    common: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_level": options.log_level,
+        "access_log": False,  # the request log is ours (telemetry.logs)
+        "lifespan": "on",
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+        # the class, not its import string (which uvicorn takes only since 0.36): a
+        # --workers process (spawned, not forked) unpickles it by reference, importing it
+        "http": _guard_connections(options),
+    }
+    if options.log_format == "json":  # uvicorn's lines as JSON too: it installs no formatter
+        common["log_config"] = None
+    return common
+
+
+def _configure_logging(options: HttpOptions) -> None:
+    """The request log and diagnostics in ``options.log_format``; under ``json``,
+    uvicorn's loggers too (uvicorn then installs no formatter of its own)."""
+    configure_logging(options.log_format, ("uvicorn",) if options.log_format == "json" else ())
 
 
 def _reference(obj: Any) -> str:

@@ -162,6 +162,9 @@ class ServerConnection(TaskMethods):
         self._task_invokes: dict[str, Invoke] = {}
         self._meta = {META_SERVER_INFO: dict(app.server_info)}
         self._request_meta: Mapping[str, Any] = {}
+        # A shell's telemetry (stdio): told every message ``receive`` decoded, with the
+        # actions that answer it; it reads them, never changes them
+        self.observe: Callable[[Any, list[Action]], None] | None = None
 
     # -- input ------------------------------------------------------------
 
@@ -180,7 +183,10 @@ class ServerConnection(TaskMethods):
             return refusal(None, PARSE_ERROR, "Parse error: invalid JSON")
         if isinstance(message, list):
             return self._batch(message)
-        return self._message(message)
+        actions = self._message(message)
+        if self.observe is not None:
+            self.observe(message, actions)
+        return actions
 
     def receive_stateless(
         self, message: Mapping[str, Any], routing: Routing = _NO_ROUTING
@@ -246,7 +252,10 @@ class ServerConnection(TaskMethods):
                         )
                     )
                 continue
-            actions.extend(self._message(message))
+            answer = self._message(message)
+            if self.observe is not None:
+                self.observe(message, answer)
+            actions.extend(answer)
         # Replies to a batch go out one frame each; 2025-03-26 clients match them by id.
         return actions
 
