@@ -31,6 +31,7 @@ import datetime
 import json
 import logging
 import sys
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -79,16 +80,27 @@ def request_logging() -> bool:
 def log_request(fields: Mapping[str, Any]) -> None:
     """Write one request line: ``fields`` keyed by ``REQUEST_FIELDS`` (missing ones
     are None). Shells outside this package (rate limits, drain) call it for the
-    requests they answer themselves."""
-    if _REQUESTS.isEnabledFor(logging.INFO):
-        record = {name: _bounded(fields.get(name)) for name in REQUEST_FIELDS}
-        _REQUESTS.info("request", extra={"mcpgen_request": record})
+    requests they answer themselves.
+
+    Under ``configure_logging`` the line goes straight to its handler, formatted as a
+    record would be but without building one (a ``LogRecord`` costs more than the
+    rest of a line); otherwise it is an ordinary ``logging`` record."""
+    direct = _DIRECT
+    if direct is not None:
+        direct.write_request(_bounded(fields))
+    elif _REQUESTS.isEnabledFor(logging.INFO):
+        _REQUESTS.info("request", extra={"mcpgen_request": _bounded(fields)})
 
 
-def _bounded(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > MAX_FIELD_CHARS:
-        return value[:MAX_FIELD_CHARS] + "…"
-    return value
+def _bounded(fields: Mapping[str, Any]) -> dict[str, Any]:
+    """The fields in order, a string a peer chose cut to ``MAX_FIELD_CHARS``."""
+    out = {}
+    for name in REQUEST_FIELDS:
+        value = fields.get(name)
+        if type(value) is str and len(value) > MAX_FIELD_CHARS:
+            value = value[:MAX_FIELD_CHARS] + "…"
+        out[name] = value
+    return out
 
 
 def configure_logging(log_format: str, adopt: tuple[str, ...] = ()) -> None:
@@ -115,6 +127,8 @@ def configure_logging(log_format: str, adopt: tuple[str, ...] = ()) -> None:
         logger.propagate = False  # one line per record, not one more from the root logger
     logging.getLogger(_ROOT).setLevel(logging.INFO)
     _REQUESTS.disabled = log_format == "off"
+    global _DIRECT
+    _DIRECT = None if log_format == "off" else handler
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -128,6 +142,41 @@ class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         self.stream = sys.stderr  # not setStream: it would flush the one replaced
         super().emit(record)
 
+    def write_request(self, fields: dict[str, Any]) -> None:
+        """A request line, as ``emit`` would write its record (see ``log_request``)."""
+        formatter = self.formatter
+        assert isinstance(formatter, _JsonFormatter | _TextFormatter)
+        line = formatter.request_line(_now(), fields)
+        with self.lock:  # type: ignore[union-attr]
+            stream = sys.stderr
+            try:
+                stream.write(line + "\n")
+                stream.flush()
+            except (OSError, ValueError):
+                pass  # stderr closed or gone: a log line is never worth failing a request
+
+
+# one encoder for every line (json.dumps with options builds a new one per call)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+# The handler of configure_logging when it writes request lines (None: off, or not
+# configured: records then take logging's own way).
+_DIRECT: _StderrHandler | None = None
+
+_second = -1
+_second_text = ""
+
+
+def _now() -> str:
+    """UTC now, ISO 8601 to the millisecond; the date and time formatted once a second."""
+    global _second, _second_text
+    now = time.time()
+    whole = int(now)
+    if whole != _second:
+        _second_text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole))
+        _second = whole
+    return f"{_second_text}.{int((now - whole) * 1000):03d}Z"
+
 
 def _timestamp(record: logging.LogRecord) -> str:
     moment = datetime.datetime.fromtimestamp(record.created, datetime.UTC)
@@ -135,6 +184,11 @@ def _timestamp(record: logging.LogRecord) -> str:
 
 
 class _JsonFormatter(logging.Formatter):
+    def request_line(self, moment: str, fields: dict[str, Any]) -> str:
+        line = {"time": moment, "level": "info", "logger": _REQUESTS.name, "message": "request"}
+        line.update(fields)
+        return _ENCODER.encode(line)
+
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
             "time": _timestamp(record),
@@ -147,15 +201,18 @@ class _JsonFormatter(logging.Formatter):
             line.update(fields)
         if record.exc_info:
             line["exception"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        return _ENCODER.encode(line)
 
 
 class _TextFormatter(logging.Formatter):
+    def request_line(self, moment: str, fields: dict[str, Any]) -> str:
+        pairs = " ".join(f"{k}={_text(v)}" for k, v in fields.items() if v is not None)
+        return f"mcpgen: {moment} request {pairs}"
+
     def format(self, record: logging.LogRecord) -> str:
         fields = getattr(record, "mcpgen_request", None)
         if isinstance(fields, dict):
-            pairs = " ".join(f"{k}={_text(v)}" for k, v in fields.items() if v is not None)
-            return f"mcpgen: {_timestamp(record)} request {pairs}"
+            return self.request_line(_timestamp(record), fields)
         text = f"mcpgen: {record.getMessage()}"
         if record.exc_info:
             text += "\n" + self.formatException(record.exc_info)

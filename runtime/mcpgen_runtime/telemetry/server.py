@@ -248,23 +248,24 @@ class ServerTelemetry:
         """Close the span, record the duration, write the log line."""
         seconds = time.perf_counter() - obs.started
         version = obs.version or version
-        attributes = obs.attributes
+        learnt: dict[str, Any] = {}  # what the span did not have when it started
         if version is not None:
-            attributes[PROTOCOL_VERSION] = version
+            learnt[PROTOCOL_VERSION] = version
         status = "ok"
         if code is not None:
-            attributes[ERROR_TYPE] = attributes[STATUS_CODE] = str(code)
+            learnt[ERROR_TYPE] = learnt[STATUS_CODE] = str(code)
             status = "error"
         elif cancelled:
-            status = attributes[ERROR_TYPE] = "cancelled"
+            status = learnt[ERROR_TYPE] = "cancelled"
         elif result is not None and result.get("isError") is True:
-            status = attributes[ERROR_TYPE] = TOOL_ERROR
+            status = learnt[ERROR_TYPE] = TOOL_ERROR
         span = obs.span
         if span is not None:
-            self._close_span(span, attributes, status, result)
+            self._close_span(span, learnt, status, result)
         histogram = self.instruments.operation
         if histogram is not None:
-            histogram.record(seconds, attributes)
+            obs.attributes.update(learnt)
+            histogram.record(seconds, obs.attributes)
         if self.log:
             log_request(
                 {
@@ -283,6 +284,7 @@ class ServerTelemetry:
     def _close_span(
         self, span: Span, attributes: dict[str, Any], status: str, result: Mapping[str, Any] | None
     ) -> None:
+        """End ``span`` with ``attributes`` added (those it started with are kept)."""
         from opentelemetry.trace import StatusCode
 
         span.set_attributes(attributes)
