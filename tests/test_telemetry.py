@@ -157,6 +157,8 @@ def test_the_duration_histograms_use_the_conventions_buckets(otel: Captured, tra
     while not otel.histogram_points("mcp.server.session.duration"):
         assert time.monotonic() < deadline, "no mcp.server.session.duration"
         time.sleep(0.02)
+    (served,) = otel.histogram_points("mcp.server.session.duration")
+    assert served.attributes["mcp.protocol.version"] == session.attributes["mcp.protocol.version"]
 
 
 def test_a_tool_error_and_a_protocol_error_set_error_type(otel: Captured, traced: Any) -> None:

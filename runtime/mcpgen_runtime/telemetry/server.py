@@ -99,6 +99,7 @@ class ServerTelemetry:
         self.capture_content = capture_content
         self.log = log
         self.opened = time.perf_counter()
+        self.last_version: str | None = None  # a stdio session's (2026-07-28: per request)
 
     @classmethod
     def start(cls, transport: str, capture_content: bool | None = None) -> ServerTelemetry | None:
@@ -250,7 +251,7 @@ class ServerTelemetry:
         version = obs.version or version
         learnt: dict[str, Any] = {}  # what the span did not have when it started
         if version is not None:
-            learnt[PROTOCOL_VERSION] = version
+            learnt[PROTOCOL_VERSION] = self.last_version = version
         status = "ok"
         if code is not None:
             learnt[ERROR_TYPE] = learnt[STATUS_CODE] = str(code)
@@ -338,6 +339,7 @@ class ServerTelemetry:
         if histogram is None:
             return
         attributes: dict[str, Any] = {NETWORK_TRANSPORT: self.transport}
+        version = version or self.last_version
         if version is not None:
             attributes[PROTOCOL_VERSION] = version
         histogram.record(time.perf_counter() - self.opened, attributes)
