@@ -44,6 +44,14 @@ tools:
     task_support: required
     parameters: [{name: n, type: integer}]
     returns: integer
+  - name: slow_add
+    async: true
+    parameters: [{name: a, type: integer}, {name: b, type: integer}]
+    returns: integer
+  - name: timed_add
+    timeout: 10
+    parameters: [{name: a, type: integer}, {name: b, type: integer}]
+    returns: integer
 """
 
 IMPL = """
@@ -61,6 +69,14 @@ class Impl(TracedServer):
 
     def batch_job(self, n: int) -> int:
         return n * 2
+
+    async def slow_add(self, a: int, b: int) -> int:
+        with trace.get_tracer("traced-impl").start_as_current_span("slow-add-inside"):
+            return a + b
+
+    def timed_add(self, a: int, b: int) -> int:  # runs on a worker thread (a timeout)
+        with trace.get_tracer("traced-impl").start_as_current_span("timed-add-inside"):
+            return a + b
 """
 
 
@@ -135,6 +151,38 @@ def test_a_stdio_call_is_one_trace_from_client_to_handler(otel: Captured, traced
     assert served.status.status_code == StatusCode.UNSET
     # arguments and results stay out unless asked for
     assert "gen_ai.tool.call.arguments" not in attributes
+
+
+def test_async_and_threaded_handlers_run_in_the_server_span(otel: Captured, traced: Any) -> None:
+    import traced_impl
+
+    with traced.TracedClient.in_memory(traced_impl.Impl()) as client:
+        assert client.slow_add(1, 2) == 3
+        assert client.timed_add(2, 2) == 4
+    for tool, inside in (("slow_add", "slow-add-inside"), ("timed_add", "timed-add-inside")):
+        served = _one(otel, f"tools/call {tool}", SpanKind.SERVER)
+        _assert_parent(_one(otel, inside, SpanKind.INTERNAL), served)
+
+
+def test_the_async_client_propagates_as_the_sync_one(otel: Captured, traced: Any) -> None:
+    import asyncio
+
+    import traced_impl
+
+    async def call() -> int:
+        async with traced.AsyncTracedClient.in_memory(traced_impl.Impl()) as client:
+            # two calls at once: each request carries its own operation's span
+            first, second = await asyncio.gather(client.add(1, 2), client.add(3, 4))
+            return int(first + second)
+
+    assert asyncio.run(call()) == 10
+    calls = [s for s in otel.named("tools/call add") if s.kind == SpanKind.CLIENT]
+    served = [s for s in otel.named("tools/call add") if s.kind == SpanKind.SERVER]
+    assert len(calls) == len(served) == 2
+    by_parent = {s.parent.span_id: s for s in served if s.parent is not None}
+    for sent in calls:
+        handled = by_parent[sent.context.span_id]
+        assert handled.attributes["jsonrpc.request.id"] == sent.attributes["jsonrpc.request.id"]
 
 
 def test_the_duration_histograms_use_the_conventions_buckets(otel: Captured, traced: Any) -> None:
@@ -256,6 +304,12 @@ def test_an_http_call_is_one_trace_and_links_the_request_context(
             with pytest.raises(ToolError):
                 client.refuse("x")
             assert client.batch_job(5) == 10
+            assert client.slow_add(1, 1) == 2
+            assert client.timed_add(1, 2) == 3
+    for tool, inside in (("slow_add", "slow-add-inside"), ("timed_add", "timed-add-inside")):
+        _assert_parent(
+            _one(otel, inside, SpanKind.INTERNAL), _one(otel, f"tools/call {tool}", SpanKind.SERVER)
+        )
     call = _one(otel, "tools/call add", SpanKind.CLIENT)
     served = _one(otel, "tools/call add", SpanKind.SERVER)
     _assert_parent(served, call)

@@ -277,7 +277,11 @@ class _Server:
         if tool.binding.is_async:
             import asyncio
 
-            future = asyncio.run_coroutine_threadsafe(_run_async(invoke), self.background.loop)
+            schedule = asyncio.run_coroutine_threadsafe
+            if in_span is None:
+                future = schedule(_run_async(invoke), self.background.loop)
+            else:  # the task takes the context of the thread that schedules it
+                future = in_span.run(schedule, _run_async(invoke), self.background.loop)
             invoke.future = future
             self.background.track(future)
             future.add_done_callback(lambda done: self.finish(invoke, _async_outcome(invoke, done)))
