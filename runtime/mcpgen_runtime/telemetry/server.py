@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.constants import META_VERSION
@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span, SpanContext, TracerProvider
 
 __all__ = ["Observation", "ServerTelemetry", "TaskObservation"]
+
+_NOTHING = contextlib.nullcontext()  # reusable: it holds no state
 
 
 class Observation:
@@ -202,16 +204,14 @@ class ServerTelemetry:
 
         return trace.set_span_in_context(obs.span)
 
-    @contextlib.contextmanager
-    def current(self, obs: Observation) -> Iterator[None]:
-        """The request's span is the current one inside (not ended on leaving)."""
+    def current(self, obs: Observation) -> contextlib.AbstractContextManager[object]:
+        """The request's span is the current one inside (not ended on leaving); with
+        no span, a shared no-op (a request that is only logged builds nothing)."""
         if obs.span is None:
-            yield
-            return
+            return _NOTHING
         from opentelemetry import trace
 
-        with trace.use_span(obs.span, record_exception=False, set_status_on_exception=False):
-            yield
+        return trace.use_span(obs.span, record_exception=False, set_status_on_exception=False)
 
     def current_caller(self) -> SpanContext | None:
         """The current span's context (a task's starting call, where it runs in it)."""
