@@ -713,10 +713,9 @@ def still_serving(port: int) -> None:
 
 # What may be logged: uvicorn's start-up lines and its note on a malformed request;
 # the SDK's notes on a Host or Origin header its DNS-rebinding check refused and on
-# a client notification with malformed params; the request log (--log-format text).
+# a client notification with malformed params.
 EXPECTED_LOG = re.compile(
     r"INFO: |WARNING:  Invalid HTTP request received\.$|Missing Host header in request$"
-    r"|mcpgen: \S+ request method="
     r"|Invalid (Host|Origin) header: |dropped '[a-z/_]+': malformed params$"
 )
 # Tracebacks that third-party code logs when a client breaks the HTTP framing of its

@@ -127,6 +127,6 @@ class HttpOptions:
     # observability (telemetry/): the request log's format ("off", "text", "json"), a
     # service name for the OTEL_* set-up of each --workers process (None: no set-up
     # there), and tool arguments and results on spans (opt-in)
-    log_format: str = "text"
+    log_format: str = "off"
     otel_service: str | None = None
     capture_content: bool = False
