@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fixtures.http_server import free_port
+from fixtures.http_server import free_port, http_server
 from fixtures.otel_capture import Captured, installed_otel
 from helpers import build_package, import_package
 from opentelemetry.trace import SpanKind, StatusCode
@@ -385,6 +385,30 @@ def test_a_subprocess_server_exports_its_spans_as_otel_env_says(
     assert span["parent_id"] == "0x" + format(call.context.span_id, "016x")
     assert span["attributes"]["network.transport"] == "pipe"
     assert span["resource"]["attributes"]["service.name"] == "traced-test"
+
+
+def test_an_http_server_exports_its_spans_as_otel_env_says(
+    otel: Captured, package: tuple[Path, Path], traced: Any, tmp_path: Path
+) -> None:
+    """The entry point over HTTP: the SDK set up from OTEL_* before uvicorn starts; the
+    spans leave with the batch processor's flush when the server stops (SIGTERM)."""
+    pytest.importorskip("uvicorn")
+    gen, impl = package
+    env = {"OTEL_TRACES_EXPORTER": "console", "OTEL_METRICS_EXPORTER": "none"}
+    with http_server(
+        "traced_mcp", pythonpath=[gen, impl], cwd=impl, log_dir=tmp_path, env=env
+    ) as server:
+        with traced.TracedClient.http(server.url) as client:
+            assert client.add(1, 2) == 3
+        server.stop()
+        output = server.output
+    call = _one(otel, "tools/call add", SpanKind.CLIENT)
+    exported = [s for s in _json_objects(output) if s.get("name") == "tools/call add"]
+    assert len(exported) == 1, output[-3000:]
+    assert exported[0]["kind"] == "SpanKind.SERVER"
+    assert exported[0]["parent_id"] == "0x" + format(call.context.span_id, "016x")
+    assert exported[0]["attributes"]["network.transport"] == "tcp"
+    assert exported[0]["resource"]["attributes"]["service.name"] == "traced"
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:

@@ -98,6 +98,7 @@ class ServerTelemetry:
     ) -> None:
         self.transport = transport  # network.transport: "pipe" (stdio) or "tcp"
         self.instruments = Instruments("server", tracer_provider, meter_provider)
+        self.providers = (tracer_provider, meter_provider)
         self.capture_content = capture_content
         self.log = log
         self.opened = time.perf_counter()
@@ -332,6 +333,14 @@ class ServerTelemetry:
         elif outcome.result.get("isError") is True:
             attributes[ERROR_TYPE] = TOOL_ERROR
         self._close_span(span, attributes, attributes.get(ERROR_TYPE, "ok"), outcome.result)
+
+    def flush(self, timeout_millis: int = 5000) -> None:
+        """Export what the providers still hold (a server about to exit: uvicorn ends the
+        process on the signal that stopped it, so ``atexit`` never runs)."""
+        for provider in self.providers:
+            force_flush = getattr(provider, "force_flush", None)
+            if force_flush is not None:  # the SDK's providers have it; the API's need none
+                force_flush(timeout_millis)
 
     def session_ended(self, version: str | None) -> None:
         """The one session of a stdio server ended: ``mcp.server.session.duration``."""

@@ -75,7 +75,9 @@ def configure_from_environment(service_name: str) -> bool:
         return False  # someone installed providers already: theirs are kept
     from opentelemetry.sdk.resources import Resource
 
-    resource = Resource.create({"service.name": service_name}).merge(Resource.create({}))
+    resource = Resource.create({})  # OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME
+    if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
+        resource = resource.merge(Resource({"service.name": service_name}))
     try:
         if spans is not None:
             _install_tracing(spans, resource)
