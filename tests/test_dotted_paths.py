@@ -27,7 +27,17 @@ DOTTED = re.compile(r"(?<![\w./-])(mcpgen_runtime|mcpgen)((?:\.[A-Za-z_]\w*)+)")
 # a relative path in double backquotes, by the package its first name belongs to
 PACKAGE_OF = {
     **dict.fromkeys(
-        ("client", "contract", "http", "protocol", "schema", "server", "tasks", "transport"),
+        (
+            "client",
+            "contract",
+            "http",
+            "protocol",
+            "schema",
+            "server",
+            "tasks",
+            "telemetry",
+            "transport",
+        ),
         "mcpgen_runtime",
     ),
     "spec": "mcpgen",
@@ -37,6 +47,10 @@ RELATIVE = re.compile(r"``((" + "|".join(PACKAGE_OF) + r")(?:\.[A-Za-z_]\w*)+)``
 
 # path -> why it does not resolve and may still be written
 NOT_A_PATH: dict[str, str] = {
+    **dict.fromkeys(
+        ("mcpgen.request", "mcpgen.server", "mcpgen.tasks"),
+        "logger names of the request log and the diagnostics (telemetry/logs.py), not modules",
+    ),
     "mcpgen_runtime.tasks.list": (
         "server/tasks.py and http/tasks.py name MCP's ``tasks.list`` capability "
         "(capabilities.tasks.list), not a module"

@@ -108,7 +108,11 @@ def test_versions_agree() -> None:
     runtime = tomllib.loads((ROOT / "runtime" / "pyproject.toml").read_text())
     assert mcpgen.__version__ == mcpgen_runtime.__version__ == root["project"]["version"]
     assert runtime["project"]["name"] == "mcpgen-runtime"
-    assert runtime["project"]["dependencies"] == ["pydantic>=2.14", "idna>=3.7"]
+    assert runtime["project"]["dependencies"] == [
+        "pydantic>=2.14",
+        "idna>=3.7",
+        "opentelemetry-api>=1.27",
+    ]
     # HTTP needs uvicorn (its C parser and loop where they build), never the mcp SDK
     http = runtime["project"]["optional-dependencies"]["http"]
     assert http == root["project"]["optional-dependencies"]["http"]
@@ -272,10 +276,12 @@ def test_golden_records_hold_generated_code_only() -> None:
 
 
 def _env_without_the_sdk(root: Path) -> Path:
-    """A Python environment with pydantic, idna and mcpgen_runtime but not the http extra
-    (no mcp, starlette, uvicorn): its interpreter, for mypy's --python-executable."""
+    """A Python environment with pydantic, idna, opentelemetry (the API) and
+    mcpgen_runtime but not the http extra (no mcp, starlette, uvicorn): its
+    interpreter, for mypy's --python-executable."""
     import annotated_types
     import idna
+    import opentelemetry.trace
     import pydantic
     import pydantic_core
     import typing_extensions
@@ -287,6 +293,8 @@ def _env_without_the_sdk(root: Path) -> Path:
     for module in (annotated_types, idna, pydantic, pydantic_core, typing_inspection):
         assert module.__file__ is not None
         (deps / module.__name__).symlink_to(Path(module.__file__).parent)
+    assert opentelemetry.trace.__file__ is not None  # a namespace package: no __file__ of its own
+    (deps / "opentelemetry").symlink_to(Path(opentelemetry.trace.__file__).parent.parent)
     assert typing_extensions.__file__ is not None
     (deps / "typing_extensions.py").symlink_to(typing_extensions.__file__)
     runtime_home = Path(mcpgen_runtime.__file__).parent.parent

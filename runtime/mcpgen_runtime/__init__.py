@@ -2,9 +2,10 @@
 
 Every package mcpgen generates imports this distribution (``mcpgen-runtime``); with
 ``mcpgen build --runtime vendored`` a copy goes into the package as ``_runtime``.
-It needs pydantic (generated models) and idna (the ``hostname`` formats); the HTTP
-transports need the ``http`` extra (uvicorn, with httptools and uvloop where they
-build, serves; httpx2 calls).
+It needs pydantic (generated models), idna (the ``hostname`` formats) and
+opentelemetry-api (spans and metrics, a no-op until an SDK is installed; the ``otel``
+extra brings the SDK and its OTLP exporter); the HTTP transports need the ``http``
+extra (uvicorn, with httptools and uvloop where they build, serves; httpx2 calls).
 ``__all__`` is the public surface, and what generated code imports.
 Names are imported on first use (PEP 562), so a server process never pays for
 the client side (asyncio, subprocess) and starts fast.

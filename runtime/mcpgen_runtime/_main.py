@@ -9,7 +9,7 @@
 [--http-parser auto|h11|httptools] [--rate-limit N/s|N/m] [--rate-burst B]
 [--drain-timeout S] [--auth-issuer URL --resource-url URL
 [--auth-audience URI] [--auth-jwks-url URL] [--auth-introspection-url URL]
-[--auth-list-all-tools]]``
+[--auth-list-all-tools]] [--log-format off|text|json] [--trace-content]``
 
 stdio is served by this runtime alone; http by its own ASGI app on the optional
 uvicorn (``http.server``, imported only when asked for).
@@ -30,6 +30,12 @@ from .http import config as http_config
 from .ratelimit.bucket import RateLimit
 from .server.stdio import run_stdio
 from .server.tools import App
+from .telemetry.options import (
+    Observability,
+    add_observability_arguments,
+    set_up_observability,
+)
+from .telemetry.server import ServerTelemetry
 
 __all__ = ["load_implementation", "main"]
 
@@ -50,6 +56,9 @@ def main(
     parser = _parser(prog, default_impl, server_info)
     args = parser.parse_args(argv)
     _check_arguments(parser, args)
+    observability = set_up_observability(
+        args, str(server_info.get("name") or prog), in_workers=(args.workers or 1) > 1
+    )
     try:
         # On stdio, stdout is the protocol stream: what the implementation prints or
         # logs while it is imported and constructed goes to stderr, as in handlers.
@@ -60,13 +69,16 @@ def main(
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
     if args.transport == "http":
-        return _serve_http(prog, app, args, base_class=base_class, build_app=build_app)
+        return _serve_http(
+            prog, app, args, observability, base_class=base_class, build_app=build_app
+        )
     run_stdio(
         app,
         max_message_bytes=args.max_message_bytes,
         max_concurrent_calls=args.max_concurrent_calls,
         rate_limit=_rate_limit(args),
         drain_timeout=args.drain_timeout,
+        telemetry=ServerTelemetry.start("pipe", observability.capture_content),
     )
     return 0
 
@@ -109,6 +121,7 @@ def _parser(
     )
     _add_service_arguments(parser)
     _add_http_arguments(parser)
+    add_observability_arguments(parser)
     return parser
 
 
@@ -410,10 +423,12 @@ def _serve_http(
     prog: str,
     app: App,
     args: argparse.Namespace,
+    observability: Observability,
     *,
     base_class: type,
     build_app: Callable[[Any], App],
 ) -> int:
+    workers = args.workers or 1
     try:
         options = http_config.HttpOptions(
             host=args.host or http_config.DEFAULT_HOST,
@@ -421,7 +436,7 @@ def _serve_http(
             path=args.path or http_config.DEFAULT_PATH,
             health_path=args.health_path or http_config.DEFAULT_HEALTH_PATH,
             ready_path=args.ready_path or http_config.DEFAULT_READY_PATH,
-            workers=args.workers or 1,
+            workers=workers,
             json_response=args.json_response,
             max_body_bytes=args.max_message_bytes or http_config.DEFAULT_MAX_BODY_BYTES,
             header_timeout=args.header_timeout or http_config.HEADER_TIMEOUT_SECONDS,
@@ -445,6 +460,10 @@ def _serve_http(
             rate_burst=args.rate_burst,
             drain_timeout=args.drain_timeout,
             **_auth_options(args),
+            log_format=observability.log_format,
+            # each --workers process sets the SDK up for itself (this one serves nothing)
+            otel_service=str(app.server_info.get("name") or prog) if workers > 1 else None,
+            capture_content=observability.capture_content,
         )
         # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(

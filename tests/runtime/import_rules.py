@@ -42,9 +42,12 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "tasks": frozenset({"leaf", "protocol", "ratelimit"}),
     "transport": frozenset({"leaf", "protocol"}),
     "auth": frozenset({"leaf", "protocol"}),
-    "server": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks", "auth"}),
-    "client": frozenset({"leaf", "protocol", "schema", "contract", "transport"}),
-    "http": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks", "auth", "server"}),
+    "telemetry": frozenset({"leaf", "protocol"}),
+    "server": frozenset({"leaf", "protocol", "schema", "ratelimit", "tasks", "auth", "telemetry"}),
+    "client": frozenset({"leaf", "protocol", "schema", "contract", "transport", "telemetry"}),
+    "http": frozenset(
+        {"leaf", "protocol", "schema", "ratelimit", "tasks", "auth", "server", "telemetry"}
+    ),
     "entry": frozenset(
         {
             "leaf",
@@ -55,6 +58,7 @@ ALLOWED: Mapping[str, frozenset[str]] = {
             "tasks",
             "transport",
             "auth",
+            "telemetry",
             "server",
             "client",
             "http",

@@ -68,6 +68,7 @@ def test_the_runtime_keeps_its_import_rules() -> None:
         "schema",
         "server",
         "tasks",
+        "telemetry",
         "transport",
     }
 

@@ -52,6 +52,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     async def connect(self) -> None:
         """See ``Session.connect``."""
+        self._start_telemetry()
         self._adopt(await self._drive(flows.connect(self)))
 
     async def close(self) -> None:
@@ -60,6 +61,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
             return
         self._closed = True
         await self.transport.stop()
+        self._stop_telemetry()
 
     async def __aenter__(self) -> Self:
         await self.connect()
@@ -77,7 +79,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         self, method: str, params: Mapping[str, Any] | None = None, *, timeout: float | None = None
     ) -> dict[str, Any]:
         """See ``Session.request``."""
-        return await self._drive(flows.request(self, method, params, timeout))
+        return await self._traced(method, None, flows.request(self, method, params, timeout))
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """See ``Session.notify``."""
@@ -86,7 +88,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     async def list_tools(self) -> list[ListedTool]:
         """See ``Session.list_tools``."""
-        listed = await self._drive(flows.list_tools(self.server_id))
+        listed = await self._traced("tools/list", None, flows.list_tools(self.server_id))
         self._mirror_headers(tool.raw for tool in listed)
         return listed
 
@@ -101,8 +103,10 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         max_total_timeout: float | None = None,
     ) -> dict[str, Any]:
         """See ``Session.call_tool``; ``on_progress`` may also be a coroutine function."""
-        return await self._drive(
-            flows.call_tool(self, name, arguments, timeout, on_progress, task, max_total_timeout)
+        return await self._traced(
+            "tools/call",
+            name,
+            flows.call_tool(self, name, arguments, timeout, on_progress, task, max_total_timeout),
         )
 
     @overload
@@ -136,7 +140,9 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         on_progress: AsyncProgressCallback | None = None,
     ) -> AsyncTaskHandle[Any]:
         """See ``Session.start_tool``."""
-        state = await self._drive(flows.start_tool(self, name, arguments, timeout, on_progress))
+        state = await self._traced(
+            "tools/call", name, flows.start_tool(self, name, arguments, timeout, on_progress)
+        )
         return AsyncTaskHandle(self, state, convert or _identity)
 
     # -- progress -----------------------------------------------------------------------
@@ -194,6 +200,14 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     # -- the flows' driver: the only I/O ----------------------------------------------
 
+    async def _traced(self, method: str, tool: str | None, flow: flows.Flow[T]) -> T:
+        """See ``Session._traced``."""
+        telemetry = self._telemetry
+        if telemetry is None:
+            return await self._drive(flow)
+        with telemetry.operation(method, tool, self.protocol_version):
+            return await self._drive(flow)
+
     async def _drive(self, flow: flows.Flow[T]) -> T:
         """Run a protocol flow (``client.flows``) on this session's event loop."""
         # flows.relay's loop with an await in place of ``yield from``: a generator
@@ -215,9 +229,13 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
     async def _effect(self, effect: flows.Primitive) -> Any:
         if isinstance(effect, flows.Prepare):
             future: asyncio.Future[Response[Any]] = asyncio.get_running_loop().create_future()
+            telemetry = self._telemetry
+            params = effect.params if telemetry is None else telemetry.prepared(effect.params)
             request_id, line = self._core.request(
-                effect.method, effect.params, future, progress=effect.progress, tasks=effect.tasks
+                effect.method, params, future, progress=effect.progress, tasks=effect.tasks
             )
+            if telemetry is not None:
+                telemetry.identify(request_id)
             return flows.Pending(request_id, line, future)
         if isinstance(effect, flows.Await):
             return await self._exchange(effect)

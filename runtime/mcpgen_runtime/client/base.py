@@ -9,11 +9,13 @@ import logging
 import os
 import shlex
 import threading
+import urllib.parse
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar
 
 from .._errors import McpError
 from ..contract.check import Verify
+from ..telemetry.client import ClientTelemetry
 from ..transport.http.wire import HttpPeer
 from ..transport.lines import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
 from .core import (
@@ -135,6 +137,10 @@ class _SessionState(Generic[TR, W]):
         self._gone = False  # set once the server side ended; no new request may wait
         # what a Timeout adds to its message: where the server is (HTTP)
         self._timeout_hint = ""
+        # spans and metrics (telemetry.client), from connect on; None: nothing records
+        self._telemetry: ClientTelemetry | None = None
+        # network.transport, server.address, server.port of the telemetry
+        self._network: tuple[str, str | None, int | None] = ("pipe", None, None)
 
     @classmethod
     def _stdio_transport(cls, argv: list[str], **options: Any) -> TR:
@@ -258,6 +264,8 @@ class _SessionState(Generic[TR, W]):
         )
         transport.on_failure = session._on_failure
         session._mirror_headers(session.contract)
+        where = urllib.parse.urlsplit(url)
+        session._network = ("tcp", where.hostname, where.port)
         session._timeout_hint = (
             f" from {url} (check that the server is up; a slow tool needs a larger timeout)"
         )
@@ -274,6 +282,16 @@ class _SessionState(Generic[TR, W]):
         """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (the initialize
         handshake) once connected; decided once per session, i.e. per server process."""
         return self._core.era
+
+    def _start_telemetry(self) -> None:
+        """Connecting: record from now on, if a provider does (``telemetry.client``)."""
+        self._telemetry = ClientTelemetry.start(*self._network)
+
+    def _stop_telemetry(self) -> None:
+        """Closed: the session's duration, once."""
+        telemetry, self._telemetry = self._telemetry, None
+        if telemetry is not None:
+            telemetry.session_ended(self.protocol_version)
 
     def _alive(self) -> bool:
         """Whether requests can still be sent: open, and the server still there."""

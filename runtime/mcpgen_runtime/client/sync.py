@@ -79,6 +79,7 @@ class Session(_SessionState[Transport, _Waiter]):
     def connect(self) -> None:
         """Start the transport, agree on the protocol era, then check the contract;
         on any failure the server is stopped before the error propagates."""
+        self._start_telemetry()
         self._adopt(self._drive(flows.connect(self)))
 
     def close(self) -> None:
@@ -87,6 +88,7 @@ class Session(_SessionState[Transport, _Waiter]):
             return
         self._closed = True
         self.transport.stop()
+        self._stop_telemetry()
 
     def __enter__(self) -> Self:
         self.connect()
@@ -108,7 +110,7 @@ class Session(_SessionState[Transport, _Waiter]):
         """Send any request and return its result object (JSON-RPC error → ``ProtocolError``).
         On a 2026-07-28 connection the ``_meta`` envelope is added and the result
         must be ``resultType: "complete"``."""
-        return self._drive(flows.request(self, method, params, timeout))
+        return self._traced(method, None, flows.request(self, method, params, timeout))
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send a notification."""
@@ -117,7 +119,7 @@ class Session(_SessionState[Transport, _Waiter]):
 
     def list_tools(self) -> list[ListedTool]:
         """Every tool the server lists, following ``nextCursor`` pages."""
-        listed = self._drive(flows.list_tools(self.server_id))
+        listed = self._traced("tools/list", None, flows.list_tools(self.server_id))
         self._mirror_headers(tool.raw for tool in listed)
         return listed
 
@@ -142,8 +144,10 @@ class Session(_SessionState[Transport, _Waiter]):
         each progress notification starts ``timeout`` anew (a long call that keeps
         reporting is alive), up to ``max_total_timeout`` seconds in all.
         """
-        return self._drive(
-            flows.call_tool(self, name, arguments, timeout, on_progress, task, max_total_timeout)
+        return self._traced(
+            "tools/call",
+            name,
+            flows.call_tool(self, name, arguments, timeout, on_progress, task, max_total_timeout),
         )
 
     @overload
@@ -185,7 +189,9 @@ class Session(_SessionState[Transport, _Waiter]):
         gives a handle that is already done (``task_id`` None); ``timeout`` bounds
         only the call that creates the task.
         """
-        state = self._drive(flows.start_tool(self, name, arguments, timeout, on_progress))
+        state = self._traced(
+            "tools/call", name, flows.start_tool(self, name, arguments, timeout, on_progress)
+        )
         return TaskHandle(self, state, convert or _identity)
 
     # -- tasks (what a TaskHandle asks) ---------------------------------------------------
@@ -210,6 +216,14 @@ class Session(_SessionState[Transport, _Waiter]):
 
     # -- the flows' driver: the only I/O ----------------------------------------------
 
+    def _traced(self, method: str, tool: str | None, flow: flows.Flow[T]) -> T:
+        """``_drive`` as one operation of the telemetry (a span, a duration)."""
+        telemetry = self._telemetry
+        if telemetry is None:
+            return self._drive(flow)
+        with telemetry.operation(method, tool, self.protocol_version):
+            return self._drive(flow)
+
     def _drive(self, flow: flows.Flow[T]) -> T:
         """Run a protocol flow (``client.flows``) with this session's threads."""
         return flows.run(flows.lowered(self, flow), self._effect)
@@ -217,9 +231,13 @@ class Session(_SessionState[Transport, _Waiter]):
     def _effect(self, effect: flows.Primitive) -> Any:
         if isinstance(effect, flows.Prepare):
             waiter = _Waiter()
+            telemetry = self._telemetry
+            params = effect.params if telemetry is None else telemetry.prepared(effect.params)
             request_id, line = self._core.request(
-                effect.method, effect.params, waiter, progress=effect.progress, tasks=effect.tasks
+                effect.method, params, waiter, progress=effect.progress, tasks=effect.tasks
             )
+            if telemetry is not None:
+                telemetry.identify(request_id)
             return flows.Pending(request_id, line, waiter)
         if isinstance(effect, flows.Await):
             return self._exchange(effect)

@@ -41,6 +41,7 @@ store. The probes, and every path but the MCP one, are never gated nor counted.
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 from collections.abc import Awaitable, Callable, Mapping
@@ -237,6 +238,9 @@ class HttpApp:
                     await self.tasks.shutdown()  # fails its running tasks, closes the store
                 else:
                     await self.store.close()
+                telemetry = self.exchange.telemetry
+                if telemetry is not None:  # uvicorn ends on the signal itself: no atexit
+                    await asyncio.to_thread(telemetry.flush)
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

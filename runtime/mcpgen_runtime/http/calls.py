@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -59,12 +60,14 @@ class DaemonPool:
         return self._semaphore
 
     async def run(self, fn: Callable[[], _T]) -> _T:
-        """``fn()`` on a pool thread once a slot is free; the slot is given back when
-        ``fn`` ends, whether or not anyone still waits for its result."""
+        """``fn()`` on a pool thread once a slot is free, in the caller's context (as
+        ``asyncio.to_thread``: a request's span stays current in its handler); the slot
+        is given back when ``fn`` ends, whether or not anyone still waits for its result."""
         semaphore = self.semaphore
         await semaphore.acquire()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[_T] = loop.create_future()
+        context = contextvars.copy_context()
 
         def settle(ok: bool, value: Any) -> None:
             semaphore.release()
@@ -77,7 +80,7 @@ class DaemonPool:
 
         def work() -> None:
             try:
-                outcome: tuple[bool, Any] = (True, fn())
+                outcome: tuple[bool, Any] = (True, context.run(fn))
             except BaseException as exc:  # noqa: BLE001 - handed to the waiter
                 outcome = (False, exc)
             try:

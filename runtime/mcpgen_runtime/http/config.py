@@ -161,3 +161,10 @@ class HttpOptions:
     @property
     def auth_enabled(self) -> bool:
         return self.auth_issuer is not None
+
+    # observability (telemetry/): the request log's format ("off", "text", "json"), a
+    # service name for the OTEL_* set-up of each --workers process (None: no set-up
+    # there), and tool arguments and results on spans (opt-in)
+    log_format: str = "off"
+    otel_service: str | None = None
+    capture_content: bool = False

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -44,7 +45,9 @@ from ..server.actions import CreateTask, FetchTask, ListTasks
 from ..server.core import Invoke, Routing, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
 from ..tasks.table import TaskTable
+from ..telemetry.server import Observation, ServerTelemetry
 from .calls import Calls, run_invoke
+from .identity import requestor_identity
 from .oauth import OAuthGate
 from .tasks import TaskLayer
 
@@ -100,12 +103,30 @@ class Exchange:
         *,
         json_only: bool,
         gate: OAuthGate | None = None,
+        telemetry: ServerTelemetry | None = None,
+        identity_header: str | None = None,
     ) -> None:
         self.gate = gate  # with authorization: filtered listings (http.oauth)
         self.app = app
         self.calls = calls
         self.tasks = tasks
         self.json_only = json_only  # --json-response: never SSE
+        self.telemetry = telemetry  # None: nothing to record (see telemetry.server)
+        self.identity_header = identity_header  # who a request line names (http.identity)
+        # Answer one request (``message`` has a valid id and a string method). Decided
+        # here, once: an unobserved request takes no branch and no extra frame.
+        self.answer: Callable[
+            [
+                Mapping[str, Any],
+                Routing,
+                bool,
+                Mapping[str, Any],
+                ASGIReceive,
+                ASGISend,
+                AuthInfo | None,
+            ],
+            Awaitable[object],
+        ] = self._answer if telemetry is None else self._observed
 
     def connection(
         self, scope: Mapping[str, Any], auth: AuthInfo | None = None, app: App | None = None
@@ -128,7 +149,38 @@ class Exchange:
             tasks_outside=True,
         )
 
-    async def answer(
+    async def _answer(
+        self,
+        message: Mapping[str, Any],
+        routing: Routing,
+        sse_ok: bool,
+        scope: Mapping[str, Any],
+        receive: ASGIReceive,
+        send: ASGISend,
+        auth: AuthInfo | None = None,
+    ) -> SendFrame | CallOutcome | None:
+        """Answer the request; what ended it (for telemetry): the frame sent, the
+        call's outcome, or None (the client left before the answer). ``auth``: the
+        verified token it came with, if the server checks tokens."""
+        app = None
+        if auth is not None and self.gate is not None and message["method"] == "tools/list":
+            app = self.gate.listing_app(auth)
+        conn = self.connection(scope, auth, app)
+        actions = conn.receive_stateless(message, routing)
+        action = actions[0] if actions else None
+        if type(action) is not Invoke:
+            return await self._answer_without_call(conn, message["id"], action, send)
+        # A call's answer is its result or -32603: 200 in either era.
+        if action.runs_inline:
+            outcome = _inline(action)
+            await send_json(send, conn.respond(action, outcome))
+            return outcome
+        context = action.context
+        if context is not None and context.notifies and sse_ok and not self.json_only:
+            return await self._stream(conn, action, receive, send)
+        return await self._background(conn, action, receive, send)
+
+    async def _observed(
         self,
         message: Mapping[str, Any],
         routing: Routing,
@@ -138,43 +190,49 @@ class Exchange:
         send: ASGISend,
         auth: AuthInfo | None = None,
     ) -> None:
-        """Answer one request (``message`` has a valid id and a string method; ``auth``:
-        the verified token it came with, if the server checks tokens)."""
-        app = None
-        if auth is not None and self.gate is not None and message["method"] == "tools/list":
-            app = self.gate.listing_app(auth)
-        conn = self.connection(scope, auth, app)
-        actions = conn.receive_stateless(message, routing)
-        action = actions[0] if actions else None
-        if type(action) is not Invoke:
-            await self._answer_without_call(conn, message["id"], action, send)
-            return
-        # A call's answer is its result or -32603: 200 in either era.
-        if action.runs_inline:
-            await send_json(send, conn.respond(action, _inline(action)))
-            return
-        context = action.context
-        if context is not None and context.notifies and sse_ok and not self.json_only:
-            await self._stream(conn, action, receive, send)
-        else:
-            await self._background(conn, action, receive, send)
+        """``_answer`` with its span current (a handler's spans are its children), its
+        duration recorded and its line logged."""
+        telemetry = self.telemetry
+        assert telemetry is not None
+        obs = telemetry.begin(
+            message,
+            time.perf_counter(),
+            client_address=_client_address(scope),
+            requestor=(
+                auth.requestor
+                if auth is not None
+                else requestor_identity(scope, self.identity_header)
+            ),
+            transport_context=_header_context(scope) if telemetry.traces else None,
+        )
+        ended: SendFrame | CallOutcome | None = CallOutcome(internal_error="no answer")
+        with telemetry.current(obs):
+            try:
+                ended = await self._answer(message, routing, sse_ok, scope, receive, send, auth)
+            finally:
+                _end(telemetry, obs, ended, routing.version)
 
     async def _answer_without_call(
         self, conn: ServerConnection, request_id: Any, action: Any, send: ASGISend
-    ) -> None:
+    ) -> SendFrame:
         """A frame the core answered with, or the task layer's answer to a task-store
         action, sent with its status."""
         if isinstance(action, CreateTask | FetchTask | ListTasks) and self.tasks is not None:
             action = await self.tasks.perform(conn, action)
-        if isinstance(action, SendFrame):
-            await send_json(send, action.data, action.status)
-        else:
-            frame = error_response(request_id, INTERNAL_ERROR, "Internal error: no answer")
-            await send_json(send, frame)
+        frame: SendFrame = (
+            action
+            if isinstance(action, SendFrame)
+            else SendFrame(
+                error_response(request_id, INTERNAL_ERROR, "Internal error: no answer"),
+                INTERNAL_ERROR,
+            )
+        )
+        await send_json(send, frame.data, frame.status)
+        return frame
 
     async def _background(
         self, conn: ServerConnection, invoke: Invoke, receive: ASGIReceive, send: ASGISend
-    ) -> None:
+    ) -> CallOutcome | None:
         """A background call answered with JSON; the client hanging up cancels it."""
         runner = asyncio.ensure_future(run_invoke(invoke, self.calls))
         gone = asyncio.ensure_future(_disconnected(receive))
@@ -185,14 +243,16 @@ class Exchange:
             if not runner.done():
                 _cancel(invoke, runner)  # the client is gone (or the server stops)
         if runner.cancelled() or invoke.cancelled:
-            return
-        frames = conn.complete(invoke, _outcome(invoke, runner))
+            return None
+        outcome = _outcome(invoke, runner)
+        frames = conn.complete(invoke, outcome)
         if frames:
             await send_json(send, frames[0])
+        return outcome
 
     async def _stream(
         self, conn: ServerConnection, invoke: Invoke, receive: ASGIReceive, send: ASGISend
-    ) -> None:
+    ) -> CallOutcome | None:
         """A call with notifications: an SSE stream of them, then the result."""
         assert invoke.context is not None
         stream = _EventStream()
@@ -207,7 +267,7 @@ class Exchange:
                 await stream.ready.wait()
                 stream.ready.clear()
                 if gone.done():
-                    return  # finally: the call is cancelled
+                    return None  # finally: the call is cancelled
                 finished = runner.done()  # checked before draining: nothing is emitted after
                 for frame in stream.drain():
                     await send(
@@ -220,9 +280,42 @@ class Exchange:
             gone.cancel()
             if not runner.done():
                 _cancel(invoke, runner)
-        frames = conn.complete(invoke, _outcome(invoke, runner))
+        outcome = _outcome(invoke, runner)
+        frames = conn.complete(invoke, outcome)
         body = sse_event(frames[0]) if frames else b""
         await send({"type": "http.response.body", "body": body, "more_body": False})
+        return outcome
+
+
+def _end(
+    telemetry: ServerTelemetry,
+    obs: Observation,
+    ended: SendFrame | CallOutcome | None,
+    version: str | None,
+) -> None:
+    if ended is None:  # the client hung up: its call was cancelled
+        telemetry.end(obs, cancelled=True, version=version)
+    elif isinstance(ended, SendFrame):
+        telemetry.end(obs, code=ended.code, version=version, http_status=ended.status)
+    else:
+        telemetry.finished(obs, ended, version, http_status=200)
+
+
+def _client_address(scope: Mapping[str, Any]) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
+
+
+def _header_context(scope: Mapping[str, Any]) -> Any:
+    """The trace context of the HTTP request's own ``traceparent`` headers (linked to
+    the MCP span, never its parent: the two contexts are independent)."""
+    from ..telemetry.otel import extract_meta
+
+    carrier = {}
+    for name, value in scope.get("headers", ()):
+        if name in (b"traceparent", b"tracestate", b"baggage"):
+            carrier[name.decode()] = value.decode("latin-1")
+    return extract_meta(carrier)
 
 
 def _inline(invoke: Invoke) -> CallOutcome:

@@ -46,6 +46,9 @@ from typing import TYPE_CHECKING, Any
 from ..auth.tokens import TokenVerifier
 from ..server.tools import App
 from ..tasks.factory import open_task_store
+from ..telemetry.logs import configure_logging
+from ..telemetry.server import ServerTelemetry
+from ..telemetry.setup import configure_from_environment
 
 if TYPE_CHECKING:
     from ..tasks.store import TaskStore
@@ -122,15 +125,9 @@ def build_asgi_app(
     from .guard import RebindingRules
     from .tasks import TaskLayer
 
-    name = str(app.server_info.get("name", "")) or "default"
-    store = open_task_store(
-        options.task_store,
-        key_prefix=options.task_key_prefix or f"mcpgen:{name}:",
-        lease_seconds=options.task_lease,
-        max_tasks_per_worker=options.max_tasks_per_worker,
-        max_tasks=options.max_tasks,
-    )
+    store = _task_store(app, options)
     calls = Calls.create(MAX_CHECK_THREADS, options.max_sync_threads)
+    telemetry = ServerTelemetry.start("tcp", options.capture_content or None)
     # an in-process store serves tasks only when this one process answers everything
     served = bool(app.task_tools) and (store.shared or options.workers <= 1)
     tasks = None
@@ -141,10 +138,19 @@ def build_asgi_app(
             calls,
             max_running=options.max_sync_threads,
             identity_header=options.identity_header,
+            telemetry=telemetry,
         )
     served_app = app if served else without_tasks(app)
     gate = _oauth_gate(served_app, options, token_verifier)
-    exchange = Exchange(served_app, calls, tasks, json_only=options.json_response, gate=gate)
+    exchange = Exchange(
+        served_app,
+        calls,
+        tasks,
+        json_only=options.json_response,
+        gate=gate,
+        telemetry=telemetry,
+        identity_header=options.identity_header,
+    )
     return HttpApp(
         exchange,
         path=options.path,
@@ -157,6 +163,18 @@ def build_asgi_app(
         rate=_rate_gate(options, store),
         drain_timeout=options.drain_timeout if drain_on_sigterm else None,
         oauth=gate,
+    )
+
+
+def _task_store(app: App, options: HttpOptions) -> TaskStore:
+    """The task store of ``options`` (in process, or Redis), keys under the server's name."""
+    name = str(app.server_info.get("name", "")) or "default"
+    return open_task_store(
+        options.task_store,
+        key_prefix=options.task_key_prefix or f"mcpgen:{name}:",
+        lease_seconds=options.task_lease,
+        max_tasks_per_worker=options.max_tasks_per_worker,
+        max_tasks=options.max_tasks,
     )
 
 
@@ -288,7 +306,8 @@ def serve_http(
     _require_uvicorn()
     import uvicorn
 
-    common = _uvicorn_settings(options)
+    common = _uvicorn_options(options)
+    _configure_logging(options)
     if token_verifier is not None and options.workers > 1:
         raise ValueError("a token verifier object serves one process: use --workers 1")
     # with workers: fail here, not in every worker
@@ -324,21 +343,6 @@ def serve_http(
         Multiprocess(server_config, sockets=[reserved], **before_0_51).run()
     finally:
         reserved.close()
-
-
-def _uvicorn_settings(options: HttpOptions) -> dict[str, Any]:
-    """What every ``uvicorn.run`` of ``serve_http`` is given."""
-    return {
-        "host": options.host,
-        "port": options.port,
-        "log_level": options.log_level,
-        "access_log": False,
-        "lifespan": "on",
-        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
-        # the class, not its import string (which uvicorn takes only since 0.36): a
-        # --workers process (spawned, not forked) unpickles it by reference, importing it
-        "http": _guard_connections(options),
-    }
 
 
 def _run_to_exit_zero(serve: Callable[[], None]) -> None:
@@ -425,8 +429,36 @@ def worker_app() -> HttpApp:
     build_app: Callable[[Any], App] = _resolve(config.build_app)
     impl = load_implementation(config.impl, base_class)
     options = HttpOptions(**config.options)  # JSON: the allow-lists arrive as lists
+    # a spawned process: its own logging and OpenTelemetry set-up, as the parent had
+    _configure_logging(options)
+    if options.otel_service is not None:
+        configure_from_environment(options.otel_service)
     _guard_connections(options)
     return build_asgi_app(build_app(impl), options, drain_on_sigterm=True)
+
+
+def _uvicorn_options(options: HttpOptions) -> dict[str, Any]:
+    """What uvicorn is run with, in one process or in each worker."""
+    common: dict[str, Any] = {
+        "host": options.host,
+        "port": options.port,
+        "log_level": options.log_level,
+        "access_log": False,  # the request log is ours (telemetry.logs)
+        "lifespan": "on",
+        "timeout_graceful_shutdown": SHUTDOWN_GRACE_SECONDS,
+        # the class, not its import string (which uvicorn takes only since 0.36): a
+        # --workers process (spawned, not forked) unpickles it by reference, importing it
+        "http": _guard_connections(options),
+    }
+    if options.log_format == "json":  # uvicorn's lines as JSON too: it installs no formatter
+        common["log_config"] = None
+    return common
+
+
+def _configure_logging(options: HttpOptions) -> None:
+    """The request log and diagnostics in ``options.log_format``; under ``json``,
+    uvicorn's loggers too (uvicorn then installs no formatter of its own)."""
+    configure_logging(options.log_format, ("uvicorn",) if options.log_format == "json" else ())
 
 
 def _reference(obj: Any) -> str:

@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sys
 from collections.abc import Awaitable, Mapping
 from typing import Any
 
@@ -45,13 +44,17 @@ from ..protocol.jsonrpc import INTERNAL_ERROR
 from ..server.actions import CreateTask, FetchTask, Invoke, ListTasks, SendFrame, error_frame
 from ..server.context import Context
 from ..server.core import SERVER_BUSY, ServerConnection
-from ..server.tools import App, ToolRuntime
+from ..server.tools import App, CallOutcome, ToolRuntime
 from ..tasks.store import TaskStore, TaskStoreUnavailable, scrub
 from ..tasks.table import Task, TaskLimitReached
+from ..telemetry.logs import diagnostics
+from ..telemetry.server import ServerTelemetry
 from .calls import Calls
 from .identity import requestor_identity
 
 __all__ = ["TaskLayer"]
+
+_LOG = diagnostics("tasks")  # a store that failed (its URL's secrets masked)
 
 SHUTDOWN_MESSAGE = "the worker running this task shut down before it finished"
 # What a client is told when the task store fails (the detail goes to stderr).
@@ -73,6 +76,7 @@ class TaskLayer:
         *,
         max_running: int,
         identity_header: str | None = None,
+        telemetry: ServerTelemetry | None = None,
     ) -> None:
         self.app = app
         self.store = store
@@ -80,6 +84,7 @@ class TaskLayer:
         self.max_running = max_running
         self.running = 0  # task slots taken (checked and taken with no await between)
         self.identity_header = identity_header
+        self.telemetry = telemetry  # a task's execution span (telemetry.server)
         self._tasks: set[asyncio.Task[None]] = set()
 
     def requestor(self, scope: Mapping[str, Any]) -> str | None:
@@ -150,14 +155,12 @@ class TaskLayer:
         except TaskLimitReached:
             raise
         except TaskStoreUnavailable as exc:
-            print(f"mcpgen: {exc}", file=sys.stderr, flush=True)
+            _LOG.error("%s", exc)
         except Exception:  # noqa: BLE001 - a store bug or a corrupt record: log it, tell no secret
             import traceback
 
-            print(
-                scrub(f"mcpgen: the task store failed:\n{traceback.format_exc()}", self.store.url),
-                file=sys.stderr,
-                flush=True,
+            _LOG.error(
+                "%s", scrub(f"the task store failed:\n{traceback.format_exc()}", self.store.url)
             )
         raise _StoreFailed
 
@@ -168,6 +171,27 @@ class TaskLayer:
         args: tuple[Any, ...] | dict[str, Any],
         context: Context | None,
     ) -> None:
+        telemetry = self.telemetry
+        if telemetry is None:
+            await self._execute(task, tool, args, context)
+            return
+        # this runs in the context of the call that started it: the span to link to
+        observed = telemetry.task_started(tool.name, task.task_id, telemetry.current_caller())
+        outcome = CallOutcome(cancelled=True)  # unless the handler ends
+        try:
+            outcome = await self._execute(task, tool, args, context)
+        finally:
+            telemetry.task_finished(observed, outcome)
+
+    async def _execute(
+        self,
+        task: Task,
+        tool: ToolRuntime,
+        args: tuple[Any, ...] | dict[str, Any],
+        context: Context | None,
+    ) -> CallOutcome:
+        """Run the task's handler and store its outcome; the outcome (cancelled: no
+        result to store)."""
         current = asyncio.current_task()
         cancelled = False
 
@@ -197,9 +221,9 @@ class TaskLayer:
                             SHUTDOWN_RECORD_SECONDS,
                         )
                     raise
-                return
+                return CallOutcome(cancelled=True)
             if cancelled or outcome.cancelled:
-                return
+                return CallOutcome(cancelled=True)
             error = None
             if outcome.result is None:
                 error = {
@@ -207,6 +231,7 @@ class TaskLayer:
                     "message": outcome.internal_error or "Internal error",
                 }
             await self._record(task.task_id, outcome.result, error)
+            return outcome
         finally:
             self.store.untrack(task.task_id)
             self.running -= 1
@@ -221,11 +246,7 @@ class TaskLayer:
                 await self.store.finish(task_id, result=result, error=error)
                 return
             except TaskStoreUnavailable as exc:
-                print(
-                    f"mcpgen: task {task_id}: cannot record its outcome: {exc}",
-                    file=sys.stderr,
-                    flush=True,
-                )
+                _LOG.warning("task %s: cannot record its outcome: %s", task_id, exc)
                 await asyncio.sleep(0.2 * 2**attempt)
 
     # -- tasks/* --------------------------------------------------------------------

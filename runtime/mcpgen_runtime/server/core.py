@@ -190,6 +190,9 @@ class ServerConnection(TaskMethods):
         self.rate_limit = rate_limit  # None: no limit
         self._tat = 0.0  # the rate bucket's state (ratelimit.bucket.take)
         self._now = 0.0  # the shell's clock at the line being read
+        # A shell's telemetry (stdio): told every message ``receive`` decoded, with the
+        # actions that answer it; it reads them, never changes them
+        self.observe: Callable[[Any, list[Action]], None] | None = None
 
     # -- input ------------------------------------------------------------
 
@@ -210,7 +213,10 @@ class ServerConnection(TaskMethods):
             return refusal(None, PARSE_ERROR, "Parse error: invalid JSON")
         if isinstance(message, list):
             return self._batch(message)
-        return self._message(message)
+        actions = self._message(message)
+        if self.observe is not None:
+            self.observe(message, actions)
+        return actions
 
     def receive_stateless(
         self, message: Mapping[str, Any], routing: Routing = _NO_ROUTING
@@ -277,7 +283,10 @@ class ServerConnection(TaskMethods):
                         )
                     )
                 continue
-            actions.extend(self._message(message))
+            answer = self._message(message)
+            if self.observe is not None:
+                self.observe(message, answer)
+            actions.extend(answer)
         # Replies to a batch go out one frame each; 2025-03-26 clients match them by id.
         return actions
 

@@ -24,6 +24,7 @@ signal interrupts a blocked read only; it never lands inside a handler.
 from __future__ import annotations
 
 import concurrent.futures
+import contextvars
 import os
 import signal
 import sys
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
 
 from ..protocol.jsonrpc import INVALID_REQUEST, error_response
 from ..ratelimit.bucket import RateLimit
+from ..telemetry.logs import diagnostics
+from ..telemetry.server import Observation, ServerTelemetry, TaskObservation
+from .actions import Action
 from .core import Cancel, Invoke, SendFrame, ServerConnection
 from .tools import App, CallOutcome
 
@@ -165,10 +169,16 @@ def serve_streams(
     rate_limit: RateLimit | None = None,
     stop: StopReading | None = None,
     drain_timeout: float = DEFAULT_DRAIN_SECONDS,
+    telemetry: ServerTelemetry | None = None,
 ) -> None:
     """Serve one client reading frames from ``instream`` until EOF, or until ``stop``
-    is requested (then in-flight calls get ``drain_timeout`` seconds)."""
+    is requested (then in-flight calls get ``drain_timeout`` seconds). ``telemetry``:
+    what to record (default: ``ServerTelemetry.start`` with the installed providers)."""
+    if telemetry is None:
+        telemetry = ServerTelemetry.start("pipe")
     server = _Server(app, outstream, max_concurrent_calls, rate_limit)
+    if telemetry is not None:
+        server.observe_with(telemetry)
     stop = stop or StopReading()
     try:
         while not stop.requested:
@@ -196,6 +206,8 @@ def serve_streams(
         pass
     finally:
         server.background.close(drain_timeout if stop.requested else SHUTDOWN_GRACE_SECONDS)
+        if telemetry is not None:
+            telemetry.session_ended(server.connection.version)
 
 
 def _skip_rest_of_line(stream: BinaryIO) -> None:
@@ -226,9 +238,41 @@ class _Server:
         )
         self.clock = None if rate_limit is None else time.monotonic  # the core's only clock
         self.background = _Background()
+        self.telemetry: ServerTelemetry | None = None
+        self.arrived = 0.0  # when the line being handled arrived (telemetry)
+        self.observed: dict[Any, Observation] = {}  # request id → its running call
+        self.tasks_observed: dict[str, TaskObservation] = {}  # task id → its execution
+
+    def observe_with(self, telemetry: ServerTelemetry) -> None:
+        self.telemetry = telemetry
+        self.connection.observe = self.observe
+
+    def observe(self, message: Any, actions: list[Action]) -> None:
+        """The core decoded ``message`` and answers with ``actions`` (under ``lock``)."""
+        telemetry = self.telemetry
+        if telemetry is None or not _is_request(message):
+            return
+        obs = telemetry.begin(message, self.arrived)
+        code, running = None, False
+        for action in actions:
+            if type(action) is SendFrame and code is None:
+                code = action.code  # the answer's error code (None: a result)
+            elif type(action) is Invoke and action.task is None:
+                running = True  # ended by finish
+            elif type(action) is Invoke and action.task is not None:
+                caller = None if obs.span is None else obs.span.get_span_context()
+                self.tasks_observed[action.task.task_id] = telemetry.task_started(
+                    action.tool.name, action.task.task_id, caller
+                )
+        if running:
+            self.observed[obs.request_id] = obs
+        else:
+            telemetry.end(obs, code=code, version=self.connection.version)
 
     def feed(self, line: bytes) -> None:
         now = 0.0 if self.clock is None else self.clock()
+        if self.telemetry is not None:
+            self.arrived = time.perf_counter()
         with self.lock:
             actions = self.connection.receive(line, now)
         for action in actions:
@@ -242,8 +286,40 @@ class _Server:
     def finish(self, invoke: Invoke, outcome: CallOutcome, *, still_running: bool = False) -> None:
         with self.lock:
             frames = self.connection.complete(invoke, outcome, still_running=still_running)
+            if self.telemetry is not None:
+                self._observe_outcome(invoke, outcome)
         for frame in frames:
             self.writer.write(frame)
+
+    def _observe_outcome(self, invoke: Invoke, outcome: CallOutcome) -> None:
+        assert self.telemetry is not None
+        if invoke.cancelled:
+            outcome = CallOutcome(cancelled=True)
+        if invoke.task is not None:
+            task = self.tasks_observed.pop(invoke.task.task_id, None)
+            if task is not None:
+                self.telemetry.task_finished(task, outcome)
+            return
+        obs = self.observed.pop(invoke.request_id, None)
+        if obs is not None:
+            self.telemetry.finished(obs, outcome, self.connection.version)
+
+    def _in_span(self, invoke: Invoke) -> contextvars.Context | None:
+        """A copy of this thread's context whose current span is the call's, for its
+        handler to run in (None: no span to run in)."""
+        if self.telemetry is None:
+            return None
+        obs = self.observed.get(invoke.request_id)
+        span_context = None if obs is None else self.telemetry.context_of(obs)
+        if span_context is None:
+            return None
+        from opentelemetry import context
+
+        token = context.attach(span_context)
+        try:
+            return contextvars.copy_context()
+        finally:
+            context.detach(token)
 
     def release(self, invoke: Invoke) -> None:
         with self.lock:
@@ -251,18 +327,31 @@ class _Server:
 
     def start(self, invoke: Invoke) -> None:
         tool = invoke.tool
+        in_span = self._in_span(invoke) if self.telemetry is not None else None
         if invoke.runs_inline:  # the hot path: no thread hop
-            self.finish(invoke, tool.call_sync(invoke.args))
+            if in_span is None:
+                self.finish(invoke, tool.call_sync(invoke.args))
+            else:
+                self.finish(invoke, in_span.run(tool.call_sync, invoke.args))
             return
         if tool.binding.is_async:
             import asyncio
 
-            future = asyncio.run_coroutine_threadsafe(_run_async(invoke), self.background.loop)
+            schedule = asyncio.run_coroutine_threadsafe
+            if in_span is None:
+                future = schedule(_run_async(invoke), self.background.loop)
+            else:  # the task takes the context of the thread that schedules it
+                future = in_span.run(schedule, _run_async(invoke), self.background.loop)
             invoke.future = future
             self.background.track(future)
             future.add_done_callback(lambda done: self.finish(invoke, _async_outcome(invoke, done)))
             return
-        worker = self.background.submit(tool.call_sync, invoke.args, invoke.context)
+        if in_span is None:
+            worker = self.background.submit(tool.call_sync, invoke.args, invoke.context)
+        else:
+            worker = self.background.submit(
+                in_span.run, tool.call_sync, invoke.args, invoke.context
+            )
         invoke.future = worker
         if tool.binding.timeout is None:
             # nothing to time: the worker answers when it ends (no waiting thread)
@@ -323,6 +412,13 @@ async def _run_async(invoke: Invoke) -> CallOutcome:
         return CallOutcome(invoke.tool.timed_out())
 
 
+def _is_request(message: Any) -> bool:
+    """A message the core answers as a request (a valid id, a string method)."""
+    if type(message) is not dict:
+        return False
+    return type(message.get("id")) in (str, int) and isinstance(message.get("method"), str)
+
+
 def _worker_outcome(invoke: Invoke, future: concurrent.futures.Future[CallOutcome]) -> CallOutcome:
     error = future.exception()
     if error is not None:  # SystemExit from the handler: reported like a failure
@@ -346,8 +442,10 @@ def run_stdio(
     max_concurrent_calls: int | None = None,
     rate_limit: RateLimit | None = None,
     drain_timeout: float = DEFAULT_DRAIN_SECONDS,
+    telemetry: ServerTelemetry | None = None,
 ) -> None:
-    """Serve ``app`` on this process's stdin/stdout until EOF, or SIGTERM (a drain)."""
+    """Serve ``app`` on this process's stdin/stdout until EOF, or SIGTERM (a drain);
+    ``telemetry``: see ``serve_streams``."""
     limit = max_message_bytes or _limit_from_environment()
     protocol_out = _take_stdout()
     stop = StopReading()
@@ -364,6 +462,7 @@ def run_stdio(
             rate_limit=rate_limit,
             stop=stop,
             drain_timeout=drain_timeout,
+            telemetry=telemetry,
         )
     except KeyboardInterrupt:
         pass
@@ -385,11 +484,10 @@ def _limit_from_environment() -> int:
     except ValueError:
         value = 0
     if value < 1:  # a negative limit would silently lift the bound altogether
-        print(
-            f"mcpgen: ignoring MCPGEN_MAX_MESSAGE_BYTES={text!r} (not a positive integer); "
-            f"the limit is {DEFAULT_MAX_MESSAGE_BYTES} bytes",
-            file=sys.stderr,
-            flush=True,
+        diagnostics("server").warning(
+            "ignoring MCPGEN_MAX_MESSAGE_BYTES=%r (not a positive integer); the limit is %d bytes",
+            text,
+            DEFAULT_MAX_MESSAGE_BYTES,
         )
         return DEFAULT_MAX_MESSAGE_BYTES
     return value

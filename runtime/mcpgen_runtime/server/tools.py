@@ -30,8 +30,6 @@ reading the result learns that this tool failed, not that the connection did.
 
 from __future__ import annotations
 
-import sys
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +41,7 @@ from ..protocol.param_headers import HeaderParam, header_params
 from ..protocol.revisions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 from ..protocol.structured import descriptor_for_revision, needs_wrapper, wrap_value
 from ..schema.validator import ValidationFailed, compile_schema
+from ..telemetry.logs import diagnostics
 from .context import Cancelled, Context
 
 __all__ = [
@@ -54,6 +53,8 @@ __all__ = [
     "Returned",
     "ToolRuntime",
 ]
+
+_LOG = diagnostics("server")  # a handler's traceback, a result that does not fit
 
 
 # Cache hints for 2026-07-28 list results: the tool list is fixed for the life of
@@ -211,23 +212,18 @@ class ToolRuntime:
         try:
             return CallOutcome(self._convert(value))
         except InvalidResult as exc:
-            print(f"mcpgen: tool '{self.name}': {exc}", file=sys.stderr, flush=True)
+            _LOG.warning("tool '%s': %s", self.name, exc)
             return CallOutcome(
                 _text_error(f"Tool '{self.name}' produced an invalid result: {exc.reason}.")
             )
         except InternalError as exc:
-            print(f"mcpgen: tool '{self.name}': {exc}", file=sys.stderr, flush=True)
+            _LOG.error("tool '%s': %s", self.name, exc)
             return CallOutcome(internal_error=f"Internal error in tool '{self.name}'")
 
     def handler_failed(self, error: BaseException | None = None) -> dict[str, Any]:
         """The result for a handler that raised: the tool's name only; the
         exception and its traceback go to stderr, never to the caller."""
-        print(f"mcpgen: tool '{self.name}' raised:", file=sys.stderr)
-        if error is None:
-            traceback.print_exc(file=sys.stderr)
-        else:
-            traceback.print_exception(error, file=sys.stderr)
-        sys.stderr.flush()
+        _LOG.error("tool '%s' raised:", self.name, exc_info=True if error is None else error)
         return _text_error(f"Tool '{self.name}' failed with an internal error.")
 
     def timed_out(self) -> dict[str, Any]:

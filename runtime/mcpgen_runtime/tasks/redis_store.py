@@ -49,10 +49,10 @@ import contextlib
 import hashlib
 import heapq
 import json
+import logging
 import os
 import secrets
 import socket
-import sys
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -85,6 +85,9 @@ if TYPE_CHECKING:
     from redis.asyncio.client import PubSub
 
 __all__ = ["INSTALL_HINT", "RedisTaskStore"]
+
+# the server's logger tree (telemetry.logs configures it; this part may not import it)
+_LOG = logging.getLogger("mcpgen.tasks")
 
 INSTALL_HINT = "the Redis task store needs redis-py: pip install 'mcpgen-runtime[redis]' (or: pip install redis)"
 # Seconds to connect to Redis and to wait for one reply (2 s): a Redis that is
@@ -195,7 +198,7 @@ class RedisTaskStore:
                 await self._do(self._take_lease)
                 await self._do(self._sweep)
             except TaskStoreUnavailable as exc:
-                print(f"mcpgen: cannot renew the task lease: {exc}", file=sys.stderr, flush=True)
+                _LOG.warning("cannot renew the task lease: %s", exc)
 
     def _common(self) -> list[Any]:
         """The ARGV every script starts with."""
