@@ -6,7 +6,7 @@
 [--allowed-origin ORIGIN]... [--max-message-bytes N]
 [--max-concurrent-calls N] [--task-store memory|redis://HOST:PORT/DB] [--task-lease S]
 [--task-key-prefix P] [--max-tasks-per-worker N] [--max-tasks N] [--identity-header NAME]
-[--http-parser auto|h11|httptools]``
+[--http-parser auto|h11|httptools] [--request-state-key KEY]``
 
 stdio is served by this runtime alone; http by its own ASGI app on the optional
 uvicorn (``http.server``, imported only when asked for).
@@ -18,12 +18,14 @@ import argparse
 import contextlib
 import importlib
 import os
+import secrets
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ._impl import load_implementation
 from .http import config as http_config
+from .server.asking import STATE_KEY_ENV
 from .server.stdio import run_stdio
 from .server.tools import App
 
@@ -52,6 +54,9 @@ def main(
         with _stdout_to_stderr() if args.transport == "stdio" else contextlib.nullcontext():
             impl = load_implementation(args.impl, base_class)
             app = build_app(impl)
+        state_key = args.request_state_key or os.environ.get(STATE_KEY_ENV) or None
+        if state_key is not None:
+            app.use_state_key(state_key)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
@@ -100,6 +105,15 @@ def _parser(
         "async, ctx and timeout calls, and more are refused with error -31000 'Server busy'; "
         "over http, background sync handlers (timeout, ctx), and more wait for a slot, and "
         "tasks beyond it are refused",
+    )
+    parser.add_argument(
+        "--request-state-key",
+        default=None,
+        metavar="KEY",
+        help="secret (32+ bytes) sealing the requestState of 2026-07-28 tools that ask for "
+        f"input; every worker and machine serving one endpoint needs the same (default: "
+        f"${STATE_KEY_ENV}, else a random key of this run: its --workers share it, a restart "
+        "or another machine does not)",
     )
     _add_http_arguments(parser)
     return parser
@@ -339,6 +353,10 @@ def _serve_http(
             max_tasks=args.max_tasks or http_config.DEFAULT_MAX_TASKS,
             identity_header=args.identity_header or None,
             http_parser=args.http_parser or "auto",
+            # workers must share one key: the one given, else one random key of this run
+            request_state_key=args.request_state_key
+            or os.environ.get(STATE_KEY_ENV)
+            or (secrets.token_hex(32) if (args.workers or 1) > 1 else None),
         )
         # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(

@@ -124,3 +124,6 @@ class HttpOptions:
     identity_header: str | None = None
     # the HTTP/1.1 parser: "auto" (httptools when installed, else h11), "h11", "httptools"
     http_parser: str = "auto"
+    # the key sealing a 2026-07-28 asking call's requestState (None: the app's own);
+    # with --workers and no key given, one random key of this run, shared by its workers
+    request_state_key: str | None = None

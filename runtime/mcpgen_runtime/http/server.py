@@ -100,6 +100,8 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
     from .guard import RebindingRules
     from .tasks import TaskLayer
 
+    if options.request_state_key is not None:
+        app.use_state_key(options.request_state_key)
     name = str(app.server_info.get("name", "")) or "default"
     store = open_task_store(
         options.task_store,
@@ -148,7 +150,9 @@ def without_tasks(app: App) -> App:
         )
         for name, tool in app.tools.items()
     }
-    return App(tools, server_info=app.server_info, instructions=app.instructions)
+    bare = App(tools, server_info=app.server_info, instructions=app.instructions)
+    bare.share_state_seal(app)
+    return bare
 
 
 def _guard_connections(options: HttpOptions) -> type:

@@ -40,6 +40,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ToolError
+from ..protocol.asking import ELICITATION_VERSIONS
 from ..protocol.constants import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -69,7 +70,8 @@ from .actions import (
     refusal,
     runs_inline,
 )
-from .context import LOG_LEVELS, Context
+from .asking import LegacyAsker, ModernAsker, Outbound, StateRefused, binding_of
+from .context import LOG_LEVELS, Asker, Context
 from .stateless import (
     DEFAULT_STATELESS_VERSION,
     MODERN_HTTP_STATUS,
@@ -162,6 +164,11 @@ class ServerConnection(TaskMethods):
         self._task_invokes: dict[str, Invoke] = {}
         self._meta = {META_SERVER_INFO: dict(app.server_info)}
         self._request_meta: Mapping[str, Any] = {}
+        # what the client declared at initialize (handshake era); and the requests
+        # this connection sent it (elicitation/create), awaiting their responses
+        self.client_capabilities: Mapping[str, Any] = {}
+        self._outbound: Outbound | None = None
+        self._asker: ModernAsker | None = None  # this request's round (2026-07-28)
 
     # -- input ------------------------------------------------------------
 
@@ -260,7 +267,9 @@ class ServerConnection(TaskMethods):
             return []  # never answer a notification, nor an id-less response or error
         request_id = message["id"]
         if method is None and ("result" in message or "error" in message):
-            return []  # a response: this server sends no requests, so nothing awaits it
+            if self._outbound is not None:  # the answer to an ask, or nobody's
+                self._outbound.resolve(message)
+            return []  # a response is never answered
         if type(request_id) not in (str, int):
             return refusal(
                 None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
@@ -355,6 +364,9 @@ class ServerConnection(TaskMethods):
     def _initialize(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         version = negotiate_version(params.get("protocolVersion"))
         self.version = version
+        capabilities_given = params.get("capabilities")
+        if isinstance(capabilities_given, dict):
+            self.client_capabilities = capabilities_given
         info = dict(self.app.server_info)
         if version in ("2024-11-05", "2025-03-26"):
             info.pop("title", None)
@@ -430,14 +442,13 @@ class ServerConnection(TaskMethods):
         tool = self.app.tools.get(name)
         if tool is None:
             return refusal(request_id, INVALID_PARAMS, f"Unknown tool: {name}")
-        arguments = params.get("arguments")
-        if arguments is None:
-            arguments = {}
-        elif not isinstance(arguments, dict):
+        arguments = {} if params.get("arguments") is None else params["arguments"]
+        if not isinstance(arguments, dict):
             return refusal(
                 request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"
             )
         as_task, refused_task = self._task_mode(request_id, tool, params)
+        refused_task = refused_task or self._open_round(request_id, name, arguments, params)
         if refused_task is not None:
             return [refused_task]
         background = not runs_inline(tool, as_task)
@@ -479,6 +490,36 @@ class ServerConnection(TaskMethods):
         self._hold(invoke, background)
         return [invoke]
 
+    def _open_round(
+        self, request_id: Any, name: str, arguments: Mapping[str, Any], params: Mapping[str, Any]
+    ) -> SendFrame | None:
+        """A 2026-07-28 call's round (``server.asking``): the answers its sealed
+        ``requestState`` records and the ``inputResponses`` it brings; a state that is
+        not this server's, for this call and still good, is refused (-32602)."""
+        if not self._is_modern:
+            return None
+        seal = self.app.state_seal
+        binding = binding_of(name, arguments, self.requestor)
+        token = params.get("requestState")
+        claims = None
+        if token is not None:
+            try:
+                claims = seal.open(token, binding)
+            except StateRefused as refused:
+                return error_frame(
+                    request_id,
+                    INVALID_PARAMS,
+                    f"Invalid or expired requestState ({refused}): retry the call without it",
+                    {"reason": "invalid_request_state", "detail": str(refused)},
+                )
+        responses = params.get("inputResponses")
+        capabilities = self._request_meta.get(META_CAPABILITIES)
+        can_ask = isinstance(capabilities, dict) and "elicitation" in capabilities
+        self._asker = ModernAsker(
+            seal, binding, claims, responses if isinstance(responses, dict) else {}, can_ask
+        )
+        return None
+
     def invalid_arguments(self, request_id: Any, error: ToolError) -> SendFrame:
         """The answer to a call whose arguments its tool refused (an ``isError`` result)."""
         return self._result(request_id, {"content": error.content, "isError": True})
@@ -505,6 +546,7 @@ class ServerConnection(TaskMethods):
         context = self._context(request_id, tool) if tool.wants_context else None
         if context is not None:
             context.task_id = task.task_id
+            context.asker = None  # a task does not ask its caller (yet): ask declines
         invoke = Invoke(
             request_id,
             tool,
@@ -555,7 +597,20 @@ class ServerConnection(TaskMethods):
             log_level=level if isinstance(level, str) else None,
             logger=str(self.app.server_info.get("name", "")),
             progress_messages=self.version != "2024-11-05",
+            asker=self._asker_for_call(),
         )
+
+    def _asker_for_call(self) -> Asker | None:
+        """How this call may ask its caller: the round (2026-07-28); by
+        ``elicitation/create`` to a handshake-era client that declared elicitation;
+        else not at all (``ask`` declines)."""
+        if self._is_modern:
+            return self._asker
+        if self.version in ELICITATION_VERSIONS and "elicitation" in self.client_capabilities:
+            if self._outbound is None:
+                self._outbound = Outbound()
+            return LegacyAsker(self._outbound)
+        return None
 
     # -- output ---------------------------------------------------------------
 
@@ -590,6 +645,9 @@ class ServerConnection(TaskMethods):
 
     def respond(self, invoke: Invoke, outcome: CallOutcome) -> bytes:
         """The response frame for a finished, non-task ``Invoke``."""
+        if outcome.input_required is not None:
+            asked = {"resultType": "input_required", **outcome.input_required}
+            return self._result(invoke.request_id, asked).data
         if outcome.result is None:
             return error_response(
                 invoke.request_id, INTERNAL_ERROR, outcome.internal_error or "Internal error"

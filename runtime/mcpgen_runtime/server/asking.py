@@ -1,0 +1,349 @@
+"""How a handler's ``ctx.ask`` reaches the caller, in each protocol era.
+
+**2026-07-28 (stateless): the handler is run again, answers replayed.** A request
+may reach any worker, and a Python coroutine cannot move between processes, so
+nothing is parked: the first ``ask`` whose answer is not known yet unwinds the
+handler (``InputRequired``, a ``BaseException`` so that ``except Exception`` in a
+handler does not swallow it) and the call is answered with an ``input_required``
+result: the question in ``inputRequests`` (key ``ask-<n>``, the ask's position in
+the handler's run) and a sealed ``requestState`` holding the answers given so far.
+The client retries the call with ``inputResponses``; the handler runs again from
+the top and each ``ask`` gets its recorded answer (matched by position and by a
+digest of its message and schema: a handler that asks something else at that
+position is asked anew). This is the official Python SDK's choice too (its
+resolvers re-run each round, the outcomes ride ``request_state``); it needs no
+shared store, so any worker holding the key resumes a call. The cost: code before
+an ``ask`` runs once per round, so it must be free of side effects (or idempotent).
+
+``requestState`` is sealed by ``StateSeal``: HMAC-SHA256 under the server's key
+(``--request-state-key`` / ``MCPGEN_REQUEST_STATE_KEY``; else a random key of this
+server run, shared by its ``--workers`` but by nothing else), bound to the tool,
+a digest of its arguments and the requestor, and expiring after ``ttl`` seconds.
+It is signed, not encrypted: it holds nothing but the caller's own answers. A
+forged, altered, foreign or expired state is refused with -32602.
+
+**2025-06-18 / 2025-11-25: the server asks and waits.** To a client that declared
+the ``elicitation`` capability at ``initialize``, ``LegacyAsker`` sends an
+``elicitation/create`` request and blocks the handler (a worker thread, or an
+awaiting coroutine) until the answer (routed back by ``Outbound``), the call's
+cancellation, or ``ASK_TIMEOUT_SECONDS``. A client without the capability is
+never asked: ``ask`` returns ``Declined()`` at once, as it does on a connection
+that cannot carry a request back (stateless HTTP in the handshake era).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import concurrent.futures
+import hashlib
+import hmac
+import itertools
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from .._errors import ToolError
+from ..protocol.asking import Accepted, Answer, Declined, answer_from_wire, answer_to_wire
+from ..protocol.jsonrpc import encode
+from ..schema.answers import answer_problem
+
+if TYPE_CHECKING:
+    from .context import Context
+
+__all__ = [
+    "ASK_TIMEOUT_SECONDS",
+    "STATE_KEY_ENV",
+    "STATE_TTL_SECONDS",
+    "InputRequired",
+    "LegacyAsker",
+    "ModernAsker",
+    "Outbound",
+    "StateRefused",
+    "StateSeal",
+    "question_digest",
+]
+
+# Seconds a handshake-era ask waits for the caller's answer (then: Declined).
+ASK_TIMEOUT_SECONDS = 300.0
+# Seconds a sealed requestState stays good (the caller's user answers within it).
+STATE_TTL_SECONDS = 600.0
+STATE_KEY_ENV = "MCPGEN_REQUEST_STATE_KEY"
+MIN_KEY_BYTES = 32
+_SKEW = 60.0  # seconds a state may seem minted in the future (clocks of two machines)
+_PREFIX = "v1."
+_LABEL = b"mcpgen/request-state/v1"
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).decode().rstrip("=")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def _digest(value: Any) -> str:
+    return _b64(hashlib.sha256(_canonical(value)).digest()[:16])
+
+
+def question_digest(message: str, schema: Mapping[str, Any]) -> str:
+    """What identifies one question: its message and schema."""
+    return _digest([message, schema])
+
+
+class StateRefused(Exception):
+    """A ``requestState`` that this server did not mint for this call, or too old;
+    the text is the reason, for the server's log (the caller reads a fixed one)."""
+
+
+class StateSeal:
+    """Seals and opens ``requestState`` (HMAC-SHA256, expiry, binding claims)."""
+
+    def __init__(
+        self,
+        key: str | bytes | None = None,
+        *,
+        ttl: float = STATE_TTL_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.ephemeral = key is None
+        secret = os.urandom(MIN_KEY_BYTES) if key is None else key
+        raw = secret.encode() if isinstance(secret, str) else bytes(secret)
+        if len(raw) < MIN_KEY_BYTES:
+            raise ValueError(
+                f"the request-state key must be at least {MIN_KEY_BYTES} bytes of secret "
+                f"randomness (it is {len(raw)}); make one with: "
+                'python -c "import secrets; print(secrets.token_hex(32))"'
+            )
+        self._key = hmac.new(raw, _LABEL, hashlib.sha256).digest()
+        self.ttl = ttl
+        self.clock = clock
+
+    @classmethod
+    def from_environment(cls) -> StateSeal:
+        """Keyed by ``MCPGEN_REQUEST_STATE_KEY`` when set, else by a random key."""
+        return cls(os.environ.get(STATE_KEY_ENV) or None)
+
+    def seal(self, claims: Mapping[str, Any]) -> str:
+        now = self.clock()
+        payload = _canonical({**claims, "iat": now, "exp": now + self.ttl})
+        tag = hmac.new(self._key, payload, hashlib.sha256).digest()
+        return f"{_PREFIX}{_b64(payload)}.{_b64(tag)}"
+
+    def open(self, token: object, binding: Mapping[str, Any]) -> dict[str, Any]:
+        """The claims of ``token`` once checked: ours, unaltered, unexpired and
+        minted for ``binding`` (tool, arguments, requestor); else ``StateRefused``."""
+        if not isinstance(token, str) or not token.startswith(_PREFIX) or token.count(".") != 2:
+            raise StateRefused("malformed")
+        body, _, tag = token[len(_PREFIX) :].partition(".")
+        try:
+            payload, given = _unb64(body), _unb64(tag)
+        except (binascii.Error, ValueError):
+            raise StateRefused("malformed") from None
+        expected = hmac.new(self._key, payload, hashlib.sha256).digest()
+        if not hmac.compare_digest(given, expected):
+            raise StateRefused("bad seal (altered, or sealed with another key)")
+        try:
+            claims = json.loads(payload)
+        except ValueError:
+            raise StateRefused("malformed") from None
+        if not isinstance(claims, dict):
+            raise StateRefused("malformed")
+        now = self.clock()
+        if not (isinstance(claims.get("exp"), float | int) and now < claims["exp"]):
+            raise StateRefused("expired")
+        if not (isinstance(claims.get("iat"), float | int) and claims["iat"] <= now + _SKEW):
+            raise StateRefused("minted in the future")
+        if any(claims.get(key) != value for key, value in binding.items()):
+            raise StateRefused("minted for another call")
+        return claims
+
+
+def binding_of(tool: str, arguments: Mapping[str, Any], requestor: str | None) -> dict[str, Any]:
+    """What a state is bound to: the tool, its arguments and who called it."""
+    return {
+        "t": tool,
+        "a": _digest(arguments),
+        "p": None if requestor is None else _digest(requestor),
+    }
+
+
+class InputRequired(BaseException):
+    """Unwinds a 2026-07-28 handler at an unanswered ask; ``result`` is the
+    ``input_required`` result (without ``resultType``) the call is answered with."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("the caller's input is required")
+        self.result = result
+
+
+class ModernAsker:
+    """One round of a 2026-07-28 call: answers known so far, the round's responses."""
+
+    def __init__(
+        self,
+        seal: StateSeal,
+        binding: Mapping[str, Any],
+        claims: Mapping[str, Any] | None,
+        responses: Mapping[str, Any],
+        can_ask: bool,
+    ) -> None:
+        self._seal = seal
+        self._binding = dict(binding)
+        recorded = claims.get("answers") if claims else None
+        self._answers: list[list[Any]] = list(recorded) if isinstance(recorded, list) else []
+        pending = claims.get("pending") if claims else None
+        self._pending = pending if isinstance(pending, str) else None
+        self._responses = responses
+        self._can_ask = can_ask
+        self._position = 0
+
+    def answer(
+        self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
+    ) -> Answer:
+        position, question = self._position, question_digest(message, schema)
+        self._position += 1
+        if not self._can_ask:
+            return Declined()
+        if position < len(self._answers):
+            asked, wire = self._answers[position]
+            if asked == question:
+                answer = answer_from_wire(wire)
+                assert not isinstance(answer, str)  # recorded only once checked
+                return answer
+            del self._answers[position:]  # the handler asks something else now
+        key = f"ask-{position}"
+        if position == len(self._answers) and self._pending == question and key in self._responses:
+            answer = _checked(self._responses[key], schema, key)
+            self._answers.append([question, answer_to_wire(answer)])
+            return answer
+        request = {"method": "elicitation/create",
+                   "params": {"mode": "form", "message": message, "requestedSchema": dict(schema)}}  # fmt: skip
+        state = self._seal.seal({**self._binding, "answers": self._answers, "pending": question})
+        raise InputRequired({"inputRequests": {key: request}, "requestState": state})
+
+    async def answer_async(
+        self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
+    ) -> Answer:
+        return self.answer(message, schema, timeout, ctx)
+
+
+def _checked(wire: object, schema: Mapping[str, Any], key: str) -> Answer:
+    """The caller's answer ``key``, once it fits the shape and the schema (else the
+    call fails with a tool error saying why)."""
+    answer = answer_from_wire(wire)
+    if isinstance(answer, str):
+        raise ToolError(f"the caller's answer {key} is not an elicitation result: {answer}")
+    if isinstance(answer, Accepted):
+        problem = answer_problem(schema, answer.value)
+        if problem is not None:
+            raise ToolError(
+                f"the caller's answer {key} does not match the requested schema: {problem}"
+            )
+    return answer
+
+
+class Outbound:
+    """Requests this server sent its client (``elicitation/create``), awaiting the
+    response the connection routes back (``resolve``). Thread-safe."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._pending: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
+
+    def open(self) -> tuple[str, concurrent.futures.Future[dict[str, Any]]]:
+        future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
+        with self._lock:
+            request_id = f"mcpgen-ask-{next(self._ids)}"
+            self._pending[request_id] = future
+        return request_id, future
+
+    def forget(self, request_id: str) -> None:
+        with self._lock:
+            self._pending.pop(request_id, None)
+
+    def resolve(self, message: Mapping[str, Any]) -> bool:
+        """Hand a response to the ask awaiting it (False: none does)."""
+        request_id = message.get("id")
+        with self._lock:
+            future = self._pending.pop(request_id, None) if isinstance(request_id, str) else None
+        if future is None or future.done():
+            return False
+        future.set_result(dict(message))
+        return True
+
+
+class LegacyAsker:
+    """Asks a handshake-era client that declared elicitation, and waits."""
+
+    def __init__(self, outbound: Outbound) -> None:
+        self._outbound = outbound
+
+    def _send(
+        self, message: str, schema: Mapping[str, Any], ctx: Context
+    ) -> tuple[str, concurrent.futures.Future[dict[str, Any]]]:
+        request_id, future = self._outbound.open()
+        params = {"message": message, "requestedSchema": dict(schema)}
+        ctx.send_frame(
+            encode({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create",
+                    "params": params})
+        )  # fmt: skip
+        return request_id, future
+
+    def _abandon(self, request_id: str, reason: str, ctx: Context) -> None:
+        self._outbound.forget(request_id)
+        note = {"requestId": request_id, "reason": reason}
+        ctx.send_frame(
+            encode({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note})
+        )
+
+    def answer(
+        self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
+    ) -> Answer:
+        request_id, future = self._send(message, schema, ctx)
+        ctx.watch(future)
+        try:
+            response = future.result(ASK_TIMEOUT_SECONDS if timeout is None else timeout)
+        except concurrent.futures.TimeoutError:
+            self._abandon(request_id, "no answer in time", ctx)
+            return Declined()
+        except concurrent.futures.CancelledError:
+            self._abandon(request_id, "the tool call was cancelled", ctx)
+            ctx.raise_if_cancelled()
+            raise
+        return _from_response(response, schema)
+
+    async def answer_async(
+        self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
+    ) -> Answer:
+        import asyncio
+
+        request_id, future = self._send(message, schema, ctx)
+        ctx.watch(future)
+        try:
+            response = await asyncio.wait_for(
+                asyncio.wrap_future(future), ASK_TIMEOUT_SECONDS if timeout is None else timeout
+            )
+        except TimeoutError:
+            self._abandon(request_id, "no answer in time", ctx)
+            return Declined()
+        except asyncio.CancelledError:
+            self._abandon(request_id, "the tool call was cancelled", ctx)
+            raise
+        return _from_response(response, schema)
+
+
+def _from_response(response: Mapping[str, Any], schema: Mapping[str, Any]) -> Answer:
+    """The answer a JSON-RPC response carries; an error response is a decline."""
+    if "result" not in response:
+        return Declined()
+    return _checked(response["result"], schema, "to elicitation/create")
