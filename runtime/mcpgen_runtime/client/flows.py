@@ -392,7 +392,7 @@ def _input_rounds(
     session's ``on_input``) and retry it with ``inputResponses`` and the echoed
     ``requestState``, until it is answered otherwise (at most ``MAX_INPUT_ROUNDS``)."""
     label = f"tools/call {name!r}"
-    for _ in range(MAX_INPUT_ROUNDS):
+    for round_ in range(MAX_INPUT_ROUNDS):
         if session._core.modern_version is None:
             return Outcome(asked)  # no input_required in the handshake era: refused later
         requests = asked.get("inputRequests", {})
@@ -405,6 +405,8 @@ def _input_rounds(
         params = session._call_params(name, arguments, False)
         if requests:
             params["inputResponses"] = yield AskInput(requests)
+        else:  # nothing to answer: the server is not done yet; back off (50 ms up to 250)
+            yield Sleep(min(0.05 * 2**round_, 0.25))
         if isinstance(state, str):
             params["requestState"] = state
         pending: Pending = yield Prepare("tools/call", params, tasks=as_task)
