@@ -1,0 +1,102 @@
+"""The official SDK's client (mcp 2.3.0) answering a generated server's asking tools.
+
+Over stdio, in the handshake era (``mode="legacy"``: the server sends
+``elicitation/create`` and waits) and at 2026-07-28 (``mode="auto"`` lands there:
+the SDK answers ``input_required`` with ``inputResponses`` and echoes the sealed
+``requestState``), and over Streamable HTTP at 2026-07-28; with its
+``elicitation_callback`` accepting, declining and cancelling; without one it
+declares no elicitation and the tool takes its declined path.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from fixtures.http_server import HttpServer
+from test_asking import KEY, asker, http, package  # noqa: F401  (fixtures)
+
+mcp = pytest.importorskip("mcp")
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+
+def params(package: tuple[Path, Path]) -> StdioServerParameters:
+    gen, impl = package
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "asker_mcp", "--impl", "asker_impl:Impl"],
+        env={"PYTHONPATH": f"{gen}:{impl}", "MCPGEN_REQUEST_STATE_KEY": KEY},
+        cwd=impl,
+    )
+
+
+def answering(*answers: types.ElicitResult) -> tuple[Any, list[str]]:
+    asked: list[str] = []
+    queue = list(answers)
+
+    async def callback(context: Any, request: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(request.message)
+        return queue.pop(0)
+
+    return callback, asked
+
+
+ACCEPT_4 = types.ElicitResult(action="accept", content={"people": 4})
+ACCEPT_OK = types.ElicitResult(action="accept", content={"ok": True})
+
+
+async def call(target: Any, mode: str, tool: str, callback: Any) -> tuple[str, str]:
+    async with Client(
+        target, mode=mode, read_timeout_seconds=20, elicitation_callback=callback
+    ) as client:
+        result = await client.call_tool(tool, {"place": "Luigi's"})
+        text = result.content[0].text  # type: ignore[union-attr]
+        return str(client.protocol_version), str(text)
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+@pytest.mark.parametrize("tool", ["book", "book_async"])
+def test_the_sdk_client_answers(
+    package: tuple[Path, Path],
+    mode: str,
+    version: str,
+    tool: str,  # noqa: F811
+) -> None:
+    callback, asked = answering(ACCEPT_4, ACCEPT_OK)
+    seen = anyio.run(call, params(package), mode, tool, callback)
+    assert seen == (version, "4 at Luigi's, confirmed=True")
+    assert asked == ["How many people at Luigi's?", "Confirm?"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+@pytest.mark.parametrize(("action", "expected"), [("decline", "declined"), ("cancel", "dismissed")])
+def test_the_sdk_client_declines_and_cancels(
+    package: tuple[Path, Path],
+    mode: str,
+    action: str,
+    expected: str,  # noqa: F811
+) -> None:
+    callback, _ = answering(types.ElicitResult(action=action))  # type: ignore[arg-type]
+    _, text = anyio.run(call, params(package), mode, "book", callback)
+    assert text == expected
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_the_sdk_client_without_a_callback_is_not_asked(
+    package: tuple[Path, Path],
+    mode: str,  # noqa: F811
+) -> None:
+    _, text = anyio.run(call, params(package), mode, "book", None)
+    assert text == "declined"
+
+
+def test_the_sdk_client_over_http_modern(http: HttpServer) -> None:  # noqa: F811
+    callback, asked = answering(ACCEPT_4, ACCEPT_OK)
+    version, text = anyio.run(call, http.url, "auto", "book_async", callback)
+    assert (version, text) == ("2026-07-28", "4 at Luigi's, confirmed=True")
+    assert len(asked) == 2
