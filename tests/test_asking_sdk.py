@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from fixtures.http_server import HttpServer
-from test_asking import KEY, asker, http, package  # noqa: F401  (fixtures)
+from test_asking import KEY, http, package  # noqa: F401  (fixtures)
 
 mcp = pytest.importorskip("mcp")
 import mcp_types as types
@@ -25,8 +25,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
 
-def params(package: tuple[Path, Path]) -> StdioServerParameters:
-    gen, impl = package
+def params(built: tuple[Path, Path]) -> StdioServerParameters:
+    gen, impl = built
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "asker_mcp", "--impl", "asker_impl:Impl"],
@@ -62,10 +62,10 @@ async def call(target: Any, mode: str, tool: str, callback: Any) -> tuple[str, s
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
 @pytest.mark.parametrize("tool", ["book", "book_async"])
 def test_the_sdk_client_answers(
-    package: tuple[Path, Path],
+    package: tuple[Path, Path],  # noqa: F811
     mode: str,
     version: str,
-    tool: str,  # noqa: F811
+    tool: str,
 ) -> None:
     callback, asked = answering(ACCEPT_4, ACCEPT_OK)
     seen = anyio.run(call, params(package), mode, tool, callback)
@@ -76,10 +76,10 @@ def test_the_sdk_client_answers(
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 @pytest.mark.parametrize(("action", "expected"), [("decline", "declined"), ("cancel", "dismissed")])
 def test_the_sdk_client_declines_and_cancels(
-    package: tuple[Path, Path],
+    package: tuple[Path, Path],  # noqa: F811
     mode: str,
     action: str,
-    expected: str,  # noqa: F811
+    expected: str,
 ) -> None:
     callback, _ = answering(types.ElicitResult(action=action))  # type: ignore[arg-type]
     _, text = anyio.run(call, params(package), mode, "book", callback)
@@ -88,8 +88,8 @@ def test_the_sdk_client_declines_and_cancels(
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_the_sdk_client_without_a_callback_is_not_asked(
-    package: tuple[Path, Path],
-    mode: str,  # noqa: F811
+    package: tuple[Path, Path],  # noqa: F811
+    mode: str,
 ) -> None:
     _, text = anyio.run(call, params(package), mode, "book", None)
     assert text == "declined"
