@@ -453,3 +453,26 @@ def _post(httpx: Any, url: str, request_id: int, status: int = 200, **params: An
     assert reply.status_code == status, reply.text
     answer = reply.json()
     return answer["result"] if "result" in answer else answer["error"]
+
+
+# -- mcpgen test ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["--impl", "stdio"])
+def test_mcpgen_test_runs_asking_tools(package: tuple[Path, Path], target: str) -> None:
+    """``mcpgen test`` declares no elicitation, so an asking tool takes its declined
+    path: the run calls it like any other tool and finds nothing."""
+    import os
+    import subprocess
+
+    gen, impl = package
+    spec = gen.parent / "spec_asker_mcp" / "tools.yaml"
+    how = ["--impl", "asker_impl:Impl"] if target == "--impl" else ["--", *command(package)]
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "mcpgen"), "test", str(spec), "--tool", "book",
+         "--tool", "book_async", "--examples", "5", "--seed", "1", *how],
+        check=False, capture_output=True, text=True, timeout=120, cwd=impl,
+        env={**os.environ, "PYTHONPATH": f"{gen}:{impl}"},
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "0 finding(s)" in run.stdout
