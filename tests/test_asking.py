@@ -380,12 +380,52 @@ def test_the_caller_answers_over_http_modern(asker: Any, http: HttpServer, tool:
     assert len(on_input.asked) == 2
 
 
-def test_http_handshake_era_declines_without_hanging(asker: Any, http: HttpServer) -> None:
-    """Stateless HTTP keeps no initialize, so no declared elicitation: declined."""
-    on_input = Recorder()
+@pytest.mark.parametrize("tool", ["book", "book_async"])
+def test_the_caller_answers_over_http_handshake_era(
+    asker: Any, http: HttpServer, tool: str
+) -> None:
+    """The initialize answer hands an Mcp-Session-Id carrying the declared elicitation;
+    the call is answered on an SSE stream that carries elicitation/create; the
+    client's POSTed answer reaches the waiting handler."""
+    on_input = Recorder({"people": 3}, {"ok": False})
     with asker.AskerClient.http(http.url, protocol="legacy", on_input=on_input) as client:
+        assert client.session.protocol_version == "2025-11-25"
+        assert getattr(client, tool)("Bo's") == "3 at Bo's, confirmed=False"
+    assert len(on_input.asked) == 2
+
+
+def test_http_handshake_era_without_on_input_is_not_asked(asker: Any, http: HttpServer) -> None:
+    with asker.AskerClient.http(http.url, protocol="legacy") as client:
         assert client.book("x") == "declined"
-    assert on_input.asked == []
+
+
+def test_http_json_only_declines_without_hanging(asker: Any, package: tuple[Path, Path]) -> None:
+    """--json-response: a call's answer cannot carry a request, so the tool declines."""
+    server = http_server(package, "--json-response")
+    try:
+        on_input = Recorder()
+        with asker.AskerClient.http(server.url, protocol="legacy", on_input=on_input) as client:
+            assert client.book("x") == "declined"
+        assert on_input.asked == []
+    finally:
+        server.stop()
+        server.log.close()
+
+
+def test_a_forged_session_id_only_declines(http: HttpServer) -> None:
+    """A session id this server did not seal declares nothing: the tool declines."""
+    import httpx2 as httpx
+
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+        "Mcp-Session-Id": "v1.e30.AAAA",
+    }
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "book", "arguments": {"place": "p"}}}  # fmt: skip
+    reply = httpx.post(http.url, json=body, headers=headers, timeout=30)
+    assert reply.status_code == 200
+    assert "declined" in reply.text
 
 
 # -- across workers ------------------------------------------------------------------------

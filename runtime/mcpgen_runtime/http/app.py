@@ -24,7 +24,10 @@
    400 and -32020), and every answer comes back with its HTTP status (errors of
    the 2026-07-28 era: 400, 404 for an unknown method). A notification or a
    response gets 202 and no body (a notification naming a revision this server
-   does not serve: 400, the core's -32022).
+   does not serve: 400, the core's -32022); a response answering a tool's
+   ``elicitation/create`` goes to the waiting call (``Exchange.deliver``). The
+   ``Mcp-Session-Id`` a client sends is handed to the core with the routing
+   headers (``server.asking``: it carries a declared capability, nothing else).
 
 ``gc.freeze()`` runs once start-up is done (the lifespan's start): what the
 tool table, the compiled validators and the imports allocated is never scanned
@@ -62,13 +65,14 @@ class _Head:
     """The request headers this app reads, taken from the ASGI scope in one pass."""
 
     __slots__ = ("accept", "content_length", "content_type", "duplicated", "host", "method_header",
-                 "name_header", "origin", "version")  # fmt: skip
+                 "name_header", "origin", "session", "version")  # fmt: skip
 
     def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
         self.host = self.origin = self.content_type = self.accept = None
         self.content_length: bytes | None = None
         self.version = self.method_header = self.name_header = None
         self.duplicated: str | None = None
+        self.session: str | None = None
         seen: list[bytes] = []
         for name, value in headers:
             if name == b"content-type":
@@ -81,6 +85,8 @@ class _Head:
                 self.origin = value
             elif name == b"content-length":
                 self.content_length = value
+            elif name == b"mcp-session-id":
+                self.session = value.decode("latin-1")
             elif name in _ROUTING:
                 if name in seen:
                     self.duplicated = name.decode()
@@ -101,6 +107,7 @@ class _Head:
             self.method_header,
             None if name is None else _header_value(name),
             self.duplicated,
+            self.session,
         )
 
     def accepts(self) -> tuple[bool, bool]:
@@ -318,6 +325,8 @@ class HttpApp:
             if refused is not None:
                 await send_json(send, refused, 400)
                 return
+            if kind == "response":  # the answer to a tool's question (server.asking)
+                self.exchange.deliver(message)
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return

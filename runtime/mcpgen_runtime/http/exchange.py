@@ -40,6 +40,7 @@ from typing import Any
 
 from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
 from ..server.actions import CreateTask, FetchTask, ListTasks
+from ..server.asking import Outbound
 from ..server.core import Invoke, Routing, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
 from ..tasks.table import TaskTable
@@ -71,14 +72,13 @@ SSE_HEADERS = [
 ]
 
 
-async def send_json(send: ASGISend, frame: bytes, status: int = 200) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [*JSON_HEADERS, (b"content-length", str(len(frame)).encode())],
-        }
-    )
+async def send_json(
+    send: ASGISend, frame: bytes, status: int = 200, session: str | None = None
+) -> None:
+    headers = [*JSON_HEADERS, (b"content-length", str(len(frame)).encode())]
+    if session is not None:
+        headers.append((b"mcp-session-id", session.encode("ascii")))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": frame})
 
 
@@ -95,12 +95,19 @@ class Exchange:
         self.calls = calls
         self.tasks = tasks
         self.json_only = json_only  # --json-response: never SSE
+        # the elicitation/create requests this process's calls sent, awaiting answers
+        self.outbound = Outbound()
+
+    def deliver(self, message: Mapping[str, Any]) -> None:
+        """A client's response: the answer to one of our calls' questions, if any
+        waits for it in this process (else it is dropped)."""
+        self.outbound.resolve(message)
 
     def connection(self, scope: Mapping[str, Any]) -> ServerConnection:
         """A fresh core connection for one request: with tasks served, its requestor
         (``http.identity``), its tasks in the store (``tasks_outside``)."""
         if self.tasks is None:
-            return ServerConnection(self.app, defer_checks=True)
+            return ServerConnection(self.app, defer_checks=True, outbound=self.outbound)
         requestor = self.tasks.requestor(scope)
         return ServerConnection(
             self.app,
@@ -109,6 +116,7 @@ class Exchange:
             requestor=requestor,
             tasks_listed=requestor is not None,
             tasks_outside=True,
+            outbound=self.outbound,
         )
 
     async def answer(
@@ -145,7 +153,7 @@ class Exchange:
         if isinstance(action, CreateTask | FetchTask | ListTasks) and self.tasks is not None:
             action = await self.tasks.perform(conn, action)
         if isinstance(action, SendFrame):
-            await send_json(send, action.data, action.status)
+            await send_json(send, action.data, action.status, action.session)
         else:
             frame = error_response(request_id, INTERNAL_ERROR, "Internal error: no answer")
             await send_json(send, frame)

@@ -28,7 +28,15 @@ the ``elicitation`` capability at ``initialize``, ``LegacyAsker`` sends an
 awaiting coroutine) until the answer (routed back by ``Outbound``), the call's
 cancellation, or ``ASK_TIMEOUT_SECONDS``. A client without the capability is
 never asked: ``ask`` returns ``Declined()`` at once, as it does on a connection
-that cannot carry a request back (stateless HTTP in the handshake era).
+that cannot carry a request back (an HTTP call answered with JSON).
+
+Stateless HTTP keeps nothing between requests, so the capabilities a client
+declared at ``initialize`` travel with it: to a client that declared elicitation,
+the ``initialize`` answer hands an ``Mcp-Session-Id`` that is a sealed token of
+that declaration (``session_token``), which the client sends with every later
+request; any worker holding the key reads it back. A call of such a client is
+answered on an SSE stream, which carries the ``elicitation/create`` request; the
+client POSTs its answer, which ``Outbound`` routes to the waiting handler.
 """
 
 from __future__ import annotations
@@ -47,7 +55,14 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ToolError
-from ..protocol.asking import Accepted, Answer, Declined, answer_from_wire, answer_to_wire
+from ..protocol.asking import (
+    ELICITATION_VERSIONS,
+    Accepted,
+    Answer,
+    Declined,
+    answer_from_wire,
+    answer_to_wire,
+)
 from ..protocol.jsonrpc import encode
 from ..schema.answers import answer_problem
 
@@ -56,6 +71,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ASK_TIMEOUT_SECONDS",
+    "ELICITATION_VERSIONS",
+    "SESSION_TTL_SECONDS",
     "STATE_KEY_ENV",
     "STATE_TTL_SECONDS",
     "InputRequired",
@@ -64,13 +81,19 @@ __all__ = [
     "Outbound",
     "StateRefused",
     "StateSeal",
+    "binding_of",
     "question_digest",
+    "session_capabilities",
+    "session_token",
 ]
 
 # Seconds a handshake-era ask waits for the caller's answer (then: Declined).
 ASK_TIMEOUT_SECONDS = 300.0
 # Seconds a sealed requestState stays good (the caller's user answers within it).
 STATE_TTL_SECONDS = 600.0
+# Seconds the Mcp-Session-Id a stateless HTTP server hands a handshake-era client that
+# declared elicitation stays good (it carries that declaration; nothing is stored).
+SESSION_TTL_SECONDS = 24 * 3600.0
 STATE_KEY_ENV = "MCPGEN_REQUEST_STATE_KEY"
 MIN_KEY_BYTES = 32
 _SKEW = 60.0  # seconds a state may seem minted in the future (clocks of two machines)
@@ -132,9 +155,10 @@ class StateSeal:
         """Keyed by ``MCPGEN_REQUEST_STATE_KEY`` when set, else by a random key."""
         return cls(os.environ.get(STATE_KEY_ENV) or None)
 
-    def seal(self, claims: Mapping[str, Any]) -> str:
+    def seal(self, claims: Mapping[str, Any], *, ttl: float | None = None) -> str:
         now = self.clock()
-        payload = _canonical({**claims, "iat": now, "exp": now + self.ttl})
+        life = self.ttl if ttl is None else ttl
+        payload = _canonical({**claims, "iat": now, "exp": now + life})
         tag = hmac.new(self._key, payload, hashlib.sha256).digest()
         return f"{_PREFIX}{_b64(payload)}.{_b64(tag)}"
 
@@ -167,6 +191,21 @@ class StateSeal:
         return claims
 
 
+def session_token(seal: StateSeal, elicitation: object) -> str:
+    """The ``Mcp-Session-Id`` carrying a handshake-era client's elicitation capability."""
+    return seal.seal({"k": "session", "e": elicitation}, ttl=SESSION_TTL_SECONDS)
+
+
+def session_capabilities(seal: StateSeal, token: str) -> dict[str, Any]:
+    """The capabilities a session token carries ({} when it is not a good one: the
+    calls of that client then decline to ask, as for a client without the capability)."""
+    try:
+        claims = seal.open(token, {"k": "session"})
+    except StateRefused:
+        return {}
+    return {"elicitation": claims.get("e")}
+
+
 def binding_of(tool: str, arguments: Mapping[str, Any], requestor: str | None) -> dict[str, Any]:
     """What a state is bound to: the tool, its arguments and who called it."""
     return {
@@ -187,6 +226,8 @@ class InputRequired(BaseException):
 
 class ModernAsker:
     """One round of a 2026-07-28 call: answers known so far, the round's responses."""
+
+    streams = False  # the question goes out as the call's result
 
     def __init__(
         self,
@@ -258,12 +299,14 @@ class Outbound:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        # ids unique across processes: an answer POSTed to another worker is not ours
+        self._prefix = f"mcpgen-ask-{os.urandom(6).hex()}-"
         self._pending: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
 
     def open(self) -> tuple[str, concurrent.futures.Future[dict[str, Any]]]:
         future: concurrent.futures.Future[dict[str, Any]] = concurrent.futures.Future()
         with self._lock:
-            request_id = f"mcpgen-ask-{next(self._ids)}"
+            request_id = f"{self._prefix}{next(self._ids)}"
             self._pending[request_id] = future
         return request_id, future
 
@@ -283,7 +326,11 @@ class Outbound:
 
 
 class LegacyAsker:
-    """Asks a handshake-era client that declared elicitation, and waits."""
+    """Asks a handshake-era client that declared elicitation, and waits. Where the
+    call's answer cannot carry a request (stateless HTTP answering with JSON) it
+    declines at once."""
+
+    streams = True  # the call is answered on a stream (SSE), so the request can go out
 
     def __init__(self, outbound: Outbound) -> None:
         self._outbound = outbound
@@ -309,6 +356,8 @@ class LegacyAsker:
     def answer(
         self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
     ) -> Answer:
+        if not ctx.can_send:
+            return Declined()
         request_id, future = self._send(message, schema, ctx)
         ctx.watch(future)
         try:
@@ -327,6 +376,8 @@ class LegacyAsker:
     ) -> Answer:
         import asyncio
 
+        if not ctx.can_send:
+            return Declined()
         request_id, future = self._send(message, schema, ctx)
         ctx.watch(future)
         try:

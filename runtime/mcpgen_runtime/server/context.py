@@ -29,7 +29,10 @@ class Cancelled(Exception):
 
 
 class Asker(Protocol):
-    """How this call's questions reach its caller (``server.asking``)."""
+    """How this call's questions reach its caller (``server.asking``); ``streams``:
+    the questions go out beside the call's answer (a stateless shell streams it)."""
+
+    streams: bool
 
     def answer(
         self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
@@ -73,8 +76,15 @@ class Context:
     @property
     def notifies(self) -> bool:
         """Whether this call's caller asked for anything (progress, or logs at some
-        level): a shell that has a choice answers the call on a stream only then."""
-        return self._progress_token is not None or self._log_threshold is not None
+        level) or may be asked something (a handshake-era ask): a shell that has a
+        choice answers the call on a stream only then."""
+        asks = self.asker is not None and self.asker.streams
+        return self._progress_token is not None or self._log_threshold is not None or asks
+
+    @property
+    def can_send(self) -> bool:
+        """Whether a frame this call sends reaches its caller (else it is dropped)."""
+        return self._emit is not None
 
     def send_to(self, emit: Callable[[bytes], None] | None) -> None:
         """Where this context's notifications go from now on (``None``: nowhere)."""

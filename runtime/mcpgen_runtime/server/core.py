@@ -40,7 +40,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .._errors import ToolError
-from ..protocol.asking import ELICITATION_VERSIONS
 from ..protocol.constants import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -70,7 +69,16 @@ from .actions import (
     refusal,
     runs_inline,
 )
-from .asking import LegacyAsker, ModernAsker, Outbound, StateRefused, binding_of
+from .asking import (
+    ELICITATION_VERSIONS,
+    LegacyAsker,
+    ModernAsker,
+    Outbound,
+    StateRefused,
+    binding_of,
+    session_capabilities,
+    session_token,
+)
 from .context import LOG_LEVELS, Asker, Context
 from .stateless import (
     DEFAULT_STATELESS_VERSION,
@@ -139,6 +147,7 @@ class ServerConnection(TaskMethods):
         tasks_listed: bool = True,
         defer_checks: bool = False,
         tasks_outside: bool = False,
+        outbound: Outbound | None = None,
     ) -> None:
         self.app = app
         # True: a call that runs in the background (not inline) comes out as an
@@ -167,7 +176,8 @@ class ServerConnection(TaskMethods):
         # what the client declared at initialize (handshake era); and the requests
         # this connection sent it (elicitation/create), awaiting their responses
         self.client_capabilities: Mapping[str, Any] = {}
-        self._outbound: Outbound | None = None
+        self._outbound = outbound  # shared by a stateless shell's connections
+        self._stateless = False  # entered by receive_stateless (hands out session ids)
         self._asker: ModernAsker | None = None  # this request's round (2026-07-28)
 
     # -- input ------------------------------------------------------------
@@ -216,6 +226,11 @@ class ServerConnection(TaskMethods):
             self.era = "legacy"
             self.version = routing.version or DEFAULT_STATELESS_VERSION
             self.log_level = handshake_log_level(meta)
+            if routing.session is not None:
+                self.client_capabilities = session_capabilities(
+                    self.app.state_seal, routing.session
+                )
+        self._stateless = True
         actions = self._message(message)
         if self.era == "modern":  # _with_status, inline: this is every request's path
             for action in actions:
@@ -381,7 +396,11 @@ class ServerConnection(TaskMethods):
         }
         if self.app.instructions is not None:
             result["instructions"] = self.app.instructions
-        return [SendFrame(result_response(request_id, result))]
+        frame = SendFrame(result_response(request_id, result))
+        elicitation = self.client_capabilities.get("elicitation")
+        if self._stateless and elicitation is not None and version in ELICITATION_VERSIONS:
+            frame.session = session_token(self.app.state_seal, elicitation)
+        return [frame]
 
     def _discover(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         capabilities: dict[str, Any] = {"tools": {"listChanged": False}}

@@ -66,13 +66,15 @@ _NAME_PARAM = {"tools/call": "name", "prompts/get": "name", "resources/read": "u
 class Routing(NamedTuple):
     """What the transport carried beside the body: the revision it names
     (``MCP-Protocol-Version``), the method and name it routes by (``Mcp-Method``,
-    ``Mcp-Name``, decoded; None when absent or malformed), and the first routing
-    header sent more than once, if any."""
+    ``Mcp-Name``, decoded; None when absent or malformed), the first routing
+    header sent more than once, if any, and the ``Mcp-Session-Id`` (a handshake-era
+    client that declared elicitation was handed one: ``server.asking``)."""
 
     version: str | None = None
     method: str | None = None
     name: str | None = None
     duplicated: str | None = None
+    session: str | None = None
 
 
 def stateless_era(version: str | None) -> str:
