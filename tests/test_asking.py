@@ -476,6 +476,48 @@ def test_another_worker_resumes_the_call(package: tuple[Path, Path], redis_url: 
             server.log.close()
 
 
+def test_a_handshake_era_answer_posted_to_another_worker_reaches_the_call(
+    package: tuple[Path, Path], redis_url: str
+) -> None:
+    """The call streams on worker A; the client POSTs its answers to worker B, which
+    relays them through Redis to A, where the handler waits."""
+    import httpx2 as httpx
+
+    a, b = (
+        http_server(package, "--request-state-key", KEY, "--task-store", redis_url)
+        for _ in range(2)
+    )
+    try:
+        with httpx.Client(timeout=30) as client:
+            headers = {"Accept": "application/json, text/event-stream"}
+            init = client.post(a.url, headers=headers, json={
+                "jsonrpc": "2.0", "id": 0, "method": "initialize",
+                "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "t", "version": "0"},
+                           "capabilities": {"elicitation": {}}}})  # fmt: skip
+            session = init.headers["mcp-session-id"]
+            headers |= {"Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-11-25"}
+            call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": {"name": "book", "arguments": {"place": "p"}}}  # fmt: skip
+            answers = iter([{"people": 7}, {"ok": True}])
+            events = []
+            with client.stream("POST", a.url, json=call, headers=headers) as stream:
+                for line in stream.iter_lines():
+                    if not line.startswith("data: "):
+                        continue
+                    event = json.loads(line[6:])
+                    events.append(event)
+                    if event.get("method") == "elicitation/create":
+                        reply = {"jsonrpc": "2.0", "id": event["id"],
+                                 "result": {"action": "accept", "content": next(answers)}}  # fmt: skip
+                        assert client.post(b.url, json=reply, headers=headers).status_code == 202
+        assert [e.get("method") for e in events] == ["elicitation/create"] * 2 + [None]
+        assert events[-1]["result"]["content"][0]["text"] == "7 at p, confirmed=True"
+    finally:
+        for server in (a, b):
+            server.stop()
+            server.log.close()
+
+
 def _post(httpx: Any, url: str, request_id: int, status: int = 200, **params: Any) -> Any:
     body = {
         "jsonrpc": "2.0",

@@ -326,7 +326,7 @@ class HttpApp:
                 await send_json(send, refused, 400)
                 return
             if kind == "response":  # the answer to a tool's question (server.asking)
-                self.exchange.deliver(message)
+                await self.exchange.deliver(message)
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return

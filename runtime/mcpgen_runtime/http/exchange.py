@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -43,6 +44,7 @@ from ..server.actions import CreateTask, FetchTask, ListTasks
 from ..server.asking import Outbound
 from ..server.core import Invoke, Routing, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
+from ..tasks.store import TaskStore, TaskStoreUnavailable
 from ..tasks.table import TaskTable
 from .calls import Calls, run_invoke
 from .tasks import TaskLayer
@@ -90,18 +92,40 @@ def sse_event(frame: bytes) -> bytes:
 class Exchange:
     """Answers POSTed JSON-RPC requests of one server process."""
 
-    def __init__(self, app: App, calls: Calls, tasks: TaskLayer | None, *, json_only: bool) -> None:
+    def __init__(
+        self,
+        app: App,
+        calls: Calls,
+        tasks: TaskLayer | None,
+        *,
+        json_only: bool,
+        store: TaskStore | None = None,
+    ) -> None:
         self.app = app
         self.calls = calls
         self.tasks = tasks
         self.json_only = json_only  # --json-response: never SSE
         # the elicitation/create requests this process's calls sent, awaiting answers
         self.outbound = Outbound()
+        # with a shared store, answers POSTed to another worker are relayed through it
+        self.store = store
+        self._hearing = False
 
-    def deliver(self, message: Mapping[str, Any]) -> None:
-        """A client's response: the answer to one of our calls' questions, if any
-        waits for it in this process (else it is dropped)."""
-        self.outbound.resolve(message)
+    async def deliver(self, message: Mapping[str, Any]) -> None:
+        """A client's response: the answer to a question one of our calls asked, or
+        (with a shared store) relayed to the worker whose call asked it."""
+        if self.outbound.resolve(message):
+            return
+        request_id = message.get("id")
+        if self.store is not None and self.store.shared and Outbound.ours(request_id):
+            with contextlib.suppress(TaskStoreUnavailable):  # then the ask times out
+                await self.store.relay(message)
+
+    async def _hear_relayed(self) -> None:
+        """Once per process, before a call may ask: relayed answers reach ``outbound``."""
+        if not self._hearing and self.store is not None and self.store.shared:
+            self._hearing = True
+            await self.store.hear_relayed(self.outbound.resolve)
 
     def connection(self, scope: Mapping[str, Any]) -> ServerConnection:
         """A fresh core connection for one request: with tasks served, its requestor
@@ -181,6 +205,7 @@ class Exchange:
     ) -> None:
         """A call with notifications: an SSE stream of them, then the result."""
         assert invoke.context is not None
+        await self._hear_relayed()
         stream = _EventStream()
         invoke.context.send_to(stream.emit)
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})

@@ -123,7 +123,11 @@ def build_asgi_app(app: App, options: HttpOptions = _DEFAULT_OPTIONS) -> HttpApp
             identity_header=options.identity_header,
         )
     exchange = Exchange(
-        app if served else without_tasks(app), calls, tasks, json_only=options.json_response
+        app if served else without_tasks(app),
+        calls,
+        tasks,
+        json_only=options.json_response,
+        store=store,
     )
     return HttpApp(
         exchange,

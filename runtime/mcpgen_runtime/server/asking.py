@@ -310,6 +310,11 @@ class Outbound:
             self._pending[request_id] = future
         return request_id, future
 
+    @staticmethod
+    def ours(request_id: object) -> bool:
+        """Whether ``request_id`` is of the form this server's asks use (some worker's)."""
+        return isinstance(request_id, str) and request_id.startswith("mcpgen-ask-")
+
     def forget(self, request_id: str) -> None:
         with self._lock:
             self._pending.pop(request_id, None)
