@@ -15,7 +15,9 @@ How the answer goes out:
   watched: a client that hangs up cancels the call (``ctx.cancelled``, an async
   handler cancelled) and leaves nothing behind;
 - a call whose handler declares ``ctx`` and whose request asked for progress (a
-  ``progressToken``) or logs, from a client that accepts ``text/event-stream``
+  ``progressToken``) or logs, or which may ask its caller for input (a
+  handshake-era client that declared elicitation: the ``elicitation/create``
+  goes out on the stream), from a client that accepts ``text/event-stream``
   (and no ``--json-response``): an SSE stream carrying the notifications in the
   order the handler sent them, then the result. Otherwise a ``ctx``'s
   notifications have nowhere to go and are dropped. At most
