@@ -518,6 +518,26 @@ def test_a_handshake_era_answer_posted_to_another_worker_reaches_the_call(
             server.log.close()
 
 
+def test_workers_of_one_command_share_a_key(package: tuple[Path, Path], redis_url: str) -> None:
+    """``--workers 2`` without a key: the command makes one random key for its workers,
+    so a round sealed by either is opened by the other (each POST a new connection,
+    which the kernel spreads over the two workers)."""
+    import httpx2 as httpx
+
+    server = http_server(package, "--workers", "2", "--task-store", redis_url)
+    try:
+        for round_ in range(12):
+            first = _post(httpx, server.url, 1)
+            accept = {"ask-0": {"action": "accept", "content": {"people": round_ + 1}}}
+            second = _post(
+                httpx, server.url, 2, inputResponses=accept, requestState=first["requestState"]
+            )
+            assert list(second["inputRequests"]) == ["ask-1"], second
+    finally:
+        server.stop()
+        server.log.close()
+
+
 def _post(httpx: Any, url: str, request_id: int, status: int = 200, **params: Any) -> Any:
     body = {
         "jsonrpc": "2.0",
