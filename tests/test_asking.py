@@ -349,6 +349,28 @@ def test_a_raw_answer_off_the_schema_fails_the_call(raw: RawServer) -> None:
     assert "does not match the requested schema" in reply["result"]["content"][0]["text"]
 
 
+@pytest.mark.parametrize("tool", ["book", "book_async"])
+def test_cancelling_a_call_stops_its_question(raw: RawServer, tool: str) -> None:
+    """Handshake era: the caller cancels while the server waits for an answer; the
+    server withdraws its question (notifications/cancelled), sends no reply to the
+    call, and keeps serving."""
+    raw.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "clientInfo": {"name": "t", "version": "0"},
+        "capabilities": {"elicitation": {"form": {}}}}})  # fmt: skip
+    assert "result" in raw.recv()
+    raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    raw.send({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+              "params": {"name": tool, "arguments": {"place": "p"}}})  # fmt: skip
+    asked = raw.recv()
+    assert asked["method"] == "elicitation/create"
+    raw.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}})
+    withdrawn = raw.recv()
+    assert withdrawn["method"] == "notifications/cancelled"
+    assert withdrawn["params"]["requestId"] == asked["id"]
+    raw.send({"jsonrpc": "2.0", "id": 8, "method": "ping"})
+    assert raw.recv() == {"jsonrpc": "2.0", "id": 8, "result": {}}  # no reply to call 7
+
+
 # -- HTTP ---------------------------------------------------------------------------------
 
 
