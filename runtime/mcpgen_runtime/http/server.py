@@ -1,8 +1,9 @@
 """Streamable HTTP: the same tool table served by mcpgen's own ASGI application.
 
 ``python -m <package> --transport http`` serves ``app.HttpApp`` with
-uvicorn: stateless Streamable HTTP (no ``Mcp-Session-Id``; any worker answers any
-request), both the handshake revisions and 2026-07-28, over the same sans-I/O
+uvicorn: stateless Streamable HTTP (any worker answers any request; the one
+``Mcp-Session-Id`` handed out, to a client that declared elicitation, is a sealed
+token of that declaration, not server state: ``server.asking``), both the handshake revisions and 2026-07-28, over the same sans-I/O
 server core as stdio (``server.core``), so the tool list, every answer and the
 error mapping of ``server.tools`` are the stdio server's. Tasks live in a
 ``tasks.store.TaskStore`` (this process's, or a Redis shared by every worker).
