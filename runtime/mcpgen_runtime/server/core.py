@@ -467,7 +467,7 @@ class ServerConnection(TaskMethods):
                 request_id, INVALID_PARAMS, "Invalid params: 'arguments' must be an object"
             )
         as_task, refused_task = self._task_mode(request_id, tool, params)
-        refused_task = refused_task or self._open_round(request_id, name, arguments, params)
+        refused_task = refused_task or self._open_round(request_id, tool, arguments, params)
         if refused_task is not None:
             return [refused_task]
         background = not runs_inline(tool, as_task)
@@ -510,16 +510,20 @@ class ServerConnection(TaskMethods):
         return [invoke]
 
     def _open_round(
-        self, request_id: Any, name: str, arguments: Mapping[str, Any], params: Mapping[str, Any]
+        self,
+        request_id: Any,
+        tool: ToolRuntime,
+        arguments: Mapping[str, Any],
+        params: Mapping[str, Any],
     ) -> SendFrame | None:
         """A 2026-07-28 call's round (``server.asking``): the answers its sealed
         ``requestState`` records and the ``inputResponses`` it brings; a state that is
         not this server's, for this call and still good, is refused (-32602)."""
-        if not self._is_modern:
-            return None
-        seal = self.app.state_seal
-        binding = binding_of(name, arguments, self.requestor)
         token = params.get("requestState")
+        if not self._is_modern or (token is None and not tool.wants_context):
+            return None  # nothing to check, and a handler without ctx cannot ask
+        seal = self.app.state_seal
+        binding = binding_of(tool.name, arguments, self.requestor)
         claims = None
         if token is not None:
             try:
