@@ -1,6 +1,6 @@
 """The official SDKs' clients answering a generated server's asking tools: the Python
 SDK (mcp 2.3.0) and, at the end, the TypeScript SDK v2 (npm @modelcontextprotocol/client,
-over stdio in both eras).
+over stdio and Streamable HTTP in both eras).
 
 Over stdio, in the handshake era (``mode="legacy"``: the server sends
 ``elicitation/create`` and waits) and at 2026-07-28 (``mode="auto"`` lands there:
@@ -109,6 +109,47 @@ def test_the_sdk_client_over_http_modern(http: HttpServer) -> None:  # noqa: F81
 TS_CLIENT = Path(__file__).resolve().parent / "fixtures" / "ts_asking_client.mjs"
 
 
+def run_ts_client(plan: dict[str, Any]) -> dict[str, Any]:
+    import json
+    import subprocess
+
+    from fixtures.http_npm_tools import npm_tools
+
+    tools = npm_tools("@modelcontextprotocol/client")
+    done = subprocess.run(
+        [tools.node, str(TS_CLIENT), json.dumps(plan)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    seen: dict[str, Any] = json.loads(done.stdout)
+    return seen
+
+
+@pytest.mark.parametrize(("negotiate", "version"), [(None, "2025-11-25"), ("auto", "2026-07-28")])
+def test_the_typescript_client_answers_over_http(
+    http: HttpServer,  # noqa: F811
+    negotiate: str | None,
+    version: str,
+) -> None:
+    """Handshake era: a session id, an SSE answer carrying elicitation/create, the
+    answer POSTed back; 2026-07-28: the input_required rounds."""
+    seen = run_ts_client(
+        {
+            "url": http.url,
+            "tool": "book_async",
+            "arguments": {"place": "Y"},
+            "answers": [{"people": 3}, {"ok": False}],
+            "negotiate": negotiate,
+        }
+    )
+    assert seen["protocolVersion"] == version
+    assert seen["asked"] == ["How many people at Y?", "Confirm?"]
+    assert seen["result"]["content"][0]["text"] == "3 at Y, confirmed=False"
+
+
 @pytest.mark.parametrize(("negotiate", "version"), [(None, "2025-11-25"), ("auto", "2026-07-28")])
 @pytest.mark.parametrize("tool", ["book", "book_async"])
 def test_the_typescript_client_answers(
@@ -119,33 +160,21 @@ def test_the_typescript_client_answers(
 ) -> None:
     """Handshake era: it answers elicitation/create; with ``versionNegotiation: auto``
     it speaks 2026-07-28 and answers the input_required rounds."""
-    import json
     import os
-    import subprocess
 
-    from fixtures.http_npm_tools import npm_tools
-
-    tools = npm_tools("@modelcontextprotocol/client")
     gen, impl = package
-    plan = {
-        "command": sys.executable,
-        "args": ["-m", "asker_mcp", "--impl", "asker_impl:Impl"],
-        "env": {**os.environ, "PYTHONPATH": f"{gen}:{impl}", "MCPGEN_REQUEST_STATE_KEY": KEY},
-        "cwd": str(impl),
-        "tool": tool,
-        "arguments": {"place": "X"},
-        "answers": [{"people": 2}, {"ok": True}],
-        "negotiate": negotiate,
-    }
-    done = subprocess.run(
-        [tools.node, str(TS_CLIENT), json.dumps(plan)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    seen = run_ts_client(
+        {
+            "command": sys.executable,
+            "args": ["-m", "asker_mcp", "--impl", "asker_impl:Impl"],
+            "env": {**os.environ, "PYTHONPATH": f"{gen}:{impl}", "MCPGEN_REQUEST_STATE_KEY": KEY},
+            "cwd": str(impl),
+            "tool": tool,
+            "arguments": {"place": "X"},
+            "answers": [{"people": 2}, {"ok": True}],
+            "negotiate": negotiate,
+        }
     )
-    assert done.returncode == 0, done.stderr
-    seen = json.loads(done.stdout)
     assert seen["protocolVersion"] == version
     assert seen["asked"] == ["How many people at X?", "Confirm?"]
     assert seen["result"]["content"][0]["text"] == "2 at X, confirmed=True"
