@@ -27,7 +27,7 @@ from fixtures.http_server import HttpServer
 from helpers import RawServer, build_package, import_package
 
 from mcpgen_runtime import Accepted, Declined, Dismissed, ToolError
-from mcpgen_runtime.server.asking import StateSeal, binding_of
+from mcpgen_runtime.server.sealing import StateSeal, binding_of
 
 SPEC = """
 mcpgen: 1

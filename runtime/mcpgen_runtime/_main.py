@@ -25,7 +25,7 @@ from typing import Any
 
 from ._impl import load_implementation
 from .http import config as http_config
-from .server.asking import STATE_KEY_ENV
+from .server.sealing import STATE_KEY_ENV
 from .server.stdio import run_stdio
 from .server.tools import App
 

@@ -69,17 +69,9 @@ from .actions import (
     refusal,
     runs_inline,
 )
-from .asking import (
-    ELICITATION_VERSIONS,
-    LegacyAsker,
-    ModernAsker,
-    Outbound,
-    StateRefused,
-    binding_of,
-    session_capabilities,
-    session_token,
-)
+from .asking import ELICITATION_VERSIONS, LegacyAsker, ModernAsker, Outbound
 from .context import LOG_LEVELS, Asker, Context
+from .sealing import StateRefused, binding_of, session_capabilities, session_token
 from .stateless import (
     DEFAULT_STATELESS_VERSION,
     MODERN_HTTP_STATUS,

@@ -41,8 +41,9 @@ from ..protocol.constants import META_SERVER_INFO
 from ..protocol.jsonrpc import dumps
 from ..protocol.revisions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
 from ..schema.validator import ValidationFailed, compile_schema
-from .asking import InputRequired, StateSeal
+from .asking import InputRequired
 from .context import Cancelled, Context
+from .sealing import StateSeal
 
 __all__ = [
     "App",
