@@ -21,6 +21,7 @@ _RESERVED = frozenset({
     "contract", "convert_result", "_structured", "_results", "Unset", "UNSET",
     "ProgressCallback", "AsyncProgressCallback", "TaskHandle", "AsyncTaskHandle", "TaskStatus",
     "ProtocolChoice", "Verify", "App", "Binding", "BINDINGS", "DEFAULT_MAX_MESSAGE_BYTES",
+    "InputCallback", "AsyncInputCallback",
 })  # fmt: skip
 
 # Names a `types` entry cannot take: its model class would be a keyword, or would

@@ -514,7 +514,8 @@ def test_stub_probe_failures() -> None:
     with Session.stdio([*STUB, "modern-input-required"], contract=STUB_CONTRACT) as session:
         with pytest.raises(ProtocolError) as caught:
             session.call_tool("add", {"a": 1, "b": 2})
-        assert caught.value.reason == "unexpected_result_type"
+        # retried with the echoed state, then given up on (client.asking.MAX_INPUT_ROUNDS)
+        assert caught.value.reason == "too_many_input_rounds"
     with pytest.raises(ValueError, match="protocol"):
         Session.stdio([*STUB, "legacy"], protocol="stateless")  # type: ignore[arg-type]
 

@@ -22,15 +22,15 @@ __all__ = ["file_imports"]
 
 # What __init__.py re-exports from the runtime (under TYPE_CHECKING; loaded on first use).
 PACKAGE_RUNTIME_NAMES = (
-    "UNSET", "AuthRequired", "ConnectionFailed", "Context", "ContractMismatch",
-    "EndpointNotFound", "HttpStatusError", "NotAnMcpEndpoint", "ProtocolError",
-    "ResultMismatch", "ServerExited", "Timeout", "ToolError", "Unset",
+    "UNSET", "Accepted", "AuthRequired", "ConnectionFailed", "Context", "ContractMismatch",
+    "Declined", "Dismissed", "EndpointNotFound", "HttpStatusError", "NotAnMcpEndpoint",
+    "ProtocolError", "ResultMismatch", "ServerExited", "Timeout", "ToolError", "Unset",
 )  # fmt: skip
 
 CLIENT_RUNTIME_NAMES = (
-    "DEFAULT_MAX_MESSAGE_BYTES", "UNSET", "AsyncProgressCallback", "AsyncSession",
-    "HttpAuth", "ListedTool", "ProgressCallback", "ProtocolChoice", "ResultConverter", "Session",
-    "Unset", "serve_streams",
+    "DEFAULT_MAX_MESSAGE_BYTES", "UNSET", "AsyncInputCallback", "AsyncProgressCallback",
+    "AsyncSession", "HttpAuth", "InputCallback", "ListedTool", "ProgressCallback",
+    "ProtocolChoice", "ResultConverter", "Session", "Unset", "serve_streams",
 )  # fmt: skip
 TASK_NAMES = ("AsyncTaskHandle", "TaskHandle", "TaskStatus")
 

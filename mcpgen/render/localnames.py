@@ -22,6 +22,7 @@ MODULE_NAMES = frozenset({
     "DEFAULT_MAX_MESSAGE_BYTES", "UNSET", "Unset", "AsyncProgressCallback", "AsyncSession",
     "AsyncTaskHandle", "HttpAuth", "ListedTool", "ProgressCallback", "ProtocolChoice",
     "ResultConverter", "Session", "TaskHandle", "TaskStatus", "convert_result", "serve_streams",
+    "InputCallback", "AsyncInputCallback",
 })  # fmt: skip
 
 

@@ -37,12 +37,14 @@ if TYPE_CHECKING:
     from ._unset import UNSET, Unset
     from .auth.tokens import AuthInfo, InvalidToken, TokenVerifier, VerifierUnavailable
     from .client.aio import AsyncSession, AsyncTaskHandle
+    from .client.asking import AsyncInputCallback, InputCallback
     from .client.base import AsyncProgressCallback, ProgressCallback
     from .client.core import ProtocolChoice
     from .client.listing import ListedTool
     from .client.results import ResultConverter, StructuredValue, convert_result
     from .client.sync import Session, TaskHandle
     from .client.tasks import TaskStatus
+    from .protocol.asking import Accepted, Answer, Declined, Dismissed
     from .server.context import Cancelled, Context
     from .server.stdio import run_stdio, serve_streams
     from .server.tools import App, Binding
@@ -52,6 +54,12 @@ if TYPE_CHECKING:
 from ._version import __version__, requirement, validate_runtime_version
 
 _WHERE = {
+    "Accepted": ".protocol.asking",
+    "Answer": ".protocol.asking",
+    "AsyncInputCallback": ".client.asking",
+    "Declined": ".protocol.asking",
+    "Dismissed": ".protocol.asking",
+    "InputCallback": ".client.asking",
     "NotAnMcpEndpoint": "._errors",
     "HttpStatusError": "._errors",
     "EndpointNotFound": "._errors",
@@ -100,7 +108,10 @@ _WHERE = {
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "UNSET",
+    "Accepted",
+    "Answer",
     "App",
+    "AsyncInputCallback",
     "AsyncProgressCallback",
     "AsyncSession",
     "AsyncTaskHandle",
@@ -113,11 +124,14 @@ __all__ = [
     "ConnectionFailed",
     "Context",
     "ContractMismatch",
+    "Declined",
+    "Dismissed",
     "EndpointNotFound",
     "Forbidden",
     "HttpAuth",
     "HttpStatusError",
     "InvalidToken",
+    "InputCallback",
     "ListedTool",
     "McpError",
     "NotAnMcpEndpoint",

@@ -9,7 +9,8 @@
 [--http-parser auto|h11|httptools] [--rate-limit N/s|N/m] [--rate-burst B]
 [--drain-timeout S] [--auth-issuer URL --resource-url URL
 [--auth-audience URI] [--auth-jwks-url URL] [--auth-introspection-url URL]
-[--auth-list-all-tools]] [--log-format off|text|json] [--trace-content]``
+[--auth-list-all-tools]] [--log-format off|text|json] [--trace-content]
+[--request-state-key KEY]``
 
 stdio is served by this runtime alone; http by its own ASGI app on the optional
 uvicorn (``http.server``, imported only when asked for).
@@ -21,6 +22,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import secrets
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -28,6 +30,7 @@ from typing import Any
 from ._impl import load_implementation
 from .http import config as http_config
 from .ratelimit.bucket import RateLimit
+from .server.sealing import STATE_KEY_ENV
 from .server.stdio import run_stdio
 from .server.tools import App
 from .telemetry.options import (
@@ -65,6 +68,9 @@ def main(
         with _stdout_to_stderr() if args.transport == "stdio" else contextlib.nullcontext():
             impl = load_implementation(args.impl, base_class)
             app = build_app(impl)
+        state_key = args.request_state_key or os.environ.get(STATE_KEY_ENV) or None
+        if state_key is not None:
+            app.use_state_key(state_key)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2
@@ -120,6 +126,15 @@ def _parser(
         "tasks beyond it are refused",
     )
     _add_service_arguments(parser)
+    parser.add_argument(
+        "--request-state-key",
+        default=None,
+        metavar="KEY",
+        help="secret (32+ bytes) sealing the requestState of 2026-07-28 tools that ask for "
+        f"input; every worker and machine serving one endpoint needs the same (default: "
+        f"${STATE_KEY_ENV}, else a random key of this run: its --workers share it, a restart "
+        "or another machine does not)",
+    )
     _add_http_arguments(parser)
     add_observability_arguments(parser)
     return parser
@@ -448,9 +463,7 @@ def _serve_http(
             max_sync_threads=args.max_concurrent_calls or http_config.MAX_SYNC_THREADS,
             task_store=args.task_store or os.environ.get("MCPGEN_TASK_STORE") or "memory",
             task_lease=args.task_lease or _lease_from_environment(),
-            task_key_prefix=args.task_key_prefix
-            or os.environ.get("MCPGEN_TASK_KEY_PREFIX")
-            or None,
+            task_key_prefix=args.task_key_prefix or os.environ.get("MCPGEN_TASK_KEY_PREFIX"),
             max_tasks_per_worker=args.max_tasks_per_worker
             or http_config.DEFAULT_MAX_TASKS_PER_WORKER,
             max_tasks=args.max_tasks or http_config.DEFAULT_MAX_TASKS,
@@ -464,6 +477,7 @@ def _serve_http(
             # each --workers process sets the SDK up for itself (this one serves nothing)
             otel_service=str(app.server_info.get("name") or prog) if workers > 1 else None,
             capture_content=observability.capture_content,
+            request_state_key=_request_state_key(args, workers),
         )
         # stdlib-only at import time; uvicorn is imported inside serve_http
         serve_http: Callable[..., None] = importlib.import_module(
@@ -479,6 +493,13 @@ def _serve_http(
     except KeyboardInterrupt:
         pass
     return 0
+
+
+def _request_state_key(args: argparse.Namespace, workers: int) -> str | None:
+    """The key sealing asking calls' requestState: the one given, else (workers must
+    share one) a random key of this run; None: each app makes its own."""
+    given = args.request_state_key or os.environ.get(STATE_KEY_ENV)
+    return given or (secrets.token_hex(32) if workers > 1 else None)
 
 
 def _auth_options(args: argparse.Namespace) -> dict[str, Any]:

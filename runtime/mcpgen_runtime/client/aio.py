@@ -17,6 +17,7 @@ from .._errors import McpError, ServerExited, Timeout
 from ..transport.aio import AsyncInMemoryTransport, AsyncStdioTransport
 from ..transport.lines import AsyncTransport, ServeFunction
 from . import flows
+from .asking import decided, declined, question_of
 from .base import (
     AsyncProgressCallback,
     T,
@@ -25,7 +26,7 @@ from .base import (
     _Progress,
     _SessionState,
 )
-from .core import Outcome, Response
+from .core import Asked, Outcome, Response
 from .effects import Liveness, Window
 from .listing import ListedTool
 from .tasks import _NO_LIMIT, TaskStatus, _TaskHandleBase, _TaskState
@@ -239,6 +240,8 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
             return flows.Pending(request_id, line, future)
         if isinstance(effect, flows.Await):
             return await self._exchange(effect)
+        if isinstance(effect, flows.AskInput):
+            return {k: await self._ask_async(self._question(r)) for k, r in effect.requests.items()}
         if isinstance(effect, flows.Write):
             await self.transport.send(effect.line)
         elif isinstance(effect, flows.WriteNowait):
@@ -257,6 +260,31 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         elif isinstance(effect, flows.Close):
             await self.close()
         return None
+
+    async def _ask_async(self, question: tuple[str, dict[str, Any]] | None) -> dict[str, Any]:
+        """``on_input``'s answer (a coroutine function's too), checked."""
+        if question is None or self.on_input is None:
+            return declined()
+        message, schema = question
+        try:
+            returned = self.on_input(message, schema)
+            if inspect.isawaitable(returned):
+                returned = await returned
+        except Exception:
+            logger.exception("on_input failed; declining")
+            return declined()
+        return decided(returned, schema)
+
+    def _answer_asked(self, event: Asked) -> None:
+        """As a task on the loop: ``on_input`` may wait for a person."""
+
+        async def answer() -> None:
+            result = await self._ask_async(question_of(event.params))
+            self._send_quietly(self._core.answer_line(event.id, result))
+
+        task = asyncio.get_running_loop().create_task(answer())
+        self._asking.add(task)
+        task.add_done_callback(self._asking.discard)
 
     async def _exchange(self, effect: flows.Await) -> Outcome:
         """See ``Session._exchange``."""

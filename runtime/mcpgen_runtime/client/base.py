@@ -18,7 +18,9 @@ from ..contract.check import Verify
 from ..telemetry.client import ClientTelemetry
 from ..transport.http.wire import HttpPeer
 from ..transport.lines import DEFAULT_MAX_MESSAGE_BYTES, ServeFunction
+from .asking import decided, declined, question_of
 from .core import (
+    Asked,
     ClientCore,
     Discover,
     Era,
@@ -109,6 +111,7 @@ class _SessionState(Generic[TR, W]):
         on_notification: NotificationHandler | None = None,
         protocol: ProtocolChoice = "auto",
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        on_input: Callable[[str, dict[str, Any]], Any] | None = None,
     ) -> None:
         if verify not in ("strict", "warn", "off"):
             raise ValueError(f"verify must be 'strict', 'warn' or 'off', not {verify!r}")
@@ -129,9 +132,13 @@ class _SessionState(Generic[TR, W]):
         self.instructions: str | None = None
         self.contract_warnings: list[Change] = []
         self._core: ClientCore[W] = ClientCore(client_info)
+        # answers tools that ask (client.asking); given, elicitation is declared
+        self.on_input = on_input
+        self._core.asks = on_input is not None
         self._progress: dict[Any, _AnyProgressCallback] = {}
         # the async session's coroutine progress callbacks still running, by token
         self._progress_tasks: dict[Any, set[asyncio.Task[Any]]] = {}
+        self._asking: set[asyncio.Task[Any]] = set()  # the async session's on_input tasks
         self._connected = False
         self._closed = False
         self._gone = False  # set once the server side ended; no new request may wait
@@ -165,6 +172,7 @@ class _SessionState(Generic[TR, W]):
         protocol: ProtocolChoice = "auto",
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: Callable[[str, dict[str, Any]], Any] | None = None,
     ) -> Self:
         """A session with a server run as a child process (a ``str`` command is
         split with ``shlex``); ``server_id`` defaults to the command line.
@@ -187,6 +195,7 @@ class _SessionState(Generic[TR, W]):
             server_id=server_id if server_id is not None else shlex.join(argv),
             protocol=protocol,
             probe_timeout=probe_timeout,
+            on_input=on_input,
         )
 
     @classmethod
@@ -200,6 +209,7 @@ class _SessionState(Generic[TR, W]):
         server_id: str = "in-memory",
         protocol: ProtocolChoice = "auto",
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
+        on_input: Callable[[str, dict[str, Any]], Any] | None = None,
     ) -> Self:
         """A session with a server running in this process (see ``InMemoryTransport``)."""
         return cls(
@@ -210,6 +220,7 @@ class _SessionState(Generic[TR, W]):
             server_id=server_id,
             protocol=protocol,
             probe_timeout=probe_timeout,
+            on_input=on_input,
         )
 
     @classmethod
@@ -232,6 +243,7 @@ class _SessionState(Generic[TR, W]):
         protocol: ProtocolChoice = "auto",
         probe_timeout: float = DEFAULT_PROBE_TIMEOUT,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: Callable[[str, dict[str, Any]], Any] | None = None,
     ) -> Self:
         """A session with a Streamable HTTP endpoint (``http://host:port/mcp``);
         ``server_id`` defaults to the URL. Needs the ``http`` extra (httpx2).
@@ -261,6 +273,7 @@ class _SessionState(Generic[TR, W]):
             server_id=server_id if server_id is not None else url,
             protocol=protocol,
             probe_timeout=probe_timeout,
+            on_input=on_input,
         )
         transport.on_failure = session._on_failure
         session._mirror_headers(session.contract)
@@ -391,6 +404,8 @@ class _SessionState(Generic[TR, W]):
                 self._deliver(event)
             elif isinstance(event, Reply):
                 self._send_quietly(event.line)
+            elif isinstance(event, Asked):
+                self._answer_asked(event)
             else:
                 self._notify(event)
 
@@ -408,6 +423,33 @@ class _SessionState(Generic[TR, W]):
 
     def _deliver(self, response: Response[W]) -> None:
         """Wake the caller waiting for ``response``."""
+        raise NotImplementedError
+
+    # -- asking (client.asking) ----------------------------------------------------------
+
+    def _question(self, request: object) -> tuple[str, dict[str, Any]] | None:
+        """The (message, schema) of one of an ``input_required`` result's requests,
+        when it is an elicitation ``on_input`` can answer."""
+        if self.on_input is None or not isinstance(request, Mapping):
+            return None
+        if request.get("method") != "elicitation/create":
+            return None
+        return question_of(request.get("params"))
+
+    def _ask(self, question: tuple[str, dict[str, Any]] | None) -> dict[str, Any]:
+        """``on_input``'s answer to ``question`` (sync callbacks), checked."""
+        if question is None or self.on_input is None:
+            return declined()
+        message, schema = question
+        try:
+            returned = self.on_input(message, schema)
+        except Exception:
+            logger.exception("on_input failed; declining")
+            return declined()
+        return decided(returned, schema)
+
+    def _answer_asked(self, event: Asked) -> None:
+        """Answer an ``elicitation/create`` without blocking the reader."""
         raise NotImplementedError
 
     def _fail(self, waiter: W, error: McpError | None) -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "DEFAULT_CLIENT_INFO",
     "LATEST_MODERN",
     "TASKS_EXTENSION",
+    "Asked",
     "ClientCore",
     "Discover",
     "Era",
@@ -100,7 +101,16 @@ class Reply:
     line: bytes
 
 
-Event = Response[W] | Notification | Reply
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """The server asks for input (``elicitation/create``): the shell runs the
+    ``on_input`` callback and writes ``ClientCore.answer_line`` back."""
+
+    id: int | str
+    params: dict[str, Any]
+
+
+Event = Response[W] | Notification | Reply | Asked
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +145,8 @@ class ClientCore(Generic[W]):
         # forbids any): how many, and the first (cut to 200 bytes). Logged and skipped.
         self.stray_lines = 0
         self.first_stray_line = b""
+        # True: the caller answers tools that ask (on_input): elicitation is declared
+        self.asks = False
 
     @property
     def era(self) -> Era | None:
@@ -149,6 +161,8 @@ class ClientCore(Generic[W]):
         supports the tasks extension; ``tasks=False`` leaves it undeclared so that
         the server answers a ``tools/call`` directly instead of with a task."""
         capabilities: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}} if tasks else {}
+        if self.asks:
+            capabilities["elicitation"] = {"form": {}}
         return {
             META_VERSION: version,
             META_CLIENT_INFO: self.client_info,
@@ -275,6 +289,8 @@ class ClientCore(Generic[W]):
         if not isinstance(params, dict):
             params = {}
         if "id" in message:
+            if method == "elicitation/create" and self.asks and _valid_id(message["id"]):
+                return Asked(message["id"], params)
             return self._answer_server_request(message["id"], method)
         return Notification(method, params)
 
@@ -313,14 +329,20 @@ class ClientCore(Generic[W]):
         if method == "ping":
             body: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "result": {}}
         else:
-            # A tools client declares no client capabilities (sampling, roots,
-            # elicitation), so every other server request is unknown to it.
+            # A tools client declares no client capabilities but elicitation (with
+            # on_input: see Asked), so every other server request is unknown to it.
             body = {
                 "jsonrpc": "2.0",
                 "id": request_id,
                 "error": {"code": METHOD_NOT_FOUND, "message": "Method not found", "data": method},
             }
         return Reply((_encode(body) + "\n").encode())
+
+    def answer_line(self, request_id: int | str, result: Mapping[str, Any]) -> bytes:
+        """The response to a server request we answered (an ``Asked``)."""
+        return (
+            _encode({"jsonrpc": "2.0", "id": request_id, "result": dict(result)}) + "\n"
+        ).encode()
 
     # -- era negotiation --------------------------------------------
 
@@ -392,7 +414,7 @@ class ClientCore(Generic[W]):
         """The ``initialize`` params, offering our latest handshake revision."""
         return {
             "protocolVersion": LATEST_HANDSHAKE,
-            "capabilities": {},
+            "capabilities": {"elicitation": {"form": {}}} if self.asks else {},
             "clientInfo": self.client_info,
         }
 
@@ -416,6 +438,10 @@ class ClientCore(Generic[W]):
             )
         self.handshake = _handshake(result, version, result.get("serverInfo"), "legacy")
         return self.notification("notifications/initialized")
+
+
+def _valid_id(request_id: object) -> bool:
+    return isinstance(request_id, int | str) and not isinstance(request_id, bool)
 
 
 def _handshake(result: Mapping[str, Any], version: str, server_info: Any, era: Era) -> Handshake:

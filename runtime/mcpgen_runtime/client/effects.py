@@ -9,7 +9,8 @@ requests can still be sent) and ``CancelNowait`` (a ``tasks/cancel`` nobody wait
 for), besides the primitives. ``client.flows.lowered`` turns those into the
 primitives a driver performs: ``Prepare`` (register a request, answered with its
 ``Pending``), ``Await`` (send it and wait for its ``Outcome``), ``Write``,
-``WriteNowait``, ``Sleep``, ``Now``, ``ProgressDone``, ``ProgressDrop``, ``Start`` and ``Close``.
+``WriteNowait``, ``Sleep``, ``Now``, ``ProgressDone``, ``ProgressDrop``, ``AskInput``,
+``Start`` and ``Close``.
 """
 
 from __future__ import annotations
@@ -187,6 +188,14 @@ class ProgressDrop:
 
 
 @dataclass(frozen=True, slots=True)
+class AskInput:
+    """Answer an ``input_required`` result's ``inputRequests`` with the session's
+    ``on_input`` (``client.asking``); receive the ``inputResponses``."""
+
+    requests: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
 class Start:
     """Start the transport, wired to the session's reader callbacks; once it has
     started, the driver counts the session as connected."""
@@ -198,7 +207,8 @@ class Close:
 
 
 Primitive = (
-    Prepare
+    AskInput
+    | Prepare
     | Await
     | Write
     | WriteNowait

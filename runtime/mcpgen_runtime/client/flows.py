@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .._errors import McpError, ProtocolError, Timeout
 from ..contract.check import check_contract
 from ..protocol.constants import INVALID_PARAMS
+from .asking import MAX_INPUT_ROUNDS
 from .core import Discover, Handshake, Outcome, SendLine, Step, error_from_response
 from .effects import (
     COMPLETE,
+    AskInput,
     Await,
     CancelNowait,
     Close,
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from .effects import Connection
 
 __all__ = [
+    "AskInput",
     "Await",
     "CancelNowait",
     "Close",
@@ -348,6 +351,12 @@ def start_call(
         session._progress[pending.id] = on_progress
     try:
         outcome: Outcome = yield Await(pending, label, limit, liveness=liveness)
+        if outcome.result is not None and outcome.result.get("resultType") == "input_required":
+            yield ProgressDrop(token)
+            token = None
+            outcome = yield from _input_rounds(
+                session, name, arguments, outcome.result, limit, as_task, liveness
+            )
         if outcome.error is not None:
             if not as_task and _requires_tasks(outcome.error):
                 # the server runs this tool only as a task: go along with it
@@ -368,6 +377,47 @@ def start_call(
     if state is None or state.settled:
         yield ProgressDone(token)
     return outcome.result if state is None else state
+
+
+def _input_rounds(
+    session: AnySession,
+    name: str,
+    arguments: Mapping[str, Any],
+    asked: dict[str, Any],
+    limit: float,
+    as_task: bool,
+    liveness: Liveness | None,
+) -> Flow[Outcome]:
+    """A 2026-07-28 call that asks for input: answer its ``inputRequests`` (the
+    session's ``on_input``) and retry it with ``inputResponses`` and the echoed
+    ``requestState``, until it is answered otherwise (at most ``MAX_INPUT_ROUNDS``)."""
+    label = f"tools/call {name!r}"
+    for round_ in range(MAX_INPUT_ROUNDS):
+        if session._core.modern_version is None:
+            return Outcome(asked)  # no input_required in the handshake era: refused later
+        requests = asked.get("inputRequests", {})
+        state = asked.get("requestState")
+        if not isinstance(requests, dict) or not (requests or isinstance(state, str)):
+            raise ProtocolError(
+                f"{label}: an input_required result needs inputRequests or requestState",
+                reason="invalid_input_required",
+            )
+        params = session._call_params(name, arguments, False)
+        if requests:
+            params["inputResponses"] = yield AskInput(requests)
+        else:  # nothing to answer: the server is not done yet; back off (50 ms up to 250)
+            yield Sleep(min(0.05 * 2**round_, 0.25))
+        if isinstance(state, str):
+            params["requestState"] = state
+        pending: Pending = yield Prepare("tools/call", params, tasks=as_task)
+        outcome: Outcome = yield Await(pending, label, limit, liveness=liveness)
+        if outcome.result is None or outcome.result.get("resultType") != "input_required":
+            return outcome
+        asked = outcome.result
+    raise ProtocolError(
+        f"{label}: the server still asks for input after {MAX_INPUT_ROUNDS} rounds",
+        reason="too_many_input_rounds",
+    )
 
 
 # -- tools and tasks --------------------------------------------------------------------

@@ -17,6 +17,7 @@ from .._errors import McpError, ServerExited, Timeout
 from ..transport.lines import ServeFunction, Transport
 from ..transport.sync import InMemoryTransport, StdioTransport
 from . import flows
+from .asking import question_of
 from .base import (
     _MAX_WAIT,
     ProgressCallback,
@@ -24,7 +25,7 @@ from .base import (
     _identity,
     _SessionState,
 )
-from .core import Outcome, Response
+from .core import Asked, Outcome, Response
 from .effects import Liveness, Window
 from .listing import ListedTool
 from .tasks import TaskStatus, _TaskHandleBase, _TaskState
@@ -241,6 +242,8 @@ class Session(_SessionState[Transport, _Waiter]):
             return flows.Pending(request_id, line, waiter)
         if isinstance(effect, flows.Await):
             return self._exchange(effect)
+        if isinstance(effect, flows.AskInput):
+            return {key: self._ask(self._question(r)) for key, r in effect.requests.items()}
         if isinstance(effect, flows.Write):
             self.transport.send(effect.line)
         elif isinstance(effect, flows.WriteNowait):
@@ -309,6 +312,15 @@ class Session(_SessionState[Transport, _Waiter]):
             self.transport.send(line)
         except ServerExited:
             pass
+
+    def _answer_asked(self, event: Asked) -> None:
+        """On a thread of its own: ``on_input`` may wait for a person."""
+
+        def answer() -> None:
+            result = self._ask(question_of(event.params))
+            self._send_quietly(self._core.answer_line(event.id, result))
+
+        threading.Thread(target=answer, name="mcpgen-on-input", daemon=True).start()
 
     # -- what the reader thread wakes callers with -----------------------------------------
 

@@ -30,7 +30,10 @@
    agreeing with the arguments its tool mirrors, else 400 and -32020), and every answer comes back with its HTTP status (errors of
    the 2026-07-28 era: 400, 404 for an unknown method). A notification or a
    response gets 202 and no body (a notification naming a revision this server
-   does not serve: 400, the core's -32022).
+   does not serve: 400, the core's -32022); a response answering a tool's
+   ``elicitation/create`` goes to the waiting call (``Exchange.deliver``). The
+   ``Mcp-Session-Id`` a client sends is handed to the core with the routing
+   headers (``server.asking``: it carries a declared capability, nothing else).
 
 ``gc.freeze()`` runs once start-up is done (the lifespan's start): what the
 tool table, the compiled validators and the imports allocated is never scanned
@@ -82,7 +85,7 @@ class _Head:
     """The request headers this app reads, taken from the ASGI scope in one pass."""
 
     __slots__ = ("accept", "authorization", "content_length", "content_type", "duplicated", "host",
-                 "method_header", "name_header", "origin", "params", "version")  # fmt: skip
+                 "method_header", "name_header", "origin", "params", "session", "version")  # fmt: skip
 
     def __init__(self, headers: list[tuple[bytes, bytes]]) -> None:
         self.host = self.origin = self.content_type = self.accept = None
@@ -91,6 +94,7 @@ class _Head:
         self.version = self.method_header = self.name_header = None
         self.duplicated: str | None = None
         self.params: list[tuple[str, str]] = []
+        self.session: str | None = None
         seen: list[bytes] = []
         for name, value in headers:
             if name == b"content-type":
@@ -105,6 +109,8 @@ class _Head:
                 self.content_length = value
             elif name == b"authorization":
                 self.authorization.append(value)
+            elif name == b"mcp-session-id":
+                self.session = value.decode("latin-1")
             elif name in _ROUTING:
                 if name in seen:
                     self.duplicated = name.decode()
@@ -128,6 +134,7 @@ class _Head:
             None if name is None else decode_header_value(name),
             self.duplicated,
             tuple(self.params),
+            self.session,
         )
 
     def accepts(self) -> tuple[bool, bool]:
@@ -411,6 +418,8 @@ class HttpApp:
             if refused is not None:
                 await send_json(send, refused, 400)
                 return
+            if kind == "response":  # the answer to a tool's question (server.asking)
+                await self.exchange.deliver(message)
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return

@@ -168,3 +168,6 @@ class HttpOptions:
     log_format: str = "off"
     otel_service: str | None = None
     capture_content: bool = False
+    # the key sealing a 2026-07-28 asking call's requestState (None: the app's own);
+    # with --workers and no key given, one random key of this run, shared by its workers
+    request_state_key: str | None = None

@@ -15,7 +15,9 @@ How the answer goes out:
   watched: a client that hangs up cancels the call (``ctx.cancelled``, an async
   handler cancelled) and leaves nothing behind;
 - a call whose handler declares ``ctx`` and whose request asked for progress (a
-  ``progressToken``) or logs, from a client that accepts ``text/event-stream``
+  ``progressToken``) or logs, or which may ask its caller for input (a
+  handshake-era client that declared elicitation: the ``elicitation/create``
+  goes out on the stream), from a client that accepts ``text/event-stream``
   (and no ``--json-response``): an SSE stream carrying the notifications in the
   order the handler sent them, then the result. Otherwise a ``ctx``'s
   notifications have nowhere to go and are dropped. At most
@@ -35,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -42,8 +45,10 @@ from typing import Any
 from ..auth.tokens import AuthInfo
 from ..protocol.jsonrpc import INTERNAL_ERROR, error_response
 from ..server.actions import CreateTask, FetchTask, ListTasks
+from ..server.asking import Outbound
 from ..server.core import Invoke, Routing, SendFrame, ServerConnection
 from ..server.tools import App, CallOutcome
+from ..tasks.store import TaskStore, TaskStoreUnavailable
 from ..tasks.table import TaskTable
 from ..telemetry.server import Observation, ServerTelemetry
 from .calls import Calls, run_invoke
@@ -76,14 +81,13 @@ SSE_HEADERS = [
 ]
 
 
-async def send_json(send: ASGISend, frame: bytes, status: int = 200) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [*JSON_HEADERS, (b"content-length", str(len(frame)).encode())],
-        }
-    )
+async def send_json(
+    send: ASGISend, frame: bytes, status: int = 200, session: str | None = None
+) -> None:
+    headers = [*JSON_HEADERS, (b"content-length", str(len(frame)).encode())]
+    if session is not None:
+        headers.append((b"mcp-session-id", session.encode("ascii")))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": frame})
 
 
@@ -105,6 +109,7 @@ class Exchange:
         gate: OAuthGate | None = None,
         telemetry: ServerTelemetry | None = None,
         identity_header: str | None = None,
+        store: TaskStore | None = None,
     ) -> None:
         self.gate = gate  # with authorization: filtered listings (http.oauth)
         self.app = app
@@ -127,6 +132,27 @@ class Exchange:
             ],
             Awaitable[object],
         ] = self._answer if telemetry is None else self._observed
+        # the elicitation/create requests this process's calls sent, awaiting answers
+        self.outbound = Outbound()
+        # with a shared store, answers POSTed to another worker are relayed through it
+        self.store = store
+        self._hearing = False
+
+    async def deliver(self, message: Mapping[str, Any]) -> None:
+        """A client's response: the answer to a question one of our calls asked, or
+        (with a shared store) relayed to the worker whose call asked it."""
+        if self.outbound.resolve(message):
+            return
+        request_id = message.get("id")
+        if self.store is not None and self.store.shared and Outbound.ours(request_id):
+            with contextlib.suppress(TaskStoreUnavailable):  # then the ask times out
+                await self.store.relay(message)
+
+    async def _hear_relayed(self) -> None:
+        """Once per process, before a call may ask: relayed answers reach ``outbound``."""
+        if not self._hearing and self.store is not None and self.store.shared:
+            self._hearing = True
+            await self.store.hear_relayed(self.outbound.resolve)
 
     def connection(
         self, scope: Mapping[str, Any], auth: AuthInfo | None = None, app: App | None = None
@@ -137,7 +163,7 @@ class Exchange:
         table answering it (a token's filtered listing), else the server's."""
         app = self.app if app is None else app
         if self.tasks is None:
-            return ServerConnection(app, defer_checks=True, auth=auth)
+            return ServerConnection(app, defer_checks=True, auth=auth, outbound=self.outbound)
         requestor = auth.requestor if auth is not None else self.tasks.requestor(scope)
         return ServerConnection(
             app,
@@ -147,6 +173,7 @@ class Exchange:
             requestor=requestor,
             tasks_listed=requestor is not None,
             tasks_outside=True,
+            outbound=self.outbound,
         )
 
     async def _answer(
@@ -227,7 +254,7 @@ class Exchange:
                 INTERNAL_ERROR,
             )
         )
-        await send_json(send, frame.data, frame.status)
+        await send_json(send, frame.data, frame.status, frame.session)
         return frame
 
     async def _background(
@@ -255,6 +282,7 @@ class Exchange:
     ) -> CallOutcome | None:
         """A call with notifications: an SSE stream of them, then the result."""
         assert invoke.context is not None
+        await self._hear_relayed()
         stream = _EventStream()
         invoke.context.send_to(stream.emit)
         await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})

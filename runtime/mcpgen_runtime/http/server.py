@@ -1,8 +1,9 @@
 """Streamable HTTP: the same tool table served by mcpgen's own ASGI application.
 
 ``python -m <package> --transport http`` serves ``app.HttpApp`` with
-uvicorn: stateless Streamable HTTP (no ``Mcp-Session-Id``; any worker answers any
-request), both the handshake revisions and 2026-07-28, over the same sans-I/O
+uvicorn: stateless Streamable HTTP (any worker answers any request; the one
+``Mcp-Session-Id`` handed out, to a client that declared elicitation, is a sealed
+token of that declaration, not server state: ``server.asking``), both the handshake revisions and 2026-07-28, over the same sans-I/O
 server core as stdio (``server.core``), so the tool list, every answer and the
 error mapping of ``server.tools`` are the stdio server's. Tasks live in a
 ``tasks.store.TaskStore`` (this process's, or a Redis shared by every worker).
@@ -150,6 +151,7 @@ def build_asgi_app(
         gate=gate,
         telemetry=telemetry,
         identity_header=options.identity_header,
+        store=store,
     )
     return HttpApp(
         exchange,
@@ -167,7 +169,11 @@ def build_asgi_app(
 
 
 def _task_store(app: App, options: HttpOptions) -> TaskStore:
-    """The task store of ``options`` (in process, or Redis), keys under the server's name."""
+    """The task store of ``options`` (in process, or Redis), keys under the server's
+    name; first, ``app`` takes the key that seals requestState (shared by the workers
+    that share the store)."""
+    if options.request_state_key is not None:
+        app.use_state_key(options.request_state_key)
     name = str(app.server_info.get("name", "")) or "default"
     return open_task_store(
         options.task_store,
@@ -250,7 +256,9 @@ def without_tasks(app: App) -> App:
         )
         for name, tool in app.tools.items()
     }
-    return App(tools, server_info=app.server_info, instructions=app.instructions)
+    bare = App(tools, server_info=app.server_info, instructions=app.instructions)
+    bare.share_state_seal(app)
+    return bare
 
 
 def _guard_connections(options: HttpOptions) -> type:

@@ -32,14 +32,17 @@ __all__ = [
 class SendFrame:
     """A frame to write. ``code``: the JSON-RPC error code of an error frame (None: a
     result or a notification). ``status``: the HTTP status a stateless transport
-    answers with (``ServerConnection.receive_stateless`` sets it; 200 otherwise)."""
+    answers with (``ServerConnection.receive_stateless`` sets it; 200 otherwise).
+    ``session``: the ``Mcp-Session-Id`` a stateless transport hands out with it (an
+    ``initialize`` answer, see ``server.asking``), else None."""
 
-    __slots__ = ("code", "data", "status")
+    __slots__ = ("code", "data", "session", "status")
 
     def __init__(self, data: bytes, code: int | None = None) -> None:
         self.data = data
         self.code = code
         self.status = 200
+        self.session: str | None = None
 
 
 def error_frame(request_id: Any, code: int, message: str, data: Any = None) -> SendFrame:

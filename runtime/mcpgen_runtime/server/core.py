@@ -81,7 +81,9 @@ from .actions import (
     refusal,
     runs_inline,
 )
-from .context import LOG_LEVELS, Context
+from .asking import ELICITATION_VERSIONS, LegacyAsker, ModernAsker, Outbound
+from .context import LOG_LEVELS, Asker, Context
+from .sealing import StateRefused, binding_of, session_capabilities, session_token
 from .stateless import (
     DEFAULT_STATELESS_VERSION,
     MODERN_HTTP_STATUS,
@@ -159,6 +161,7 @@ class ServerConnection(TaskMethods):
         tasks_outside: bool = False,
         rate_limit: RateLimit | None = None,
         auth: AuthInfo | None = None,
+        outbound: Outbound | None = None,
     ) -> None:
         self.app = app
         self.auth = auth  # the request's verified token (HTTP with authorization): ctx.auth
@@ -193,6 +196,12 @@ class ServerConnection(TaskMethods):
         # A shell's telemetry (stdio): told every message ``receive`` decoded, with the
         # actions that answer it; it reads them, never changes them
         self.observe: Callable[[Any, list[Action]], None] | None = None
+        # what the client declared at initialize (handshake era); and the requests
+        # this connection sent it (elicitation/create), awaiting their responses
+        self.client_capabilities: Mapping[str, Any] = {}
+        self._outbound = outbound  # shared by a stateless shell's connections
+        self._stateless = False  # entered by receive_stateless (hands out session ids)
+        self._asker: ModernAsker | None = None  # this request's round (2026-07-28)
 
     # -- input ------------------------------------------------------------
 
@@ -246,6 +255,11 @@ class ServerConnection(TaskMethods):
             self.era = "legacy"
             self.version = routing.version or DEFAULT_STATELESS_VERSION
             self.log_level = handshake_log_level(meta)
+            if routing.session is not None:
+                self.client_capabilities = session_capabilities(
+                    self.app.state_seal, routing.session
+                )
+        self._stateless = True
         actions = self._message(message)
         if self.era == "modern":  # _with_status, inline: this is every request's path
             for action in actions:
@@ -300,7 +314,9 @@ class ServerConnection(TaskMethods):
             return []  # never answer a notification, nor an id-less response or error
         request_id = message["id"]
         if method is None and ("result" in message or "error" in message):
-            return []  # a response: this server sends no requests, so nothing awaits it
+            if self._outbound is not None:  # the answer to an ask, or nobody's
+                self._outbound.resolve(message)
+            return []  # a response is never answered
         if type(request_id) not in (str, int):
             return refusal(
                 None, INVALID_REQUEST, "Invalid Request: id must be a string or an integer"
@@ -409,6 +425,9 @@ class ServerConnection(TaskMethods):
     def _initialize(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         version = negotiate_version(params.get("protocolVersion"))
         self.version = version
+        capabilities_given = params.get("capabilities")
+        if isinstance(capabilities_given, dict):
+            self.client_capabilities = capabilities_given
         info = dict(self.app.server_info)
         if version in ("2024-11-05", "2025-03-26"):
             info.pop("title", None)
@@ -423,7 +442,11 @@ class ServerConnection(TaskMethods):
         }
         if self.app.instructions is not None:
             result["instructions"] = self.app.instructions
-        return [SendFrame(result_response(request_id, result))]
+        frame = SendFrame(result_response(request_id, result))
+        elicitation = self.client_capabilities.get("elicitation")
+        if self._stateless and elicitation is not None and version in ELICITATION_VERSIONS:
+            frame.session = session_token(self.app.state_seal, elicitation)
+        return [frame]
 
     def _discover(self, request_id: Any, params: Mapping[str, Any]) -> list[Action]:
         capabilities: dict[str, Any] = {"tools": {"listChanged": False}}
@@ -488,6 +511,7 @@ class ServerConnection(TaskMethods):
         if isinstance(arguments, list):
             return arguments
         as_task, refused_task = self._task_mode(request_id, tool, params)
+        refused_task = refused_task or self._open_round(request_id, tool, arguments, params)
         if refused_task is not None:
             return [refused_task]
         background = not runs_inline(tool, as_task)
@@ -547,6 +571,40 @@ class ServerConnection(TaskMethods):
                 return refusal(request_id, HEADER_MISMATCH, mismatch)
         return arguments
 
+    def _open_round(
+        self,
+        request_id: Any,
+        tool: ToolRuntime,
+        arguments: Mapping[str, Any],
+        params: Mapping[str, Any],
+    ) -> SendFrame | None:
+        """A 2026-07-28 call's round (``server.asking``): the answers its sealed
+        ``requestState`` records and the ``inputResponses`` it brings; a state that is
+        not this server's, for this call and still good, is refused (-32602)."""
+        token = params.get("requestState")
+        if not self._is_modern or (token is None and not tool.wants_context):
+            return None  # nothing to check, and a handler without ctx cannot ask
+        seal = self.app.state_seal
+        binding = binding_of(tool.name, arguments, self.requestor)
+        claims = None
+        if token is not None:
+            try:
+                claims = seal.open(token, binding)
+            except StateRefused as refused:
+                return error_frame(
+                    request_id,
+                    INVALID_PARAMS,
+                    f"Invalid or expired requestState ({refused}): retry the call without it",
+                    {"reason": "invalid_request_state", "detail": str(refused)},
+                )
+        responses = params.get("inputResponses")
+        capabilities = self._request_meta.get(META_CAPABILITIES)
+        can_ask = isinstance(capabilities, dict) and "elicitation" in capabilities
+        self._asker = ModernAsker(
+            seal, binding, claims, responses if isinstance(responses, dict) else {}, can_ask
+        )
+        return None
+
     def invalid_arguments(self, request_id: Any, error: ToolError) -> SendFrame:
         """The answer to a call whose arguments its tool refused (an ``isError`` result)."""
         return self._result(request_id, {"content": error.content, "isError": True})
@@ -573,6 +631,7 @@ class ServerConnection(TaskMethods):
         context = self._context(request_id, tool) if tool.wants_context else None
         if context is not None:
             context.task_id = task.task_id
+            context.asker = None  # a task does not ask its caller (yet): ask declines
         invoke = Invoke(
             request_id,
             tool,
@@ -624,7 +683,20 @@ class ServerConnection(TaskMethods):
             logger=str(self.app.server_info.get("name", "")),
             progress_messages=self.version != "2024-11-05",
             auth=self.auth,
+            asker=self._asker_for_call(),
         )
+
+    def _asker_for_call(self) -> Asker | None:
+        """How this call may ask its caller: the round (2026-07-28); by
+        ``elicitation/create`` to a handshake-era client that declared elicitation;
+        else not at all (``ask`` declines)."""
+        if self._is_modern:
+            return self._asker
+        if self.version in ELICITATION_VERSIONS and "elicitation" in self.client_capabilities:
+            if self._outbound is None:
+                self._outbound = Outbound()
+            return LegacyAsker(self._outbound)
+        return None
 
     # -- output ---------------------------------------------------------------
 
@@ -659,6 +731,9 @@ class ServerConnection(TaskMethods):
 
     def respond(self, invoke: Invoke, outcome: CallOutcome) -> bytes:
         """The response frame for a finished, non-task ``Invoke``."""
+        if outcome.input_required is not None:
+            asked = {"resultType": "input_required", **outcome.input_required}
+            return self._result(invoke.request_id, asked).data
         if outcome.result is None:
             return error_response(
                 invoke.request_id, INTERNAL_ERROR, outcome.internal_error or "Internal error"

@@ -67,15 +67,17 @@ class Routing(NamedTuple):
     """What the transport carried beside the body: the revision it names
     (``MCP-Protocol-Version``), the method and name it routes by (``Mcp-Method``,
     ``Mcp-Name``, decoded; None when absent or malformed), the first routing
-    header sent more than once, if any, and every ``Mcp-Param-*`` header (lower-case
+    header sent more than once, if any, every ``Mcp-Param-*`` header (lower-case
     name, value as sent, in order), which ``tools/call`` holds against the arguments
-    its tool mirrors (``protocol.param_headers``)."""
+    its tool mirrors (``protocol.param_headers``), and the ``Mcp-Session-Id`` (a
+    handshake-era client that declared elicitation was handed one: ``server.asking``)."""
 
     version: str | None = None
     method: str | None = None
     name: str | None = None
     duplicated: str | None = None
     params: tuple[tuple[str, str], ...] = ()
+    session: str | None = None
 
 
 def stateless_era(version: str | None) -> str:

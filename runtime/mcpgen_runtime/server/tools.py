@@ -42,7 +42,9 @@ from ..protocol.revisions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, T
 from ..protocol.structured import descriptor_for_revision, needs_wrapper, wrap_value
 from ..schema.validator import ValidationFailed, compile_schema
 from ..telemetry.logs import diagnostics
+from .asking import InputRequired
 from .context import Cancelled, Context
+from .sealing import StateSeal
 
 __all__ = [
     "App",
@@ -95,11 +97,13 @@ class InvalidResult(InternalError):
 @dataclass
 class CallOutcome:
     """A finished call: a ``CallToolResult`` in 2025-11-25 shape, an internal
-    error, or nothing at all because the call was cancelled."""
+    error, nothing at all because the call was cancelled, or (2026-07-28) the
+    ``input_required`` result of a handler that asked its caller."""
 
     result: dict[str, Any] | None = None
     internal_error: str | None = None
     cancelled: bool = False
+    input_required: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +167,8 @@ class ToolRuntime:
             return CallOutcome(cancelled=True)
         except Exception:  # noqa: BLE001 - every failure becomes an error result
             return CallOutcome(self.handler_failed())
+        except InputRequired as asked:
+            return CallOutcome(input_required=asked.result)
         except BaseException as exc:  # KeyboardInterrupt-like from a handler: keep serving
             if isinstance(exc, SystemExit):  # sys.exit() in a sync handler stops the server
                 raise
@@ -192,6 +198,8 @@ class ToolRuntime:
             return CallOutcome(cancelled=True)
         except Exception:  # noqa: BLE001
             return CallOutcome(self.handler_failed())
+        except InputRequired as asked:
+            return CallOutcome(input_required=asked.result)
         except BaseException as exc:
             if _cancelled_from_outside(exc):
                 raise
@@ -411,6 +419,8 @@ class App:
         self.tools = tools
         self.server_info = dict(server_info)
         self.instructions = instructions
+        # seals a 2026-07-28 asking call's requestState; the command line may set the key
+        self.state_seal = StateSeal.from_environment()
         self.task_tools = frozenset(
             name for name, tool in tools.items() if tool.binding.task_support != "forbidden"
         )
@@ -431,6 +441,14 @@ class App:
                 "_meta": {META_SERVER_INFO: dict(self.server_info)},
             }
         )
+
+    def use_state_key(self, key: str | bytes) -> None:
+        """Seal 2026-07-28 ``requestState`` with ``key`` (shared by every worker)."""
+        self.state_seal = StateSeal(key)
+
+    def share_state_seal(self, other: App) -> None:
+        """Seal as ``other`` does (an App derived from it)."""
+        self.state_seal = other.state_seal
 
     @classmethod
     def build(

@@ -31,8 +31,10 @@ Every key expires: none outlives the tasks it is about.
   the workers that ran tasks.
 - ``rate:<caller digest>``: a caller's rate-limit bucket (``take_token``, the
   ``RATE`` script), expiring when the bucket is full again.
-- channel ``events``: ``cancel:<id>`` (the running worker stops it) and
-  ``done:<id>`` (blocked ``tasks/result`` calls wake up).
+- channel ``events``: ``cancel:<id>`` (the running worker stops it),
+  ``done:<id>`` (blocked ``tasks/result`` calls wake up) and ``answer:<JSON>`` (a
+  client's answer to a tool's question, POSTed to another worker than the one
+  whose handler waits for it: ``relay``).
 
 Every state change is one Lua script, so it is atomic: a task is finished,
 cancelled or failed exactly once, and no cap is exceeded by a race. A task whose
@@ -54,7 +56,7 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..protocol.jsonrpc import INTERNAL_ERROR
@@ -133,6 +135,9 @@ class RedisTaskStore:
         self._mine = LocalQuota(max_tasks_per_worker)
         self._background: list[asyncio.Task[None]] = []
         self._registered = False
+        # relayed answers go here (http.exchange); set once subscribed to the channel
+        self._deliver: Callable[[dict[str, Any]], object] | None = None
+        self._subscribed = asyncio.Event()
 
     # -- connection ------------------------------------------------------------
 
@@ -227,6 +232,7 @@ class RedisTaskStore:
             try:
                 pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
                 await pubsub.subscribe(self.channel)
+                self._subscribed.set()
                 async for message in pubsub.listen():
                     data = message.get("data")
                     if isinstance(data, str):
@@ -242,12 +248,33 @@ class RedisTaskStore:
 
     def _event(self, data: str) -> None:
         kind, _, task_id = data.partition(":")
-        if kind == "done":
+        if kind == "answer":
+            self._relayed(task_id)
+        elif kind == "done":
             self.wakeups.wake(task_id)
         elif kind == "cancel":
             stop = self._running.get(task_id)
             if stop is not None:
                 stop()
+
+    def _relayed(self, text: str) -> None:
+        deliver = self._deliver
+        if deliver is None:
+            return
+        with contextlib.suppress(ValueError, RecursionError):
+            message = json.loads(text)
+            if isinstance(message, dict):
+                deliver(message)
+
+    async def relay(self, message: Mapping[str, Any]) -> None:
+        data = "answer:" + json.dumps(dict(message), separators=(",", ":"))
+        await self._do(lambda: self.redis.publish(self.channel, data))
+
+    async def hear_relayed(self, deliver: Callable[[dict[str, Any]], object]) -> None:
+        self._deliver = deliver
+        self._ensure_listening()
+        with contextlib.suppress(TimeoutError):  # Redis down: relayed answers are lost
+            await asyncio.wait_for(self._subscribed.wait(), SOCKET_TIMEOUT_SECONDS)
 
     def _ensure_listening(self) -> None:
         if not any(getattr(t, "mcpgen_listener", False) for t in self._background):

@@ -38,7 +38,7 @@ import asyncio
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Protocol
 
 from ..ratelimit.bucket import LocalBuckets, RateLimit
@@ -124,6 +124,16 @@ class TaskStore(Protocol):
         """One request of the caller ``key`` against ``limit``: 0.0 when admitted,
         else the seconds until it may send again (``ratelimit.bucket.take``).
         ``TaskStoreUnavailable`` when the store cannot be reached."""
+        ...
+
+    async def relay(self, message: Mapping[str, Any]) -> None:
+        """Hand a client's response to every other worker (the one whose handler
+        asked the question takes it): an answer POSTed to the wrong worker."""
+        ...
+
+    async def hear_relayed(self, deliver: Callable[[dict[str, Any]], object]) -> None:
+        """From now on, pass the responses other workers relay to ``deliver``
+        (returns once they reach this worker)."""
         ...
 
     async def close(self) -> None: ...
@@ -237,6 +247,12 @@ class MemoryTaskStore:
 
     async def ready(self) -> bool:
         return True  # in this process: as ready as the process
+
+    async def relay(self, message: Mapping[str, Any]) -> None:
+        return None  # one process: no other worker to hand it to
+
+    async def hear_relayed(self, deliver: Callable[[dict[str, Any]], object]) -> None:
+        return None
 
     async def close(self) -> None:
         return None

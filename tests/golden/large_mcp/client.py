@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from mcpgen_runtime import (
     DEFAULT_MAX_MESSAGE_BYTES,
     UNSET,
+    AsyncInputCallback,
     AsyncProgressCallback,
     AsyncSession,
     AsyncTaskHandle,
     HttpAuth,
+    InputCallback,
     ListedTool,
     ProgressCallback,
     ProtocolChoice,
@@ -132,6 +134,7 @@ class LargeClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> LargeClient:
         """Start the server as a child process (connects on ``with``).
 
@@ -139,6 +142,9 @@ class LargeClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             Session.stdio(
@@ -151,6 +157,7 @@ class LargeClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -166,6 +173,7 @@ class LargeClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> LargeClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``with``; needs ``mcpgen-runtime[http]``).
@@ -173,7 +181,7 @@ class LargeClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             Session.http(
@@ -186,6 +194,7 @@ class LargeClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -197,6 +206,7 @@ class LargeClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: InputCallback | None = None,
     ) -> LargeClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -207,6 +217,7 @@ class LargeClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 
@@ -965,6 +976,7 @@ class AsyncLargeClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncLargeClient:
         """Start the server as a child process (connects on ``async with``).
 
@@ -972,6 +984,9 @@ class AsyncLargeClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             AsyncSession.stdio(
@@ -984,6 +999,7 @@ class AsyncLargeClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -999,6 +1015,7 @@ class AsyncLargeClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncLargeClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``async with``; needs ``mcpgen-runtime[http]``).
@@ -1006,7 +1023,7 @@ class AsyncLargeClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             AsyncSession.http(
@@ -1019,6 +1036,7 @@ class AsyncLargeClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -1030,6 +1048,7 @@ class AsyncLargeClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncLargeClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -1040,6 +1059,7 @@ class AsyncLargeClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 

@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from mcpgen_runtime import (
     DEFAULT_MAX_MESSAGE_BYTES,
     UNSET,
+    AsyncInputCallback,
     AsyncProgressCallback,
     AsyncSession,
     HttpAuth,
+    InputCallback,
     ListedTool,
     ProgressCallback,
     ProtocolChoice,
@@ -83,6 +85,7 @@ class NamesClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> NamesClient:
         """Start the server as a child process (connects on ``with``).
 
@@ -90,6 +93,9 @@ class NamesClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             Session.stdio(
@@ -102,6 +108,7 @@ class NamesClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -117,6 +124,7 @@ class NamesClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> NamesClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``with``; needs ``mcpgen-runtime[http]``).
@@ -124,7 +132,7 @@ class NamesClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             Session.http(
@@ -137,6 +145,7 @@ class NamesClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -148,6 +157,7 @@ class NamesClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: InputCallback | None = None,
     ) -> NamesClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -158,6 +168,7 @@ class NamesClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 
@@ -289,6 +300,7 @@ class AsyncNamesClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncNamesClient:
         """Start the server as a child process (connects on ``async with``).
 
@@ -296,6 +308,9 @@ class AsyncNamesClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             AsyncSession.stdio(
@@ -308,6 +323,7 @@ class AsyncNamesClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -323,6 +339,7 @@ class AsyncNamesClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncNamesClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``async with``; needs ``mcpgen-runtime[http]``).
@@ -330,7 +347,7 @@ class AsyncNamesClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             AsyncSession.http(
@@ -343,6 +360,7 @@ class AsyncNamesClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -354,6 +372,7 @@ class AsyncNamesClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncNamesClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -364,6 +383,7 @@ class AsyncNamesClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 

@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from mcpgen_runtime import (
     DEFAULT_MAX_MESSAGE_BYTES,
     UNSET,
+    AsyncInputCallback,
     AsyncProgressCallback,
     AsyncSession,
     AsyncTaskHandle,
     HttpAuth,
+    InputCallback,
     ListedTool,
     ProgressCallback,
     ProtocolChoice,
@@ -93,6 +95,7 @@ class SeededClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> SeededClient:
         """Start the server as a child process (connects on ``with``).
 
@@ -100,6 +103,9 @@ class SeededClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             Session.stdio(
@@ -112,6 +118,7 @@ class SeededClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -127,6 +134,7 @@ class SeededClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> SeededClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``with``; needs ``mcpgen-runtime[http]``).
@@ -134,7 +142,7 @@ class SeededClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             Session.http(
@@ -147,6 +155,7 @@ class SeededClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -158,6 +167,7 @@ class SeededClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: InputCallback | None = None,
     ) -> SeededClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -168,6 +178,7 @@ class SeededClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 
@@ -314,6 +325,7 @@ class AsyncSeededClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncSeededClient:
         """Start the server as a child process (connects on ``async with``).
 
@@ -321,6 +333,9 @@ class AsyncSeededClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             AsyncSession.stdio(
@@ -333,6 +348,7 @@ class AsyncSeededClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -348,6 +364,7 @@ class AsyncSeededClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncSeededClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``async with``; needs ``mcpgen-runtime[http]``).
@@ -355,7 +372,7 @@ class AsyncSeededClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             AsyncSession.http(
@@ -368,6 +385,7 @@ class AsyncSeededClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -379,6 +397,7 @@ class AsyncSeededClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncSeededClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -389,6 +408,7 @@ class AsyncSeededClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 

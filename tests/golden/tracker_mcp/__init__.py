@@ -21,10 +21,13 @@ _validate_runtime_version("0.1.0", __name__)
 if TYPE_CHECKING:
     from mcpgen_runtime import (
         UNSET,
+        Accepted,
         AuthRequired,
         ConnectionFailed,
         Context,
         ContractMismatch,
+        Declined,
+        Dismissed,
         EndpointNotFound,
         HttpStatusError,
         NotAnMcpEndpoint,
@@ -42,10 +45,13 @@ if TYPE_CHECKING:
 # Imported on first use: a server process never loads the client side.
 _WHERE = {
     "AsyncTrackerClient": ".client",
+    "Accepted": "mcpgen_runtime",
     "AuthRequired": "mcpgen_runtime",
     "ConnectionFailed": "mcpgen_runtime",
     "Context": "mcpgen_runtime",
     "ContractMismatch": "mcpgen_runtime",
+    "Declined": "mcpgen_runtime",
+    "Dismissed": "mcpgen_runtime",
     "EndpointNotFound": "mcpgen_runtime",
     "HttpStatusError": "mcpgen_runtime",
     "NotAnMcpEndpoint": "mcpgen_runtime",
@@ -65,11 +71,14 @@ _SUBMODULES = frozenset({"client", "contract", "models", "server"})
 
 __all__ = [
     "UNSET",
+    "Accepted",
     "AsyncTrackerClient",
     "AuthRequired",
     "ConnectionFailed",
     "Context",
     "ContractMismatch",
+    "Declined",
+    "Dismissed",
     "EndpointNotFound",
     "HttpStatusError",
     "NotAnMcpEndpoint",

@@ -25,9 +25,11 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from mcpgen_runtime import (
     DEFAULT_MAX_MESSAGE_BYTES,
     UNSET,
+    AsyncInputCallback,
     AsyncProgressCallback,
     AsyncSession,
     HttpAuth,
+    InputCallback,
     ListedTool,
     ProgressCallback,
     ProtocolChoice,
@@ -83,6 +85,7 @@ class TrackerClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> TrackerClient:
         """Start the server as a child process (connects on ``with``).
 
@@ -90,6 +93,9 @@ class TrackerClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             Session.stdio(
@@ -102,6 +108,7 @@ class TrackerClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -117,6 +124,7 @@ class TrackerClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> TrackerClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``with``; needs ``mcpgen-runtime[http]``).
@@ -124,7 +132,7 @@ class TrackerClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             Session.http(
@@ -137,6 +145,7 @@ class TrackerClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -148,6 +157,7 @@ class TrackerClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: InputCallback | None = None,
     ) -> TrackerClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -158,6 +168,7 @@ class TrackerClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 
@@ -251,6 +262,7 @@ class AsyncTrackerClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncTrackerClient:
         """Start the server as a child process (connects on ``async with``).
 
@@ -258,6 +270,9 @@ class AsyncTrackerClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             AsyncSession.stdio(
@@ -270,6 +285,7 @@ class AsyncTrackerClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -285,6 +301,7 @@ class AsyncTrackerClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncTrackerClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``async with``; needs ``mcpgen-runtime[http]``).
@@ -292,7 +309,7 @@ class AsyncTrackerClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             AsyncSession.http(
@@ -305,6 +322,7 @@ class AsyncTrackerClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -316,6 +334,7 @@ class AsyncTrackerClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncTrackerClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -326,6 +345,7 @@ class AsyncTrackerClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 

@@ -25,10 +25,12 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 from mcpgen_runtime import (
     DEFAULT_MAX_MESSAGE_BYTES,
     UNSET,
+    AsyncInputCallback,
     AsyncProgressCallback,
     AsyncSession,
     AsyncTaskHandle,
     HttpAuth,
+    InputCallback,
     ListedTool,
     ProgressCallback,
     ProtocolChoice,
@@ -93,6 +95,7 @@ class WeatherClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> WeatherClient:
         """Start the server as a child process (connects on ``with``).
 
@@ -100,6 +103,9 @@ class WeatherClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             Session.stdio(
@@ -112,6 +118,7 @@ class WeatherClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -127,6 +134,7 @@ class WeatherClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: InputCallback | None = None,
     ) -> WeatherClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``with``; needs ``mcpgen-runtime[http]``).
@@ -134,7 +142,7 @@ class WeatherClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             Session.http(
@@ -147,6 +155,7 @@ class WeatherClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -158,6 +167,7 @@ class WeatherClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: InputCallback | None = None,
     ) -> WeatherClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -168,6 +178,7 @@ class WeatherClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 
@@ -308,6 +319,7 @@ class AsyncWeatherClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncWeatherClient:
         """Start the server as a child process (connects on ``async with``).
 
@@ -315,6 +327,9 @@ class AsyncWeatherClient:
         initialize handshake; ``"legacy"`` or ``"modern"`` speak one era only.
         ``max_message_bytes``: the longest line accepted from the server (16 MiB);
         a longer one fails the calls with ``ProtocolError`` and stops the server.
+        ``on_input(message, schema)`` answers a tool that asks for input: a dict
+        (checked against ``schema`` before it is sent), ``Declined()``,
+        ``Dismissed()`` or None (declined); without it, such tools are declined.
         """
         return cls(
             AsyncSession.stdio(
@@ -327,6 +342,7 @@ class AsyncWeatherClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -342,6 +358,7 @@ class AsyncWeatherClient:
         server_id: str | None = None,
         protocol: ProtocolChoice = "auto",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncWeatherClient:
         """Call a Streamable HTTP endpoint such as ``http://127.0.0.1:8000/mcp``
         (connects on ``async with``; needs ``mcpgen-runtime[http]``).
@@ -349,7 +366,7 @@ class AsyncWeatherClient:
         ``headers`` go with every request; ``auth``: a bearer token, a function
         returning one, or ``ClientCredentials``/``AuthorizationCode`` (OAuth, from the
         server's authorization server; needs ``mcpgen-runtime[auth]``); ``timeout``
-        bounds each call as a whole; ``protocol`` as for ``stdio``.
+        bounds each call as a whole; ``protocol`` and ``on_input`` as for ``stdio``.
         """
         return cls(
             AsyncSession.http(
@@ -362,6 +379,7 @@ class AsyncWeatherClient:
                 server_id=server_id,
                 protocol=protocol,
                 max_message_bytes=max_message_bytes,
+                on_input=on_input,
             )
         )
 
@@ -373,6 +391,7 @@ class AsyncWeatherClient:
         verify: Verify = "strict",
         timeout: float = 30.0,
         protocol: ProtocolChoice = "auto",
+        on_input: AsyncInputCallback | None = None,
     ) -> AsyncWeatherClient:
         """Talk to ``impl`` in this process, without a subprocess (for tests)."""
         app = build_app(impl)
@@ -383,6 +402,7 @@ class AsyncWeatherClient:
                 verify=verify,
                 timeout=timeout,
                 protocol=protocol,
+                on_input=on_input,
             )
         )
 
