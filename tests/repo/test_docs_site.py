@@ -400,6 +400,24 @@ def _source_tree(block: Block, packages: Path) -> None:
     assert [p for p in paths if not list(ROOT.glob(p.rstrip("/")))] == []
 
 
+def _test_tree(block: Block, packages: Path) -> None:
+    """CONTRIBUTING.md's map of the test tree: each folder it names exists and every folder
+    of tests/ holding test files is named; ``tests/runtime/<part>/`` stands for the
+    folders of tests/runtime/, each named after a subpackage of the runtime."""
+    named = {line.split()[0].rstrip("/") for line in block.text.splitlines() if line[:1] != " "}
+    assert [n for n in named if "<" not in n and not (ROOT / n).is_dir()] == []
+    tests = ROOT / "tests"
+    holding = {
+        path.parent.relative_to(ROOT).as_posix()
+        for path in tests.rglob("test_*.py")
+        if not {"fixtures", "golden"} & set(path.relative_to(tests).parts)
+    }
+    parts = {h for h in holding if h.startswith("tests/runtime/") and h.count("/") == 2}
+    runtime = ROOT / "runtime" / "mcpgen_runtime"
+    assert {h.rsplit("/", 1)[1] for h in parts} <= {p.name for p in runtime.iterdir() if p.is_dir()}
+    assert sorted(holding - parts - named) == []
+
+
 # the spec whose diagnostics docs/spec.md shows
 MISSPELLED = """\
 mcpgen: 1
@@ -540,6 +558,7 @@ GENERATED: dict[tuple[str, str], Callable[[Block, Path], None]] = {
     ("docs/generated-package.md", "weather_mcp/"): _package_tree,
     ("docs/getting-started.md", "notes/"): _package_tree,
     ("CONTRIBUTING.md", "mcpgen/spec/      front end: YAML with positions, checks, $ref bundling, lowering to the IR"): _source_tree,
+    ("CONTRIBUTING.md", "tests/interop/            official SDKs (Python, TypeScript), the Inspector, the conformance suite"): _test_tree,
     ("docs/generated-package.md", "ResultMismatch: the result of tool 'get_issue' does not fit its output schema: number: expected integer, got 'one'"): _result_mismatch,
     ("docs/spec.md", "tools.yaml:5:3: server.versoin: unknown key 'versoin' (did you mean 'version'?); expected one of: name, version, title, instructions, implementation, registry_name, scopes, description, environment"): _diagnostics,
     ("docs/contract-diff.md", "old.yaml -> new.yaml"): _diff_output,

@@ -26,7 +26,7 @@ from mcpgen_runtime._errors import ContractMismatch, ProtocolError, ServerExited
 from mcpgen_runtime.client.core import Notification
 from mcpgen_runtime.protocol.fingerprint import tool_fingerprint
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PY = sys.executable
 SDK_SERVER = [PY, str(FIXTURES / "client_sdk_server.py")]
 STUB = [PY, str(FIXTURES / "client_stub_server.py")]
