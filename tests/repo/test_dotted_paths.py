@@ -1,12 +1,18 @@
 """Every dotted ``mcpgen.…`` / ``mcpgen_runtime.…`` path that a docstring, a comment or
 a document names exists: the module imports and each further name is an attribute.
 
-Read: the docstrings and comments of mcpgen/ and the runtime, docs/**/*.md, README.md
-and CONTRIBUTING.md. The runtime's own texts and docs/architecture.md also name
+Read: the docstrings and comments of mcpgen/, the runtime and tests/ (not the golden
+records nor the frozen old package of tests/fixtures/built_before_layout/), docs/**/*.md,
+README.md, CONTRIBUTING.md and SECURITY.md. The runtime's own texts and docs/architecture.md also name
 paths relative to a package, in double backquotes (````client.core````,
 ````spec.load````): those resolve below ``mcpgen_runtime`` or ``mcpgen`` by their first
 name. A path that is not meant to resolve (a name a generated package defines) goes
 into ``NOT_A_PATH`` with the reason.
+
+The same texts name files by their path from the checkout (``tests/…/test_x.py``,
+``runtime/mcpgen_runtime/schema/regex.py``, ``mcpgen/render/escape.py``): each such
+path under tests/, runtime/ or mcpgen/ exists, so a moved or renamed file leaves no
+reader looking for it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,13 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# texts under tests/ that are not the project's own words: generated code, a frozen package
+NOT_READ = ("tests/golden/", "tests/fixtures/built_before_layout/")
+CHECKOUT_FILE = re.compile(r"(?<![\w./-])(?:tests|runtime|mcpgen)/[\w./-]*?\.py\b")
+# paths that name a file of another tree, with the reason
+NOT_OURS: dict[str, str] = {
+    "tests/test_notes.py": "the test `mcpgen init` writes into a user's project (README's listing)",
+}
 DOTTED = re.compile(r"(?<![\w./-])(mcpgen_runtime|mcpgen)((?:\.[A-Za-z_]\w*)+)")
 # a relative path in double backquotes, by the package its first name belongs to
 PACKAGE_OF = {
@@ -109,14 +122,18 @@ def python_texts(path: Path) -> Iterator[tuple[int, str]]:
 
 
 def texts() -> Iterator[tuple[str, int, str]]:
-    for folder in (ROOT / "mcpgen", ROOT / "runtime" / "mcpgen_runtime"):
+    for folder in (ROOT / "mcpgen", ROOT / "runtime" / "mcpgen_runtime", ROOT / "tests"):
         for path in sorted(folder.rglob("*.py")):
+            where = path.relative_to(ROOT).as_posix()
+            if where.startswith(NOT_READ):
+                continue
             for line, text in python_texts(path):
-                yield str(path.relative_to(ROOT)), line, text
+                yield where, line, text
     documents = [
         *sorted((ROOT / "docs").rglob("*.md")),
         ROOT / "README.md",
         ROOT / "CONTRIBUTING.md",
+        ROOT / "SECURITY.md",
     ]
     for path in documents:
         for line, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
@@ -134,6 +151,32 @@ def wrong_paths(found: Iterator[tuple[str, int, str]]) -> list[str]:
 
 def test_every_dotted_path_in_the_docs_exists() -> None:
     assert wrong_paths(texts()) == []
+
+
+def missing_files(found: Iterator[tuple[str, int, str]]) -> list[str]:
+    """``where:line: path`` of each ``tests/``, ``runtime/`` or ``mcpgen/`` ….py a text
+    names that is not in the checkout."""
+    return [
+        f"{where}:{line}: {match.group(0)}"
+        for where, line, text in found
+        for match in CHECKOUT_FILE.finditer(text)
+        if match.group(0) not in NOT_OURS and not (ROOT / match.group(0)).is_file()
+    ]
+
+
+def test_every_file_a_text_names_exists() -> None:
+    assert missing_files(texts()) == []
+
+
+def test_a_missing_file_is_caught() -> None:
+    text = "see tests/test_http.py and tests/runtime/http/test_http.py (`tests/helpers.py`)"
+    assert missing_files(iter([("README.md", 3, text)])) == ["README.md:3: tests/test_http.py"]
+    text = "(`runtime/_regex.py`; runtime/mcpgen_runtime/schema/regex.py, mcpgen/ir.py)"
+    assert missing_files(iter([("SECURITY.md", 9, text)])) == ["SECURITY.md:9: runtime/_regex.py"]
+    named = {m.group(0) for _, _, text in texts() for m in CHECKOUT_FILE.finditer(text)}
+    assert "tests/runtime/http/test_http.py" in named  # CONTRIBUTING.md
+    assert "tests/repo/test_dotted_paths.py" in named  # docs/architecture.md
+    assert set(NOT_OURS) <= named  # an exception no text needs any more goes
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Tests of the contract compatibility rules (mcpgen/runtime/_compat.py)."""
+"""Tests of the contract compatibility rules (mcpgen_runtime.contract.compare)."""
 
 from __future__ import annotations
 

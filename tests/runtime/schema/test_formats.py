@@ -1,4 +1,4 @@
-"""``format`` in the runtime validator: asserted for the formats ``_formats`` knows.
+"""``format`` in the runtime validator: asserted for the formats ``mcpgen_runtime.schema.formats`` knows.
 
 The official suite (test_schema_suite.py, ``optional/format/``) pins each checker
 against its RFC; this file pins what the suite does not: the messages a model reads,

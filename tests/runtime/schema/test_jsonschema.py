@@ -264,7 +264,7 @@ def test_string_keywords() -> None:
     assert is_valid({"pattern": "b"}, "abc")
     assert not is_valid({"pattern": "^b"}, "abc")
     assert messages({"pattern": "^[a-z]+$"}, "ABC") == ["must match pattern '^[a-z]+$', got 'ABC'"]
-    # format is asserted (the formats runtime/_formats.py knows), else an annotation.
+    # format is asserted (the formats mcpgen_runtime.schema.formats knows), else an annotation.
     assert not is_valid({"format": "email"}, "definitely not an email")
     assert is_valid({"format": "x-not-a-format"}, "definitely not an email")
     assert is_valid({"minLength": 10}, 5)
