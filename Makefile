@@ -47,7 +47,32 @@ test: $(STAMP) npm-tools
 
 ## test-quick: the subset CI runs under every other interpreter it finds (build, golden,
 ## runtime, newcomer); `make test-quick PYTHON=python3.13`
-QUICK_TESTS := tests/test_workflow_build.py tests/test_golden.py tests/runtime tests/test_newcomer.py
+# The runtime part is the runtime's own unit tests, file by file (tests/runtime/ also
+# holds end-to-end files that run generated servers as subprocesses).
+QUICK_TESTS := tests/workflow/test_workflow_build.py \
+	tests/generator/render/test_golden.py \
+	tests/runtime/auth/test_auth_tokens.py \
+	tests/runtime/client/test_client.py \
+	tests/runtime/client/test_client_core.py \
+	tests/runtime/client/test_client_flows.py \
+	tests/runtime/client/test_client_session_flows.py \
+	tests/runtime/contract/test_compat.py \
+	tests/runtime/http/test_http_identity.py \
+	tests/runtime/http/test_uvicorn_internals.py \
+	tests/runtime/protocol/test_param_headers.py \
+	tests/runtime/ratelimit/test_ratelimit.py \
+	tests/runtime/schema/test_formats.py \
+	tests/runtime/schema/test_jsonschema.py \
+	tests/runtime/schema/test_regex.py \
+	tests/runtime/schema/test_schema_suite.py \
+	tests/runtime/server/test_server_stateless.py \
+	tests/runtime/tasks/test_tasks.py \
+	tests/runtime/tasks/test_taskstore.py \
+	tests/runtime/test_claims.py \
+	tests/runtime/test_layout.py \
+	tests/runtime/transport/test_http_transport.py \
+	tests/runtime/transport/test_transport.py \
+	tests/workflow/test_newcomer.py
 test-quick: $(STAMP)
 	$(BIN)/pytest -q -p no:cacheprovider -n auto --dist loadfile $(QUICK_TESTS)
 
@@ -56,7 +81,7 @@ npm-tools:
 	@if command -v npm >/dev/null 2>&1; then \
 		$(MAKE) --no-print-directory $(NPM_STAMP); \
 	else \
-		echo "npm not found: tests/test_conformance.py and tests/test_inspector.py will be skipped"; \
+		echo "npm not found: tests/interop/test_conformance.py and tests/interop/test_inspector.py will be skipped"; \
 	fi
 
 $(NPM_STAMP): package.json package-lock.json

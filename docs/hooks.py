@@ -7,7 +7,7 @@ site's home page is the README with nothing copied. Relative links are then rewr
 for the page that shows them: a link into docs/ becomes relative to the page, a link to
 an included root file points at its page, and a link to any other file of the
 repository (``examples/weather/tools.yaml``, ``LICENSE``), which the site does not
-publish, keeps its text and loses its target. tests/test_docs_site.py checks, apart
+publish, keeps its text and loses its target. tests/repo/test_docs_site.py checks, apart
 from this hook, that every such target exists in the repository.
 """
 

@@ -1,7 +1,7 @@
 """Regenerate tests/golden/ on purpose (`make golden`): one tree per spec of ``SPECS``.
 
 Review the resulting diff before committing it: the golden records are the
-reviewed, expected output of the generator (tests/test_golden.py compares them).
+reviewed, expected output of the generator (tests/generator/render/test_golden.py compares them).
 """
 
 from __future__ import annotations

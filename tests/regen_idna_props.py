@@ -9,7 +9,7 @@ Unicode 14.0, 3.12 15.0, 3.13 15.1: for the code points 15.0 and 15.1 added, thi
 script writes those properties, as 3.13 has them, so every supported interpreter
 judges them alike. It runs two interpreters: this one (Unicode 14.0, the oldest
 supported) and a Python 3.13 (``MCPGEN_PYTHON_3_13``, else pyenv's 3.13, or
-``python3.13`` on PATH). ``tests/runtime/test_formats.py`` checks that the committed
+``python3.13`` on PATH). ``tests/runtime/schema/test_formats.py`` checks that the committed
 module is what this script writes, where both interpreters are at hand.
 
 Usage: ``.venv/bin/python tests/regen_idna_props.py [--check]``

@@ -5,7 +5,7 @@ Each ``Case`` starts ``python -m robust_mcp`` (tests/fixtures/robust_tools.yaml,
 robust_impl.py) over real pipes, sends its input, checks the answer and returns
 a short description of it; then the server must still serve (a ``ping`` and an
 ``add`` call answered correctly) and everything it wrote to stdout must be
-JSON-RPC frames. tests/test_robust_server.py and test_robust_handlers.py run
+JSON-RPC frames. tests/runtime/server/test_robust_server.py and test_robust_handlers.py run
 these cases one test each; run this file to print the table:
 
     .venv/bin/python tests/robust_table.py            # markdown table on stdout

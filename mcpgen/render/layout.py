@@ -22,7 +22,7 @@ Nothing is cached: the units left to black are few (a long ``Literal[…]`` anno
 a docstring that is not plain text), and an unchanged spec never reaches the renderer
 (the manifest's no-op check); see docs/architecture.md, "Generated code and linters".
 
-The result must equal ``black.format_str`` of itself (tests/test_generated_layout.py checks
+The result must equal ``black.format_str`` of itself (tests/generator/render/test_generated_layout.py checks
 every generated file of the test specs with black).
 """
 

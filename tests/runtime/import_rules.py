@@ -75,7 +75,7 @@ SHELL_EXCEPTIONS: Mapping[str, str] = {
     "http.guard: self.conn.__class__": (
         "uvicorn's h11 connection, not the core's: the guard swaps in a subclass that "
         "refuses double framing (one of the uvicorn internals read only in the guards, "
-        "tests/runtime/test_uvicorn_internals.py)"
+        "tests/runtime/http/test_uvicorn_internals.py)"
     ),
 }
 

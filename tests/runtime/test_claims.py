@@ -1,6 +1,6 @@
 """What the runtime's docstrings claim about imports and dependencies is true.
 
-`tests/test_dotted_paths.py` checks that every module a text names exists; this checks
+`tests/repo/test_dotted_paths.py` checks that every module a text names exists; this checks
 claims of another kind, which once went stale unnoticed (``http/__init__`` said it
 imported the official MCP SDK long after it stopped; the package docstring said the
 runtime needed only the standard library):

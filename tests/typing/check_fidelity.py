@@ -1,4 +1,4 @@
-"""Never run, only type-checked (tests/test_type_fidelity.py runs mypy --strict on it).
+"""Never run, only type-checked (tests/generator/render/test_type_fidelity.py runs mypy --strict on it).
 
 How the fidelity contract types for its users: every line marked
 ``# type: ignore[...]`` MUST be an error (warn_unused_ignores makes a line that

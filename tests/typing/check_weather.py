@@ -1,4 +1,4 @@
-"""Never run, only type-checked (tests/test_typing.py runs mypy --strict on it).
+"""Never run, only type-checked (tests/generator/render/test_typing.py runs mypy --strict on it).
 
 It shows how the generated weather package types for its users: correct
 implementations and client calls pass, and every line marked

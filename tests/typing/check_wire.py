@@ -1,4 +1,4 @@
-"""Never run, only type-checked (tests/test_typing.py builds tests/fixtures/wire and
+"""Never run, only type-checked (tests/generator/render/test_typing.py builds tests/fixtures/wire and
 runs mypy --strict on it and on this module).
 
 An optional argument is ``UNSET`` when left out (not sent) and ``None`` only where

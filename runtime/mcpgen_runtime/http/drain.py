@@ -22,7 +22,7 @@ requests 5 s; a drain instead keeps the listening socket open for
 How it hooks in: ``install`` runs at the lifespan's start, in the main thread, after
 uvicorn has put its own handler on SIGTERM (``uvicorn.Server.capture_signals``,
 ``Server.handle_exit``: named in ``guard.UVICORN_INTERNALS`` and checked by
-tests/runtime/test_uvicorn_internals.py); it keeps that handler and puts the drain in
+tests/runtime/http/test_uvicorn_internals.py); it keeps that handler and puts the drain in
 front of it. A second SIGTERM while draining changes nothing (``--workers``: the
 supervisor forwards the signal each worker may also have had); SIGINT (Ctrl+C) is left
 to uvicorn: it stops at once, and twice forces the exit. Under ``--workers N`` the

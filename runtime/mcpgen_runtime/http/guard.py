@@ -104,8 +104,8 @@ UVICORN_INTERNALS: dict[str, tuple[str, ...]] = {
     "Server": ("capture_signals", "handle_exit"),
 }  # fmt: skip
 # The uvicorn minor versions (of the supported >=0.30,<1) that the guard tests
-# (tests/test_http_guard.py, test_http_hardening.py, test_http_trailers.py) and
-# tests/runtime/test_uvicorn_internals.py passed against, run by hand: each release
+# (tests/runtime/http/test_http_guard.py, test_http_hardening.py, test_http_trailers.py) and
+# tests/runtime/http/test_uvicorn_internals.py passed against, run by hand: each release
 # installed (pip install --no-deps) into a copy of the development environment,
 # the servers those tests start included. A new minor is added once they pass on it.
 UVICORN_VERIFIED: tuple[str, ...] = ("0.30", "0.35", "0.36", "0.40", "0.45", "0.50", "0.51", "0.55")

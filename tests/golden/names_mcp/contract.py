@@ -13,7 +13,7 @@ from typing import Any, Final
 
 __all__ = ["FINGERPRINTS", "INSTRUCTIONS", "SERVER_INFO", "SPEC_SHA256", "TOOLS"]
 
-SPEC_SHA256: Final = "58805545cdc378dc6e1b97b3ac9d3e6127939679460c14039a7d3ceb696e56ba"
+SPEC_SHA256: Final = "3caa5b4fdda9100051a8413d6cd8d23105b5d262e2a62010b494fa9bb8f1473d"
 
 SERVER_INFO: Final[dict[str, Any]] = {"name": "names", "version": "1"}
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 __all__ = ["FINGERPRINTS", "INSTRUCTIONS", "SERVER_INFO", "SPEC_SHA256", "TOOLS"]
 
-SPEC_SHA256: Final = "e4549875cfc406dbd33907baa411c23ef3521ee87e4c5b0b9905e270a0b518f8"
+SPEC_SHA256: Final = "b888b6eca4f797cc6cb7beb14bb22671f92365401a1a685df62cff8c841a280b"
 
 SERVER_INFO: Final[dict[str, Any]] = {"name": "seeded", "version": "1.0.0"}
 

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 __all__ = ["FINGERPRINTS", "INSTRUCTIONS", "SERVER_INFO", "SPEC_SHA256", "TOOLS"]
 
-SPEC_SHA256: Final = "f3e3d758859ec514843f5d385812ca3cebce2af6302e7395bf5fc5a03dc43b44"
+SPEC_SHA256: Final = "2c729dda487847b964a0afa92f2e2e07bb1354350e91b038c480fef6e2941b8f"
 
 SERVER_INFO: Final[dict[str, Any]] = {"name": "tracker", "version": "1.0.0"}
 

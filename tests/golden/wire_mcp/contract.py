@@ -13,7 +13,7 @@ from typing import Any, Final
 
 __all__ = ["FINGERPRINTS", "INSTRUCTIONS", "SERVER_INFO", "SPEC_SHA256", "TOOLS"]
 
-SPEC_SHA256: Final = "aa6a0b466b91f74f58c9126a6439f1604c4a24e19803e30ac81cc5af52fea28e"
+SPEC_SHA256: Final = "d29f5515be091c721e3ff89a1782947ee343d5fde3acad4efa419744d6097211"
 
 SERVER_INFO: Final[dict[str, Any]] = {"name": "wire", "version": "1.0.0"}
 
