@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from ..protocol.fingerprint import canonical_json
 from ..protocol.pointer import MISSING, resolve_pointer
-from ..schema.nodes import _member_type
+from ..schema.nodes import member_type
 
 _MAX_DEPTH: Final = 64
 
@@ -231,7 +231,7 @@ def _value_type(value: Any) -> str:
     (as JSON Schema's ``integer`` does)."""
     if isinstance(value, float) and value.is_integer():
         return "integer"
-    return _member_type(value)
+    return member_type(value)
 
 
 def _closure(types: Iterable[str]) -> frozenset[str]:
