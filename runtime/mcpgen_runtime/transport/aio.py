@@ -39,7 +39,7 @@ async def _pump(
     max_line: int | None,
     on_too_long: Callable[[], None] | None = None,
 ) -> None:
-    """``_read_lines`` for asyncio: the same bound, the same discarding after it."""
+    """``read_lines`` for asyncio: the same bound, the same discarding after it."""
     feed = LineFeed(on_line, max_line, on_too_long)
     while chunk := await reader.read(CHUNK):
         feed.feed(chunk)

@@ -1,5 +1,5 @@
 """What every transport shares: the ``Transport``/``AsyncTransport`` protocols, line
-framing with its size bound (``_LineSplitter``, ``_read_lines``), the stderr tail, and
+framing with its size bound (``LineSplitter``, ``read_lines``), the stderr tail, and
 the constants of starting and stopping a server process.
 """
 
