@@ -1,6 +1,6 @@
 """The ``mcpgen`` command line: thin wrappers over build, validate, schema, init, diff,
 config, import, docs and test. This module holds the group and build, validate and schema;
-``project`` (init, config), ``contract`` (diff, import), ``docs`` and ``test`` the others,
+``scaffold`` (init, config), ``contract`` (diff, import), ``docs`` and ``test`` the others,
 ``common`` what they share."""
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from .deploy import (
     emitted_document,
 )
 from .docs import docs
-from .project import config_, init
+from .scaffold import config_, init
 from .test import test
 
 if TYPE_CHECKING:
