@@ -1,6 +1,6 @@
 """The ``mcpgen`` command line: thin wrappers over build, validate, schema, init, diff,
 config, import, docs and test. This module holds the group and build, validate and schema;
-``project`` (init, config), ``contract`` (diff, import), ``docs`` and ``test`` the others,
+``scaffold`` (init, config), ``contract`` (diff, import), ``docs`` and ``test`` the others,
 ``common`` what they share."""
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ import click
 
 from .. import __version__
 from .common import (
-    _ALLOW_OUTSIDE_REFS,
-    _FORMAT,
-    _echo,
-    _echo_error,
-    _echo_warning,
-    _format,
-    _project,
-    _setting,
-    _specs_or_config,
-    _unreadable,
-    _write_user_file,
+    ALLOW_OUTSIDE_REFS,
+    FORMAT,
+    chosen_format,
+    echo,
+    echo_error,
+    echo_warning,
+    project_config,
+    setting,
+    specs_or_config,
+    unreadable,
+    write_user_file,
 )
 from .contract import diff, import_
 from .deploy import (
@@ -38,7 +38,7 @@ from .deploy import (
     emitted_document,
 )
 from .docs import docs
-from .project import config_, init
+from .scaffold import config_, init
 from .test import test
 
 if TYPE_CHECKING:
@@ -70,14 +70,14 @@ def main() -> None:
     help="Write nothing; exit 1 with a diff when output is stale.",
 )
 @click.option("--force", is_flag=True, help="Write into a directory mcpgen did not create.")
-@_ALLOW_OUTSIDE_REFS
+@ALLOW_OUTSIDE_REFS
 @click.option(
     "--allow-outside-output",
     is_flag=True,
     default=None,
     help="Accept a spec's output: that is absolute or leaves the spec's tree (refused by default).",
 )
-@_FORMAT
+@FORMAT
 @click.option(
     "--runtime",
     type=click.Choice(["installed", "vendored"]),
@@ -106,16 +106,16 @@ def build(
     package (--check) or a refused output directory, 2 on a usage or I/O error."""
     from ..progress import BuildProgress
 
-    config = _project()
-    specs = _specs_or_config(specs, config)
+    config = project_config()
+    specs = specs_or_config(specs, config)
     emit, remote_urls = emit_settings(emit, remote_urls, config)
     check_emit_targets(specs, emit)
     run = _BuildRun(
-        check=_setting(check, config, "check"),
+        check=setting(check, config, "check"),
         force=force,
-        refs=_setting(allow_outside_refs, config, "allow_outside_refs"),
-        outside=_setting(allow_outside_output, config, "allow_outside_output"),
-        fmt=_format(output_format, config),
+        refs=setting(allow_outside_refs, config, "allow_outside_refs"),
+        outside=setting(allow_outside_output, config, "allow_outside_output"),
+        fmt=chosen_format(output_format, config),
         runtime=runtime,
         remote_urls=remote_urls if emit else None,
     )
@@ -213,20 +213,20 @@ def _finish_build(
         summary = {"specs": specs, "failed": failed, "problems": problems}
         click.echo(dumps({"specs": documents, "summary": summary}))
     elif failed:
-        _echo_error(f"{plural(failed, 'spec')} of {specs} failed")
+        echo_error(f"{plural(failed, 'spec')} of {specs} failed")
     sys.exit(1 if failed else 0)
 
 
 def _exit_if_unreadable(specs: tuple[Path, ...]) -> None:
     """Exit 2, in the loader's own words (missing, a FIFO, a device…), when a spec
     path names no file."""
-    missing = [spec for spec in specs if _unreadable(spec)]
+    missing = [spec for spec in specs if unreadable(spec)]
     if missing:
         from ..spec.load import load_contract
 
         for spec in missing:
             for diagnostic in load_contract(spec).diagnostics:
-                _echo_error(str(diagnostic))
+                echo_error(str(diagnostic))
         sys.exit(2)
 
 
@@ -251,11 +251,11 @@ def _echo_build_github(spec: Path, result: BuildResult, fix: str) -> None:
     from ..report import diagnostic_github, github_command
 
     for diagnostic in result.diagnostics:
-        _echo(diagnostic_github(diagnostic))
+        echo(diagnostic_github(diagnostic))
     for text in result.diffs:  # the job log shows what differs
-        _echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"))
     if not result.ok and result.status != "invalid":
-        _echo(
+        echo(
             github_command(
                 "error",
                 f"{_build_summary(spec, result)}" + (f"; fix: {fix}" if fix else ""),
@@ -271,9 +271,9 @@ def _echo_build_text(spec: Path, result: BuildResult, fix: str, progress: BuildP
     if result.diagnostics or result.diffs:
         progress.interrupt()
     for diagnostic in result.diagnostics:
-        (_echo_warning if diagnostic.level == "warning" else _echo_error)(str(diagnostic))
+        (echo_warning if diagnostic.level == "warning" else echo_error)(str(diagnostic))
     for text in result.diffs:
-        _echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"))
     summary = _build_summary(spec, result) + (f"; fix: {fix}" if fix else "")
     progress.finish(summary, status=result.status, ok=result.ok)
 
@@ -324,7 +324,7 @@ def _build_summary(spec: Path, result: BuildResult) -> str:
     default=None,
     help="Accept an output: outside the spec's tree (as build does with the flag).",
 )
-@_FORMAT
+@FORMAT
 def validate(
     specs: tuple[Path, ...],
     allow_outside_refs: bool | None,
@@ -336,16 +336,16 @@ def validate(
     from ..report import count_levels, diagnostic_github, diagnostic_json, dumps, plural
     from ..spec.load import load_contract
 
-    config = _project()
-    specs = _specs_or_config(specs, config)
-    refs = _setting(allow_outside_refs, config, "allow_outside_refs")
-    outside = _setting(allow_outside_output, config, "allow_outside_output")
-    fmt = _format(output_format, config)
+    config = project_config()
+    specs = specs_or_config(specs, config)
+    refs = setting(allow_outside_refs, config, "allow_outside_refs")
+    outside = setting(allow_outside_output, config, "allow_outside_output")
+    fmt = chosen_format(output_format, config)
     io_failed = False
     errors = warnings = 0
     documents: list[dict[str, object]] = []
     for spec in specs:
-        if _unreadable(spec):
+        if unreadable(spec):
             io_failed = True
         result = load_contract(spec, allow_outside_refs=refs, allow_outside_output=outside)
         spec_errors, spec_warnings = count_levels(result.diagnostics)
@@ -363,11 +363,11 @@ def validate(
             continue
         for diagnostic in result.diagnostics:
             if fmt == "github":
-                _echo(diagnostic_github(diagnostic))
+                echo(diagnostic_github(diagnostic))
             else:
-                (_echo_warning if diagnostic.level == "warning" else _echo_error)(str(diagnostic))
+                (echo_warning if diagnostic.level == "warning" else echo_error)(str(diagnostic))
         if not result.errors and fmt == "text":
-            _echo(f"{spec}: valid ({tools} tool(s))")
+            echo(f"{spec}: valid ({tools} tool(s))")
     if fmt == "json":
         click.echo(
             dumps(
@@ -379,7 +379,7 @@ def validate(
         )
     elif errors or warnings:
         closing = f"{plural(errors, 'error')}, {plural(warnings, 'warning')} in {plural(len(specs), 'spec')}"
-        (_echo_error if errors else _echo_warning)(closing)
+        (echo_error if errors else echo_warning)(closing)
     sys.exit(2 if io_failed else 1 if errors else 0)
 
 
@@ -404,12 +404,12 @@ def schema(show_path: bool, write_to: Path | None) -> None:
     from ..spec.format import EDITOR_SCHEMA, schema_file
 
     if write_to is not None:
-        _write_user_file(write_to, json.dumps(EDITOR_SCHEMA, indent=2) + "\n", force=True)
-        _echo(f"wrote {write_to}")
+        write_user_file(write_to, json.dumps(EDITOR_SCHEMA, indent=2) + "\n", force=True)
+        echo(f"wrote {write_to}")
     elif show_path:
-        _echo(str(schema_file()))
+        echo(str(schema_file()))
     else:
-        _echo(json.dumps(EDITOR_SCHEMA, indent=2))
+        echo(json.dumps(EDITOR_SCHEMA, indent=2))
 
 
 # The other commands live with their own jobs; the group is here.

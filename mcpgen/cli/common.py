@@ -15,27 +15,27 @@ from ..printable import escape_lines
 if TYPE_CHECKING:
     from ..project import ProjectConfig
 
-# Every line the CLI prints goes through _echo: text from a spec or a server (names,
+# Every line the CLI prints goes through echo: text from a spec or a server (names,
 # keys, paths, messages) has its control, line-break and bidi characters escaped, so
 # it cannot move the cursor, retitle the terminal or fake another line of output.
 
 
-def _echo(text: str, *, nl: bool = True, err: bool = False, fg: str | None = None) -> None:
+def echo(text: str, *, nl: bool = True, err: bool = False, fg: str | None = None) -> None:
     from ..report import color_choice
 
     # NO_COLOR wins, then FORCE_COLOR, else colour only on a terminal
     click.secho(escape_lines(text), nl=nl, err=err, fg=fg, color=color_choice())
 
 
-def _echo_error(text: str) -> None:
-    _echo(text, err=True, fg="red")
+def echo_error(text: str) -> None:
+    echo(text, err=True, fg="red")
 
 
-def _echo_warning(text: str) -> None:
-    _echo(text, err=True, fg="yellow")
+def echo_warning(text: str) -> None:
+    echo(text, err=True, fg="yellow")
 
 
-def _write_user_file(target: Path, text: str, *, force: bool, base: Path | None = None) -> None:
+def write_user_file(target: Path, text: str, *, force: bool, base: Path | None = None) -> None:
     """Write a file the user named (``init``, ``import -o``, ``config --write``), or exit.
 
     A symlink at ``target`` is refused (exit 2), even with --force, and never
@@ -50,23 +50,23 @@ def _write_user_file(target: Path, text: str, *, force: bool, base: Path | None 
     """
     from ..safeio import replace_file
 
-    _check_user_target(target, force=force, base=base)
+    check_user_target(target, force=force, base=base)
     target.parent.mkdir(parents=True, exist_ok=True)
     replace_file(target, text.encode("utf-8"))
 
 
-def _check_user_target(target: Path, *, force: bool, base: Path | None = None) -> None:
+def check_user_target(target: Path, *, force: bool, base: Path | None = None) -> None:
     """Exit 2 when ``target`` or a folder between ``base`` and it is a symlink, 1
     when it exists and --force is not given."""
     for path in (*_folders_below(target, base or Path.cwd()), target):
         if path.is_symlink():
-            _echo_error(
+            echo_error(
                 f"{path} is a symbolic link; mcpgen does not write through one "
                 "(remove it or choose another path)"
             )
             sys.exit(2)
     if target.exists() and not force:
-        _echo_error(f"{target} exists; pass --force to overwrite it")
+        echo_error(f"{target} exists; pass --force to overwrite it")
         sys.exit(1)
 
 
@@ -85,14 +85,14 @@ def _folders_below(target: Path, base: Path) -> list[Path]:
     return folders
 
 
-_ALLOW_OUTSIDE_REFS = click.option(
+ALLOW_OUTSIDE_REFS = click.option(
     "--allow-outside-refs",
     is_flag=True,
     default=None,
     help="Follow $ref files outside the spec's tree.",
 )
 
-_FORMAT = click.option(
+FORMAT = click.option(
     "--format",
     "output_format",
     type=click.Choice(["text", "json", "github"]),
@@ -101,7 +101,7 @@ _FORMAT = click.option(
     "github: workflow annotations.",
 )
 
-_HEADER = click.option(
+HEADER = click.option(
     "--header",
     "headers",
     multiple=True,
@@ -111,7 +111,7 @@ _HEADER = click.option(
 )
 
 
-_AUTH_TOKEN = click.option(
+AUTH_TOKEN = click.option(
     "--auth-token",
     envvar="MCPGEN_AUTH_TOKEN",
     metavar="TOKEN",
@@ -120,7 +120,7 @@ _AUTH_TOKEN = click.option(
 )
 
 
-def _with_token(
+def with_token(
     pairs: tuple[tuple[str, str], ...], token: str | None, url: str | None
 ) -> tuple[tuple[str, str], ...]:
     """The ``--header`` pairs plus the ``Authorization`` of ``--auth-token``."""
@@ -135,7 +135,7 @@ def _with_token(
     return (*pairs, ("Authorization", f"Bearer {token}"))
 
 
-def _headers(values: tuple[str, ...], url: str | None) -> tuple[tuple[str, str], ...]:
+def request_headers(values: tuple[str, ...], url: str | None) -> tuple[tuple[str, str], ...]:
     """``--header 'Name: value'`` options as (name, value) pairs; they need ``--url``
     (an http:// or https:// one)."""
     if values and url is None:
@@ -153,22 +153,22 @@ def _headers(values: tuple[str, ...], url: str | None) -> tuple[tuple[str, str],
     return tuple(pairs)
 
 
-def _project() -> ProjectConfig | None:
+def project_config() -> ProjectConfig | None:
     """[tool.mcpgen] of the nearest pyproject.toml, or exit 2 when it is malformed."""
     from ..project import ConfigError, find_config
 
     try:
         config = find_config()
     except ConfigError as exc:
-        _echo_error(f"mcpgen: {exc}")
+        echo_error(f"mcpgen: {exc}")
         sys.exit(2)
     if config is not None and config.root.resolve() != Path.cwd().resolve():
         # settings from a folder above this one: say which file they came from
-        _echo(f"mcpgen: using [tool.mcpgen] of {config.file}", err=True)
+        echo(f"mcpgen: using [tool.mcpgen] of {config.file}", err=True)
     return config
 
 
-def _specs_or_config(specs: tuple[Path, ...], config: ProjectConfig | None) -> tuple[Path, ...]:
+def specs_or_config(specs: tuple[Path, ...], config: ProjectConfig | None) -> tuple[Path, ...]:
     """The SPECs typed, else [tool.mcpgen] specs, else ./tools.yaml when it exists."""
     if specs:
         return specs
@@ -182,19 +182,19 @@ def _specs_or_config(specs: tuple[Path, ...], config: ProjectConfig | None) -> t
     )
 
 
-def _unreadable(spec: Path) -> bool:
+def unreadable(spec: Path) -> bool:
     """Exit-code 2 material: the spec path names no file at all (an I/O problem, not a
     finding about a spec)."""
     return not spec.is_file()
 
 
-def _setting(given: bool | None, config: ProjectConfig | None, name: str) -> bool:
+def setting(given: bool | None, config: ProjectConfig | None, name: str) -> bool:
     """A flag as typed, else its ``[tool.mcpgen]`` value, else off."""
     if given is not None:
         return given
     return bool(config and getattr(config, name))
 
 
-def _format(given: str | None, config: ProjectConfig | None) -> str:
+def chosen_format(given: str | None, config: ProjectConfig | None) -> str:
     """``--format`` as typed, else ``[tool.mcpgen] format``, else text."""
     return given or (config.format if config and config.format else "text")

@@ -16,20 +16,20 @@ if TYPE_CHECKING:
     from ..diff import DiffReport
 
 from .common import (
-    _ALLOW_OUTSIDE_REFS,
-    _AUTH_TOKEN,
-    _FORMAT,
-    _HEADER,
-    _check_user_target,
-    _echo,
-    _echo_error,
-    _format,
-    _headers,
-    _project,
-    _setting,
-    _specs_or_config,
-    _with_token,
-    _write_user_file,
+    ALLOW_OUTSIDE_REFS,
+    AUTH_TOKEN,
+    FORMAT,
+    HEADER,
+    check_user_target,
+    chosen_format,
+    echo,
+    echo_error,
+    project_config,
+    request_headers,
+    setting,
+    specs_or_config,
+    with_token,
+    write_user_file,
 )
 
 
@@ -48,11 +48,11 @@ from .common import (
     "(source ⊃ call ⊃ behavior; behavior = every breaking change; the default, "
     "or [tool.mcpgen] diff-category).",
 )
-@_FORMAT
+@FORMAT
 @click.option(
     "--ignore", "ignored", multiple=True, metavar="RULE", help="Leave out a rule (repeat)."
 )
-@_ALLOW_OUTSIDE_REFS
+@ALLOW_OUTSIDE_REFS
 def diff(
     specs: tuple[Path, ...],
     against: str | None,
@@ -69,14 +69,14 @@ def diff(
 
     from ..diff import ALL_RULES
 
-    config = _project()
+    config = project_config()
     category = category or (config.diff_category if config and config.diff_category else "behavior")
-    fmt = _format(output_format, config)
-    refs = _setting(allow_outside_refs, config, "allow_outside_refs")
+    fmt = chosen_format(output_format, config)
+    refs = setting(allow_outside_refs, config, "allow_outside_refs")
     pairs: list[tuple[Path, ...]]
     if not specs:
         against = against or "HEAD"
-        pairs = [(spec,) for spec in _specs_or_config(specs, config)]
+        pairs = [(spec,) for spec in specs_or_config(specs, config)]
     else:
         expected = 1 if against is not None else 2
         if len(specs) != expected:
@@ -108,8 +108,8 @@ def _diff_report(pair: tuple[Path, ...], against: str | None, refs: bool) -> Dif
         return diff_files(pair[0], pair[1], allow_outside_refs=refs)
     except DiffFailed as exc:
         for diagnostic in exc.diagnostics:
-            _echo_error(str(diagnostic))
-        _echo_error(f"mcpgen diff: {exc}")
+            echo_error(str(diagnostic))
+        echo_error(f"mcpgen diff: {exc}")
         sys.exit(2)
 
 
@@ -121,7 +121,7 @@ def _echo_report(report: DiffReport, fmt: str, level: Category) -> None:
         click.echo(render_json(report, level))  # escaped as JSON by render_json
     elif fmt == "github":
         for line in render_github(report, level):
-            _echo(line)
+            echo(line)
     else:
         for line in render_text(report, level, color=True):
             # escaped by render_text before its colour codes; click strips the colours
@@ -135,8 +135,8 @@ def _echo_report(report: DiffReport, fmt: str, level: Category) -> None:
 )
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--url", help="Import from the Streamable HTTP endpoint at URL instead.")
-@_HEADER
-@_AUTH_TOKEN
+@HEADER
+@AUTH_TOKEN
 @click.option(
     "-o",
     "--output",
@@ -184,11 +184,11 @@ def import_(
 
     if bool(command) == (url is not None):
         raise click.UsageError("give one server: -- COMMAND… or --url URL")
-    header_pairs = _with_token(_headers(headers, url), auth_token, url)
+    header_pairs = with_token(request_headers(headers, url), auth_token, url)
 
     to_stdout = str(output) == "-"
     if not to_stdout:
-        _check_user_target(output, force=force)  # before the server runs
+        check_user_target(output, force=force)  # before the server runs
     spec_dir = Path.cwd() if to_stdout else (output.parent if str(output.parent) else Path("."))
     try:
         spec = import_server(
@@ -203,15 +203,15 @@ def import_(
             spec_dir=spec_dir,
         )
     except ImportFailed as exc:
-        _echo_error(f"mcpgen import: {exc}")
+        echo_error(f"mcpgen import: {exc}")
         sys.exit(1)
     if to_stdout:
-        _echo(spec.text, nl=False)  # a no-op on the emitter's output; never raw
+        echo(spec.text, nl=False)  # a no-op on the emitter's output; never raw
         return
-    _write_user_file(output, spec.text, force=force)
+    write_user_file(output, spec.text, force=force)
     differing = len(spec.notes)
     detail = (
         f"; {differing} publish a slightly different form (see the comments)" if differing else ""
     )
-    _echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
-    _echo(f"next: mcpgen build {output}")
+    echo(f"wrote {output}: {spec.tools} tool(s), package {spec.package}{detail}")
+    echo(f"next: mcpgen build {output}")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from .common import _echo, _echo_error, _echo_warning
+from .common import echo, echo_error, echo_warning
 
 if TYPE_CHECKING:
     from ..build import BuildResult
@@ -97,11 +97,11 @@ def echo_emitted(emitted: Emitted, fmt: str) -> None:
 
     for diagnostic in emitted.diagnostics:
         if fmt == "github":
-            _echo(diagnostic_github(diagnostic))
+            echo(diagnostic_github(diagnostic))
         else:
-            (_echo_warning if diagnostic.level == "warning" else _echo_error)(str(diagnostic))
+            (echo_warning if diagnostic.level == "warning" else echo_error)(str(diagnostic))
     if emitted.diff:
-        _echo(emitted.diff, nl=not emitted.diff.endswith("\n"))
+        echo(emitted.diff, nl=not emitted.diff.endswith("\n"))
     line = {
         "written": f"wrote {emitted.path}",
         "unchanged": f"{emitted.path}: unchanged",
@@ -112,6 +112,6 @@ def echo_emitted(emitted: Emitted, fmt: str) -> None:
     if not emitted.ok and emitted.status != "failed":
         line += "; not publishable as it is (above)"
     if fmt == "github" and not emitted.ok:
-        _echo(github_command("error", line, file=str(emitted.path), line=1, title="server.json"))
+        echo(github_command("error", line, file=str(emitted.path), line=1, title="server.json"))
     elif fmt != "github":
-        (_echo if emitted.ok else _echo_error)(line)
+        (echo if emitted.ok else echo_error)(line)

@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 import click
 
 from .common import (
-    _ALLOW_OUTSIDE_REFS,
-    _echo,
-    _echo_error,
-    _project,
-    _setting,
-    _specs_or_config,
-    _unreadable,
+    ALLOW_OUTSIDE_REFS,
+    echo,
+    echo_error,
+    project_config,
+    setting,
+    specs_or_config,
+    unreadable,
 )
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ __all__ = ["docs"]
 @click.option(
     "--check", is_flag=True, help="Write nothing; exit 1 when a page is missing or differs."
 )
-@_ALLOW_OUTSIDE_REFS
+@ALLOW_OUTSIDE_REFS
 def docs(
     specs: tuple[Path, ...],
     output: Path | None,
@@ -59,9 +59,9 @@ def docs(
 
     Exit 0 when every page is written or up to date, 1 on an invalid spec or (--check)
     a stale page, 2 on a usage or I/O error (an unreadable OLD, a failing git)."""
-    config = _project()
-    specs = _specs_or_config(specs, config)
-    refs = _setting(allow_outside_refs, config, "allow_outside_refs")
+    config = project_config()
+    specs = specs_or_config(specs, config)
+    refs = setting(allow_outside_refs, config, "allow_outside_refs")
     if output is None:
         if config is None or config.docs_output is None:
             raise click.UsageError("no -o DIR given and no [tool.mcpgen] docs-output")
@@ -95,12 +95,12 @@ def _landing(output: Path, entries: list[LandingEntry], *, check: bool) -> bool:
     try:
         status = write_page(output, render_landing(entries), check=check)
     except OSError as exc:
-        _echo_error(f"mcpgen docs: cannot write {output / INDEX}: {exc}")
+        echo_error(f"mcpgen docs: cannot write {output / INDEX}: {exc}")
         sys.exit(2)
     if status == "stale":
-        _echo_error(f"{output / INDEX} is stale ({len(entries)} contract(s))")
+        echo_error(f"{output / INDEX} is stale ({len(entries)} contract(s))")
         return True
-    _echo(f"{status} {output / INDEX} ({len(entries)} contract(s))")
+    echo(f"{status} {output / INDEX} ({len(entries)} contract(s))")
     return False
 
 
@@ -126,10 +126,10 @@ def _one(
     loaded = load_contract(spec, allow_outside_refs=refs, allow_outside_output=True)
     if loaded.contract is None:
         for diagnostic in loaded.diagnostics:
-            _echo_error(str(diagnostic))
-        if _unreadable(spec):
+            echo_error(str(diagnostic))
+        if unreadable(spec):
             sys.exit(2)
-        _echo_error(f"{spec}: invalid, no page written")
+        echo_error(f"{spec}: invalid, no page written")
         return None
     contract = loaded.contract
     folder = target if target is not None else output / contract.package
@@ -137,21 +137,21 @@ def _one(
         html = render_docs(contract, spec, against, allow_outside_refs=refs, label=label)
     except DiffFailed as exc:
         for diagnostic in exc.diagnostics:
-            _echo_error(str(diagnostic))
-        _echo_error(f"mcpgen docs: --against {against}: {exc}")
+            echo_error(str(diagnostic))
+        echo_error(f"mcpgen docs: --against {against}: {exc}")
         sys.exit(2)
     try:
         status = write_page(folder, html, check=check)
     except OSError as exc:
-        _echo_error(f"mcpgen docs: cannot write {folder / INDEX}: {exc}")
+        echo_error(f"mcpgen docs: cannot write {folder / INDEX}: {exc}")
         sys.exit(2)
     seconds = time.perf_counter() - started
     size = len(html.encode("utf-8")) / 1000
     detail = f"{len(contract.tools)} tool(s), {size:.1f} kB, {seconds:.2f}s"
     if status == "stale":
-        _echo_error(
+        echo_error(
             f"{spec}: {folder / INDEX} is stale ({detail}); fix: mcpgen docs {spec} -o {folder}"
         )
         return None
-    _echo(f"{spec}: {status} {folder / INDEX} ({detail})")
+    echo(f"{spec}: {status} {folder / INDEX} ({detail})")
     return landing_entry(contract)

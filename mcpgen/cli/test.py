@@ -17,16 +17,16 @@ import click
 
 from ..testing.check_names import CHECKS
 from .common import (
-    _AUTH_TOKEN,
-    _FORMAT,
-    _HEADER,
-    _echo,
-    _echo_error,
-    _format,
-    _headers,
-    _project,
-    _specs_or_config,
-    _with_token,
+    AUTH_TOKEN,
+    FORMAT,
+    HEADER,
+    chosen_format,
+    echo,
+    echo_error,
+    project_config,
+    request_headers,
+    specs_or_config,
+    with_token,
 )
 
 # `--skip-check` choices: every check but drift (a listing is either the contract's or not)
@@ -56,8 +56,8 @@ class _SplitAtDashes(click.Command):
     help="Test this implementation in process (default: the spec's server.implementation).",
 )
 @click.option("--url", help="Test the Streamable HTTP endpoint at URL.")
-@_HEADER
-@_AUTH_TOKEN
+@HEADER
+@AUTH_TOKEN
 @click.option(
     "--auth-token-without-scopes",
     envvar="MCPGEN_AUTH_TOKEN_WITHOUT_SCOPES",
@@ -121,7 +121,7 @@ class _SplitAtDashes(click.Command):
 @click.option(
     "--replay", metavar="JSON", help="Call --tool once with these arguments (a reproduce line)."
 )
-@_FORMAT
+@FORMAT
 def test(
     spec: Path | None,
     impl: str | None,
@@ -151,9 +151,9 @@ def test(
     from ..testing.targets import UNSET
 
     command: tuple[str, ...] = click.get_current_context().meta.get("mcpgen.command", ())
-    config = _project()
-    fmt = _format(output_format, config)
-    spec = spec if spec is not None else _specs_or_config((), config)[0]
+    config = project_config()
+    fmt = chosen_format(output_format, config)
+    spec = spec if spec is not None else specs_or_config((), config)[0]
     choice = _target_choice(
         impl, url, headers, command, auth_token, (auth_token_without_scopes, invalid_tokens)
     )
@@ -178,7 +178,7 @@ def test(
                 progress=_progress if sys.stderr.isatty() else None,
             )
     except UsageFailure as exc:
-        _echo_error(f"mcpgen test: {exc}")
+        echo_error(f"mcpgen test: {exc}")
         sys.exit(2)
     _emit(report, fmt, spec, junit)
     _exit(report, stopped_by)
@@ -204,7 +204,7 @@ def _target_choice(
     return TargetChoice(
         impl=impl,
         url=url,
-        headers=_with_token(_headers(headers, url), token, url),
+        headers=with_token(request_headers(headers, url), token, url),
         command=command,
         token_without_scopes=token_without_scopes,
         invalid_tokens=invalid_tokens,
@@ -213,7 +213,7 @@ def _target_choice(
 
 def _exit(report: Any, stopped_by: list[int]) -> None:
     if report.incomplete:
-        _echo_error(f"mcpgen test: incomplete: {report.incomplete}")
+        echo_error(f"mcpgen test: incomplete: {report.incomplete}")
     if stopped_by:  # the shell's convention for a process ended by a signal
         sys.exit(128 + stopped_by[0])
     sys.exit(1 if report.findings else 0)
@@ -274,7 +274,7 @@ def _hypothesis_home_in_a_temporary_folder() -> None:
 
 
 def _progress(outcome: Any) -> None:
-    _echo(f"  tested {outcome.name}: {outcome.calls} calls, {outcome.result}", err=True)
+    echo(f"  tested {outcome.name}: {outcome.calls} calls, {outcome.result}", err=True)
 
 
 def _emit(report: Any, fmt: str, spec: Path, junit: Path | None) -> None:
@@ -284,13 +284,13 @@ def _emit(report: Any, fmt: str, spec: Path, junit: Path | None) -> None:
         try:
             junit.write_bytes(render_junit(report, str(spec)))
         except OSError as exc:
-            _echo_error(f"mcpgen test: cannot write {junit}: {exc.strerror}")
+            echo_error(f"mcpgen test: cannot write {junit}: {exc.strerror}")
             sys.exit(2)
     if fmt == "json":
         click.echo(render_json(report))
     elif fmt == "github":
         for line in render_github(report, str(spec), report.lines):
-            _echo(line)
+            echo(line)
     else:
         for line in render_text(report, str(spec)):
-            _echo(line)
+            echo(line)

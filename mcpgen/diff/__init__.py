@@ -40,8 +40,8 @@ from .. import ir
 from ..safeio import MAX_SPEC_BYTES, read_regular
 from ..spec.load import load_contract, load_spec_text
 from ..spec.yamlpos import PositionedDocument, load_yaml
-from .formats import render_github, render_json, render_text
 from .git import materialise
+from .output import render_github, render_json, render_text
 from .rules import (
     ALL_RULES,
     SPEC_RULES,

@@ -34,8 +34,8 @@ from ..names import class_name, shadowed_module
 from ..printable import escape_line
 from ..schemas import descriptor
 from ..spec.load import load_spec_text
-from .forms import _canon, _DefClasses, _text, _ToolEntry
-from .yaml_text import _render
+from .forms import DefClasses, ToolEntry, canon, str_or_none
+from .yaml_text import render_yaml
 
 __all__ = ["ImportFailed", "ImportedSpec", "import_server", "spec_from_tools"]
 
@@ -165,21 +165,21 @@ def spec_from_tools(
 ) -> ImportedSpec:
     """A spec for ``tools`` (raw ``tools/list`` definitions); see the module docstring."""
     tools = [unwrap_descriptor(tool) for tool in tools]  # a wrapper: the schema it wraps
-    server_name = name or _text(server_info.get("name")) or "server"
+    server_name = name or str_or_none(server_info.get("name")) or "server"
     package = _checked_package(package or _package_name(server_name), version)
     # Input schema of tool i at 2i, its output schema at 2i + 1: one set of types.
-    classes = _DefClasses(
+    classes = DefClasses(
         [schema for tool in tools for schema in (tool.get("inputSchema"), tool.get("outputSchema"))]
     )
-    stems = {class_name(_text(t.get("name")) or "") for t in tools}
-    entries = [_ToolEntry(index, tool, classes) for index, tool in enumerate(tools)]
+    stems = {class_name(str_or_none(t.get("name")) or "") for t in tools}
+    entries = [ToolEntry(index, tool, classes) for index, tool in enumerate(tools)]
     problems = [f"tool {entry.name!r}: {p}" for entry in entries for p in entry.problems]
     if problems:
         raise ImportFailed(
             "cannot write a spec for these tools:\n  " + "\n  ".join(map(escape_line, problems))
         )
     # A spec needs a non-empty version string; a server may send none, "" or a non-string.
-    listed_version = _text(server_info.get("version"))
+    listed_version = str_or_none(server_info.get("version"))
     spec_version = version or listed_version or "0"
     server: dict[str, Any] = {"name": server_name, "version": spec_version}
     if isinstance(server_info.get("title"), str):
@@ -197,7 +197,7 @@ def spec_from_tools(
     )
 
     def render(levels: Mapping[str, int], notes: Mapping[str, list[str]]) -> str:
-        return _render(header, package, server, entries, levels, stems, classes, notes)
+        return render_yaml(header, package, server, entries, levels, stems, classes, notes)
 
     levels, published = _choose_forms(entries, render, exact, spec_dir)
     for entry in entries:
@@ -225,7 +225,7 @@ def _checked_package(package: str, version: str | None) -> str:
 
 
 def _choose_forms(
-    entries: Sequence[_ToolEntry],
+    entries: Sequence[ToolEntry],
     render: Callable[[Mapping[str, int], Mapping[str, list[str]]], str],
     exact: bool,
     spec_dir: Path,
@@ -291,7 +291,7 @@ def _same(published: Mapping[str, Any], listed: Mapping[str, Any]) -> bool:
         props = schema.get("properties") if isinstance(schema, dict) else None
         return list(props) if isinstance(props, dict) else []
 
-    return _canon(published) == _canon(dict(listed)) and order(published) == order(listed)
+    return canon(published) == canon(dict(listed)) and order(published) == order(listed)
 
 
 def _breaking(contract_tool: Mapping[str, Any], live_tool: Mapping[str, Any]) -> list[Change]:

@@ -1,6 +1,6 @@
 """``mcpgen import``: how a listed tool becomes a spec entry. Root ``$defs`` equal
-across tools become one shared type (``_DefClasses``, ``_TypeHoister``); each tool
-takes the first form that publishes its listed definition (``_ToolEntry``).
+across tools become one shared type (``DefClasses``, ``TypeHoister``); each tool
+takes the first form that publishes its listed definition (``ToolEntry``).
 """
 
 from __future__ import annotations
@@ -26,14 +26,14 @@ def _mapping(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _text(value: Any) -> str | None:
+def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
 _DefKey = tuple[int, str, str]  # (tool index, "$defs" | "definitions", name)
 
 
-class _DefClasses:
+class DefClasses:
     """The root ``$defs`` of every tool, grouped into classes of equal definitions.
 
     Two definitions are equal when they have the same name and the same content once
@@ -57,7 +57,7 @@ class _DefClasses:
             signatures: dict[tuple[int, str], int] = {}
             new_of: dict[_DefKey, int] = {}
             for key, value in self.defs.items():
-                sig = (self.of.get(key, 0), key[2] + "\0" + _canon(self._marked(value, key[0])))
+                sig = (self.of.get(key, 0), key[2] + "\0" + canon(self._marked(value, key[0])))
                 new_of[key] = signatures.setdefault(sig, len(signatures))
             self.of = new_of
             if len(signatures) == classes:
@@ -92,12 +92,12 @@ class _DefClasses:
 _VALUE_KEYWORDS = frozenset({"enum", "const", "default", "examples"})  # values, not schemas
 
 
-class _TypeHoister:
+class TypeHoister:
     """Root ``$defs`` as shared ``types``: one type per class of equal definitions,
     named as the server named it unless that name is taken (then renamed, which the
     faithfulness check sees: such a tool keeps its own ``$defs``)."""
 
-    def __init__(self, classes: _DefClasses, tool_stems: set[str]) -> None:
+    def __init__(self, classes: DefClasses, tool_stems: set[str]) -> None:
         self.classes = classes
         self.types: dict[str, Any] = {}
         self._class_names = {
@@ -156,7 +156,7 @@ class _TypeHoister:
         return result
 
 
-def _canon(value: Any) -> str:
+def canon(value: Any) -> str:
 
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
@@ -164,31 +164,31 @@ def _canon(value: Any) -> str:
 # --------------------------------------------------------------------------- one tool
 
 
-class _ToolEntry:
+class ToolEntry:
     """One listed tool, split into the parts of a spec entry."""
 
-    def __init__(self, index: int, raw: Mapping[str, Any], classes: _DefClasses) -> None:
+    def __init__(self, index: int, raw: Mapping[str, Any], classes: DefClasses) -> None:
         self.index = index
         self.raw = dict(raw)
-        self.name = _text(raw.get("name")) or ""
+        self.name = str_or_none(raw.get("name")) or ""
         self.problems: list[str] = []
         # Checked once with a hoister of its own: a reference a spec cannot hold is a
         # problem whichever form the tool is written in.
-        probe = _TypeHoister(classes, set())
+        probe = TypeHoister(classes, set())
         hoisted = probe.hoist(2 * index, raw.get("inputSchema"), self.problems, "inputSchema")
         if isinstance(raw.get("outputSchema"), dict):
             probe.hoist(2 * index + 1, raw["outputSchema"], self.problems, "outputSchema")
         if not isinstance(hoisted, dict) or hoisted.get("type") != "object":
             self.problems.append("inputSchema is not an object schema (type: object)")
 
-    def entry(self, level: int, hoist: _TypeHoister) -> dict[str, Any]:
+    def entry(self, level: int, hoist: TypeHoister) -> dict[str, Any]:
         """The spec entry; ``level`` 0: ``parameters`` with shared types, 1:
         ``input_schema`` with shared types, 2: both schemas exactly as listed."""
         raw = self.raw
         result: dict[str, Any] = {"name": self.name}
         annotations = _mapping(raw.get("annotations"))
-        title = _text(raw.get("title"))
-        annotation_title = _text(annotations.get("title"))
+        title = str_or_none(raw.get("title"))
+        annotation_title = str_or_none(annotations.get("title"))
         if title is not None:
             result["title"] = title
             if annotation_title != title:  # the spec mirrors a title unless told otherwise

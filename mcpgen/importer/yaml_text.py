@@ -10,7 +10,7 @@ from typing import Any
 import yaml
 
 from ..printable import escape_line, needs_escape
-from .forms import _DefClasses, _ToolEntry, _TypeHoister
+from .forms import DefClasses, ToolEntry, TypeHoister
 
 
 class _Dumper(yaml.SafeDumper):
@@ -70,19 +70,19 @@ def _dump(value: Any) -> str:
     )
 
 
-def _render(
+def render_yaml(
     header: list[str],
     package: str,
     server: Mapping[str, Any],
-    entries: Sequence[_ToolEntry],
+    entries: Sequence[ToolEntry],
     levels: Mapping[str, int],
     stems: set[str],
-    classes: _DefClasses,
+    classes: DefClasses,
     notes: Mapping[str, list[str]],
 ) -> str:
     # Types are named afresh for the tools that share them: one kept as listed does not
     # claim a name.
-    hoist = _TypeHoister(classes, stems)
+    hoist = TypeHoister(classes, stems)
     tool_parts = [entry.entry(levels[entry.name], hoist) for entry in entries]
     types = hoist.types
     # Every comment line is one escaped line: a line break YAML recognises in a server's

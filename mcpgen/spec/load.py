@@ -23,7 +23,7 @@ from ..safeio import MAX_SPEC_BYTES, UnsafeFile, read_regular
 from .bundle import Bundler
 from .dialect import upgrade_schema
 from .errors import Diagnostic
-from .lower import Lowering, _local_def_names, _unhide_type_names
+from .lower import Lowering, local_def_names, unhide_type_names
 from .yamlpos import Path as YPath
 from .yamlpos import load_yaml
 
@@ -152,7 +152,7 @@ class _Checker(Lowering):
             self.spec_dir,
             types,
             allow_outside=self.allow_outside,
-            reserved=_local_def_names(tools_raw),
+            reserved=local_def_names(tools_raw),
         )
         bundler.bundle_types()
         built = [
@@ -160,7 +160,7 @@ class _Checker(Lowering):
             for index, tool in enumerate(tools_raw)
             if isinstance(tool, dict)
         ]
-        built = _unhide_type_names(built, types)
+        built = unhide_type_names(built, types)
         tools = [tool for _, tool in built]
         for problem in bundler.problems:
             self.error(problem.path, problem.message)

@@ -20,10 +20,10 @@ from ..names import py_identifier as _py_identifier
 from ..schemas import derive_input_schema
 from .bundle import Bundler
 from .format import TOOL_NAME_PATTERN
-from .validate import SpecChecks, _parameter_schema
+from .validate import SpecChecks, parameter_schema
 from .yamlpos import Path as YPath
 
-__all__ = ["CLIENT_MEMBERS", "Lowering"]
+__all__ = ["CLIENT_MEMBERS", "Lowering", "local_def_names", "unhide_type_names"]
 
 # Methods of the generated clients; a tool method of the same name would shadow them.
 CLIENT_MEMBERS = frozenset(
@@ -164,7 +164,7 @@ class Lowering(SpecChecks):
                 )
                 continue
             seen[pname] = index
-            body = _parameter_schema(param)
+            body = parameter_schema(param)
             bundled, used = bundler.bundle(body, param_path)
             defs |= used
             has_default = "default" in param
@@ -400,7 +400,7 @@ def _icons(raw: Mapping[str, Any]) -> tuple[ir.Icon, ...]:
     )
 
 
-def _local_def_names(tools: list[Any]) -> frozenset[str]:
+def local_def_names(tools: list[Any]) -> frozenset[str]:
     """The local ``$defs`` names of every hand-written ``input_schema``: published as
     written, so no bundled definition may take one of them."""
     names: set[str] = set()
@@ -434,7 +434,7 @@ def _python_name(name: str) -> str:
     return _py_identifier(unicodedata.normalize("NFKC", name))
 
 
-def _unhide_type_names(
+def unhide_type_names(
     built: list[tuple[int, ir.Tool | None]], types: Mapping[str, Any]
 ) -> list[tuple[int, ir.Tool | None]]:
     """Tools whose method or parameter names would hide a name the generated server

@@ -37,7 +37,7 @@ from .format import SPEC_FORMAT_SCHEMA
 from .yamlpos import Path as YPath
 from .yamlpos import PositionedDocument
 
-__all__ = ["Reporter", "SpecChecks"]
+__all__ = ["Reporter", "SpecChecks", "parameter_schema"]
 
 PARAMETER_KEYS = frozenset({"name", "description", "required"})
 # jsonschema's default registry fetches any http:// or file:// reference it meets.
@@ -301,7 +301,7 @@ class SpecChecks(Reporter):
         if isinstance(parameters, list):
             for index, parameter in enumerate(parameters):
                 if isinstance(parameter, dict):
-                    body = _parameter_schema(parameter)
+                    body = parameter_schema(parameter)
                     self.check_schema(body, path + ("parameters", index))
         for key in ("input_schema", "output_schema"):
             if key in tool:
@@ -465,7 +465,7 @@ def _directive_message(key: str, where: str = "") -> str:
     )
 
 
-def _parameter_schema(parameter: Mapping[str, Any]) -> dict[str, Any]:
+def parameter_schema(parameter: Mapping[str, Any]) -> dict[str, Any]:
     """A parameter's own JSON Schema: all but ``name``, ``required`` when it is the
     parameter's boolean (a list at the top level can only be JSON Schema's keyword), and
     ``header`` published as ``x-mcp-header``."""

@@ -35,7 +35,7 @@ from mcpgen_runtime.protocol.pointer import MISSING, resolve_pointer
 from mcpgen_runtime.schema.regex import EcmaRegex, RegexError
 from mcpgen_runtime.schema.validator import SchemaError, ValidationFailed, compile_schema
 
-from .formats import format_strategy
+from .format_strategies import format_strategy
 
 __all__ = [
     "FIND_SETTINGS",

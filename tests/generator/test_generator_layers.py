@@ -7,6 +7,10 @@ and what both need of JSON Schema (its vocabulary, the depth limit of the type
 mapping) lives in a leaf module, ``keywords``. Every import counts: at module level,
 inside functions and under ``if TYPE_CHECKING:``. docs/architecture.md ("What may
 import what") states the same table in words.
+
+Within and across parts, no module imports an underscore name of another module
+(``from .common import _echo``): a name two modules share is public where it is
+defined. Each exception is in ``PRIVATE_IMPORT_EXCEPTIONS`` with its reason.
 """
 
 from __future__ import annotations
@@ -53,6 +57,9 @@ ALLOWED: Mapping[str, frozenset[str]] = {
     "hatch": frozenset({"leaf", "spec", "build", "project"}),
     "cli": frozenset({"leaf"} | PIPELINE_AND_COMMANDS),  # any part
 }
+
+# "module: name" -> why the module may import that underscore name of another module.
+PRIVATE_IMPORT_EXCEPTIONS: Mapping[str, str] = {}
 
 
 def part(module: str) -> str:
@@ -111,6 +118,36 @@ def violations(modules: Mapping[str, ast.Module], packages: frozenset[str]) -> l
             there = part(target)
             if there != here and there not in allowed:
                 found.append(f"{name} imports {target}: {here} may not import {there}")
+    return found
+
+
+def private_imports(modules: Mapping[str, ast.Module], packages: frozenset[str]) -> list[str]:
+    """Each ``from x import _name`` of an mcpgen module by another (a private submodule
+    named in the list is a module, not a name; exceptions left out), as text."""
+    found = []
+    for name, tree in sorted(modules.items()):
+        package = name.split(".") if name in packages else name.split(".")[:-1]
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level == 0:
+                if node.module != "mcpgen" and not str(node.module).startswith("mcpgen."):
+                    continue
+                base = str(node.module).split(".")[1:]
+            else:
+                base = package[: len(package) - node.level + 1]
+                base += node.module.split(".") if node.module else []
+            target = ".".join(base) or "__init__"
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if (
+                    not private
+                    or target == name
+                    or ".".join([*base, alias.name]) in modules
+                    or f"{name}: {alias.name}" in PRIVATE_IMPORT_EXCEPTIONS
+                ):
+                    continue
+                found.append(f"{name}:{node.lineno} imports the private {alias.name} from {target}")
     return found
 
 
@@ -178,3 +215,44 @@ def test_the_front_end_and_the_renderer_import_nothing_of_each_other() -> None:
 def test_each_kind_of_violation_is_caught(modules: dict[str, str], expected: str) -> None:
     trees = {name: ast.parse(textwrap.dedent(text)) for name, text in modules.items()}
     assert violations(trees, frozenset()) == [expected]
+
+
+def test_no_module_imports_another_modules_private_names() -> None:
+    assert private_imports(load(PACKAGE), _packages(PACKAGE)) == []
+
+
+def test_every_private_import_exception_is_used_and_explained() -> None:
+    found = {
+        f"{name}: {alias.name}"
+        for name, tree in load(PACKAGE).items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert set(PRIVATE_IMPORT_EXCEPTIONS) <= found
+    assert all(len(reason) > 40 for reason in PRIVATE_IMPORT_EXCEPTIONS.values())
+
+
+@pytest.mark.parametrize(
+    ("modules", "expected"),
+    [
+        pytest.param(
+            {"cli.docs": "from .common import _echo, echo\n", "cli.common": ""},
+            ["cli.docs:1 imports the private _echo from cli.common"],
+            id="a sibling's underscore name",
+        ),
+        pytest.param(
+            {"build": "def f():\n    from mcpgen.render.project import _ToolView\n"},
+            ["build:2 imports the private _ToolView from render.project"],
+            id="absolute, inside a function",
+        ),
+        pytest.param(
+            {"cli.docs": "from .. import __version__, _private_mod\n", "_private_mod": ""},
+            [],
+            id="a dunder name and a private submodule are not private names",
+        ),
+    ],
+)
+def test_private_imports_are_caught(modules: dict[str, str], expected: list[str]) -> None:
+    trees = {name: ast.parse(textwrap.dedent(text)) for name, text in modules.items()}
+    assert private_imports(trees, frozenset({"cli"})) == expected

@@ -18,7 +18,11 @@ left out, it loads nothing until a name is asked for). The rules:
   imports no ``_name`` from another part, reads no ``obj._attr`` of an object not
   its own (``self``, ``cls``), and sets no attribute of such an object, since the
   core owns its state (``ServerConnection.receive_stateless`` takes what a request
-  implies). Each exception is in ``SHELL_EXCEPTIONS`` with its reason.
+  implies). Each exception is in ``SHELL_EXCEPTIONS`` with its reason;
+- no module imports an underscore name of another module (``from .values import
+  _short``): a name two modules share is public in the module that defines it, so
+  a file split is a boundary with a surface, not one module cut in half. Each
+  exception is in ``PRIVATE_IMPORT_EXCEPTIONS`` with its reason.
 """
 
 from __future__ import annotations
@@ -78,6 +82,9 @@ SHELL_EXCEPTIONS: Mapping[str, str] = {
         "tests/runtime/http/test_uvicorn_internals.py)"
     ),
 }
+
+# "module: name" -> why the module may import that underscore name of another module.
+PRIVATE_IMPORT_EXCEPTIONS: Mapping[str, str] = {}
 
 
 @dataclass(frozen=True)
@@ -292,6 +299,43 @@ def shell_reaches(module: str, tree: ast.Module, modules: Mapping[str, object]) 
     return out
 
 
+def _from_target(
+    module: str, node: ast.ImportFrom, name: str, modules: Mapping[str, object]
+) -> str | None:
+    """The runtime module ``from <node.module> import <name>`` reads, if it is one:
+    relative, or absolute through ``mcpgen_runtime``."""
+    base = node.module or ""
+    if node.level:
+        return _resolve(module, node.level, f"{base}.{name}" if name else base, modules)
+    if base != "mcpgen_runtime" and not base.startswith("mcpgen_runtime."):
+        return None
+    dotted = ".".join(filter(None, [base.partition(".")[2], name]))
+    if dotted in modules:
+        return dotted
+    return "__init__" if dotted == "" else None
+
+
+def private_imports(module: str, tree: ast.Module, modules: Mapping[str, object]) -> list[str]:
+    """Each underscore name ``module`` imports from another runtime module (a private
+    submodule named in the list is a module, not a name; exceptions left out)."""
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        target = _from_target(module, node, "", modules)
+        for alias in node.names:
+            if (
+                target is None
+                or target == module
+                or not _private(alias.name)
+                or _from_target(module, node, alias.name, modules) is not None
+                or f"{module}: {alias.name}" in PRIVATE_IMPORT_EXCEPTIONS
+            ):
+                continue
+            out.append(f"{module}:{node.lineno} imports the private {alias.name} from {target}")
+    return out
+
+
 def violations(modules: Mapping[str, ast.Module]) -> list[str]:
     """Every broken rule, one line each (empty: the layout holds)."""
     edges = [edge for name, tree in modules.items() for edge in imports(name, tree, modules)]
@@ -312,6 +356,7 @@ def violations(modules: Mapping[str, ast.Module]) -> list[str]:
         elif edge.target == "redis" and src != "tasks":
             out.append(f"only tasks imports redis: {where}")
     for name, tree in modules.items():
+        out += private_imports(name, tree, modules)
         if part_of(name) in SHELLS:
             reaches = shell_reaches(name, tree, modules)
             out += [f"the shell reaches into an object not its own: {r}" for r in reaches]

@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from import_rules import SHELL_EXCEPTIONS, load, loads, violations
+from import_rules import PRIVATE_IMPORT_EXCEPTIONS, SHELL_EXCEPTIONS, load, loads, violations
 
 import mcpgen_runtime
 
@@ -165,6 +165,19 @@ BROKEN = {
         _fake(**{"http.exchange": "from ..server.core import _Handler\n", "server.core": ""}),
         "http.exchange:1 imports _Handler from server.core",
     ),
+    "a module importing an underscore name of its sibling": (
+        _fake(**{"schema.validator": "from .values import _short\n", "schema.values": ""}),
+        "schema.validator:1 imports the private _short from schema.values",
+    ),
+    "an absolute import of an underscore name, inside a function": (
+        _fake(
+            **{
+                "client.flows": "def f():\n    from mcpgen_runtime.client.sync import _State\n",
+                "client.sync": "",
+            }
+        ),
+        "client.flows:2 imports the private _State from client.sync",
+    ),
 }
 
 
@@ -183,9 +196,11 @@ def test_the_import_rules_allow_what_the_layout_allows() -> None:
             "tasks.factory": "def f():\n    import importlib\n    importlib.import_module('.redis_store', __package__)\n",
             "tasks.redis_store": "import redis\n",
             "_main": "HTTP = '.http.server'\n",
-            # the shell's own state, and private names within its own part
+            # the shell's own state, a public name of a sibling, a private submodule
             "http.guard": "class G:\n    def f(self):\n        self._x = self.y = 1\n",
-            "http.guard_fast": "from .guard import _Deadlines\n",
+            "http.guard_fast": "from .guard import Deadlines\n",
+            "client.sync": "from .. import _version\n",
+            "_version": "",
         }
     )
     assert violations(allowed) == []
@@ -203,6 +218,19 @@ def test_every_exception_of_the_shell_rule_is_used_and_explained() -> None:
     }
     assert set(SHELL_EXCEPTIONS) <= found
     assert all(len(reason) > 40 for reason in SHELL_EXCEPTIONS.values())
+
+
+def test_every_exception_of_the_private_import_rule_is_used_and_explained() -> None:
+    """An allowed ``from x import _name`` is one a module still makes, and says why."""
+    found = {
+        f"{name}: {alias.name}"
+        for name, tree in MODULES.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        for alias in node.names
+    }
+    assert set(PRIVATE_IMPORT_EXCEPTIONS) <= found
+    assert all(len(reason) > 40 for reason in PRIVATE_IMPORT_EXCEPTIONS.values())
 
 
 def test_the_runtime_explains_itself() -> None:

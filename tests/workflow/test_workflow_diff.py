@@ -357,7 +357,7 @@ def test_against_outside_a_repository_exits_2(tmp_path: Path) -> None:
 
 
 def test_github_data_escaping() -> None:
-    from mcpgen.diff.formats import _gh_data, _gh_property
+    from mcpgen.diff.output import _gh_data, _gh_property
 
     assert _gh_data("100%\r\nnext") == "100%25%0D%0Anext"
     assert _gh_property("a:b,c%") == "a%3Ab%2Cc%25"

@@ -19,22 +19,22 @@ from ..transport.lines import AsyncTransport, ServeFunction
 from . import flows
 from .asking import decided, declined, question_of
 from .base import (
+    AnyProgressCallback,
     AsyncProgressCallback,
+    Progress,
+    SessionState,
     T,
-    _AnyProgressCallback,
-    _identity,
-    _Progress,
-    _SessionState,
+    identity,
 )
 from .core import Asked, Outcome, Response
 from .effects import Liveness, Window
 from .listing import ListedTool
-from .tasks import _NO_LIMIT, TaskStatus, _TaskHandleBase, _TaskState
+from .tasks import NO_LIMIT, TaskHandleBase, TaskState, TaskStatus
 
 logger = logging.getLogger("mcpgen.client")
 
 
-class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]):
+class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]):
     """The asyncio twin of ``Session``, method for method."""
 
     @classmethod
@@ -144,12 +144,12 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
         state = await self._traced(
             "tools/call", name, flows.start_tool(self, name, arguments, timeout, on_progress)
         )
-        return AsyncTaskHandle(self, state, convert or _identity)
+        return AsyncTaskHandle(self, state, convert or identity)
 
     # -- progress -----------------------------------------------------------------------
 
     def _run_progress(
-        self, token: Any, callback: _AnyProgressCallback, arguments: _Progress
+        self, token: Any, callback: AnyProgressCallback, arguments: Progress
     ) -> object:
         """A coroutine callback runs as a task, awaited when the call ends."""
         outcome = super()._run_progress(token, callback, arguments)
@@ -181,12 +181,12 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
     # -- tasks (what an AsyncTaskHandle asks) -------------------------------------------
 
-    async def _task_status(self, state: _TaskState) -> TaskStatus:
+    async def _task_status(self, state: TaskState) -> TaskStatus:
         return await self._drive(flows.task_status(state))
 
     async def _task_outcome(
         self,
-        state: _TaskState,
+        state: TaskState,
         deadline: float | None,
         cancel_on_timeout: bool,
         limit: float | None,
@@ -196,7 +196,7 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
             flows.task_outcome(state, deadline, cancel_on_timeout, limit, self.timeout)
         )
 
-    async def _task_cancel(self, state: _TaskState) -> TaskStatus:
+    async def _task_cancel(self, state: TaskState) -> TaskStatus:
         return await self._drive(flows.task_cancel(state))
 
     # -- the flows' driver: the only I/O ----------------------------------------------
@@ -331,11 +331,11 @@ class AsyncSession(_SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"
 
 
 async def _answer(future: Any, limit: float, liveness: Liveness | None) -> Any:
-    """The response within ``limit`` seconds (none: ``_NO_LIMIT``), or with ``liveness``
+    """The response within ``limit`` seconds (none: ``NO_LIMIT``), or with ``liveness``
     until ``limit`` has passed without progress (at most ``liveness.longest``);
     ``TimeoutError`` past it."""
     if liveness is None:
-        async with asyncio.timeout(None if limit == _NO_LIMIT else max(limit, 0.0)):
+        async with asyncio.timeout(None if limit == NO_LIMIT else max(limit, 0.0)):
             return await future
     window = Window(liveness, limit, time.monotonic())
     while True:
@@ -353,7 +353,7 @@ def _progress_task_done(task: asyncio.Task[Any]) -> None:
         logger.error("the progress callback failed", exc_info=task.exception())
 
 
-class AsyncTaskHandle(_TaskHandleBase["AsyncSession", T]):
+class AsyncTaskHandle(TaskHandleBase["AsyncSession", T]):
     """The asyncio twin of ``TaskHandle``."""
 
     __slots__ = ()

@@ -1,4 +1,4 @@
-"""What the sync and async sessions share: callback types and ``_SessionState`` (era, progress routing, notifications,
+"""What the sync and async sessions share: callback types and ``SessionState`` (era, progress routing, notifications,
 the parts of a call that do not wait).
 """
 
@@ -30,8 +30,8 @@ from .core import (
     Response,
 )
 from .tasks import (
+    TaskState,
     TaskStatus,
-    _TaskState,
 )
 
 if TYPE_CHECKING:
@@ -54,14 +54,14 @@ ProgressCallback = Callable[[float, float | None, str | None], None]
 #: loop and the call returns only once the callbacks of its progress have finished.
 AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
-_Progress = tuple[float, float | None, str | None]  # progress, total, message
-_AnyProgressCallback = Callable[[float, float | None, str | None], object]
+Progress = tuple[float, float | None, str | None]  # progress, total, message
+AnyProgressCallback = Callable[[float, float | None, str | None], object]
 
 
 T = TypeVar("T")
 
 
-_MAX_WAIT = threading.TIMEOUT_MAX
+MAX_WAIT = threading.TIMEOUT_MAX
 
 
 DEFAULT_PROBE_TIMEOUT = 5.0  # seconds a server/discover probe waits before falling back
@@ -77,7 +77,7 @@ def _argv(command: str | Sequence[str]) -> list[str]:
     return shlex.split(command) if isinstance(command, str) else [os.fspath(c) for c in command]
 
 
-def _progress_args(params: Mapping[str, Any]) -> _Progress | None:
+def _progress_args(params: Mapping[str, Any]) -> Progress | None:
     progress, total, message = params.get("progress"), params.get("total"), params.get("message")
     if not isinstance(progress, (int, float)) or isinstance(progress, bool):
         return None
@@ -86,7 +86,7 @@ def _progress_args(params: Mapping[str, Any]) -> _Progress | None:
     return progress, total, message if isinstance(message, str) else None
 
 
-def _identity(result: dict[str, Any]) -> dict[str, Any]:
+def identity(result: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
@@ -94,7 +94,7 @@ TR = TypeVar("TR")  # the transport a session drives
 W = TypeVar("W")  # what a caller waits on: a lock (sync) or a future (async)
 
 
-class _SessionState(Generic[TR, W]):
+class SessionState(Generic[TR, W]):
     """Fields, read-only views and constructors both sessions share; the protocol
     flows (``client.flows``) read this state and return what they learn, the sessions
     record it (``_adopt``) and the drivers do the I/O."""
@@ -135,7 +135,7 @@ class _SessionState(Generic[TR, W]):
         # answers tools that ask (client.asking); given, elicitation is declared
         self.on_input = on_input
         self._core.asks = on_input is not None
-        self._progress: dict[Any, _AnyProgressCallback] = {}
+        self._progress: dict[Any, AnyProgressCallback] = {}
         # the async session's coroutine progress callbacks still running, by token
         self._progress_tasks: dict[Any, set[asyncio.Task[Any]]] = {}
         self._asking: set[asyncio.Task[Any]] = set()  # the async session's on_input tasks
@@ -352,13 +352,13 @@ class _SessionState(Generic[TR, W]):
 
     def _started(
         self, name: str, result: dict[str, Any], legacy_task: bool, token: int | None
-    ) -> _TaskState | None:
+    ) -> TaskState | None:
         """The task a ``tools/call`` result created, or None for a direct result."""
         kind = self._core.result_type(result, f"tools/call {name!r}", _CALL_RESULT_TYPES)
         if kind == "task":
-            state = _TaskState(name, "modern", created=TaskStatus.from_wire(result), token=token)
+            state = TaskState(name, "modern", created=TaskStatus.from_wire(result), token=token)
         elif legacy_task and isinstance(result.get("task"), dict) and "content" not in result:
-            state = _TaskState(
+            state = TaskState(
                 name, "legacy", created=TaskStatus.from_wire(result["task"]), token=token
             )
         else:
@@ -382,7 +382,7 @@ class _SessionState(Generic[TR, W]):
             logger.exception("the notification handler failed on %s", event.method)
 
     def _run_progress(
-        self, token: Any, callback: _AnyProgressCallback, arguments: _Progress
+        self, token: Any, callback: AnyProgressCallback, arguments: Progress
     ) -> object:
         """Call a progress callback; what it returns (None if it failed, logged)."""
         try:
@@ -470,4 +470,4 @@ class _SessionState(Generic[TR, W]):
 
 
 #: A session of either kind, as the flows see it.
-AnySession = _SessionState[Any, Any]
+AnySession = SessionState[Any, Any]

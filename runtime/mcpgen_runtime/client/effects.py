@@ -19,7 +19,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .tasks import _TaskState
+from .tasks import TaskState
 
 if TYPE_CHECKING:
     from ..contract.compare import Change
@@ -72,7 +72,7 @@ class Connected:
 class CancelNowait:
     """Send ``tasks/cancel`` for ``state`` and forget it (its waiter was cancelled)."""
 
-    state: _TaskState
+    state: TaskState
 
 
 # -- what a driver performs ------------------------------------------------------------

@@ -44,14 +44,14 @@ from .effects import (
     Write,
     WriteNowait,
 )
-from .listing import ListedTool, _tools_page
-from .results import _checked_tool_result
+from .listing import ListedTool, tools_page
+from .results import checked_tool_result
 from .tasks import (
-    _NO_LIMIT,
+    NO_LIMIT,
+    TaskState,
     TaskStatus,
-    _poll_seconds,
-    _requires_tasks,
-    _TaskState,
+    poll_seconds,
+    requires_tasks,
 )
 
 if TYPE_CHECKING:
@@ -296,9 +296,9 @@ def call_tool(
         liveness = Liveness(max(max_total_timeout, limit))
         on_progress = _touching(liveness, on_progress)
     started = yield from start_call(session, name, arguments, limit, on_progress, task, liveness)
-    if isinstance(started, _TaskState):
+    if isinstance(started, TaskState):
         return (yield from task_outcome(started, deadline, True, limit, session.timeout))
-    return _checked_tool_result(started)
+    return checked_tool_result(started)
 
 
 def _touching(liveness: Liveness, on_progress: Any) -> Any:
@@ -317,15 +317,15 @@ def start_tool(
     arguments: Mapping[str, Any],
     timeout: float | None,
     on_progress: Any,
-) -> Flow[_TaskState]:
+) -> Flow[TaskState]:
     """``Session.start_tool``: the state of the task the call made (a direct answer
     is a state that has already ended)."""
     session._check_usable()
     limit = session.timeout if timeout is None else timeout
     started = yield from start_call(session, name, arguments, limit, on_progress, True)
-    if isinstance(started, _TaskState):
+    if isinstance(started, TaskState):
         return started
-    return _TaskState(name, session._core.era or "legacy", final=started)
+    return TaskState(name, session._core.era or "legacy", final=started)
 
 
 def start_call(
@@ -336,7 +336,7 @@ def start_call(
     on_progress: Any,
     as_task: bool,
     liveness: Liveness | None = None,
-) -> Flow[dict[str, Any] | _TaskState]:
+) -> Flow[dict[str, Any] | TaskState]:
     """Send ``tools/call``: the raw direct result, or the state of the task it made."""
     legacy_task = as_task and session._legacy_tasks()
     label = f"tools/call {name!r}"
@@ -358,7 +358,7 @@ def start_call(
                 session, name, arguments, outcome.result, limit, as_task, liveness
             )
         if outcome.error is not None:
-            if not as_task and _requires_tasks(outcome.error):
+            if not as_task and requires_tasks(outcome.error):
                 # the server runs this tool only as a task: go along with it
                 yield ProgressDrop(token)
                 return (
@@ -426,16 +426,16 @@ def _input_rounds(
 def list_tools(server_id: str) -> Flow[list[ListedTool]]:
     """Every tool the server lists, following ``nextCursor`` pages."""
     seen: set[str] = set()
-    tools, cursor = _tools_page((yield Request("tools/list", None)), server_id, seen)
+    tools, cursor = tools_page((yield Request("tools/list", None)), server_id, seen)
     while cursor is not None:
-        page, cursor = _tools_page(
+        page, cursor = tools_page(
             (yield Request("tools/list", {"cursor": cursor})), server_id, seen
         )
         tools.extend(page)
     return tools
 
 
-def task_status(state: _TaskState) -> Flow[TaskStatus]:
+def task_status(state: TaskState) -> Flow[TaskStatus]:
     """``tasks/get``; a modern task that ended stops routing its progress."""
     if state.task_id is None:
         return state.local_status()
@@ -447,7 +447,7 @@ def task_status(state: _TaskState) -> Flow[TaskStatus]:
 
 
 def task_outcome(
-    state: _TaskState,
+    state: TaskState,
     deadline: float | None,
     cancel_on_timeout: bool,
     limit: float | None,
@@ -475,7 +475,7 @@ def task_outcome(
 
 
 def _wait_outcome(
-    state: _TaskState,
+    state: TaskState,
     deadline: float | None,
     cancel_on_timeout: bool,
     limit: float | None,
@@ -495,7 +495,7 @@ def _wait_outcome(
         raise Timeout(f"{state.label}: no result within {limit:g}s") from None
 
 
-def _legacy_outcome(state: _TaskState, deadline: float | None) -> Flow[None]:
+def _legacy_outcome(state: TaskState, deadline: float | None) -> Flow[None]:
     # 2025-11-25: tasks/result blocks until the task ends. It is abandoned, not
     # cancelled, on timeout: tasks are stopped with tasks/cancel only.
     assert state.task_id is not None
@@ -514,7 +514,7 @@ def _legacy_outcome(state: _TaskState, deadline: float | None) -> Flow[None]:
         state.failure = error_from_response(outcome.error, state.label)
 
 
-def _poll_outcome(state: _TaskState, deadline: float | None, request_timeout: float) -> Flow[None]:
+def _poll_outcome(state: TaskState, deadline: float | None, request_timeout: float) -> Flow[None]:
     # 2026-07-28: no tasks/result; poll tasks/get at the server's pollIntervalMs.
     assert state.task_id is not None
     while True:
@@ -538,10 +538,10 @@ def _poll_outcome(state: _TaskState, deadline: float | None, request_timeout: fl
             )
             return
         left = yield from _time_left(deadline)
-        yield Sleep(min(_poll_seconds(status), max(left, 0.0)))
+        yield Sleep(min(poll_seconds(status), max(left, 0.0)))
 
 
-def task_cancel(state: _TaskState) -> Flow[TaskStatus]:
+def task_cancel(state: TaskState) -> Flow[TaskStatus]:
     """``tasks/cancel``, and the task's status after it."""
     if state.task_id is None:
         return state.local_status()
@@ -560,7 +560,7 @@ def task_cancel(state: _TaskState) -> Flow[TaskStatus]:
     return status
 
 
-def cancel_quietly(state: _TaskState) -> Flow[None]:
+def cancel_quietly(state: TaskState) -> Flow[None]:
     """A best-effort ``tasks/cancel`` (a task whose waiter gave up); failures are logged."""
     if state.task_id is None or not (yield Connected()):
         return
@@ -574,6 +574,6 @@ def cancel_quietly(state: _TaskState) -> Flow[None]:
 def _time_left(deadline: float | None) -> Flow[float]:
     """Seconds until ``deadline`` by the driver's clock (no deadline: no limit)."""
     if deadline is None:
-        return _NO_LIMIT
+        return NO_LIMIT
     now: float = yield Now()
     return deadline - now

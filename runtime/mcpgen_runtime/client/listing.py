@@ -59,15 +59,15 @@ class ListedTool:
                 f"tool {name!r} has no object inputSchema", reason="invalid_tool", data=raw
             )
         raw = dict(raw) if not isinstance(raw, dict) else raw
-        title = _str_or_none(raw.get("title"))
+        title = str_or_none(raw.get("title"))
         annotations = _dict_or_none(raw.get("annotations")) or {}
-        hint_title = _str_or_none(annotations.get("title"))
+        hint_title = str_or_none(annotations.get("title"))
         own = unwrap_descriptor(raw)  # a handshake-era wrapper of a result of any type
         return cls(
             raw=raw,
             name=name,
             title=title,
-            description=_str_or_none(raw.get("description")),
+            description=str_or_none(raw.get("description")),
             input_schema=input_schema,
             output_schema=_dict_or_none(own.get("outputSchema")),
             annotations=annotations,
@@ -83,7 +83,7 @@ class ListedTool:
         return hash((self.server_id, self.name, self.fingerprint))
 
 
-def _str_or_none(value: Any) -> str | None:
+def str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
@@ -91,7 +91,7 @@ def _dict_or_none(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _tools_page(
+def tools_page(
     result: Mapping[str, Any], server_id: str, seen: set[str]
 ) -> tuple[list[ListedTool], str | None]:
     tools = result.get("tools")

@@ -33,7 +33,7 @@ def _text_of(content: Any) -> str:
     return texts[0] if len(texts) == 1 else "\n".join(texts)
 
 
-def _checked_tool_result(result: dict[str, Any]) -> dict[str, Any]:
+def checked_tool_result(result: dict[str, Any]) -> dict[str, Any]:
     """Raise ``ToolError`` for an ``isError`` result, else return it unchanged."""
     if result.get("isError") is True:
         content = result.get("content")

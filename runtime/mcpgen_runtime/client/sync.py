@@ -19,16 +19,16 @@ from ..transport.sync import InMemoryTransport, StdioTransport
 from . import flows
 from .asking import question_of
 from .base import (
-    _MAX_WAIT,
+    MAX_WAIT,
     ProgressCallback,
+    SessionState,
     T,
-    _identity,
-    _SessionState,
+    identity,
 )
 from .core import Asked, Outcome, Response
 from .effects import Liveness, Window
 from .listing import ListedTool
-from .tasks import TaskStatus, _TaskHandleBase, _TaskState
+from .tasks import TaskHandleBase, TaskState, TaskStatus
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -47,7 +47,7 @@ class _Waiter:
         self.failure: BaseException | None = None
 
 
-class Session(_SessionState[Transport, _Waiter]):
+class Session(SessionState[Transport, _Waiter]):
     """A synchronous MCP client session.
 
     A reader thread parses what the server writes and wakes the waiting caller,
@@ -193,16 +193,16 @@ class Session(_SessionState[Transport, _Waiter]):
         state = self._traced(
             "tools/call", name, flows.start_tool(self, name, arguments, timeout, on_progress)
         )
-        return TaskHandle(self, state, convert or _identity)
+        return TaskHandle(self, state, convert or identity)
 
     # -- tasks (what a TaskHandle asks) ---------------------------------------------------
 
-    def _task_status(self, state: _TaskState) -> TaskStatus:
+    def _task_status(self, state: TaskState) -> TaskStatus:
         return self._drive(flows.task_status(state))
 
     def _task_outcome(
         self,
-        state: _TaskState,
+        state: TaskState,
         deadline: float | None,
         cancel_on_timeout: bool,
         limit: float | None,
@@ -212,7 +212,7 @@ class Session(_SessionState[Transport, _Waiter]):
             flows.task_outcome(state, deadline, cancel_on_timeout, limit, self.timeout)
         )
 
-    def _task_cancel(self, state: _TaskState) -> TaskStatus:
+    def _task_cancel(self, state: TaskState) -> TaskStatus:
         return self._drive(flows.task_cancel(state))
 
     # -- the flows' driver: the only I/O ----------------------------------------------
@@ -293,13 +293,13 @@ class Session(_SessionState[Transport, _Waiter]):
         """Wait for the response ``limit`` seconds, or with ``liveness`` until ``limit``
         has passed without progress (at most ``liveness.longest``)."""
         if liveness is None:
-            return bool(waiter.lock.acquire(True, min(max(limit, 0.0), _MAX_WAIT)))
+            return bool(waiter.lock.acquire(True, min(max(limit, 0.0), MAX_WAIT)))
         window = Window(liveness, limit, time.monotonic())
         while True:
             left = window.left(time.monotonic())
             if left <= 0:
                 return bool(waiter.lock.acquire(False))
-            if waiter.lock.acquire(True, min(left, _MAX_WAIT)):
+            if waiter.lock.acquire(True, min(left, MAX_WAIT)):
                 return True
 
     def _abandon(self, request_id: int, reason: str, cancellable: bool) -> None:
@@ -335,7 +335,7 @@ class Session(_SessionState[Transport, _Waiter]):
         waiter.lock.release()
 
 
-class TaskHandle(_TaskHandleBase["Session", T]):
+class TaskHandle(TaskHandleBase["Session", T]):
     """A tool call running as a task on the server (sync).
 
     ``status()`` asks the server for the task's state, ``result()`` waits until

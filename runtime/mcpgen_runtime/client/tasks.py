@@ -1,5 +1,5 @@
 """A tool call that runs as a task, on the client side: ``TaskStatus`` as the server
-reports it, the state a handle keeps (``_TaskState``), and the timing rules of polling.
+reports it, the state a handle keeps (``TaskState``), and the timing rules of polling.
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from .core import (
     Era,
     error_from_response,
 )
-from .listing import _str_or_none
-from .results import _checked_tool_result
+from .listing import str_or_none
+from .results import checked_tool_result
 
-_NO_LIMIT = float("inf")
+NO_LIMIT = float("inf")
 _DEFAULT_POLL_MS = 1000  # a modern task that names no pollIntervalMs is polled this often
 _POLL_BOUNDS = (0.01, 30.0)  # seconds: a hint outside these is clamped
 
@@ -63,9 +63,9 @@ class TaskStatus:
         return cls(
             task_id=task_id,
             status=status,
-            status_message=_str_or_none(task.get("statusMessage")),
-            created_at=_str_or_none(task.get("createdAt")),
-            last_updated_at=_str_or_none(task.get("lastUpdatedAt")),
+            status_message=str_or_none(task.get("statusMessage")),
+            created_at=str_or_none(task.get("createdAt")),
+            last_updated_at=str_or_none(task.get("lastUpdatedAt")),
             ttl_ms=_int_or_none(task.get("ttlMs", task.get("ttl"))),
             poll_interval_ms=_int_or_none(task.get("pollIntervalMs", task.get("pollInterval"))),
             raw=dict(task),
@@ -76,7 +76,7 @@ def _int_or_none(value: Any) -> int | None:
     return value if type(value) is int else None
 
 
-class _TaskState:
+class TaskState:
     """What a handle knows of its task; the sessions update it, the handles read it.
 
     ``final`` is the ``CallToolResult`` once known, ``failure`` the error the
@@ -152,16 +152,16 @@ class _TaskState:
         if self.failure is not None:
             raise self.failure
         assert self.final is not None
-        return _checked_tool_result(self.final)
+        return checked_tool_result(self.final)
 
 
-def _poll_seconds(status: TaskStatus) -> float:
+def poll_seconds(status: TaskStatus) -> float:
     milliseconds = status.poll_interval_ms
     seconds = (milliseconds if milliseconds is not None else _DEFAULT_POLL_MS) / 1000
     return min(max(seconds, _POLL_BOUNDS[0]), _POLL_BOUNDS[1])
 
 
-def _requires_tasks(error: Mapping[str, Any]) -> bool:
+def requires_tasks(error: Mapping[str, Any]) -> bool:
     """A 2026 ``-32021`` naming the tasks extension: the tool runs only as a task."""
     data = error.get("data")
     required = data.get("requiredCapabilities") if isinstance(data, dict) else None
@@ -177,14 +177,14 @@ S = TypeVar("S")  # the session a task handle belongs to
 T = TypeVar("T")
 
 
-class _TaskHandleBase(Generic[S, T]):
+class TaskHandleBase(Generic[S, T]):
     """What the sync and async task handles share: the task's identity and the last
     state seen, read without asking the server."""
 
     __slots__ = ("_convert", "_session", "_state")
 
     def __init__(
-        self, session: S, state: _TaskState, convert: Callable[[dict[str, Any]], T]
+        self, session: S, state: TaskState, convert: Callable[[dict[str, Any]], T]
     ) -> None:
         self._session = session
         self._state = state

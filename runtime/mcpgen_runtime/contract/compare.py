@@ -137,28 +137,28 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from ..protocol.constants import META_SCOPES
+from ..protocol.pointer import MISSING
 from ..protocol.structured import needs_wrapper, wrapped_schema
 from .rules import (  # the rule vocabulary, re-exported as this module's API
-    _RANK,
+    RANK,
     RULES,
     Category,
     Change,
+    Out,
     Rule,
     Severity,
-    _Out,
 )
-from .schemas import _SchemaDiff
+from .schemas import SchemaDiff
 from .shapes import (
-    _HINTS,
-    _KNOWN_TOOL_KEYS,
-    _MISSING,
-    _TASK_VALUES,
-    _by_name,
-    _differs,
-    _fmt,
-    _mapping,
-    _same,
-    _without_name,
+    HINTS,
+    KNOWN_TOOL_KEYS,
+    TASK_VALUES,
+    by_name,
+    differs,
+    fmt,
+    mapping,
+    same,
+    without_name,
 )
 
 __all__ = ["RULES", "Category", "Change", "Rule", "Severity", "breaking", "compare_tools"]
@@ -169,7 +169,7 @@ def _wrapping_changed(old: Any, new: Any) -> bool:
     if needs_wrapper(old) == needs_wrapper(new):
         return False
     inner, outer = (new, old) if needs_wrapper(new) else (old, new)
-    return _same(wrapped_schema(inner), outer)
+    return same(wrapped_schema(inner), outer)
 
 
 def breaking(changes: Iterable[Change], *, category: Category = Category.BEHAVIOR) -> list[Change]:
@@ -187,14 +187,14 @@ def compare_tools(
     old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
 ) -> list[Change]:
     """Every classified difference from ``old`` to ``new``, in a stable order."""
-    old_tools, new_tools = _by_name(old), _by_name(new)
-    out = _Out()
+    old_tools, new_tools = by_name(old), by_name(new)
+    out = Out()
     removed = [name for name in old_tools if name not in new_tools]
     added = [name for name in new_tools if name not in old_tools]
     if (
         len(removed) == 1
         and len(added) == 1
-        and _without_name(old_tools[removed[0]]) == _without_name(new_tools[added[0]])
+        and without_name(old_tools[removed[0]]) == without_name(new_tools[added[0]])
     ):
         old_name, new_name = removed[0], added[0]
         out.tool = old_name
@@ -211,7 +211,7 @@ def compare_tools(
         if name in new_tools:
             out.tool = name
             _compare_tool(old_tool, new_tools[name], out)
-    return sorted(out.changes, key=lambda c: (c.tool, _RANK[c.rule], c.path, c.message))
+    return sorted(out.changes, key=lambda c: (c.tool, RANK[c.rule], c.path, c.message))
 
 
 # --------------------------------------------------------------------------- helpers
@@ -226,23 +226,23 @@ def compare_tools(
 # --------------------------------------------------------------------------- tool diff
 
 
-def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> None:
-    if _differs(old, new, "title"):
-        message = f"title {_fmt(old.get('title', _MISSING))} -> {_fmt(new.get('title', _MISSING))}"
+def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any], out: Out) -> None:
+    if differs(old, new, "title"):
+        message = f"title {fmt(old.get('title', MISSING))} -> {fmt(new.get('title', MISSING))}"
         out.add("TITLE_CHANGED", "title", message)
-    if _differs(old, new, "description"):
+    if differs(old, new, "description"):
         out.add("DESCRIPTION_CHANGED", "description", "description changed; review the new text")
 
     def section(key: str, compare: Callable[[], None]) -> None:
         before = len(out.changes)
         compare()
-        if len(out.changes) == before and _differs(old, new, key):
+        if len(out.changes) == before and differs(old, new, key):
             out.add("EQUIVALENT_FORM", key, f"{key} rewritten without a change in meaning")
 
     old_in, new_in = old.get("inputSchema"), new.get("inputSchema")
     section(
         "inputSchema",
-        lambda: _SchemaDiff(out, False, old_in, new_in).compare(
+        lambda: SchemaDiff(out, False, old_in, new_in).compare(
             old_in, new_in, "inputSchema", "", top=True
         ),
     )
@@ -266,17 +266,17 @@ def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> 
         else:
             section(
                 "outputSchema",
-                lambda: _SchemaDiff(out, True, old_out, new_out).compare(
+                lambda: SchemaDiff(out, True, old_out, new_out).compare(
                     old_out, new_out, "outputSchema", ""
                 ),
             )
     section("annotations", lambda: _compare_annotations(old, new, out))
     section("execution", lambda: _compare_execution(old, new, out))
-    if _differs(old, new, "icons"):
+    if differs(old, new, "icons"):
         out.add("ICONS_CHANGED", "icons", "icons changed")
     _compare_meta(old, new, out)
-    for key in sorted((old.keys() | new.keys()) - _KNOWN_TOOL_KEYS):
-        if _differs(old, new, key):
+    for key in sorted((old.keys() | new.keys()) - KNOWN_TOOL_KEYS):
+        if differs(old, new, key):
             out.add("UNKNOWN_FIELD_CHANGED", key, f"member {key!r} changed")
 
 
@@ -286,7 +286,7 @@ def _scopes(descriptor: Mapping[str, Any]) -> list[str]:
     return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
 
 
-def _compare_meta(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> None:
+def _compare_meta(old: Mapping[str, Any], new: Mapping[str, Any], out: Out) -> None:
     """The OAuth scopes a tool needs (mcpgen's ``_meta`` key), then the rest of ``_meta``."""
     before, after = _scopes(old), _scopes(new)
     for scope in after:
@@ -306,13 +306,13 @@ def _compare_meta(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> 
             return {"_meta": meta} if meta else {}
         return {"_meta": meta}
 
-    if _differs(rest(old), rest(new), "_meta"):
+    if differs(rest(old), rest(new), "_meta"):
         out.add("META_CHANGED", "_meta", "_meta changed")
 
 
 def _effective_hints(annotations: Mapping[str, Any]) -> dict[str, bool]:
     result: dict[str, bool] = {}
-    for name, default, *_ in _HINTS:
+    for name, default, *_ in HINTS:
         value = annotations.get(name)
         result[name] = value if isinstance(value, bool) else default
     if result["readOnlyHint"]:  # a read-only tool neither destroys nor repeats effects
@@ -321,31 +321,31 @@ def _effective_hints(annotations: Mapping[str, Any]) -> dict[str, bool]:
     return result
 
 
-def _compare_annotations(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> None:
-    old_ann, new_ann = _mapping(old.get("annotations")), _mapping(new.get("annotations"))
-    if _differs(old_ann, new_ann, "title"):
-        message = f"annotations.title {_fmt(old_ann.get('title', _MISSING))} -> "
-        message += _fmt(new_ann.get("title", _MISSING))
+def _compare_annotations(old: Mapping[str, Any], new: Mapping[str, Any], out: Out) -> None:
+    old_ann, new_ann = mapping(old.get("annotations")), mapping(new.get("annotations"))
+    if differs(old_ann, new_ann, "title"):
+        message = f"annotations.title {fmt(old_ann.get('title', MISSING))} -> "
+        message += fmt(new_ann.get("title", MISSING))
         out.add("TITLE_CHANGED", "annotations.title", message)
     old_eff, new_eff = _effective_hints(old_ann), _effective_hints(new_ann)
-    for name, _default, unsafe_when_lost, unsafe_rule, safe_rule in _HINTS:
+    for name, _default, unsafe_when_lost, unsafe_rule, safe_rule in HINTS:
         path = f"annotations.{name}"
         if old_eff[name] != new_eff[name]:
             unsafe = old_eff[name] if unsafe_when_lost else new_eff[name]
             before = _show_hint(old_ann.get(name), old_eff[name])
             message = f"{name} {before} -> {_show_hint(new_ann.get(name), new_eff[name])}"
             out.add(unsafe_rule if unsafe else safe_rule, path, message)
-        elif _differs(old_ann, new_ann, name):
+        elif differs(old_ann, new_ann, name):
             message = f"{name} restated; effective value stays {str(new_eff[name]).lower()}"
             out.add("EQUIVALENT_FORM", path, message)
-    known = {"title"} | {name for name, *_ in _HINTS}
+    known = {"title"} | {name for name, *_ in HINTS}
     for key in sorted((old_ann.keys() | new_ann.keys()) - known):
-        if _differs(old_ann, new_ann, key):
+        if differs(old_ann, new_ann, key):
             out.add(
                 "UNKNOWN_FIELD_CHANGED",
                 f"annotations.{key}",
-                f"annotations.{key} {_fmt(old_ann.get(key, _MISSING))} -> "
-                f"{_fmt(new_ann.get(key, _MISSING))}",
+                f"annotations.{key} {fmt(old_ann.get(key, MISSING))} -> "
+                f"{fmt(new_ann.get(key, MISSING))}",
             )
 
 
@@ -355,19 +355,19 @@ def _show_hint(raw: Any, effective: bool) -> str:
     return shown if isinstance(raw, bool) and raw == effective else f"({shown})"
 
 
-def _compare_execution(old: Mapping[str, Any], new: Mapping[str, Any], out: _Out) -> None:
-    old_exec, new_exec = _mapping(old.get("execution")), _mapping(new.get("execution"))
+def _compare_execution(old: Mapping[str, Any], new: Mapping[str, Any], out: Out) -> None:
+    old_exec, new_exec = mapping(old.get("execution")), mapping(new.get("execution"))
     old_task = old_exec.get("taskSupport", "forbidden")
     new_task = new_exec.get("taskSupport", "forbidden")
     path = "execution.taskSupport"
-    if not _same(old_task, new_task):
-        message = f"taskSupport {_fmt(old_task)} -> {_fmt(new_task)}"
-        if new_task == "optional" and old_task in _TASK_VALUES:
+    if not same(old_task, new_task):
+        message = f"taskSupport {fmt(old_task)} -> {fmt(new_task)}"
+        if new_task == "optional" and old_task in TASK_VALUES:
             out.add("TASK_SUPPORT_LOOSENED", path, message)
         else:
             out.add("TASK_SUPPORT_TIGHTENED", path, message)
-    elif _differs(old_exec, new_exec, "taskSupport"):
-        out.add("EQUIVALENT_FORM", path, f"taskSupport restated; stays {_fmt(new_task)}")
+    elif differs(old_exec, new_exec, "taskSupport"):
+        out.add("EQUIVALENT_FORM", path, f"taskSupport restated; stays {fmt(new_task)}")
     for key in sorted((old_exec.keys() | new_exec.keys()) - {"taskSupport"}):
-        if _differs(old_exec, new_exec, key):
+        if differs(old_exec, new_exec, key):
             out.add("UNKNOWN_FIELD_CHANGED", f"execution.{key}", f"execution {key!r} changed")

@@ -18,7 +18,7 @@ import importlib
 from collections.abc import Sequence
 from typing import Any, Final
 
-from .shapes import _Rel
+from .shapes import Rel
 
 __all__ = ["pattern_rel"]
 
@@ -44,20 +44,20 @@ def _parse(pattern: str) -> tuple[list[Any], int] | None:
     return list(parsed.data), int(parsed.state.flags)
 
 
-def pattern_rel(old: str, new: str) -> _Rel:
+def pattern_rel(old: str, new: str) -> Rel:
     """How the strings ``new`` admits compare with those ``old`` admits."""
     if old == new:
-        return _Rel.EQUAL
+        return Rel.EQUAL
     old_tree, new_tree = _parse(old), _parse(new)
     if old_tree is None or new_tree is None or old_tree[1] != new_tree[1]:
-        return _Rel.INCOMPARABLE
+        return Rel.INCOMPARABLE
     wider = _contains(new_tree[0], old_tree[0])
     narrower = _contains(old_tree[0], new_tree[0])
     if wider and narrower:
-        return _Rel.EQUAL
+        return Rel.EQUAL
     if wider:
-        return _Rel.WIDER
-    return _Rel.NARROWER if narrower else _Rel.INCOMPARABLE
+        return Rel.WIDER
+    return Rel.NARROWER if narrower else Rel.INCOMPARABLE
 
 
 def _name(node: Any) -> str:

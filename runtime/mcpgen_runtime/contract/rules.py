@@ -139,10 +139,10 @@ _RULE_LIST: Final[tuple[Rule, ...]] = (
 RULES: Final[Mapping[str, Rule]] = MappingProxyType({rule.name: rule for rule in _RULE_LIST})
 
 
-_RANK: Final[Mapping[str, int]] = {rule.name: index for index, rule in enumerate(_RULE_LIST)}
+RANK: Final[Mapping[str, int]] = {rule.name: index for index, rule in enumerate(_RULE_LIST)}
 
 
-class _Out:
+class Out:
     """Collects the changes of the tool being compared."""
 
     def __init__(self) -> None:

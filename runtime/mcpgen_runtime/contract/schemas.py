@@ -9,43 +9,43 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..protocol.param_headers import HEADER_KEY
+from ..protocol.pointer import MISSING
 from .patterns import pattern_rel
-from .rules import _Out
+from .rules import Out
 from .shapes import (
-    _ALL_TYPES,
-    _ANALYSED,
-    _IGNORED,
-    _MAX_PATH_DEPTH,
-    _MISSING,
-    _UNANALYSED,
-    _VALIDATION,
-    _bound,
-    _bound_rel,
-    _canon,
-    _child,
-    _count_rel,
-    _declared_ok,
-    _differs,
-    _enum_values,
-    _fmt,
-    _mapping,
-    _multiple_rel,
-    _normalize,
-    _number,
-    _presence_rel,
-    _Rel,
-    _same,
-    _show_bound,
-    _slot,
-    _sub,
-    _types,
+    ALL_TYPES,
+    ANALYSED,
+    IGNORED,
+    MAX_PATH_DEPTH,
+    UNANALYSED,
+    VALIDATION,
+    Rel,
+    as_fraction,
+    bound_of,
+    bound_rel,
+    canon,
+    child_path,
+    count_rel,
+    declared_ok,
+    differs,
+    effective_types,
+    enum_values,
+    fmt,
+    mapping,
+    multiple_rel,
+    normalize,
+    presence_rel,
+    same,
+    show_bound,
+    slot,
+    sub,
 )
 
 
-class _SchemaDiff:
+class SchemaDiff:
     """Compares one inputSchema or outputSchema pair, emitting side-specific rules."""
 
-    def __init__(self, out: _Out, output: bool, old_root: Any, new_root: Any) -> None:
+    def __init__(self, out: Out, output: bool, old_root: Any, new_root: Any) -> None:
         self.out = out
         self.output = output
         self.old_root = old_root
@@ -56,25 +56,25 @@ class _SchemaDiff:
             return "output schema" if self.output else "input schema"
         return f"output field {subject!r}" if self.output else f"parameter {subject!r}"
 
-    def relation(self, rel: _Rel, path: str, subject: str, what: str, kind: str) -> None:
+    def relation(self, rel: Rel, path: str, subject: str, what: str, kind: str) -> None:
         """Emit a type/constraint change: ``kind`` is "type" or "constraint"."""
-        if rel is _Rel.EQUAL:
+        if rel is Rel.EQUAL:
             return
         if kind == "type":
             if self.output:
-                narrowed = rel is _Rel.NARROWER
+                narrowed = rel is Rel.NARROWER
                 rule = "OUTPUT_FIELD_TYPE_NARROWED" if narrowed else "OUTPUT_FIELD_TYPE_CHANGED"
             else:
                 rule = {
-                    _Rel.NARROWER: "PARAM_TYPE_NARROWED",
-                    _Rel.WIDER: "PARAM_TYPE_WIDENED",
-                    _Rel.INCOMPARABLE: "PARAM_TYPE_CHANGED",
+                    Rel.NARROWER: "PARAM_TYPE_NARROWED",
+                    Rel.WIDER: "PARAM_TYPE_WIDENED",
+                    Rel.INCOMPARABLE: "PARAM_TYPE_CHANGED",
                 }[rel]
         elif self.output:
-            narrowed = rel is _Rel.NARROWER
+            narrowed = rel is Rel.NARROWER
             rule = "OUTPUT_CONSTRAINT_TIGHTENED" if narrowed else "OUTPUT_CONSTRAINT_LOOSENED"
         else:
-            widened = rel is _Rel.WIDER
+            widened = rel is Rel.WIDER
             rule = "PARAM_CONSTRAINT_LOOSENED" if widened else "PARAM_CONSTRAINT_TIGHTENED"
         self.out.add(rule, path, f"{self.who(subject)}: {what}")
 
@@ -82,7 +82,7 @@ class _SchemaDiff:
         rule = "OUTPUT_KEYWORD_CHANGED" if self.output else "PARAM_KEYWORD_CHANGED"
         self.out.add(
             rule,
-            _child(path, keyword),
+            child_path(path, keyword),
             f"{self.who(subject)}: {keyword!r} changed (not analysed; assumed breaking)",
         )
 
@@ -92,7 +92,7 @@ class _SchemaDiff:
         """x-mcp-header: a client that does not send the header a 2026-07-28 HTTP server
         now expects is refused; a header the server no longer declares is ignored."""
         before, after = old.get(HEADER_KEY), new.get(HEADER_KEY)
-        where = _child(path, HEADER_KEY)
+        where = child_path(path, HEADER_KEY)
         if after is None:
             self.out.add("PARAM_HEADER_REMOVED", where, f"{who}: no longer sent as a header")
         else:
@@ -110,10 +110,10 @@ class _SchemaDiff:
         stack: frozenset[tuple[object, object]] = frozenset(),
         top: bool = False,
     ) -> None:
-        if path.count(".") > _MAX_PATH_DEPTH:
+        if path.count(".") > MAX_PATH_DEPTH:
             return  # absurdly deep schemas: the section's EQUIVALENT_FORM net still fires
-        old, old_chain = _normalize(old_raw, self.old_root)
-        new, new_chain = _normalize(new_raw, self.new_root)
+        old, old_chain = normalize(old_raw, self.old_root)
+        new, new_chain = normalize(new_raw, self.new_root)
         if old_chain or new_chain:
             key = (old_chain or ("@", id(old_raw)), new_chain or ("@", id(new_raw)))
             if key in stack:
@@ -135,36 +135,36 @@ class _SchemaDiff:
     def compare_types(
         self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
     ) -> None:
-        declared_same = not _differs(old, new, "type")
-        if not declared_same and not (_declared_ok(old) and _declared_ok(new)):
+        declared_same = not differs(old, new, "type")
+        if not declared_same and not (declared_ok(old) and declared_ok(new)):
             self.keyword_changed(path, subject, "type")
             return
-        if declared_same and _enum_values(old) is not None and _enum_values(new) is not None:
+        if declared_same and enum_values(old) is not None and enum_values(new) is not None:
             return  # the value sets decide; compare_enums reports them
-        old_types, new_types = _types(old), _types(new)
+        old_types, new_types = effective_types(old), effective_types(new)
         if old_types == new_types:
             return
         if new_types < old_types:
-            rel = _Rel.NARROWER
+            rel = Rel.NARROWER
         elif new_types > old_types:
-            rel = _Rel.WIDER
+            rel = Rel.WIDER
         else:
-            rel = _Rel.INCOMPARABLE
+            rel = Rel.INCOMPARABLE
 
         def show(types: frozenset[str]) -> str:
-            if types == _ALL_TYPES:
+            if types == ALL_TYPES:
                 return "any"
             shown = types - {"integer"} if "number" in types else types
             return "|".join(sorted(shown)) or "nothing"
 
-        type_path = _child(path, "type") if "type" in old or "type" in new else path
+        type_path = child_path(path, "type") if "type" in old or "type" in new else path
         what = f"type {show(old_types)} -> {show(new_types)}"
         self.relation(rel, type_path, subject, what, "type")
 
     def compare_enums(
         self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
     ) -> None:
-        if "enum" in old and "enum" in new and _same(old["enum"], new["enum"]):
+        if "enum" in old and "enum" in new and same(old["enum"], new["enum"]):
             return
         if ("enum" in old and not isinstance(old["enum"], list)) or (
             "enum" in new and not isinstance(new["enum"], list)
@@ -174,25 +174,25 @@ class _SchemaDiff:
         old_values, new_values = old.get("enum"), new.get("enum")
         if old_values is None and new_values is None:
             return
-        enum_path = _child(path, "enum")
+        enum_path = child_path(path, "enum")
         who = self.who(subject)
         narrowed_rule = "OUTPUT_ENUM_VALUE_REMOVED" if self.output else "PARAM_ENUM_VALUE_REMOVED"
         widened_rule = "OUTPUT_ENUM_VALUE_ADDED" if self.output else "PARAM_ENUM_VALUE_ADDED"
         if old_values is None:
-            self.out.add(narrowed_rule, enum_path, f"{who}: enum {_fmt(new_values)} added")
+            self.out.add(narrowed_rule, enum_path, f"{who}: enum {fmt(new_values)} added")
             return
         if new_values is None:
             self.out.add(widened_rule, enum_path, f"{who}: enum restriction removed")
             return
-        old_keys = {_canon(v): v for v in old_values}
-        new_keys = {_canon(v): v for v in new_values}
+        old_keys = {canon(v): v for v in old_values}
+        new_keys = {canon(v): v for v in new_values}
         removed = [old_keys[k] for k in sorted(old_keys.keys() - new_keys.keys())]
         added = [new_keys[k] for k in sorted(new_keys.keys() - old_keys.keys())]
         if removed:
-            shown = ", ".join(_fmt(v) for v in removed)
+            shown = ", ".join(fmt(v) for v in removed)
             self.out.add(narrowed_rule, enum_path, f"{who}: enum value(s) {shown} removed")
         if added:
-            shown = ", ".join(_fmt(v) for v in added)
+            shown = ", ".join(fmt(v) for v in added)
             self.out.add(widened_rule, enum_path, f"{who}: enum value(s) {shown} added")
 
     def compare_constraints(
@@ -208,25 +208,25 @@ class _SchemaDiff:
         """The numeric bounds (``minimum``/``exclusiveMinimum`` and the maximums)."""
         for lower in (True, False):
             keywords = ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
-            if not any(_differs(old, new, kw) for kw in keywords):
+            if not any(differs(old, new, kw) for kw in keywords):
                 continue
             junk = [
                 kw
                 for kw in keywords
                 for side in (old, new)
                 if kw in side
-                and _number(side[kw]) is None
+                and as_fraction(side[kw]) is None
                 and not (kw.startswith("exclusive") and isinstance(side[kw], bool))
             ]
             if junk:
                 self.keyword_changed(path, subject, junk[0])
                 continue
-            old_bound, new_bound = _bound(old, lower), _bound(new, lower)
-            rel = _bound_rel(old_bound, new_bound, lower)
+            old_bound, new_bound = bound_of(old, lower), bound_of(new, lower)
+            rel = bound_rel(old_bound, new_bound, lower)
             setter = new_bound or old_bound
-            kw_path = _child(path, setter[2] if setter else keywords[0])
+            kw_path = child_path(path, setter[2] if setter else keywords[0])
             name = "lower bound" if lower else "upper bound"
-            what = f"{name} {_show_bound(old_bound, lower)} -> {_show_bound(new_bound, lower)}"
+            what = f"{name} {show_bound(old_bound, lower)} -> {show_bound(new_bound, lower)}"
             self.relation(rel, kw_path, subject, what, "constraint")
 
     def compare_counts(
@@ -237,23 +237,23 @@ class _SchemaDiff:
             ("minLength", True), ("maxLength", False), ("minItems", True), ("maxItems", False),
             ("minProperties", True), ("maxProperties", False),
         ):  # fmt: skip
-            if not _differs(old, new, keyword):
+            if not differs(old, new, keyword):
                 continue
-            old_n, new_n = _number(old.get(keyword)), _number(new.get(keyword))
+            old_n, new_n = as_fraction(old.get(keyword)), as_fraction(new.get(keyword))
             if (keyword in old and old_n is None) or (keyword in new and new_n is None):
                 self.keyword_changed(path, subject, keyword)
                 continue
-            rel = _count_rel(old_n, new_n, lower)
-            what = f"{keyword} {_fmt(old.get(keyword, _MISSING))} -> "
-            what += _fmt(new.get(keyword, _MISSING))
-            self.relation(rel, _child(path, keyword), subject, what, "constraint")
+            rel = count_rel(old_n, new_n, lower)
+            what = f"{keyword} {fmt(old.get(keyword, MISSING))} -> "
+            what += fmt(new.get(keyword, MISSING))
+            self.relation(rel, child_path(path, keyword), subject, what, "constraint")
 
     def compare_value_rules(
         self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
     ) -> None:
         """``multipleOf``, ``pattern``, ``format``, ``const`` and ``uniqueItems``."""
-        if _differs(old, new, "multipleOf"):
-            old_m, new_m = _number(old.get("multipleOf")), _number(new.get("multipleOf"))
+        if differs(old, new, "multipleOf"):
+            old_m, new_m = as_fraction(old.get("multipleOf")), as_fraction(new.get("multipleOf"))
             valid = [
                 number is not None and number > 0
                 for side, number in ((old, old_m), (new, new_m))
@@ -262,30 +262,30 @@ class _SchemaDiff:
             if not all(valid):
                 self.keyword_changed(path, subject, "multipleOf")
             else:
-                what = f"multipleOf {_fmt(old.get('multipleOf', _MISSING))} -> "
-                what += _fmt(new.get("multipleOf", _MISSING))
-                rel = _multiple_rel(old_m, new_m)
-                self.relation(rel, _child(path, "multipleOf"), subject, what, "constraint")
+                what = f"multipleOf {fmt(old.get('multipleOf', MISSING))} -> "
+                what += fmt(new.get("multipleOf", MISSING))
+                rel = multiple_rel(old_m, new_m)
+                self.relation(rel, child_path(path, "multipleOf"), subject, what, "constraint")
         for keyword in ("pattern", "format", "const"):
-            if not _differs(old, new, keyword):
+            if not differs(old, new, keyword):
                 continue
-            old_v, new_v = old.get(keyword, _MISSING), new.get(keyword, _MISSING)
-            rel = _presence_rel(old_v, new_v)
+            old_v, new_v = old.get(keyword, MISSING), new.get(keyword, MISSING)
+            rel = presence_rel(old_v, new_v)
             if keyword == "pattern" and isinstance(old_v, str) and isinstance(new_v, str):
                 rel = pattern_rel(old_v, new_v)  # a class, a bound or an alternative widened
-            if old_v is _MISSING:
-                what = f"{keyword} {_fmt(new_v)} added"
-            elif new_v is _MISSING:
-                what = f"{keyword} {_fmt(old_v)} removed"
+            if old_v is MISSING:
+                what = f"{keyword} {fmt(new_v)} added"
+            elif new_v is MISSING:
+                what = f"{keyword} {fmt(old_v)} removed"
             else:
-                what = f"{keyword} {_fmt(old_v)} -> {_fmt(new_v)}"
-            self.relation(rel, _child(path, keyword), subject, what, "constraint")
-        if _differs(old, new, "uniqueItems"):
+                what = f"{keyword} {fmt(old_v)} -> {fmt(new_v)}"
+            self.relation(rel, child_path(path, keyword), subject, what, "constraint")
+        if differs(old, new, "uniqueItems"):
             old_u, new_u = old.get("uniqueItems") is True, new.get("uniqueItems") is True
             if old_u != new_u:
-                rel = _Rel.NARROWER if new_u else _Rel.WIDER
+                rel = Rel.NARROWER if new_u else Rel.WIDER
                 what = "uniqueItems required" if new_u else "uniqueItems no longer required"
-                self.relation(rel, _child(path, "uniqueItems"), subject, what, "constraint")
+                self.relation(rel, child_path(path, "uniqueItems"), subject, what, "constraint")
 
     def compare_object(
         self,
@@ -296,14 +296,14 @@ class _SchemaDiff:
         stack: frozenset[tuple[object, object]],
         top: bool,
     ) -> None:
-        old_props, new_props = _mapping(old.get("properties")), _mapping(new.get("properties"))
+        old_props, new_props = mapping(old.get("properties")), mapping(new.get("properties"))
         old_req, new_req = _required(old), _required(new)
         old_names = list(old_props) + [n for n in old_req if n not in old_props]
         new_names = list(new_props) + [n for n in new_req if n not in new_props]
         self.compare_slot(old, new, "additionalProperties", path, subject, stack)
         if not old_names and not new_names:
             return
-        props_path = _child(path, "properties")
+        props_path = child_path(path, "properties")
         removed = [n for n in old_names if n not in new_names]
         added = [n for n in new_names if n not in old_names]
         renamed: dict[str, str] = {}
@@ -314,12 +314,12 @@ class _SchemaDiff:
                 and after in new_props
                 and list(old_props).index(before) == list(new_props).index(after)
                 and (before in old_req) == (after in new_req)
-                and _same(old_props[before], new_props[after])
+                and same(old_props[before], new_props[after])
             ):
                 renamed[before] = after
-                who = self.who(_sub(subject, before))
+                who = self.who(sub(subject, before))
                 self.out.add(
-                    "PARAM_RENAMED", _child(props_path, before), f"{who} renamed to {after!r}"
+                    "PARAM_RENAMED", child_path(props_path, before), f"{who} renamed to {after!r}"
                 )
         closed_new = new.get("additionalProperties") is False
         for name in removed:
@@ -332,7 +332,7 @@ class _SchemaDiff:
         for name in old_names:
             if name not in new_names:
                 continue
-            child, child_subject = _child(props_path, name), _sub(subject, name)
+            child, child_subject = child_path(props_path, name), sub(subject, name)
             was, now = name in old_req, name in new_req
             if was != now:
                 who = self.who(child_subject)
@@ -348,20 +348,20 @@ class _SchemaDiff:
             self.compare_order(list(old_props), list(new_props), renamed, props_path)
 
     def member_removed(self, name: str, props_path: str, subject: str, closed_new: bool) -> None:
-        who = self.who(_sub(subject, name))
+        who = self.who(sub(subject, name))
         if self.output:
             message = f"{who} was removed"
-            self.out.add("OUTPUT_FIELD_REMOVED", _child(props_path, name), message)
+            self.out.add("OUTPUT_FIELD_REMOVED", child_path(props_path, name), message)
         else:
             effect = "is rejected" if closed_new else "is ignored by the server"
             message = f"{who} was removed; a call that sends it {effect}"
-            self.out.add("PARAM_REMOVED", _child(props_path, name), message)
+            self.out.add("PARAM_REMOVED", child_path(props_path, name), message)
 
     def member_added(
         self, name: str, props_path: str, subject: str, closed_old: bool, required: bool
     ) -> None:
-        who = self.who(_sub(subject, name))
-        child = _child(props_path, name)
+        who = self.who(sub(subject, name))
+        child = child_path(props_path, name)
         if self.output:
             if closed_old:
                 message = f"new {who} in an object that forbade additional properties"
@@ -407,20 +407,20 @@ class _SchemaDiff:
             return
         old_value, new_value = old.get(keyword), new.get(keyword)
         if isinstance(old_value, list) or isinstance(new_value, list):  # tuple-form items
-            if not _same(old_value, new_value):
+            if not same(old_value, new_value):
                 self.keyword_changed(path, subject, keyword)
             return
-        old_slot, new_slot = _slot(old_value), _slot(new_value)
-        slot_path = _child(path, keyword)
+        old_slot, new_slot = slot(old_value), slot(new_value)
+        slot_path = child_path(path, keyword)
         if old_slot is False or new_slot is False:
             if old_slot is new_slot:
                 return
-            rel = _Rel.NARROWER if new_slot is False else _Rel.WIDER
+            rel = Rel.NARROWER if new_slot is False else Rel.WIDER
             closed = "closed" if new_slot is False else "opened"
             self.relation(rel, slot_path, subject, f"{keyword} {closed}", "constraint")
             return
         suffix = "[]" if keyword == "items" else "*"
-        child_subject = subject + suffix if keyword == "items" else _sub(subject, suffix)
+        child_subject = subject + suffix if keyword == "items" else sub(subject, suffix)
         self.compare(old_slot, new_slot, slot_path, child_subject, stack)
 
     def compare_unions(
@@ -432,32 +432,32 @@ class _SchemaDiff:
         stack: frozenset[tuple[object, object]],
     ) -> None:
         for keyword in ("anyOf", "oneOf", "allOf"):
-            old_alts, new_alts = old.get(keyword, _MISSING), new.get(keyword, _MISSING)
+            old_alts, new_alts = old.get(keyword, MISSING), new.get(keyword, MISSING)
             if not isinstance(old_alts, list) or not isinstance(new_alts, list):
-                if not _same(old_alts, new_alts):
+                if not same(old_alts, new_alts):
                     self.keyword_changed(path, subject, keyword)
                 continue
             if len(old_alts) == len(new_alts):
                 for index, (old_alt, new_alt) in enumerate(zip(old_alts, new_alts, strict=True)):
-                    alt_path = f"{_child(path, keyword)}[{index}]"
+                    alt_path = f"{child_path(path, keyword)}[{index}]"
                     self.compare(old_alt, new_alt, alt_path, subject, stack)
                 continue
             if keyword == "allOf":
                 self.keyword_changed(path, subject, keyword)
                 continue
-            old_keys = {_canon(alt) for alt in old_alts}
-            new_keys = {_canon(alt) for alt in new_alts}
+            old_keys = {canon(alt) for alt in old_alts}
+            new_keys = {canon(alt) for alt in new_alts}
             gone, came = len(old_keys - new_keys), len(new_keys - old_keys)
             if gone and came:
-                rel = _Rel.INCOMPARABLE
+                rel = Rel.INCOMPARABLE
             elif gone:
-                rel = _Rel.NARROWER
+                rel = Rel.NARROWER
             elif came:
-                rel = _Rel.WIDER
+                rel = Rel.WIDER
             else:
-                rel = _Rel.EQUAL
+                rel = Rel.EQUAL
             what = f"{keyword}: {gone} alternative(s) removed, {came} added"
-            self.relation(rel, _child(path, keyword), subject, what, "type")
+            self.relation(rel, child_path(path, keyword), subject, what, "type")
 
     def compare_one_to_union(
         self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
@@ -477,25 +477,25 @@ class _SchemaDiff:
             alternatives = union[keyword]
             if (
                 not alternatives
-                or (union.keys() - {keyword}) & _VALIDATION
+                or (union.keys() - {keyword}) & VALIDATION
                 or single.keys() & {"anyOf", "oneOf", "allOf"}
             ):
                 return False
             mine = _bare(single)
-            inside = any(_same(mine, _bare(_normalize(alt, union_root)[0])) for alt in alternatives)
+            inside = any(same(mine, _bare(normalize(alt, union_root)[0])) for alt in alternatives)
             others = len(alternatives) - 1 if inside else len(alternatives)
             if not inside:
-                rel = _Rel.INCOMPARABLE
+                rel = Rel.INCOMPARABLE
                 what = f"a single schema -> {keyword} of {others} alternative(s)"
                 if not new_union:
                     what = f"{keyword} of {others} alternative(s) -> a single schema"
             elif new_union:
-                rel = _Rel.WIDER
+                rel = Rel.WIDER
                 what = f"{keyword}: {others} alternative(s) added beside the old schema"
             else:
-                rel = _Rel.NARROWER
+                rel = Rel.NARROWER
                 what = f"{keyword}: {others} alternative(s) removed, one kept"
-            self.relation(rel, _child(path, keyword), subject, what, "type")
+            self.relation(rel, child_path(path, keyword), subject, what, "type")
             return True
         return False
 
@@ -503,37 +503,39 @@ class _SchemaDiff:
         self, old: Mapping[str, Any], new: Mapping[str, Any], path: str, subject: str
     ) -> None:
         who = self.who(subject)
-        if _differs(old, new, "default"):
+        if differs(old, new, "default"):
             if self.output:
                 self.out.add(
-                    "SCHEMA_ANNOTATION_CHANGED", _child(path, "default"), f"{who}: default changed"
+                    "SCHEMA_ANNOTATION_CHANGED",
+                    child_path(path, "default"),
+                    f"{who}: default changed",
                 )
             else:
-                what = f"{who}: default {_fmt(old.get('default', _MISSING))} -> "
-                what += _fmt(new.get("default", _MISSING))
-                self.out.add("PARAM_DEFAULT_CHANGED", _child(path, "default"), what)
-        if _differs(old, new, "description"):
+                what = f"{who}: default {fmt(old.get('default', MISSING))} -> "
+                what += fmt(new.get("default", MISSING))
+                self.out.add("PARAM_DEFAULT_CHANGED", child_path(path, "default"), what)
+        if differs(old, new, "description"):
             rule = "SCHEMA_ANNOTATION_CHANGED" if self.output else "PARAM_DESCRIPTION_CHANGED"
-            self.out.add(rule, _child(path, "description"), f"{who}: description changed")
-        for keyword in sorted((old.keys() | new.keys()) - _ANALYSED - _IGNORED):
-            if not _differs(old, new, keyword):
+            self.out.add(rule, child_path(path, "description"), f"{who}: description changed")
+        for keyword in sorted((old.keys() | new.keys()) - ANALYSED - IGNORED):
+            if not differs(old, new, keyword):
                 continue
             if keyword == HEADER_KEY and not self.output:
                 self.header_changed(old, new, path, who)
                 continue
-            if keyword in _UNANALYSED:
+            if keyword in UNANALYSED:
                 self.keyword_changed(path, subject, keyword)
             else:
                 self.out.add(
                     "SCHEMA_ANNOTATION_CHANGED",
-                    _child(path, keyword),
+                    child_path(path, keyword),
                     f"{who}: annotation {keyword!r} changed",
                 )
 
 
 def _bare(schema: Mapping[str, Any]) -> dict[str, Any]:
     """A schema's validation keywords only (no description, title, default…)."""
-    return {key: value for key, value in schema.items() if key in _VALIDATION}
+    return {key: value for key, value in schema.items() if key in VALIDATION}
 
 
 def _required(schema: Mapping[str, Any]) -> list[str]:

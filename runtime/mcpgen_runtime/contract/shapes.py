@@ -15,25 +15,22 @@ from typing import Any, Final
 
 from ..protocol.fingerprint import canonical_json
 from ..protocol.pointer import MISSING, resolve_pointer
-from ..schema.nodes import _member_type
-
-_MISSING: Final = MISSING
-
+from ..schema.nodes import member_type
 
 _MAX_DEPTH: Final = 64
 
 
-_MAX_PATH_DEPTH: Final = 200
+MAX_PATH_DEPTH: Final = 200
 
 
 _IDENT: Final = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
-_ALL_TYPES: Final = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+ALL_TYPES: Final = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 
 
 # Validation keywords whose changes are analysed below (plus text handled by its own rules).
-_ANALYSED: Final = frozenset(
+ANALYSED: Final = frozenset(
     {
         "type", "enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
         "multipleOf", "minLength", "maxLength", "minItems", "maxItems", "minProperties",
@@ -44,7 +41,7 @@ _ANALYSED: Final = frozenset(
 
 
 # Validation keywords whose changes are not analysed: any change is assumed breaking.
-_UNANALYSED: Final = frozenset(
+UNANALYSED: Final = frozenset(
     {
         "$ref", "$dynamicRef", "$recursiveRef", "not", "if", "then", "else", "dependentRequired",
         "dependentSchemas", "dependencies", "patternProperties", "propertyNames", "prefixItems",
@@ -54,21 +51,21 @@ _UNANALYSED: Final = frozenset(
 )  # fmt: skip
 
 
-_VALIDATION: Final = (_ANALYSED | _UNANALYSED) - {"default", "description"}
+VALIDATION: Final = (ANALYSED | UNANALYSED) - {"default", "description"}
 
 
 # Compared only through the references that use them.
-_IGNORED: Final = frozenset({"$defs", "definitions"})
+IGNORED: Final = frozenset({"$defs", "definitions"})
 
 
-_KNOWN_TOOL_KEYS: Final = frozenset(
+KNOWN_TOOL_KEYS: Final = frozenset(
     {"name", "title", "description", "inputSchema", "outputSchema", "annotations", "icons",
      "execution", "_meta"}
 )  # fmt: skip
 
 
 # (hint, MCP default when absent, unsafe direction is True -> False?, rule unsafe, rule safe)
-_HINTS: Final = (
+HINTS: Final = (
     ("readOnlyHint", False, True, "HINT_READ_ONLY_REMOVED", "HINT_READ_ONLY_ADDED"),
     ("destructiveHint", True, False, "HINT_DESTRUCTIVE_ADDED", "HINT_DESTRUCTIVE_REMOVED"),
     ("idempotentHint", False, True, "HINT_IDEMPOTENT_REMOVED", "HINT_IDEMPOTENT_ADDED"),
@@ -76,10 +73,10 @@ _HINTS: Final = (
 )
 
 
-_TASK_VALUES: Final = ("forbidden", "optional", "required")
+TASK_VALUES: Final = ("forbidden", "optional", "required")
 
 
-class _Rel(enum.Enum):
+class Rel(enum.Enum):
     """How the set of values a schema aspect allows moved from OLD to NEW."""
 
     EQUAL = 0
@@ -88,7 +85,7 @@ class _Rel(enum.Enum):
     INCOMPARABLE = 3
 
 
-def _by_name(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+def by_name(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
     result: dict[str, Mapping[str, Any]] = {}
     for tool in tools:
         if isinstance(tool, Mapping) and isinstance(tool.get("name"), str):
@@ -96,9 +93,9 @@ def _by_name(tools: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]
     return result
 
 
-def _without_name(tool: Mapping[str, Any]) -> bytes:
+def without_name(tool: Mapping[str, Any]) -> bytes:
     """The fingerprint body (no ``execution``) without the name, for rename detection."""
-    return _canon({k: v for k, v in tool.items() if k not in ("name", "execution")})
+    return canon({k: v for k, v in tool.items() if k not in ("name", "execution")})
 
 
 def _norm(value: Any) -> Any:
@@ -112,20 +109,20 @@ def _norm(value: Any) -> Any:
     return value
 
 
-def _canon(value: Any) -> bytes:
+def canon(value: Any) -> bytes:
     try:
         return canonical_json(_norm(value))
     except (TypeError, ValueError):
         return repr(value).encode()
 
 
-def _same(a: Any, b: Any) -> bool:
-    return a is b or _canon(a) == _canon(b)
+def same(a: Any, b: Any) -> bool:
+    return a is b or canon(a) == canon(b)
 
 
-def _fmt(value: Any) -> str:
+def fmt(value: Any) -> str:
     """A short JSON rendering of a value for messages."""
-    if value is _MISSING:
+    if value is MISSING:
         return "absent"
     try:
         text = json.dumps(_norm(value), ensure_ascii=False, sort_keys=True)
@@ -134,19 +131,19 @@ def _fmt(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _child(path: str, name: str) -> str:
+def child_path(path: str, name: str) -> str:
     return f"{path}.{name}" if _IDENT.match(name) else f"{path}[{json.dumps(name)}]"
 
 
-def _sub(subject: str, name: str) -> str:
+def sub(subject: str, name: str) -> str:
     return f"{subject}.{name}" if subject else name
 
 
-def _differs(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> bool:
-    return (key in old) != (key in new) or (key in old and not _same(old[key], new[key]))
+def differs(old: Mapping[str, Any], new: Mapping[str, Any], key: str) -> bool:
+    return (key in old) != (key in new) or (key in old and not same(old[key], new[key]))
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
+def mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
@@ -160,9 +157,9 @@ def _as_schema(value: Any) -> dict[str, Any]:
 
 
 def _pointer(root: Any, ref: str) -> Any:
-    """Resolve a local ``#/...`` JSON pointer inside ``root``, or return ``_MISSING``."""
+    """Resolve a local ``#/...`` JSON pointer inside ``root``, or return ``MISSING``."""
     if not ref.startswith("#"):
-        return _MISSING
+        return MISSING
     return resolve_pointer(root, urllib.parse.unquote(ref[1:]))
 
 
@@ -178,14 +175,14 @@ def _simple_types(schema: Any) -> frozenset[str] | None:
     return None
 
 
-def _normalize(raw: Any, root: Any, depth: int = 0) -> tuple[dict[str, Any], tuple[str, ...]]:
+def normalize(raw: Any, root: Any, depth: int = 0) -> tuple[dict[str, Any], tuple[str, ...]]:
     """Resolve ``$ref`` chains and fold simple unions; return the schema and refs followed."""
     schema = _as_schema(raw)
     chain: tuple[str, ...] = ()
     while isinstance(schema.get("$ref"), str) and len(chain) < _MAX_DEPTH:
         ref = schema["$ref"]
-        target = _MISSING if ref in chain else _pointer(root, ref)
-        if target is _MISSING:
+        target = MISSING if ref in chain else _pointer(root, ref)
+        if target is MISSING:
             break
         siblings = {k: v for k, v in schema.items() if k != "$ref"}
         schema = {**_as_schema(target), **siblings}
@@ -211,9 +208,9 @@ def _fold_union(
         rest["type"] = union[0] if len(union) == 1 else union
         return rest, ()
     nulls = [i for i, types in enumerate(simple) if types == frozenset({"null"})]
-    if len(alternatives) != 2 or len(nulls) != 1 or rest.keys() & _VALIDATION:
+    if len(alternatives) != 2 or len(nulls) != 1 or rest.keys() & VALIDATION:
         return None
-    other, chain = _normalize(alternatives[1 - nulls[0]], root, depth + 1)
+    other, chain = normalize(alternatives[1 - nulls[0]], root, depth + 1)
     if other.keys() & {"anyOf", "oneOf", "allOf", "not", "if", "$ref", "$dynamicRef"}:
         return None
     merged = {**other, **rest}
@@ -234,7 +231,7 @@ def _value_type(value: Any) -> str:
     (as JSON Schema's ``integer`` does)."""
     if isinstance(value, float) and value.is_integer():
         return "integer"
-    return _member_type(value)
+    return member_type(value)
 
 
 def _closure(types: Iterable[str]) -> frozenset[str]:
@@ -244,28 +241,28 @@ def _closure(types: Iterable[str]) -> frozenset[str]:
     return frozenset(result)
 
 
-def _types(schema: Mapping[str, Any]) -> frozenset[str]:
+def effective_types(schema: Mapping[str, Any]) -> frozenset[str]:
     """The effective type set: declared types narrowed by enum/const values."""
-    result = _ALL_TYPES
+    result = ALL_TYPES
     declared = schema.get("type")
     if isinstance(declared, str):
         result = _closure([declared])
     elif isinstance(declared, list) and all(isinstance(t, str) for t in declared):
         result = _closure(declared)
-    values = _enum_values(schema)
+    values = enum_values(schema)
     if values is not None:
         result = result & _closure(_value_type(v) for v in values)
     return result
 
 
-def _declared_ok(schema: Mapping[str, Any]) -> bool:
+def declared_ok(schema: Mapping[str, Any]) -> bool:
     declared = schema.get("type", "null")
     if isinstance(declared, list):
         return all(isinstance(t, str) for t in declared)
     return isinstance(declared, str)
 
 
-def _enum_values(schema: Mapping[str, Any]) -> list[Any] | None:
+def enum_values(schema: Mapping[str, Any]) -> list[Any] | None:
     if isinstance(schema.get("enum"), list):
         return list(schema["enum"])
     if "const" in schema:
@@ -273,7 +270,7 @@ def _enum_values(schema: Mapping[str, Any]) -> list[Any] | None:
     return None
 
 
-def _number(value: Any) -> Fraction | None:
+def as_fraction(value: Any) -> Fraction | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     if isinstance(value, float):
@@ -290,11 +287,11 @@ def _show(value: Fraction) -> str:
 _Bound = tuple[Fraction, bool, str]  # value, exclusive, keyword that sets it
 
 
-def _bound(schema: Mapping[str, Any], lower: bool) -> _Bound | None:
+def bound_of(schema: Mapping[str, Any], lower: bool) -> _Bound | None:
     inclusive_kw, exclusive_kw = (
         ("minimum", "exclusiveMinimum") if lower else ("maximum", "exclusiveMaximum")
     )
-    inclusive = _number(schema.get(inclusive_kw))
+    inclusive = as_fraction(schema.get(inclusive_kw))
     flag = schema.get(exclusive_kw)
     candidates: list[_Bound] = []
     if isinstance(flag, bool):  # draft-04 form: a flag on minimum/maximum
@@ -303,7 +300,7 @@ def _bound(schema: Mapping[str, Any], lower: bool) -> _Bound | None:
     else:
         if inclusive is not None:
             candidates.append((inclusive, False, inclusive_kw))
-        exclusive = _number(flag)
+        exclusive = as_fraction(flag)
         if exclusive is not None:
             candidates.append((exclusive, True, exclusive_kw))
     if not candidates:
@@ -312,58 +309,58 @@ def _bound(schema: Mapping[str, Any], lower: bool) -> _Bound | None:
     return max(candidates, key=lambda b: (sign * b[0], b[1]))
 
 
-def _bound_rel(old: _Bound | None, new: _Bound | None, lower: bool) -> _Rel:
+def bound_rel(old: _Bound | None, new: _Bound | None, lower: bool) -> Rel:
     if old is None or new is None:
-        return _Rel.EQUAL if old is new else (_Rel.NARROWER if old is None else _Rel.WIDER)
+        return Rel.EQUAL if old is new else (Rel.NARROWER if old is None else Rel.WIDER)
     sign = 1 if lower else -1
     old_key, new_key = (sign * old[0], old[1]), (sign * new[0], new[1])
     if old_key == new_key:
-        return _Rel.EQUAL
-    return _Rel.NARROWER if new_key > old_key else _Rel.WIDER
+        return Rel.EQUAL
+    return Rel.NARROWER if new_key > old_key else Rel.WIDER
 
 
-def _show_bound(bound: _Bound | None, lower: bool) -> str:
+def show_bound(bound: _Bound | None, lower: bool) -> str:
     if bound is None:
         return "none"
     op = (">" if lower else "<") + ("" if bound[1] else "=")
     return f"{op} {_show(bound[0])}"
 
 
-def _presence_rel(old: Any, new: Any) -> _Rel:
+def presence_rel(old: Any, new: Any) -> Rel:
     """For keywords that restrict when present (pattern, format, const): any change narrows."""
-    if _same(old, new):
-        return _Rel.EQUAL
-    if old is _MISSING:
-        return _Rel.NARROWER
-    if new is _MISSING:
-        return _Rel.WIDER
-    return _Rel.INCOMPARABLE
+    if same(old, new):
+        return Rel.EQUAL
+    if old is MISSING:
+        return Rel.NARROWER
+    if new is MISSING:
+        return Rel.WIDER
+    return Rel.INCOMPARABLE
 
 
-def _set_rel(old: Fraction | None, new: Fraction | None) -> _Rel | None:
+def _set_rel(old: Fraction | None, new: Fraction | None) -> Rel | None:
     """EQUAL, NARROWER (a bound added) or WIDER (removed); None: both set, differing."""
     if old == new:
-        return _Rel.EQUAL
+        return Rel.EQUAL
     if old is None:
-        return _Rel.NARROWER
+        return Rel.NARROWER
     if new is None:
-        return _Rel.WIDER
+        return Rel.WIDER
     return None
 
 
-def _multiple_rel(old: Fraction | None, new: Fraction | None) -> _Rel:
+def multiple_rel(old: Fraction | None, new: Fraction | None) -> Rel:
     rel = _set_rel(old, new)
     if rel is not None:
         return rel
     assert old is not None and new is not None  # _set_rel answered the other cases
     if (new / old).denominator == 1:
-        return _Rel.NARROWER
+        return Rel.NARROWER
     if (old / new).denominator == 1:
-        return _Rel.WIDER
-    return _Rel.INCOMPARABLE
+        return Rel.WIDER
+    return Rel.INCOMPARABLE
 
 
-def _count_rel(old: Fraction | None, new: Fraction | None, lower: bool) -> _Rel:
+def count_rel(old: Fraction | None, new: Fraction | None, lower: bool) -> Rel:
     """minLength-style (absent = 0) or maxLength-style (absent = unbounded) bounds."""
     if lower:
         old, new = old or Fraction(0), new or Fraction(0)
@@ -371,10 +368,10 @@ def _count_rel(old: Fraction | None, new: Fraction | None, lower: bool) -> _Rel:
     if rel is not None:
         return rel
     assert old is not None and new is not None  # _set_rel answered the other cases
-    return _Rel.NARROWER if (new > old) == lower else _Rel.WIDER
+    return Rel.NARROWER if (new > old) == lower else Rel.WIDER
 
 
-def _slot(value: Any) -> Mapping[str, Any] | bool:
+def slot(value: Any) -> Mapping[str, Any] | bool:
     """``items``/``additionalProperties``: False (closed) or a schema (absent/true = {})."""
     if value is False:
         return False

@@ -73,6 +73,7 @@ __all__ = [
     "WRITE_TIMEOUT_SECONDS",
     "AddressRules",
     "ConnectionLimits",
+    "Deadlines",
     "GuardedH11Protocol",
     "RebindingRules",
     "is_loopback",
@@ -119,7 +120,7 @@ class ConnectionLimits:
     max_connections: int = MAX_CONNECTIONS
 
 
-class _Deadlines:
+class Deadlines:
     """The deadline and cap logic both guarded protocols share (a mixin over a
     uvicorn HTTP protocol: ``loop``, ``transport``, ``connections``, ``cycle``,
     ``logger``, and the methods it extends)."""
@@ -224,7 +225,7 @@ class _Deadlines:
 def set_limits(limits: ConnectionLimits) -> None:
     """This process's connection limits, for both guarded protocols (``serve_http``,
     or each ``--workers`` process, sets them before the server accepts connections)."""
-    _Deadlines.limits = limits
+    Deadlines.limits = limits
 
 
 class _StrictConnection(h11.Connection):
@@ -241,7 +242,7 @@ class _StrictConnection(h11.Connection):
         return event
 
 
-class GuardedH11Protocol(_Deadlines, H11Protocol):
+class GuardedH11Protocol(Deadlines, H11Protocol):
     """uvicorn's h11 protocol (pure Python) with request deadlines and a connection cap.
     h11 bounds a request head to 16 KiB itself and never passes trailers on.
 

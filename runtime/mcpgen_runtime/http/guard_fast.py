@@ -18,14 +18,14 @@ import asyncio
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from .guard import _Deadlines
+from .guard import Deadlines
 
 __all__ = ["MAX_HEAD_BYTES", "GuardedHttpToolsProtocol"]
 
 MAX_HEAD_BYTES = 16 * 1024
 
 
-class GuardedHttpToolsProtocol(_Deadlines, HttpToolsProtocol):
+class GuardedHttpToolsProtocol(Deadlines, HttpToolsProtocol):
     """Deadlines follow the parser's callbacks: a request's head is due from its first
     byte (or from the connection's opening), its body from the end of its head; between
     requests uvicorn's keep-alive timeout applies. A request answered before its body

@@ -12,15 +12,15 @@ from urllib.parse import unquote
 
 from .errors import SchemaError
 from .nodes import (
-    _accept,
-    _Node,
-    _reject,
+    Node,
+    accept,
+    reject,
 )
 from .regex import EcmaRegex, RegexError
 from .values import (
-    _Check,
-    _Err,
-    _is_number,
+    Check,
+    Err,
+    is_number,
 )
 
 _Key = tuple[int, int, bool]
@@ -50,7 +50,7 @@ _NOT_IN_DRAFT: dict[str, frozenset[str]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class _Here:
+class Here:
     """The schema object being compiled, and where: ``base`` (the resource its
     ``$ref``s resolve against), whether its checks ``coerce``, ``where`` (its JSON
     Pointer, for messages) and its ``node``. What every keyword group is given."""
@@ -59,18 +59,18 @@ class _Here:
     base: Any
     coerce: bool
     where: str
-    node: _Node
+    node: Node
 
     def at(self, keyword: str) -> str:
         """The pointer of one of its keywords."""
         return f"{self.where}/{keyword}"
 
-    def parts(self) -> tuple[Mapping[str, Any], Any, bool, str, _Node]:
+    def parts(self) -> tuple[Mapping[str, Any], Any, bool, str, Node]:
         """``schema, base, coerce, where, node``, for a group that reads them all."""
         return self.schema, self.base, self.coerce, self.where, self.node
 
 
-class _CompilerBase:
+class CompilerBase:
     """Compiles (sub)schemas into nodes once each, resolves references, reads keyword values.
 
     ``build`` (the keywords of one schema object) is the subclass's."""
@@ -84,25 +84,25 @@ class _CompilerBase:
             declared.split("://", 1)[-1].rstrip("#/") if isinstance(declared, str) else "",
             frozenset(),
         )
-        self.nodes: dict[_Key, _Node] = {}
+        self.nodes: dict[_Key, Node] = {}
         self.regexes: dict[str, EcmaRegex] = {}
 
-    def node(self, schema: Any, base: Any, coerce: bool, where: str) -> _Node:
+    def node(self, schema: Any, base: Any, coerce: bool, where: str) -> Node:
         if not isinstance(schema, (Mapping, bool)):
             raise SchemaError(f"{where}: a schema must be an object or a boolean")
         key = (id(schema), id(base), coerce)
         found = self.nodes.get(key)
         if found is not None:
             return found
-        node = _Node()
+        node = Node()
         node.where = where
         self.nodes[key] = node
         if schema is True:
-            node.check = _accept
+            node.check = accept
         elif schema is False:
-            node.check = _reject
+            node.check = reject
         else:
-            node.check = self.build(_Here(schema, base, coerce, where, node))
+            node.check = self.build(Here(schema, base, coerce, where, node))
         node.ready = True
         return node
 
@@ -132,16 +132,16 @@ class _CompilerBase:
                         f"{child.where}: $ref loop that never descends into the value"
                     )
 
-    def check_of(self, node: _Node) -> _Check:
+    def check_of(self, node: Node) -> Check:
         if node.ready:
             return node.check
 
-        def deferred(value: Any, errs: list[_Err]) -> Any:
+        def deferred(value: Any, errs: list[Err]) -> Any:
             return node.check(value, errs)
 
         return deferred
 
-    def sub(self, schema: Any, base: Any, coerce: bool, where: str) -> _Check:
+    def sub(self, schema: Any, base: Any, coerce: bool, where: str) -> Check:
         return self.check_of(self.node(schema, base, coerce, where))
 
     def regex(self, pattern: Any, where: str) -> EcmaRegex:
@@ -192,7 +192,7 @@ class _CompilerBase:
         value = schema.get(keyword)
         if value is None:
             return None
-        if not _is_number(value) or (isinstance(value, float) and not math.isfinite(value)):
+        if not is_number(value) or (isinstance(value, float) and not math.isfinite(value)):
             raise SchemaError(f"{where}/{keyword}: must be a number")
         result: float = value
         return result
@@ -232,5 +232,5 @@ class _CompilerBase:
             raise SchemaError(f"{where}: must be an array of strings")
         return tuple(value)
 
-    def build(self, here: _Here) -> _Check:
+    def build(self, here: Here) -> Check:
         raise NotImplementedError

@@ -11,31 +11,31 @@ from functools import partial
 from itertools import repeat
 from typing import Any
 
-from .compiler import _CompilerBase, _Here
+from .compiler import CompilerBase, Here
 from .errors import MAX_PROBLEMS, SchemaError
 from .nodes import (
-    _each,
-    _evaluated,
-    _is_valid,
-    _Node,
-    _prefix,
-    _run_chain,
+    Node,
+    each,
+    evaluated,
+    is_valid,
+    prefix_paths,
+    run_chain,
 )
 from .regex import EcmaRegex
 from .values import (
-    _Check,
-    _count,
-    _Err,
-    _key,
-    _names,
-    _short,
+    Check,
+    Err,
+    counted,
+    json_key,
+    name_list,
+    short,
 )
 
 
-class _ContainerKeywords(_CompilerBase):
+class ContainerKeywords(CompilerBase):
     """The keywords of arrays and objects, and ``unevaluatedItems``/``unevaluatedProperties``."""
 
-    def array_group(self, here: _Here) -> _Check:
+    def array_group(self, here: Here) -> Check:
         schema, where = here.schema, here.where
         min_items = self.count(schema, "minItems", where)
         max_items = self.count(schema, "maxItems", where)
@@ -45,7 +45,7 @@ class _ContainerKeywords(_CompilerBase):
         walk = self.array_items(here)
         contains = self.array_contains(here)
 
-        def arrays(value: Any, errs: list[_Err]) -> Any:
+        def arrays(value: Any, errs: list[Err]) -> Any:
             if not isinstance(value, list):
                 return value
             size = len(value)
@@ -53,7 +53,7 @@ class _ContainerKeywords(_CompilerBase):
                 errs.append(
                     (
                         (),
-                        f"expected at least {_count(min_items, 'item', 'items')}, got {size}",
+                        f"expected at least {counted(min_items, 'item', 'items')}, got {size}",
                         None,
                     )
                 )
@@ -68,11 +68,11 @@ class _ContainerKeywords(_CompilerBase):
 
         return arrays
 
-    def array_items(self, here: _Here) -> _Check | None:
+    def array_items(self, here: Here) -> Check | None:
         """``prefixItems`` and ``items``: a check of each item (the array, with the
         items it coerced, comes back), or None when neither constrains anything."""
         schema, base, coerce, where = here.schema, here.base, here.coerce, here.where
-        prefix: tuple[_Check, ...] = ()
+        prefix: tuple[Check, ...] = ()
         if "prefixItems" in schema:
             prefix = tuple(
                 self.sub(s, base, coerce, f"{where}/prefixItems/{i}")
@@ -93,20 +93,20 @@ class _ContainerKeywords(_CompilerBase):
         if not n_prefix and not items_false and items is None:
             return None
 
-        def walk(value: list[Any], errs: list[_Err]) -> list[Any]:
+        def walk(value: list[Any], errs: list[Err]) -> list[Any]:
             size = len(value)
             if n_prefix:
-                value = _each(value, zip(range(size), prefix, strict=False), errs)
+                value = each(value, zip(range(size), prefix, strict=False), errs)
             if items_false:
                 if size > n_prefix:
                     errs.append(((), f"expected at most {n_prefix} items, got {size}", None))
             elif items is not None and size > n_prefix:
-                value = _each(value, zip(range(n_prefix, size), repeat(items)), errs)
+                value = each(value, zip(range(n_prefix, size), repeat(items)), errs)
             return value
 
         return walk
 
-    def array_contains(self, here: _Here) -> Callable[[list[Any], list[_Err]], None] | None:
+    def array_contains(self, here: Here) -> Callable[[list[Any], list[Err]], None] | None:
         """``contains`` with ``minContains``/``maxContains``, or None without it."""
         schema, where = here.schema, here.where
         if "contains" not in schema:
@@ -119,14 +119,14 @@ class _ContainerKeywords(_CompilerBase):
         min_contains = 1 if given_min is None else given_min
         max_contains = self.count(schema, "maxContains", where)
 
-        def count_matches(final: list[Any], errs: list[_Err]) -> None:
-            matches = sum(1 for item in final if _is_valid(contains, item))
+        def count_matches(final: list[Any], errs: list[Err]) -> None:
+            matches = sum(1 for item in final if is_valid(contains, item))
             if matches < min_contains:
                 errs.append(
                     (
                         (),
                         (
-                            f"expected at least {_count(min_contains, 'item', 'items')} "
+                            f"expected at least {counted(min_contains, 'item', 'items')} "
                             f"matching the 'contains' schema, got {matches}"
                         ),
                         None,
@@ -137,7 +137,7 @@ class _ContainerKeywords(_CompilerBase):
                     (
                         (),
                         (
-                            f"expected at most {_count(max_contains, 'item', 'items')} "
+                            f"expected at most {counted(max_contains, 'item', 'items')} "
                             f"matching the 'contains' schema, got {matches}"
                         ),
                         None,
@@ -146,15 +146,15 @@ class _ContainerKeywords(_CompilerBase):
 
         return count_matches
 
-    def object_group(self, here: _Here, typed: bool) -> _Check:
+    def object_group(self, here: Here, typed: bool) -> Check:
         members = self.object_members(here)
         shape = self.object_shape(here)
         type_message = "expected object, got "
 
-        def objects(value: Any, errs: list[_Err]) -> Any:
+        def objects(value: Any, errs: list[Err]) -> Any:
             if not isinstance(value, dict):
                 if typed:
-                    errs.append(((), type_message + _short(value), "object"))
+                    errs.append(((), type_message + short(value), "object"))
                 return value
             if shape is not None:
                 shape(value, errs)
@@ -162,7 +162,7 @@ class _ContainerKeywords(_CompilerBase):
 
         return objects
 
-    def object_shape(self, here: _Here) -> Callable[[dict[str, Any], list[_Err]], None] | None:
+    def object_shape(self, here: Here) -> Callable[[dict[str, Any], list[Err]], None] | None:
         """``propertyNames``, ``required``, the property counts and
         ``dependentRequired``: what an object must look like, whatever its values."""
         schema, where = here.schema, here.where
@@ -180,18 +180,18 @@ class _ContainerKeywords(_CompilerBase):
         if not (names or required_set or dep_required) and min_props is None and max_props is None:
             return None
 
-        def shape(value: dict[str, Any], errs: list[_Err]) -> None:
+        def shape(value: dict[str, Any], errs: list[Err]) -> None:
             if required_set and not value.keys() >= required_set:
                 missing = [name for name in required if name not in value]
                 if len(missing) == 1:
-                    errs.append(((), f"missing required property {_short(missing[0])}", None))
+                    errs.append(((), f"missing required property {short(missing[0])}", None))
                 else:
-                    errs.append(((), f"missing required properties {_names(missing)}", None))
+                    errs.append(((), f"missing required properties {name_list(missing)}", None))
             if min_props is not None and len(value) < min_props:
-                wanted = _count(min_props, "property", "properties")
+                wanted = counted(min_props, "property", "properties")
                 errs.append(((), f"expected at least {wanted}, got {len(value)}", None))
             if max_props is not None and len(value) > max_props:
-                wanted = _count(max_props, "property", "properties")
+                wanted = counted(max_props, "property", "properties")
                 errs.append(((), f"expected at most {wanted}, got {len(value)}", None))
             for name, needs in dep_required:
                 if name in value:
@@ -199,28 +199,32 @@ class _ContainerKeywords(_CompilerBase):
                     if absent:
                         what = "property" if len(absent) == 1 else "properties"
                         errs.append(
-                            ((), f"property {_short(name)} requires {what} {_names(absent)}", None)
+                            (
+                                (),
+                                f"property {short(name)} requires {what} {name_list(absent)}",
+                                None,
+                            )
                         )
             if names is not None:
                 for name in value:
-                    scratch: list[_Err] = []
+                    scratch: list[Err] = []
                     names(name, scratch)
                     if scratch:
                         reason = scratch[0][1]
-                        errs.append(((), f"invalid property name {_short(name)}: {reason}", None))
+                        errs.append(((), f"invalid property name {short(name)}: {reason}", None))
 
         return shape
 
-    def object_members(self, here: _Here) -> _Check | None:
+    def object_members(self, here: Here) -> Check | None:
         """``properties``, ``patternProperties`` and ``additionalProperties``: a check
         of each member (the object, with the members it coerced, comes back), or
         None when no member is constrained."""
         schema, base, coerce, where, node = here.parts()
-        props: dict[str, _Check] = {}
+        props: dict[str, Check] = {}
         if "properties" in schema:
             for name, sub in self.schema_map(schema, "properties", where).items():
                 props[name] = self.sub(sub, base, coerce, f"{where}/properties/{name}")
-        patterns: list[tuple[EcmaRegex, _Check]] = []
+        patterns: list[tuple[EcmaRegex, Check]] = []
         if "patternProperties" in schema:
             for source, sub in self.schema_map(schema, "patternProperties", where).items():
                 regex = self.regex(source, f"{where}/patternProperties")
@@ -238,7 +242,7 @@ class _ContainerKeywords(_CompilerBase):
         props_get = props.get
         matching = _matching(props, patterns, additional, coerce) if patterns else None
 
-        def members(value: dict[str, Any], errs: list[_Err]) -> dict[str, Any]:
+        def members(value: dict[str, Any], errs: list[Err]) -> dict[str, Any]:
             # nodes._each with the lookup of each member's check inlined: the hottest
             # loop of the validator (every object of every call), so written out here
             out: dict[str, Any] | None = None
@@ -252,7 +256,7 @@ class _ContainerKeywords(_CompilerBase):
                 start = len(errs)
                 result = check(item, errs)
                 if len(errs) != start:
-                    _prefix(errs, start, name)
+                    prefix_paths(errs, start, name)
                     if len(errs) >= MAX_PROBLEMS:
                         break
                 if result is not item:
@@ -265,8 +269,8 @@ class _ContainerKeywords(_CompilerBase):
 
         return members
 
-    def unevaluated(self, here: _Here) -> list[_Check]:
-        result: list[_Check] = []
+    def unevaluated(self, here: Here) -> list[Check]:
+        result: list[Check] = []
         schema = here.schema
         if "unevaluatedProperties" not in schema and "unevaluatedItems" not in schema:
             return result
@@ -280,7 +284,7 @@ class _ContainerKeywords(_CompilerBase):
             result.append(self.uneval(here, plain, False))
         return result
 
-    def uneval(self, here: _Here, plain: _Node, props: bool) -> _Check:
+    def uneval(self, here: Here, plain: Node, props: bool) -> Check:
         """``unevaluatedProperties`` (``props``) or ``unevaluatedItems``: the members
         that ``plain`` (the schema, judged without coercion) did not evaluate."""
         keyword = "unevaluatedProperties" if props else "unevaluatedItems"
@@ -288,11 +292,11 @@ class _ContainerKeywords(_CompilerBase):
         check = None if sub is False else self.sub(sub, here.base, here.coerce, here.at(keyword))
         kind = dict if props else list
 
-        def unevaluated(value: Any, errs: list[_Err]) -> Any:
+        def unevaluated(value: Any, errs: list[Err]) -> Any:
             if not isinstance(value, kind):
                 return value
             seen: set[Any] = set()
-            if _evaluated(plain, value, seen, True, props):
+            if evaluated(plain, value, seen, True, props):
                 return value
             rest = [key for key in (value if props else range(len(value))) if key not in seen]
             if not rest:
@@ -300,7 +304,7 @@ class _ContainerKeywords(_CompilerBase):
             if check is None:
                 errs.append(((), _unexpected(rest, props), None))
                 return value
-            return _each(value, zip(rest, repeat(check)), errs)
+            return each(value, zip(rest, repeat(check)), errs)
 
         return unevaluated
 
@@ -309,16 +313,16 @@ def _unexpected(keys: list[Any], props: bool) -> str:
     """The message for members no schema allows: property names, or item indices."""
     if props:
         if len(keys) == 1:
-            return f"unexpected property {_short(keys[0])}"
-        return f"unexpected properties {_names(keys)}"
+            return f"unexpected property {short(keys[0])}"
+        return f"unexpected properties {name_list(keys)}"
     shown = ", ".join(str(i) for i in keys[:10]) + (", …" if len(keys) > 10 else "")
     return f"unexpected {'item' if len(keys) == 1 else 'items'} at index {shown}"
 
 
-def _check_unique(final: list[Any], errs: list[_Err]) -> None:
+def _check_unique(final: list[Any], errs: list[Err]) -> None:
     first: dict[Any, int] = {}
     for index, item in enumerate(final):
-        earlier = first.setdefault(_key(item), index)
+        earlier = first.setdefault(json_key(item), index)
         if earlier != index:
             errs.append(
                 ((), f"expected unique items, but items {earlier} and {index} are equal", None)
@@ -327,16 +331,16 @@ def _check_unique(final: list[Any], errs: list[_Err]) -> None:
 
 
 def _matching(
-    props: Mapping[str, _Check],
-    patterns: list[tuple[EcmaRegex, _Check]],
-    additional: _Check | None,
+    props: Mapping[str, Check],
+    patterns: list[tuple[EcmaRegex, Check]],
+    additional: Check | None,
     coerce: bool,
-) -> Callable[[str], _Check | None]:
+) -> Callable[[str], Check | None]:
     """With ``patternProperties``: the check of a member by its name (its own, then
     each matching pattern's, in a chain; ``additionalProperties`` when none), or None."""
     props_get = props.get
 
-    def matching(name: str) -> _Check | None:
+    def matching(name: str) -> Check | None:
         found = [check for regex, check in patterns if regex.search(name)]
         own = props_get(name)
         if own is not None:
@@ -345,6 +349,6 @@ def _matching(
             return additional
         if len(found) == 1:
             return found[0]
-        return partial(_run_chain, found, (), rerun=coerce)
+        return partial(run_chain, found, (), rerun=coerce)
 
     return matching

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from .values import (
-    _render_path,
+    render_path,
 )
 
 MAX_PROBLEMS: Final = 20
@@ -33,7 +33,7 @@ class Problem:
     def render(self) -> str:
         if not self.path:
             return self.message
-        return f"{_render_path(self.path)}: {self.message}"
+        return f"{render_path(self.path)}: {self.message}"
 
 
 class ValidationFailed(Exception):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Final
 
 from .formats_net import (
-    _Lazy,
+    Lazy,
     is_email,
     is_hostname,
     is_idn_email,
@@ -52,10 +52,8 @@ class Format:
 
 # ------------------------------------------------------------------ dates and times
 
-_DATE = _Lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
-_TIME = _Lazy(
-    r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))"
-)
+_DATE = Lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_TIME = Lazy(r"([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.[0-9]+)?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))")
 _DAYS_IN_MONTH: Final = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
@@ -104,7 +102,7 @@ def is_date_time(text: str) -> bool:
     return is_date(text[:10]) and is_time(text[11:])
 
 
-_DURATION = _Lazy(
+_DURATION = Lazy(
     r"P(?:"
     r"(?:[0-9]+D|[0-9]+M(?:[0-9]+D)?|[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?)"  # dur-date
     r"(?:T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S))?"  # [dur-time]
@@ -124,9 +122,9 @@ def is_duration(text: str) -> bool:
 
 # --------------------------------------------------------------------- the others
 
-_UUID = _Lazy(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
-_JSON_POINTER = _Lazy(r"(?:/(?:[^/~]|~[01])*)*", re.DOTALL)
-_RELATIVE_POINTER = _Lazy(r"(?:0|[1-9][0-9]*)(?:[+-][1-9][0-9]*)?(#?)")
+_UUID = Lazy(r"[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}")
+_JSON_POINTER = Lazy(r"(?:/(?:[^/~]|~[01])*)*", re.DOTALL)
+_RELATIVE_POINTER = Lazy(r"(?:0|[1-9][0-9]*)(?:[+-][1-9][0-9]*)?(#?)")
 
 
 def is_uuid(text: str) -> bool:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Final
 
 __all__ = [
+    "Lazy",
     "is_email",
     "is_hostname",
     "is_idn_email",
@@ -26,7 +27,7 @@ __all__ = [
 ]
 
 
-class _Lazy:
+class Lazy:
     """A regular expression compiled on first use: a server checks a few formats, and
     compiling every pattern here (Unicode ranges included) at import cost tens of
     milliseconds of start-up."""
@@ -61,9 +62,9 @@ class _Lazy:
 
 # --------------------------------------------------------------------- IP addresses
 
-_DEC_OCTET = _Lazy(r"25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9]")
-_DECBYTE = _Lazy(r"[0-9]{1,3}")
-_HEX_GROUP = _Lazy(r"[0-9A-Fa-f]{1,4}")
+_DEC_OCTET = Lazy(r"25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9]")
+_DECBYTE = Lazy(r"[0-9]{1,3}")
+_HEX_GROUP = Lazy(r"[0-9A-Fa-f]{1,4}")
 
 
 def _dec_octet(text: str) -> bool:
@@ -130,19 +131,19 @@ _UCSCHAR: Final = (
 )
 _IPRIVATE: Final = "\ue000-\uf8ff\U000f0000-\U000ffffd\U00100000-\U0010fffd"
 # RFC 3986 Appendix B: splits any string into the five components, or fails to.
-_SPLIT = _Lazy(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL)
-_SCHEME = _Lazy(r"[A-Za-z][A-Za-z0-9+\-.]*")
-_PORT = _Lazy(r"[0-9]*")
-_IPV_FUTURE = _Lazy(rf"[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+")
+_SPLIT = Lazy(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?", re.DOTALL)
+_SCHEME = Lazy(r"[A-Za-z][A-Za-z0-9+\-.]*")
+_PORT = Lazy(r"[0-9]*")
+_IPV_FUTURE = Lazy(rf"[vV][0-9A-Fa-f]+\.[{_UNRESERVED}{_SUB_DELIMS}:]+")
 
 
-_BAD_PERCENT = _Lazy(r"%(?![0-9A-Fa-f]{2})")
+_BAD_PERCENT = Lazy(r"%(?![0-9A-Fa-f]{2})")
 
 
 def _chars(extra: str) -> Callable[[str], bool]:
     """Runs of the given characters and percent-encoded octets (two scans of one
     character class each: a run of alternatives is ten times slower in ``re``)."""
-    run = _Lazy(f"[{extra}%]*")
+    run = Lazy(f"[{extra}%]*")
 
     def check(text: str) -> bool:
         return run.fullmatch(text) is not None and _BAD_PERCENT.search(text) is None
@@ -233,7 +234,7 @@ def is_iri_reference(text: str) -> bool:
 _VARNAME: Final = r"[A-Za-z0-9_%]++(?:\.[A-Za-z0-9_%]++)*+"
 _VARSPEC: Final = rf"{_VARNAME}(?::[1-9][0-9]{{0,3}}+|\*)?+"
 _LITERALS: Final = rf"[!#$%&-;=?-\[\]_a-z~{_UCSCHAR}{_IPRIVATE}]*+"
-_TEMPLATE = _Lazy(rf"{_LITERALS}(?:\{{[+#./;?&=,!@|]?+{_VARSPEC}(?:,{_VARSPEC})*+\}}{_LITERALS})*+")
+_TEMPLATE = Lazy(rf"{_LITERALS}(?:\{{[+#./;?&=,!@|]?+{_VARSPEC}(?:,{_VARSPEC})*+\}}{_LITERALS})*+")
 
 
 def is_uri_template(text: str) -> bool:
@@ -247,10 +248,10 @@ def is_uri_template(text: str) -> bool:
 
 # ---------------------------------------------------------------------- host names
 
-_LDH_LABEL = _Lazy(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
+_LDH_LABEL = Lazy(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?")
 MAX_NAME_LENGTH: Final = 253
 """RFC 1034 §3.1: 255 octets on the wire, so 253 characters written with dots."""
-_IDN_DOTS = _Lazy("[.\u3002\uff0e\uff61]")
+_IDN_DOTS = Lazy("[.\u3002\uff0e\uff61]")
 
 
 def _domain_ok(labels: list[str]) -> bool:
@@ -335,15 +336,15 @@ MAX_DOMAIN_OCTETS: Final = 255
 """RFC 5321 §4.5.3.1.2: a domain is at most 255 octets."""
 
 
-def _mailbox(non_ascii: str) -> _Lazy:
+def _mailbox(non_ascii: str) -> Lazy:
     atom = f"[{_ATEXT}{non_ascii}]+"
     quoted = rf'"(?:[{_QTEXT}{non_ascii}]|\\[\x20-\x7e])*"'
-    return _Lazy(rf"({atom}(?:\.{atom})*|{quoted})@(.+)", re.DOTALL)
+    return Lazy(rf"({atom}(?:\.{atom})*|{quoted})@(.+)", re.DOTALL)
 
 
 _MAILBOX = _mailbox("")
 _IDN_MAILBOX = _mailbox("\u0080-\U0010ffff")
-_SNUM = _Lazy(r"[0-9]{1,3}")
+_SNUM = Lazy(r"[0-9]{1,3}")
 
 
 def _snum(text: str) -> bool:
@@ -363,7 +364,7 @@ def _address_literal(text: str) -> bool:
     return _dotted(body, _snum)
 
 
-def _email(text: str, pattern: _Lazy, domain: Callable[[str], bool]) -> bool:
+def _email(text: str, pattern: Lazy, domain: Callable[[str], bool]) -> bool:
     if len(text) > MAX_LOCAL_PART_OCTETS + 1 + MAX_DOMAIN_OCTETS:
         return False  # more characters than the two parts may have octets
     match = pattern.fullmatch(text)

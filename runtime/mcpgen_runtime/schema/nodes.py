@@ -11,29 +11,29 @@ from typing import Any
 
 from .errors import MAX_PROBLEMS, Problem
 from .regex import EcmaRegex
-from .values import _EXACT_TYPES, _Check, _Err, _is_type, _short
+from .values import EXACT_TYPES, Check, Err, is_type, short
 
 
-def _accept(value: Any, errs: list[_Err]) -> Any:
+def accept(value: Any, errs: list[Err]) -> Any:
     return value
 
 
-def _reject(value: Any, errs: list[_Err]) -> Any:
+def reject(value: Any, errs: list[Err]) -> Any:
     errs.append(((), "no value is allowed here", None))
     return value
 
 
-def _prefix(errs: list[_Err], start: int, step: str | int) -> None:
+def prefix_paths(errs: list[Err], start: int, step: str | int) -> None:
     for i in range(start, len(errs)):
         path, message, expected = errs[i]
         errs[i] = ((step, *path), message, expected)
 
 
-def _run_chain(
-    checks: Sequence[_Check],
-    uneval: Sequence[_Check],
+def run_chain(
+    checks: Sequence[Check],
+    uneval: Sequence[Check],
     value: Any,
-    errs: list[_Err],
+    errs: list[Err],
     rerun: bool,
 ) -> Any:
     """Apply several checks to one value in turn, then (if they found nothing) the
@@ -49,17 +49,17 @@ def _run_chain(
     if rerun and result is not value:
         # A check coerced part of the value after others had judged the original.
         del errs[start:]
-        return _run_chain(checks, uneval, result, errs, False)
+        return run_chain(checks, uneval, result, errs, False)
     return result
 
 
-def _is_valid(check: _Check, value: Any) -> bool:
-    scratch: list[_Err] = []
+def is_valid(check: Check, value: Any) -> bool:
+    scratch: list[Err] = []
     check(value, scratch)
     return not scratch
 
 
-def _report_alternatives(value: Any, failures: list[list[_Err]], errs: list[_Err]) -> None:
+def _report_alternatives(value: Any, failures: list[list[Err]], errs: list[Err]) -> None:
     """Explain why no anyOf/oneOf branch matched, as specifically as the failures allow."""
     deep = [
         (index, errors)
@@ -73,7 +73,7 @@ def _report_alternatives(value: Any, failures: list[list[_Err]], errs: list[_Err
             if want is not None and want not in expected:
                 expected.append(want)
         want_text = " or ".join(expected)
-        errs.append(((), f"expected {want_text}, got {_short(value)}", want_text))
+        errs.append(((), f"expected {want_text}, got {short(value)}", want_text))
     elif len(deep) == 1:
         # The other branches wanted another kind of value entirely, so the one that
         # got further is the alternative the caller was aiming for.
@@ -89,7 +89,7 @@ def _report_alternatives(value: Any, failures: list[list[_Err]], errs: list[_Err
         errs.append(((), "does not match any allowed alternative: " + "; ".join(parts), None))
 
 
-class _Node:
+class Node:
     """A compiled schema: its check, plus what unevaluated* needs to know about it."""
 
     __slots__ = (
@@ -114,7 +114,7 @@ class _Node:
     )
 
     def __init__(self) -> None:
-        self.check: _Check = _accept
+        self.check: Check = accept
         self.ready = False
         self.props: frozenset[str] = frozenset()
         self.patterns: tuple[EcmaRegex, ...] = ()
@@ -123,19 +123,19 @@ class _Node:
         self.prefix = 0
         self.all_items = False
         self.uneval_items = False
-        self.contains: _Node | None = None
-        self.always: list[_Node] = []
-        self.maybe: list[_Node] = []
-        self.cond: _Node | None = None
-        self.then: _Node | None = None
-        self.else_: _Node | None = None
-        self.dependent: list[tuple[str, _Node]] = []
+        self.contains: Node | None = None
+        self.always: list[Node] = []
+        self.maybe: list[Node] = []
+        self.cond: Node | None = None
+        self.then: Node | None = None
+        self.else_: Node | None = None
+        self.dependent: list[tuple[str, Node]] = []
         # Subschemas applied to the same value (not to a part of it), for loop detection.
-        self.edges: list[_Node] = []
+        self.edges: list[Node] = []
         self.where = "#"
 
 
-def _evaluated(node: _Node, value: Any, seen: set[Any], top: bool, props: bool) -> bool:
+def evaluated(node: Node, value: Any, seen: set[Any], top: bool, props: bool) -> bool:
     """Collect what ``node`` evaluates in ``value`` (which it accepts) into ``seen``:
     property names (``props``, for ``unevaluatedProperties``) or array indices (for
     ``unevaluatedItems``). Returns True as soon as all of ``value`` is known evaluated.
@@ -152,22 +152,22 @@ def _evaluated(node: _Node, value: Any, seen: set[Any], top: bool, props: bool) 
         seen.update(range(min(node.prefix, len(value))))
         if node.contains is not None:
             check = node.contains.check
-            seen.update(i for i, item in enumerate(value) if _is_valid(check, item))
+            seen.update(i for i, item in enumerate(value) if is_valid(check, item))
     if not node.edges:
         return False  # no in-place subschema (most nodes): nothing more to walk
-    return any(_evaluated(sub, value, seen, False, props) for sub in _applied(node, value, props))
+    return any(evaluated(sub, value, seen, False, props) for sub in _applied(node, value, props))
 
 
-def _applied(node: _Node, value: Any, props: bool) -> Iterator[_Node]:
+def _applied(node: Node, value: Any, props: bool) -> Iterator[Node]:
     """The in-place subschemas of ``node`` that apply to ``value``, in order, lazily:
     ``$ref``/``allOf``, the valid ``anyOf``/``oneOf`` branches, the ``if`` (when it
     holds) and its ``then`` or else its ``else``, and (objects) ``dependentSchemas``."""
     yield from node.always
     for sub in node.maybe:
-        if _is_valid(sub.check, value):
+        if is_valid(sub.check, value):
             yield sub
     if node.cond is not None:
-        if _is_valid(node.cond.check, value):
+        if is_valid(node.cond.check, value):
             yield node.cond
             if node.then is not None:
                 yield node.then
@@ -179,7 +179,7 @@ def _applied(node: _Node, value: Any, props: bool) -> Iterator[_Node]:
                 yield sub
 
 
-def _each(value: Any, pairs: Iterable[tuple[Any, _Check]], errs: list[_Err]) -> Any:
+def each(value: Any, pairs: Iterable[tuple[Any, Check]], errs: list[Err]) -> Any:
     """Run each check on its member of ``value`` (a list by index or a dict by name):
     a problem's path starts with the member's key, and a member a check coerced goes
     into a copy of ``value``, made at the first (the input is never changed)."""
@@ -189,7 +189,7 @@ def _each(value: Any, pairs: Iterable[tuple[Any, _Check]], errs: list[_Err]) -> 
         start = len(errs)
         result = check(item, errs)
         if len(errs) != start:
-            _prefix(errs, start, key)
+            prefix_paths(errs, start, key)
             if len(errs) >= MAX_PROBLEMS:
                 break
         if result is not item:
@@ -199,7 +199,7 @@ def _each(value: Any, pairs: Iterable[tuple[Any, _Check]], errs: list[_Err]) -> 
     return value if out is None else out
 
 
-def _member_type(value: Any) -> str:
+def member_type(value: Any) -> str:
     """The JSON type of an enum or const member, telling integers from other numbers:
     the literal a string must be to become that member."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -221,11 +221,11 @@ def _json_type(value: Any) -> str:
     return "object"
 
 
-def _any_of(plain: list[_Check], coercing: list[_Check] | None) -> _Check:
-    def any_of(value: Any, errs: list[_Err]) -> Any:
-        failures: list[list[_Err]] = []
+def any_of_check(plain: list[Check], coercing: list[Check] | None) -> Check:
+    def any_of(value: Any, errs: list[Err]) -> Any:
+        failures: list[list[Err]] = []
         for check in plain:
-            scratch: list[_Err] = []
+            scratch: list[Err] = []
             check(value, scratch)
             if not scratch:
                 return value
@@ -244,16 +244,16 @@ def _any_of(plain: list[_Check], coercing: list[_Check] | None) -> _Check:
     return any_of
 
 
-def _one_of(plain: list[_Check], coercing: list[_Check] | None) -> _Check:
-    def too_many(matched: list[int], errs: list[_Err]) -> None:
+def one_of_check(plain: list[Check], coercing: list[Check] | None) -> Check:
+    def too_many(matched: list[int], errs: list[Err]) -> None:
         which = " and ".join(str(i + 1) for i in matched[:2])
         errs.append(((), f"must match exactly one alternative, but matches options {which}", None))
 
-    def one_of(value: Any, errs: list[_Err]) -> Any:
+    def one_of(value: Any, errs: list[Err]) -> Any:
         matched: list[int] = []
-        failures: list[list[_Err]] = []
+        failures: list[list[Err]] = []
         for index, check in enumerate(plain):
-            scratch: list[_Err] = []
+            scratch: list[Err] = []
             check(value, scratch)
             if scratch:
                 failures.append(scratch)
@@ -285,23 +285,23 @@ def _one_of(plain: list[_Check], coercing: list[_Check] | None) -> _Check:
     return one_of
 
 
-def _assemble(
+def assemble(
     types: tuple[str, ...] | None,
     desc: str,
     coercer: Callable[[str], Any] | None,
-    checks: list[_Check],
-    uneval: list[_Check],
+    checks: list[Check],
+    uneval: list[Check],
     rerun: bool,
-) -> _Check:
+) -> Check:
     """Combine a schema object's type check and keyword checks into one closure."""
     if types is None and not uneval and len(checks) <= 1 and not rerun:
-        return checks[0] if checks else _accept
+        return checks[0] if checks else accept
     exact, integral_float, mismatch, type_ok = _type_test(types, desc)
     expected = desc
     if types is not None and not checks and not uneval:
         return _typed_only(exact, integral_float, mismatch, type_ok, expected, coercer)
 
-    def run(value: Any, errs: list[_Err]) -> Any:
+    def run(value: Any, errs: list[Err]) -> Any:
         if coercer is not None and integral_float and type(value) is float and value.is_integer():
             value = int(value)
         if types is not None and type(value) not in exact and not type_ok(value):
@@ -310,7 +310,7 @@ def _assemble(
                 errs.append(((), mismatch(value), expected))
                 return value
             value = converted
-        # _run_chain's first pass, inlined: every schema object with keywords runs it
+        # run_chain's first pass, inlined: every schema object with keywords runs it
         start = len(errs)
         original = value
         for check in checks:
@@ -320,7 +320,7 @@ def _assemble(
                 value = check(value, errs)
         if rerun and value is not original:
             del errs[start:]
-            value = _run_chain(checks, uneval, value, errs, False)
+            value = run_chain(checks, uneval, value, errs, False)
         return value
 
     return run
@@ -334,7 +334,7 @@ def _type_test(
     and the full type test."""
     exact: frozenset[type] = frozenset()
     if types is not None:
-        exact = frozenset(t for name in types for t in _EXACT_TYPES[name])
+        exact = frozenset(t for name in types for t in EXACT_TYPES[name])
     integral_float = types is not None and "integer" in types and "number" not in types
     type_message = f"expected {desc}, got "
     wants_number = types is not None and ("integer" in types or "number" in types)
@@ -342,13 +342,13 @@ def _type_test(
     def mismatch(value: Any) -> str:
         if wants_number and type(value) is float and not math.isfinite(value):
             # NaN or an infinity (what a decoder makes of NaN, Infinity or 1e400).
-            return f"expected a finite number, got {_short(value)}"
-        return type_message + _short(value)
+            return f"expected a finite number, got {short(value)}"
+        return type_message + short(value)
 
     def type_ok(value: Any) -> bool:
         if integral_float and type(value) is float and value.is_integer():
             return True
-        return types is not None and any(_is_type(value, name) for name in types)
+        return types is not None and any(is_type(value, name) for name in types)
 
     return exact, integral_float, mismatch, type_ok
 
@@ -360,11 +360,11 @@ def _typed_only(
     type_ok: Callable[[Any], bool],
     expected: str,
     coercer: Callable[[str], Any] | None,
-) -> _Check:
+) -> Check:
     """A schema object that only states a type (the commonest leaf)."""
     if coercer is None:
 
-        def typed(value: Any, errs: list[_Err]) -> Any:
+        def typed(value: Any, errs: list[Err]) -> Any:
             if type(value) in exact or type_ok(value):
                 return value
             errs.append(((), mismatch(value), expected))
@@ -372,7 +372,7 @@ def _typed_only(
 
         return typed
 
-    def typed_coerced(value: Any, errs: list[_Err]) -> Any:
+    def typed_coerced(value: Any, errs: list[Err]) -> Any:
         if integral_float and type(value) is float and value.is_integer():
             return int(value)  # 1.0 is a JSON integer; a handler typed `int` gets an int
         if type(value) in exact or type_ok(value):
@@ -387,5 +387,5 @@ def _typed_only(
     return typed_coerced
 
 
-def _identity(instance: Any) -> Any:
+def identity(instance: Any) -> Any:
     return instance

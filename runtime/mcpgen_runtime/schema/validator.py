@@ -11,31 +11,31 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
-from .compiler import _Here
-from .containers import _ContainerKeywords
+from .compiler import Here
+from .containers import ContainerKeywords
 from .errors import MAX_PROBLEMS, Problem, SchemaError, ValidationFailed
 from .formats import format_checker
 from .nodes import (
-    _accept,
-    _any_of,
-    _assemble,
-    _identity,
-    _is_valid,
-    _member_type,
-    _Node,
-    _one_of,
+    Node,
+    accept,
+    any_of_check,
+    assemble,
+    identity,
+    is_valid,
+    member_type,
+    one_of_check,
 )
 from .values import (
-    _EXACT_TYPES,
+    EXACT_TYPES,
     MAX_COERCED_LENGTH,
-    _Check,
-    _count,
-    _Err,
-    _is_number,
-    _key,
-    _make_coercer,
-    _multiple_of,
-    _short,
+    Check,
+    Err,
+    counted,
+    is_number,
+    json_key,
+    make_coercer,
+    multiple_of,
+    short,
 )
 
 __all__ = [
@@ -85,7 +85,7 @@ not a number anyone meant, and converting it could cost time."""
 # ----------------------------------------------------------------------- nodes
 
 
-_TYPE_NAMES: Final = frozenset(_EXACT_TYPES)
+_TYPE_NAMES: Final = frozenset(EXACT_TYPES)
 _UNSUPPORTED: Final = ("$dynamicRef", "$recursiveRef")
 _NUMBER_KEYWORDS: Final = (
     "minimum",
@@ -108,26 +108,26 @@ _OBJECT_KEYWORDS: Final = (
 )
 
 
-class _Compiler(_ContainerKeywords):
+class _Compiler(ContainerKeywords):
     # -- plumbing ---------------------------------------------------------------
 
     # -- keyword values ---------------------------------------------------------
 
     # -- one schema object ------------------------------------------------------
 
-    def build(self, here: _Here) -> _Check:
+    def build(self, here: Here) -> Check:
         schema, coerce, where = here.schema, here.coerce, here.where
         for keyword in _UNSUPPORTED:
             if keyword in schema:
                 raise SchemaError(f"{where}: {keyword} is not supported")
         if schema is not self.root and isinstance(schema.get("$id"), str):
-            here = _Here(schema, schema, coerce, where, here.node)  # a resource of its own
+            here = Here(schema, schema, coerce, where, here.node)  # a resource of its own
 
         types = self.types(schema, where)
         allowed = _allowed_values(schema, where)
         coercer = _coercer_for(types, allowed) if coerce else None
 
-        checks: list[_Check] = []
+        checks: list[Check] = []
         for keyword, values in allowed.items():
             enum_coercer = coercer if types is None else None
             checks.append(self.enum_check(values, keyword == "const", enum_coercer))
@@ -155,7 +155,7 @@ class _Compiler(_ContainerKeywords):
             return checks[0]
         desc = " or ".join(types) if types is not None else ""
         rerun = coerce and (len(checks) + len(uneval) > 1 or order_sensitive)
-        return _assemble(types, desc, coercer if types is not None else None, checks, uneval, rerun)
+        return assemble(types, desc, coercer if types is not None else None, checks, uneval, rerun)
 
     def types(self, schema: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
         if "type" not in schema:
@@ -173,26 +173,26 @@ class _Compiler(_ContainerKeywords):
 
     def enum_check(
         self, values: list[Any], const: bool, coercer: Callable[[str], Any] | None
-    ) -> _Check:
-        keys = frozenset(_key(v) for v in values)
+    ) -> Check:
+        keys = frozenset(json_key(v) for v in values)
         if const:
-            expected = _short(values[0])
+            expected = short(values[0])
         else:
-            expected = f"one of {_short(values, 200)}"
+            expected = f"one of {short(values, 200)}"
 
-        def enum(value: Any, errs: list[_Err]) -> Any:
-            if _key(value) in keys:
+        def enum(value: Any, errs: list[Err]) -> Any:
+            if json_key(value) in keys:
                 return value
             if coercer is not None and type(value) is str:
                 converted = coercer(value)
-                if converted is not value and _key(converted) in keys:
+                if converted is not value and json_key(converted) in keys:
                     return converted
-            errs.append(((), f"expected {expected}, got {_short(value)}", expected))
+            errs.append(((), f"expected {expected}, got {short(value)}", expected))
             return value
 
         return enum
 
-    def number_group(self, schema: Mapping[str, Any], where: str) -> _Check:
+    def number_group(self, schema: Mapping[str, Any], where: str) -> Check:
         minimum = self.number(schema, "minimum", where)
         maximum = self.number(schema, "maximum", where)
         ex_min = self.number(schema, "exclusiveMinimum", where)
@@ -200,54 +200,54 @@ class _Compiler(_ContainerKeywords):
         step = self.number(schema, "multipleOf", where)
         if step is not None and step <= 0:
             raise SchemaError(f"{where}/multipleOf: must be greater than 0")
-        is_multiple = _multiple_of(step) if step is not None else None
+        is_multiple = multiple_of(step) if step is not None else None
 
-        def numbers(value: Any, errs: list[_Err]) -> Any:
+        def numbers(value: Any, errs: list[Err]) -> Any:
             kind = type(value)
-            if kind is not int and kind is not float and not _is_number(value):
+            if kind is not int and kind is not float and not is_number(value):
                 return value
             if kind is float and not math.isfinite(value):
-                errs.append(((), f"expected a finite number, got {_short(value)}", None))
+                errs.append(((), f"expected a finite number, got {short(value)}", None))
                 return value
             if minimum is not None and value < minimum:
-                errs.append(((), f"must be >= {minimum!r}, got {_short(value)}", None))
+                errs.append(((), f"must be >= {minimum!r}, got {short(value)}", None))
             if maximum is not None and value > maximum:
-                errs.append(((), f"must be <= {maximum!r}, got {_short(value)}", None))
+                errs.append(((), f"must be <= {maximum!r}, got {short(value)}", None))
             if ex_min is not None and value <= ex_min:
-                errs.append(((), f"must be > {ex_min!r}, got {_short(value)}", None))
+                errs.append(((), f"must be > {ex_min!r}, got {short(value)}", None))
             if ex_max is not None and value >= ex_max:
-                errs.append(((), f"must be < {ex_max!r}, got {_short(value)}", None))
+                errs.append(((), f"must be < {ex_max!r}, got {short(value)}", None))
             if is_multiple is not None and not is_multiple(value):
-                errs.append(((), f"must be a multiple of {step!r}, got {_short(value)}", None))
+                errs.append(((), f"must be a multiple of {step!r}, got {short(value)}", None))
             return value
 
         return numbers
 
-    def string_group(self, schema: Mapping[str, Any], where: str) -> _Check:
+    def string_group(self, schema: Mapping[str, Any], where: str) -> Check:
         min_length = self.count(schema, "minLength", where)
         max_length = self.count(schema, "maxLength", where)
         source = schema.get("pattern")
         regex = self.regex(source, f"{where}/pattern") if "pattern" in schema else None
-        shown = _short(source, 80)
+        shown = short(source, 80)
 
-        def strings(value: Any, errs: list[_Err]) -> Any:
+        def strings(value: Any, errs: list[Err]) -> Any:
             if not isinstance(value, str):
                 return value
             if min_length is not None and len(value) < min_length:
                 errs.append(
-                    ((), f"must be at least {_count(min_length, 'character', 'characters')}", None)
+                    ((), f"must be at least {counted(min_length, 'character', 'characters')}", None)
                 )
             if max_length is not None and len(value) > max_length:
                 errs.append(
-                    ((), f"must be at most {_count(max_length, 'character', 'characters')}", None)
+                    ((), f"must be at most {counted(max_length, 'character', 'characters')}", None)
                 )
             if regex is not None and not regex.search(value):
-                errs.append(((), f"must match pattern {shown}, got {_short(value)}", None))
+                errs.append(((), f"must match pattern {shown}, got {short(value)}", None))
             return value
 
         return strings
 
-    def format_check(self, name: Any, where: str) -> _Check | None:
+    def format_check(self, name: Any, where: str) -> Check | None:
         if not isinstance(name, str):
             raise SchemaError(f"{where}/format: must be a string")
         known = (
@@ -259,19 +259,19 @@ class _Compiler(_ContainerKeywords):
             return None  # an annotation: any string passes
         check, expected = known.check, known.expected
 
-        def string_format(value: Any, errs: list[_Err]) -> Any:
+        def string_format(value: Any, errs: list[Err]) -> Any:
             if isinstance(value, str) and not check(value):
-                errs.append(((), f"expected {expected}, got {_short(value)}", None))
+                errs.append(((), f"expected {expected}, got {short(value)}", None))
             return value
 
         return string_format
 
-    def inplace_checks(self, here: _Here, checks: list[_Check]) -> bool:
+    def inplace_checks(self, here: Here, checks: list[Check]) -> bool:
         """Append the in-place applicators; True if one may judge a value it did not coerce."""
         schema, base, coerce, where, node = here.parts()
         order_sensitive = False
 
-        def inplace(sub: Any, path: str, mode: bool = coerce) -> _Node:
+        def inplace(sub: Any, path: str, mode: bool = coerce) -> Node:
             child = self.node(sub, base, mode, path)
             node.edges.append(child)
             return child
@@ -293,14 +293,14 @@ class _Compiler(_ContainerKeywords):
                 order_sensitive = order_sensitive or keyword == "oneOf"
         if "not" in schema:
             negated = self.check_of(inplace(schema["not"], f"{where}/not", False))
-            checks.append(_not(negated, _short(schema["not"], 100)))
+            checks.append(_not(negated, short(schema["not"], 100)))
         if "if" in schema:
             conditional = self.conditional(here, inplace)
             if conditional is not None:
                 checks.append(conditional)
                 order_sensitive = True
         if "dependentSchemas" in schema:
-            dependent: list[tuple[str, _Check]] = []
+            dependent: list[tuple[str, Check]] = []
             for name, sub in self.schema_map(schema, "dependentSchemas", where).items():
                 dep_node = inplace(sub, f"{where}/dependentSchemas/{name}")
                 node.dependent.append((name, dep_node))
@@ -309,7 +309,7 @@ class _Compiler(_ContainerKeywords):
             order_sensitive = True
         return order_sensitive
 
-    def alternatives(self, here: _Here, keyword: str, inplace: Callable[..., _Node]) -> _Check:
+    def alternatives(self, here: Here, keyword: str, inplace: Callable[..., Node]) -> Check:
         """``anyOf`` or ``oneOf``: branches judged without coercion first, then (when
         coercing) branches that coerce."""
         where = here.where
@@ -322,9 +322,11 @@ class _Compiler(_ContainerKeywords):
             coercing = [
                 self.check_of(inplace(s, f"{where}/{keyword}/{i}")) for i, s in enumerate(subs)
             ]
-        return _any_of(plain, coercing) if keyword == "anyOf" else _one_of(plain, coercing)
+        return (
+            any_of_check(plain, coercing) if keyword == "anyOf" else one_of_check(plain, coercing)
+        )
 
-    def conditional(self, here: _Here, inplace: Callable[..., _Node]) -> _Check | None:
+    def conditional(self, here: Here, inplace: Callable[..., Node]) -> Check | None:
         """``if``/``then``/``else`` (None: neither branch, so nothing to check)."""
         schema, where, node = here.schema, here.where, here.node
         cond_node = inplace(schema["if"], f"{where}/if", False)
@@ -334,11 +336,11 @@ class _Compiler(_ContainerKeywords):
         if then_node is None and else_node is None:
             return None
         cond = self.check_of(cond_node)
-        then = self.check_of(then_node) if then_node is not None else _accept
-        else_ = self.check_of(else_node) if else_node is not None else _accept
+        then = self.check_of(then_node) if then_node is not None else accept
+        else_ = self.check_of(else_node) if else_node is not None else accept
 
-        def if_(value: Any, errs: list[_Err]) -> Any:
-            return (then if _is_valid(cond, value) else else_)(value, errs)
+        def if_(value: Any, errs: list[Err]) -> Any:
+            return (then if is_valid(cond, value) else else_)(value, errs)
 
         return if_
 
@@ -364,28 +366,28 @@ def _coercer_for(
     string; without "type", enum/const say what the schema wants."""
     accepted = set(types) if types is not None else None
     if accepted is None and allowed:
-        accepted = {_member_type(v) for values in allowed.values() for v in values}
+        accepted = {member_type(v) for values in allowed.values() for v in values}
     if accepted is None or "string" in accepted:
         return None
     integer = "integer" in accepted
     number = "number" in accepted
     boolean = "boolean" in accepted
     if integer or number or boolean:
-        return _make_coercer(integer, number, boolean)
+        return make_coercer(integer, number, boolean)
     return None
 
 
-def _not(negated: _Check, shown: str) -> _Check:
-    def not_(value: Any, errs: list[_Err]) -> Any:
-        if _is_valid(negated, value):
+def _not(negated: Check, shown: str) -> Check:
+    def not_(value: Any, errs: list[Err]) -> Any:
+        if is_valid(negated, value):
             errs.append(((), f"must not match the schema {shown}", None))
         return value
 
     return not_
 
 
-def _dependent_schemas(dependent: list[tuple[str, _Check]]) -> _Check:
-    def dependent_schemas(value: Any, errs: list[_Err]) -> Any:
+def _dependent_schemas(dependent: list[tuple[str, Check]]) -> Check:
+    def dependent_schemas(value: Any, errs: list[Err]) -> Any:
         if isinstance(value, dict):
             for name, check in dependent:
                 if name in value:
@@ -413,11 +415,11 @@ def compile_schema(
     except RecursionError:
         raise SchemaError("schema is nested too deeply") from None
     check = root.check
-    if check is _accept:
-        return _identity
+    if check is accept:
+        return identity
 
     def validate(instance: Any) -> Any:
-        errs: list[_Err] = []
+        errs: list[Err] = []
         try:
             result = check(instance, errs)
         except RecursionError:

@@ -2,7 +2,7 @@
 integer, ``True`` is not), equality for enum/const/uniqueItems, ``multipleOf`` (exact, or up to float rounding),
 the string coercions a model's arguments get, and short readable reprs for messages.
 
-``_Err`` and ``_Check`` are the types every compiled check is built from.
+``Err`` and ``Check`` are the types every compiled check is built from.
 """
 
 from __future__ import annotations
@@ -19,16 +19,16 @@ _REPR_LIMIT: Final = 60
 # An error while validating: (path relative to the check that made it, message, what
 # was expected).  The third field is set only for mismatches of the value as a whole
 # (type, enum, const), so failed anyOf branches can be merged into "expected A or B".
-_Err = tuple[tuple[str | int, ...], str, str | None]
+Err = tuple[tuple[str | int, ...], str, str | None]
 
 
-_Check = Callable[[Any, list[_Err]], Any]
+Check = Callable[[Any, list[Err]], Any]
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_$][A-Za-z0-9_$-]*\Z")
 
 
-def _render_path(path: Iterable[str | int]) -> str:
+def render_path(path: Iterable[str | int]) -> str:
     """``("items", 0, "date")`` → ``items[0].date``; odd keys are quoted in brackets."""
     parts: list[str] = []
     for step in path:
@@ -37,11 +37,11 @@ def _render_path(path: Iterable[str | int]) -> str:
         elif isinstance(step, str) and _IDENTIFIER.match(step):
             parts.append(f".{step}" if parts else step)
         else:
-            parts.append(f"[{_short(step, 40)}]")
+            parts.append(f"[{short(step, 40)}]")
     return "".join(parts)
 
 
-def _short(value: Any, limit: int = _REPR_LIMIT) -> str:
+def short(value: Any, limit: int = _REPR_LIMIT) -> str:
     """A repr cut to ``limit`` characters, built without walking a huge value."""
     out: list[str] = []
     _emit(value, out, limit + 1, 0)
@@ -87,12 +87,12 @@ def _emit(value: Any, out: list[str], budget: int, depth: int) -> int:
     return budget - len(text)
 
 
-def _names(names: Sequence[str], limit: int = 10) -> str:
-    shown = ", ".join(_short(name, 40) for name in names[:limit])
+def name_list(names: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(short(name, 40) for name in names[:limit])
     return shown + (", …" if len(names) > limit else "")
 
 
-def _count(n: int, singular: str, plural: str) -> str:
+def counted(n: int, singular: str, plural: str) -> str:
     return f"{n} {singular if n == 1 else plural}"
 
 
@@ -102,34 +102,34 @@ _TRUE_KEY: Final = ("bool", True)
 _FALSE_KEY: Final = ("bool", False)
 
 
-def _key(value: Any) -> Any:
+def json_key(value: Any) -> Any:
     """A hashable stand-in with JSON equality: 1 == 1.0, but True != 1 and False != 0."""
     if value is True:
         return _TRUE_KEY
     if value is False:
         return _FALSE_KEY
     if isinstance(value, Mapping):
-        return ("object", frozenset((k, _key(v)) for k, v in value.items()))
+        return ("object", frozenset((k, json_key(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
-        return ("array", tuple(_key(v) for v in value))
+        return ("array", tuple(json_key(v) for v in value))
     return value
 
 
 _NONE_TYPE: Final = type(None)
 
 
-_EXACT_TYPES: Final[dict[str, tuple[type, ...]]] = {
+EXACT_TYPES: Final[dict[str, tuple[type, ...]]] = {
     "null": (_NONE_TYPE,),
     "boolean": (bool,),
     "integer": (int,),
-    "number": (int,),  # a float is a number only when finite: judged by _is_type
+    "number": (int,),  # a float is a number only when finite: judged by is_type
     "string": (str,),
     "array": (list,),
     "object": (dict,),
 }
 
 
-def _is_type(value: Any, name: str) -> bool:
+def is_type(value: Any, name: str) -> bool:
     if name == "null":
         return value is None
     if name == "boolean":
@@ -149,7 +149,7 @@ def _is_type(value: Any, name: str) -> bool:
     return isinstance(value, dict)
 
 
-def _is_number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -183,7 +183,7 @@ def _near_multiple(value: float, step: float) -> bool:
     return abs(quotient - round(quotient)) <= abs(quotient) * FLOAT_MULTIPLE_TOLERANCE
 
 
-def _multiple_of(step: float) -> Callable[[float], bool]:
+def multiple_of(step: float) -> Callable[[float], bool]:
     if isinstance(step, float) and step.is_integer():
         step = int(step)
     if isinstance(step, int):
@@ -224,7 +224,7 @@ _INT_TEXT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)")
 _NUMBER_TEXT = re.compile(r"[+-]?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
 
 
-def _make_coercer(integer: bool, number: bool, boolean: bool) -> Callable[[str], Any]:
+def make_coercer(integer: bool, number: bool, boolean: bool) -> Callable[[str], Any]:
     """Convert a string to the scalar the schema wants; hand back the same string if not."""
 
     def coerce(text: str) -> Any:

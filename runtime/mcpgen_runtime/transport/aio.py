@@ -13,22 +13,22 @@ from typing import IO, Any
 
 from .._errors import McpError, ProtocolError, ServerExited
 from .lines import (
-    _CHUNK,
-    _CLOSE_GRACE,
-    _EXIT_SETTLE,
-    _POSIX,
-    _STDERR_LINE_MAX,
+    CHUNK,
+    CLOSE_GRACE,
     DEFAULT_MAX_MESSAGE_BYTES,
+    EXIT_SETTLE,
+    POSIX,
+    STDERR_LINE_MAX,
+    ChildProcess,
     CloseCallback,
     LineCallback,
+    LineFeed,
     ServeFunction,
-    _argv,
-    _ChildProcess,
-    _LineFeed,
-    _signal_group,
-    _too_long_error,
+    child_argv,
+    signal_group,
+    too_long_error,
 )
-from .sync import _InMemoryStatus, _ServerThread
+from .sync import InMemoryStatus, ServerThread
 
 logger = logging.getLogger("mcpgen.client")
 
@@ -39,9 +39,9 @@ async def _pump(
     max_line: int | None,
     on_too_long: Callable[[], None] | None = None,
 ) -> None:
-    """``_read_lines`` for asyncio: the same bound, the same discarding after it."""
-    feed = _LineFeed(on_line, max_line, on_too_long)
-    while chunk := await reader.read(_CHUNK):
+    """``read_lines`` for asyncio: the same bound, the same discarding after it."""
+    feed = LineFeed(on_line, max_line, on_too_long)
+    while chunk := await reader.read(CHUNK):
         feed.feed(chunk)
 
 
@@ -91,7 +91,7 @@ class _AsyncLines:
     def _too_long(self, limit: int, on_close: CloseCallback) -> None:
         """A line broke the limit: fail the session now and stop the server in a
         task of its own, while the reader keeps draining the pipe."""
-        self._failure = _too_long_error(limit)
+        self._failure = too_long_error(limit)
         logger.info("%s", self._failure)
         self._report_close(on_close)
         self._stop_task = asyncio.get_running_loop().create_task(
@@ -131,7 +131,7 @@ class _AsyncLines:
             await writer.drain()
         except (ConnectionError, OSError):
             try:
-                await asyncio.wait_for(self._closed.wait(), _EXIT_SETTLE)
+                await asyncio.wait_for(self._closed.wait(), EXIT_SETTLE)
             except TimeoutError:
                 pass
             raise self.exit_error() from None
@@ -170,7 +170,7 @@ class _AsyncLines:
                 pass
 
 
-class AsyncStdioTransport(_ChildProcess, _AsyncLines):
+class AsyncStdioTransport(ChildProcess, _AsyncLines):
     """``StdioTransport`` on asyncio subprocess pipes: a reader task, a stderr
     drain task and the same close/SIGTERM/SIGKILL escalation."""
 
@@ -188,7 +188,7 @@ class AsyncStdioTransport(_ChildProcess, _AsyncLines):
         self._stderr_task: asyncio.Task[None] | None = None
 
     async def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
-        argv = _argv(self.command, self.env)
+        argv = child_argv(self.command, self.env)
         try:
             proc = await asyncio.create_subprocess_exec(
                 *argv,
@@ -197,7 +197,7 @@ class AsyncStdioTransport(_ChildProcess, _AsyncLines):
                 stderr=asyncio.subprocess.PIPE,
                 env=self.env,
                 cwd=self.cwd,
-                start_new_session=_POSIX,
+                start_new_session=POSIX,
             )
         except OSError as exc:
             self._closed.set()
@@ -207,16 +207,16 @@ class AsyncStdioTransport(_ChildProcess, _AsyncLines):
         self._writer = proc.stdin
         loop = asyncio.get_running_loop()
         self._stderr_task = loop.create_task(
-            _pump(proc.stderr, self._stderr.append, _STDERR_LINE_MAX), name="mcpgen-async-stderr"
+            _pump(proc.stderr, self._stderr.append, STDERR_LINE_MAX), name="mcpgen-async-stderr"
         )
         self._start_reader(proc.stdout, on_line, on_close)
 
     async def _settle(self) -> None:
         assert self._proc is not None
         try:
-            await asyncio.wait_for(self._proc.wait(), _EXIT_SETTLE)
+            await asyncio.wait_for(self._proc.wait(), EXIT_SETTLE)
             if self._stderr_task is not None:
-                await asyncio.wait_for(asyncio.shield(self._stderr_task), _EXIT_SETTLE / 2)
+                await asyncio.wait_for(asyncio.shield(self._stderr_task), EXIT_SETTLE / 2)
         except TimeoutError:
             pass
 
@@ -245,7 +245,7 @@ class AsyncStdioTransport(_ChildProcess, _AsyncLines):
             await self._reap(proc)
         except BaseException:
             # Cancelled mid-shutdown: never leave the child running.
-            self._signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
+            self._signal(proc, signal.SIGKILL if POSIX else signal.SIGTERM)
             raise
         finally:
             await self._finish_tasks()
@@ -256,46 +256,46 @@ class AsyncStdioTransport(_ChildProcess, _AsyncLines):
 
     async def _reap(self, proc: asyncio.subprocess.Process) -> None:
         try:
-            await asyncio.wait_for(proc.wait(), _CLOSE_GRACE)
+            await asyncio.wait_for(proc.wait(), CLOSE_GRACE)
             return
         except TimeoutError:
             self._signal(proc, signal.SIGTERM)
         try:
-            await asyncio.wait_for(proc.wait(), _CLOSE_GRACE)
+            await asyncio.wait_for(proc.wait(), CLOSE_GRACE)
         except TimeoutError:
-            self._signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
+            self._signal(proc, signal.SIGKILL if POSIX else signal.SIGTERM)
             await proc.wait()
 
     async def _finish_tasks(self) -> None:
-        await self._join_reader(_EXIT_SETTLE)
+        await self._join_reader(EXIT_SETTLE)
         task = self._stderr_task
         if task is not None and not task.done():
             try:
-                await asyncio.wait_for(task, _EXIT_SETTLE)
+                await asyncio.wait_for(task, EXIT_SETTLE)
             except (TimeoutError, asyncio.CancelledError):
                 pass
 
     @staticmethod
     def _signal(proc: asyncio.subprocess.Process, sig: int) -> None:
         if proc.returncode is None:
-            _signal_group(proc.pid, proc.terminate, sig)
+            signal_group(proc.pid, proc.terminate, sig)
 
 
-class AsyncInMemoryTransport(_InMemoryStatus, _AsyncLines):
+class AsyncInMemoryTransport(InMemoryStatus, _AsyncLines):
     """``InMemoryTransport`` for asyncio: the server still runs ``serve`` in a
     daemon thread; this side reads and writes the pipes through the event loop."""
 
     def __init__(self, serve: ServeFunction) -> None:
         super().__init__()
         self.serve = serve
-        self._server: _ServerThread | None = None
+        self._server: ServerThread | None = None
 
     async def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
         loop = asyncio.get_running_loop()
         server_in, to_server = os.pipe()
         from_server, server_out = os.pipe()
-        self._server = _ServerThread(self.serve, server_in, server_out)
-        reader = asyncio.StreamReader(limit=_CHUNK)
+        self._server = ServerThread(self.serve, server_in, server_out)
+        reader = asyncio.StreamReader(limit=CHUNK)
         read_file: IO[bytes] = os.fdopen(from_server, "rb", buffering=0)
         write_file: IO[bytes] = os.fdopen(to_server, "wb", buffering=0)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), read_file)
@@ -308,7 +308,7 @@ class AsyncInMemoryTransport(_InMemoryStatus, _AsyncLines):
     async def _settle(self) -> None:
         server = self._server
         if server is not None:
-            await server.join_async(_EXIT_SETTLE)
+            await server.join_async(EXIT_SETTLE)
 
     def _exit_error(self) -> ServerExited:
         return self._server_exited()
@@ -317,6 +317,6 @@ class AsyncInMemoryTransport(_InMemoryStatus, _AsyncLines):
         """Close the client→server pipe and wait for the server thread and reader."""
         await self._close_writer()
         server = self._server
-        if server is not None and not await server.join_async(_CLOSE_GRACE):
+        if server is not None and not await server.join_async(CLOSE_GRACE):
             logger.warning("the in-memory MCP server ignored EOF; leaving its daemon thread")
-        await self._join_reader(_CLOSE_GRACE)
+        await self._join_reader(CLOSE_GRACE)

@@ -1,5 +1,5 @@
 """What every transport shares: the ``Transport``/``AsyncTransport`` protocols, line
-framing with its size bound (``_LineSplitter``, ``_read_lines``), the stderr tail, and
+framing with its size bound (``LineSplitter``, ``read_lines``), the stderr tail, and
 the constants of starting and stopping a server process.
 """
 
@@ -38,25 +38,25 @@ ServeFunction = Callable[[BinaryIO, BinaryIO], None]
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 
 
-_CHUNK = 1 << 16
+CHUNK = 1 << 16
 
 
 _STDERR_LINES = 200  # lines of the server's stderr kept for error messages
 
 
-_STDERR_LINE_MAX = 4096  # bytes kept of one stderr line (a newline-less flood is cut)
+STDERR_LINE_MAX = 4096  # bytes kept of one stderr line (a newline-less flood is cut)
 
 
-_CLOSE_GRACE = 2.0  # seconds after closing stdin before SIGTERM, then before SIGKILL
+CLOSE_GRACE = 2.0  # seconds after closing stdin before SIGTERM, then before SIGKILL
 
 
-_EXIT_SETTLE = 1.0  # seconds to wait for the exit code once stdout hit EOF
+EXIT_SETTLE = 1.0  # seconds to wait for the exit code once stdout hit EOF
 
 
-_READER_DRAIN = 0.25  # seconds readers get to finish once the child is reaped
+READER_DRAIN = 0.25  # seconds readers get to finish once the child is reaped
 
 
-_POSIX = os.name == "posix"
+POSIX = os.name == "posix"
 
 
 class Transport(Protocol):
@@ -78,7 +78,7 @@ class AsyncTransport(Protocol):
     def exit_error(self) -> McpError: ...
 
 
-class _LineTooLong(Exception):
+class LineTooLong(Exception):
     """A line passed the splitter's bound; ``before`` holds the complete lines
     that preceded it in the same chunk (still to be delivered, in order)."""
 
@@ -87,12 +87,12 @@ class _LineTooLong(Exception):
         self.before = before
 
 
-class _LineSplitter:
+class LineSplitter:
     """Cuts a byte stream into lines; ``max_line`` bounds a line that never ends.
 
     ``strict=False`` cuts an over-long line into pieces of about ``max_line``
     bytes (stderr: only the tail is kept anyway); ``strict=True`` raises
-    ``_LineTooLong`` as soon as a line has more than ``max_line`` bytes, before
+    ``LineTooLong`` as soon as a line has more than ``max_line`` bytes, before
     more than ``max_line`` plus one chunk is held.
     """
 
@@ -112,14 +112,14 @@ class _LineSplitter:
             if limit is not None and self._size > limit:
                 if self._strict:
                     self._discard()
-                    raise _LineTooLong([])
+                    raise LineTooLong([])
                 return [self._flush()]
             return []
         lines = chunk.split(b"\n")
         if self._parts:
             if self._strict and limit is not None and self._size + len(lines[0]) > limit:
                 self._discard()
-                raise _LineTooLong([])
+                raise LineTooLong([])
             self._parts.append(lines[0])
             lines[0] = b"".join(self._parts)
             self._parts.clear()
@@ -128,9 +128,9 @@ class _LineSplitter:
         if self._strict and limit is not None:
             for index, line in enumerate(lines):
                 if len(line) > limit:
-                    raise _LineTooLong(lines[:index])
+                    raise LineTooLong(lines[:index])
             if len(tail) > limit:
-                raise _LineTooLong(lines)
+                raise LineTooLong(lines)
         if tail:
             self._parts.append(tail)
             self._size = len(tail)
@@ -147,7 +147,7 @@ class _LineSplitter:
         return line
 
 
-class _LineFeed:
+class LineFeed:
     """Cuts chunks into lines and delivers each to ``on_line``. With
     ``on_too_long``, a line over ``max_line`` bytes calls it once; from then on
     everything fed is discarded (the caller keeps draining the pipe until EOF).
@@ -163,9 +163,7 @@ class _LineFeed:
     ) -> None:
         self._on_line = on_line
         self._on_too_long = on_too_long
-        self._splitter: _LineSplitter | None = _LineSplitter(
-            max_line, strict=on_too_long is not None
-        )
+        self._splitter: LineSplitter | None = LineSplitter(max_line, strict=on_too_long is not None)
 
     def feed(self, chunk: bytes) -> None:
         splitter = self._splitter
@@ -173,7 +171,7 @@ class _LineFeed:
             return  # discarding after an over-long line
         try:
             lines = splitter.feed(chunk)
-        except _LineTooLong as exc:
+        except LineTooLong as exc:
             lines = exc.before
             self._splitter = None
         for line in lines:
@@ -183,7 +181,7 @@ class _LineFeed:
             self._on_too_long()
 
 
-def _read_lines(
+def read_lines(
     fd: int,
     wake_fd: int | None,
     on_line: LineCallback,
@@ -193,7 +191,7 @@ def _read_lines(
     """Deliver each line read from ``fd`` until EOF, or until ``wake_fd`` turns
     readable (stop() uses it to free a thread whose pipe a grandchild keeps open);
     ``max_line`` and ``on_too_long``: see ``_LineFeed``."""
-    feed = _LineFeed(on_line, max_line, on_too_long)
+    feed = LineFeed(on_line, max_line, on_too_long)
     poller = None
     if wake_fd is not None and hasattr(select, "poll"):
         poller = select.poll()
@@ -203,7 +201,7 @@ def _read_lines(
         if poller is not None and any(ready == wake_fd for ready, _ in poller.poll()):
             return
         try:
-            chunk = os.read(fd, _CHUNK)
+            chunk = os.read(fd, CHUNK)
         except OSError:
             return
         if not chunk:
@@ -221,7 +219,7 @@ def _check_limit(max_message_bytes: int) -> int:
     return max_message_bytes
 
 
-def _too_long_error(limit: int) -> ProtocolError:
+def too_long_error(limit: int) -> ProtocolError:
     return ProtocolError(
         f"the server sent a message larger than {limit} bytes (the client's max_message_bytes); "
         "the session is closed and the server was stopped",
@@ -230,13 +228,13 @@ def _too_long_error(limit: int) -> ProtocolError:
     )
 
 
-def _join_all(threads: Sequence[threading.Thread], timeout: float) -> None:
+def join_all(threads: Sequence[threading.Thread], timeout: float) -> None:
     deadline = time.monotonic() + timeout
     for thread in threads:
         thread.join(max(0.0, deadline - time.monotonic()))
 
 
-def _write_all(fd: int, line: bytes) -> None:
+def write_all(fd: int, line: bytes) -> None:
     written = os.write(fd, line)
     if written < len(line):  # pipes rarely split a write; be correct when they do
         view = memoryview(line)[written:]
@@ -244,7 +242,7 @@ def _write_all(fd: int, line: bytes) -> None:
             view = view[os.write(fd, view) :]
 
 
-def _close_fd(fd: int | None) -> None:
+def close_fd(fd: int | None) -> None:
     if fd is not None:
         try:
             os.close(fd)
@@ -252,7 +250,7 @@ def _close_fd(fd: int | None) -> None:
             pass
 
 
-def _argv(command: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
+def child_argv(command: Sequence[str], env: Mapping[str, str] | None) -> list[str]:
     """The argv to run. A given ``env`` replaces the environment (as in subprocess);
     when it holds no PATH the program is still looked up on *our* PATH, so
     ``env={"TOKEN": "…"}`` does not make ``mcp-server-time`` unfindable, while the
@@ -278,17 +276,17 @@ class _StderrTail:
 
     def append(self, line: bytes) -> None:
         self._lines.append(
-            line if len(line) <= _STDERR_LINE_MAX else line[:_STDERR_LINE_MAX] + b"..."
+            line if len(line) <= STDERR_LINE_MAX else line[:STDERR_LINE_MAX] + b"..."
         )
 
     def text(self) -> str:
         return b"\n".join(self._lines).decode("utf-8", errors="replace").strip()
 
 
-def _describe_exit(returncode: int | None) -> str:
+def describe_exit(returncode: int | None) -> str:
     if returncode is None:
         return "the server closed its output"
-    if returncode < 0 and _POSIX:
+    if returncode < 0 and POSIX:
         try:
             return f"the server was killed by {signal.Signals(-returncode).name}"
         except ValueError:
@@ -296,11 +294,11 @@ def _describe_exit(returncode: int | None) -> str:
     return f"the server exited with code {returncode}"
 
 
-def _signal_group(pid: int, terminate: Callable[[], None], sig: int) -> None:
+def signal_group(pid: int, terminate: Callable[[], None], sig: int) -> None:
     """Send ``sig`` to the server's process group (POSIX: the server and whatever
     it spawned), or terminate it elsewhere; a process already gone is no error."""
     try:
-        if _POSIX:
+        if POSIX:
             os.killpg(pid, sig)
         else:
             terminate()
@@ -308,7 +306,7 @@ def _signal_group(pid: int, terminate: Callable[[], None], sig: int) -> None:
         pass
 
 
-class _ChildProcess:
+class ChildProcess:
     """What both stdio transports (threads and asyncio) share: the command, its
     environment and directory, the line bound, the stderr tail, and how the
     child's end reads in an error."""
@@ -345,5 +343,5 @@ class _ChildProcess:
     def _process_exit(self) -> ServerExited:
         returncode = self.returncode
         return ServerExited(
-            _describe_exit(returncode), returncode=returncode, stderr_tail=self.stderr_tail()
+            describe_exit(returncode), returncode=returncode, stderr_tail=self.stderr_tail()
         )

@@ -17,24 +17,24 @@ from typing import BinaryIO
 
 from .._errors import McpError, ServerExited
 from .lines import (
-    _CLOSE_GRACE,
-    _EXIT_SETTLE,
-    _POSIX,
-    _READER_DRAIN,
-    _STDERR_LINE_MAX,
+    CLOSE_GRACE,
     DEFAULT_MAX_MESSAGE_BYTES,
+    EXIT_SETTLE,
+    POSIX,
+    READER_DRAIN,
+    STDERR_LINE_MAX,
+    ChildProcess,
     CloseCallback,
     LineCallback,
     ServeFunction,
-    _argv,
-    _ChildProcess,
-    _close_fd,
-    _describe_exit,
-    _join_all,
-    _read_lines,
-    _signal_group,
-    _too_long_error,
-    _write_all,
+    child_argv,
+    close_fd,
+    describe_exit,
+    join_all,
+    read_lines,
+    signal_group,
+    too_long_error,
+    write_all,
 )
 
 logger = logging.getLogger("mcpgen.client")
@@ -59,17 +59,17 @@ class _PipeSender:
                 fd = self._write_fd
                 if fd is None or self._closed.is_set():
                     raise self.exit_error()
-                _write_all(fd, line)
+                write_all(fd, line)
         except OSError:
-            self._closed.wait(_EXIT_SETTLE)
+            self._closed.wait(EXIT_SETTLE)
             raise self.exit_error() from None
 
 
-class StdioTransport(_ChildProcess, _PipeSender):
+class StdioTransport(ChildProcess, _PipeSender):
     """Runs the server as a child process and exchanges lines over its stdin/stdout.
 
     ``env=None`` inherits our environment; a mapping replaces it entirely (see
-    ``_argv`` for how the program is still found without PATH). The child's
+    ``child_argv`` for how the program is still found without PATH). The child's
     stderr is drained continuously by its own thread into a bounded tail, so a
     chatty server never blocks and its last words reach ``ServerExited``.
     """
@@ -99,7 +99,7 @@ class StdioTransport(_ChildProcess, _PipeSender):
         self._close_reported = False
 
     def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
-        argv = _argv(self.command, self.env)
+        argv = child_argv(self.command, self.env)
         try:
             proc = subprocess.Popen(
                 argv,
@@ -111,7 +111,7 @@ class StdioTransport(_ChildProcess, _PipeSender):
                 bufsize=0,
                 # Own process group: stop() signals the server and whatever it
                 # spawned (npx, uv run, shell wrappers) together.
-                start_new_session=_POSIX,
+                start_new_session=POSIX,
             )
         except OSError as exc:
             self._closed.set()
@@ -119,11 +119,11 @@ class StdioTransport(_ChildProcess, _PipeSender):
         self._proc = proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self._write_fd = proc.stdin.fileno()
-        if _POSIX:
+        if POSIX:
             self._wake_r, self._wake_w = os.pipe()
         stderr_thread = threading.Thread(
-            target=_read_lines,
-            args=(proc.stderr.fileno(), self._wake_r, self._stderr.append, _STDERR_LINE_MAX),
+            target=read_lines,
+            args=(proc.stderr.fileno(), self._wake_r, self._stderr.append, STDERR_LINE_MAX),
             name=f"mcpgen-stderr-{proc.pid}",
             daemon=True,
         )
@@ -147,7 +147,7 @@ class StdioTransport(_ChildProcess, _PipeSender):
     def _too_long(self, on_close: CloseCallback) -> None:
         """A line broke the limit: fail the session now and stop the server (on a
         thread of its own, while this reader keeps draining the pipe)."""
-        self._failure = _too_long_error(self.max_message_bytes)
+        self._failure = too_long_error(self.max_message_bytes)
         logger.info("%s", self._failure)
         self._report_close(on_close)
         stopper = threading.Thread(target=self.stop, name="mcpgen-stop-oversized", daemon=True)
@@ -162,17 +162,17 @@ class StdioTransport(_ChildProcess, _PipeSender):
         stderr_thread: threading.Thread,
     ) -> None:
         try:
-            _read_lines(
+            read_lines(
                 fd, self._wake_r, on_line, self.max_message_bytes, lambda: self._too_long(on_close)
             )
             # EOF: let the child finish dying so the error carries its exit code
             # and the stderr tail holds its last words.
             assert self._proc is not None
             try:
-                self._proc.wait(timeout=_EXIT_SETTLE)
+                self._proc.wait(timeout=EXIT_SETTLE)
             except subprocess.TimeoutExpired:
                 pass
-            stderr_thread.join(timeout=_EXIT_SETTLE / 2)
+            stderr_thread.join(timeout=EXIT_SETTLE / 2)
         except Exception:  # a callback bug must not leave callers hanging
             logger.exception("the stdout reader of the MCP server failed")
         finally:
@@ -222,13 +222,13 @@ class StdioTransport(_ChildProcess, _PipeSender):
             finally:
                 self._send_lock.release()
         try:
-            proc.wait(timeout=_CLOSE_GRACE)
+            proc.wait(timeout=CLOSE_GRACE)
         except subprocess.TimeoutExpired:
             self._signal(proc, signal.SIGTERM)
             try:
-                proc.wait(timeout=_CLOSE_GRACE)
+                proc.wait(timeout=CLOSE_GRACE)
             except subprocess.TimeoutExpired:
-                self._signal(proc, signal.SIGKILL if _POSIX else signal.SIGTERM)
+                self._signal(proc, signal.SIGKILL if POSIX else signal.SIGTERM)
                 proc.wait()
         with self._send_lock:
             self._close_stdin(proc)
@@ -250,26 +250,26 @@ class StdioTransport(_ChildProcess, _PipeSender):
     @staticmethod
     def _signal(proc: subprocess.Popen[bytes], sig: int) -> None:
         if proc.poll() is None:
-            _signal_group(proc.pid, proc.terminate, sig)
+            signal_group(proc.pid, proc.terminate, sig)
 
     def _join_threads(self) -> bool:
         """Join the reader threads; True when none is left running."""
         others = [thread for thread in self._threads if thread is not threading.current_thread()]
         # The child is reaped: the readers only have the pipes' last bytes to take.
-        _join_all(others, _READER_DRAIN)
+        join_all(others, READER_DRAIN)
         # Still blocked: a grandchild holds the pipes open. Wake the readers instead.
         if any(thread.is_alive() for thread in others) and self._wake_w is not None:
             os.write(self._wake_w, b"x")
-            _join_all(others, _EXIT_SETTLE)
+            join_all(others, EXIT_SETTLE)
         if any(thread.is_alive() for thread in others):
             return False
-        _close_fd(self._wake_r)
-        _close_fd(self._wake_w)
+        close_fd(self._wake_r)
+        close_fd(self._wake_w)
         self._wake_r = self._wake_w = None
         return True
 
 
-class _ServerThread:
+class ServerThread:
     """Runs a ``serve`` function on two pipe ends in a daemon thread; records a
     crash as the in-memory stand-in for a process's exit code and stderr."""
 
@@ -315,12 +315,12 @@ class _ServerThread:
         return not self._thread.is_alive()
 
 
-class _InMemoryStatus:
+class InMemoryStatus:
     """What both in-memory transports (sync and asyncio) report of their server
     thread: whether it runs, its exit code (0, or 1 after a crash) and the crash's
     traceback in place of a process's stderr."""
 
-    _server: _ServerThread | None
+    _server: ServerThread | None
 
     @property
     def is_running(self) -> bool:
@@ -335,18 +335,18 @@ class _InMemoryStatus:
 
     def _server_exited(self) -> ServerExited:
         returncode = self.returncode
-        message = "the in-memory server stopped" if returncode == 0 else _describe_exit(returncode)
+        message = "the in-memory server stopped" if returncode == 0 else describe_exit(returncode)
         return ServerExited(message, returncode=returncode, stderr_tail=self.stderr_tail())
 
 
-class InMemoryTransport(_InMemoryStatus, _PipeSender):
+class InMemoryTransport(InMemoryStatus, _PipeSender):
     """The analogue of httpx's ``MockTransport``: connects a session to a server
     running in this process (``serve``) over two OS pipes, with no subprocess, so
     users test their tools end to end at the speed of a function call."""
 
     def __init__(self, serve: ServeFunction) -> None:
         self.serve = serve
-        self._server: _ServerThread | None = None
+        self._server: ServerThread | None = None
         self._write_fd: int | None = None  # the client→server pipe
         self._from_server: int | None = None
         self._reader: threading.Thread | None = None
@@ -357,7 +357,7 @@ class InMemoryTransport(_InMemoryStatus, _PipeSender):
     def start(self, on_line: LineCallback, on_close: CloseCallback) -> None:
         server_in, self._write_fd = os.pipe()
         self._from_server, server_out = os.pipe()
-        self._server = _ServerThread(self.serve, server_in, server_out)
+        self._server = ServerThread(self.serve, server_in, server_out)
         self._reader = threading.Thread(
             target=self._read,
             args=(self._from_server, on_line, on_close),
@@ -368,9 +368,9 @@ class InMemoryTransport(_InMemoryStatus, _PipeSender):
 
     def _read(self, fd: int, on_line: LineCallback, on_close: CloseCallback) -> None:
         try:
-            _read_lines(fd, None, on_line, None)
+            read_lines(fd, None, on_line, None)
             if self._server is not None:
-                self._server.join(_EXIT_SETTLE)
+                self._server.join(EXIT_SETTLE)
         except Exception:
             logger.exception("the reader of the in-memory MCP server failed")
         finally:
@@ -386,12 +386,12 @@ class InMemoryTransport(_InMemoryStatus, _PipeSender):
             return
         self._stopped = True
         with self._send_lock:
-            _close_fd(self._write_fd)
+            close_fd(self._write_fd)
             self._write_fd = None
-        if self._server is not None and not self._server.join(_CLOSE_GRACE):
+        if self._server is not None and not self._server.join(CLOSE_GRACE):
             logger.warning("the in-memory MCP server ignored EOF; leaving its daemon thread")
         if self._reader is not None:
-            self._reader.join(_CLOSE_GRACE)
+            self._reader.join(CLOSE_GRACE)
         if self._reader is None or not self._reader.is_alive():
-            _close_fd(self._from_server)
+            close_fd(self._from_server)
             self._from_server = None

@@ -10,7 +10,7 @@ import pytest
 
 from mcpgen_runtime._errors import ProtocolError, Timeout
 from mcpgen_runtime.client import flows
-from mcpgen_runtime.client.tasks import TaskStatus, _TaskState
+from mcpgen_runtime.client.tasks import TaskState, TaskStatus
 
 
 def run(
@@ -35,8 +35,8 @@ def run(
     return flows.run(flow, perform), seen
 
 
-def modern_task() -> _TaskState:
-    return _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=7)
+def modern_task() -> TaskState:
+    return TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=7)
 
 
 def test_a_modern_task_is_polled_at_the_server_s_interval_until_it_completes() -> None:
@@ -69,7 +69,7 @@ def test_a_timed_out_task_is_cancelled_then_reported() -> None:
 
 
 def test_cancelling_an_ended_2025_task_reads_its_status() -> None:
-    state = _TaskState("slow", "legacy", created=TaskStatus("t1", "working"))
+    state = TaskState("slow", "legacy", created=TaskStatus("t1", "working"))
     status, seen = run(
         flows.task_cancel(state),
         [ProtocolError("gone", code=-32602), {"taskId": "t1", "status": "completed"}],

@@ -12,20 +12,20 @@ import pytest
 
 from mcpgen_runtime._errors import ProtocolError, Timeout
 from mcpgen_runtime.client import flows
-from mcpgen_runtime.client.base import _SessionState
+from mcpgen_runtime.client.base import SessionState
 from mcpgen_runtime.client.core import Outcome
-from mcpgen_runtime.client.tasks import TaskStatus, _TaskState
+from mcpgen_runtime.client.tasks import TaskState, TaskStatus
 from mcpgen_runtime.protocol.constants import TASKS_EXTENSION
 
 
-def session(**options: Any) -> _SessionState[None, None]:
-    state: _SessionState[None, None] = _SessionState(None, server_id="script", **options)
+def session(**options: Any) -> SessionState[None, None]:
+    state: SessionState[None, None] = SessionState(None, server_id="script", **options)
     state._connected = True
     return state
 
 
 def drive(
-    state: _SessionState[None, None],
+    state: SessionState[None, None],
     flow: flows.Flow[Any],
     answers: list[Any],
     seen: list[Any] | None = None,
@@ -134,7 +134,7 @@ def test_a_call_the_server_wants_as_a_task_is_sent_again_as_one() -> None:
 
 def test_a_cancelled_async_wait_cancels_the_task_without_waiting() -> None:
     state = session()
-    task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
+    task = TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
     seen: list[Any] = []
     with pytest.raises(asyncio.CancelledError):
         drive(
@@ -147,7 +147,7 @@ def test_a_cancelled_async_wait_cancels_the_task_without_waiting() -> None:
     assert json.loads(seen[-1].line)["method"] == "tasks/cancel"
     # told not to cancel on giving up: nothing is sent
     seen.clear()
-    task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
+    task = TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=None)
     with pytest.raises(asyncio.CancelledError):
         drive(
             state,
@@ -160,7 +160,7 @@ def test_a_cancelled_async_wait_cancels_the_task_without_waiting() -> None:
 
 def test_cancel_nowait_is_lowered_to_a_forgotten_tasks_cancel() -> None:
     state = session()
-    task = _TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=3)
+    task = TaskState("slow", "modern", created=TaskStatus("t1", "working"), token=3)
     _, seen = drive(state, iter_once(flows.CancelNowait(task)), [])
     assert kinds(seen) == ["ProgressDrop", "Prepare", "WriteNowait"]
     line = json.loads(seen[2].line)

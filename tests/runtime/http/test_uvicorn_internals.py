@@ -36,7 +36,7 @@ from mcpgen_runtime.http import guard
 
 GUARDS = Path(guard.__file__).parent
 # The guards' own classes: what they define is theirs, not uvicorn's.
-OWN_CLASSES = ("_Deadlines", "GuardedH11Protocol", "GuardedHttpToolsProtocol")
+OWN_CLASSES = ("Deadlines", "GuardedH11Protocol", "GuardedHttpToolsProtocol")
 HEAD = b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\n\r\n"
 
 

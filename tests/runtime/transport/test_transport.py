@@ -19,7 +19,7 @@ import pytest
 
 from mcpgen_runtime._errors import ServerExited
 from mcpgen_runtime.transport.aio import AsyncInMemoryTransport, AsyncStdioTransport
-from mcpgen_runtime.transport.lines import _LineSplitter, _LineTooLong
+from mcpgen_runtime.transport.lines import LineSplitter, LineTooLong
 from mcpgen_runtime.transport.sync import InMemoryTransport, StdioTransport
 
 PY = sys.executable
@@ -66,7 +66,7 @@ def open_fds() -> set[str]:
 
 
 def test_line_splitter_joins_chunks_and_keeps_partial_tails() -> None:
-    splitter = _LineSplitter()
+    splitter = LineSplitter()
     assert splitter.feed(b'{"a"') == []
     assert splitter.feed(b":1}\n{") == [b'{"a":1}']
     assert splitter.feed(b"}\n\n[") == [b"{}", b""]
@@ -74,7 +74,7 @@ def test_line_splitter_joins_chunks_and_keeps_partial_tails() -> None:
 
 
 def test_line_splitter_cuts_an_endless_line_when_bounded() -> None:
-    splitter = _LineSplitter(max_line=10)
+    splitter = LineSplitter(max_line=10)
     assert splitter.feed(b"x" * 6) == []
     assert splitter.feed(b"x" * 6) == [b"x" * 12]
     assert splitter.feed(b"y\n") == [b"y"]
@@ -82,20 +82,20 @@ def test_line_splitter_cuts_an_endless_line_when_bounded() -> None:
 
 def test_strict_line_splitter_refuses_a_line_over_the_bound() -> None:
     # a line growing across chunks: refused once it passes the bound, nothing kept
-    splitter = _LineSplitter(max_line=10, strict=True)
+    splitter = LineSplitter(max_line=10, strict=True)
     assert splitter.feed(b"x" * 10) == []
-    with pytest.raises(_LineTooLong) as caught:
+    with pytest.raises(LineTooLong) as caught:
         splitter.feed(b"x")
     assert caught.value.before == []
     # a long line complete inside one chunk: the lines before it are handed back
-    splitter = _LineSplitter(max_line=10, strict=True)
-    with pytest.raises(_LineTooLong) as caught:
+    splitter = LineSplitter(max_line=10, strict=True)
+    with pytest.raises(LineTooLong) as caught:
         splitter.feed(b"ok\n" + b"y" * 11 + b"\nlater\n")
     assert caught.value.before == [b"ok"]
     # exactly the bound is a line; a joined line over it is not
-    splitter = _LineSplitter(max_line=10, strict=True)
+    splitter = LineSplitter(max_line=10, strict=True)
     assert splitter.feed(b"z" * 10 + b"\n" + b"a" * 6) == [b"z" * 10]
-    with pytest.raises(_LineTooLong):
+    with pytest.raises(LineTooLong):
         splitter.feed(b"a" * 5 + b"\n")
 
 

@@ -12,14 +12,14 @@ from pathlib import Path
 import click
 
 from .common import (
-    _check_user_target,
-    _echo,
-    _echo_error,
-    _echo_warning,
-    _project,
-    _specs_or_config,
-    _unreadable,
-    _write_user_file,
+    check_user_target,
+    echo,
+    echo_error,
+    echo_warning,
+    project_config,
+    specs_or_config,
+    unreadable,
+    write_user_file,
 )
 
 
@@ -65,35 +65,35 @@ def init(directory: Path, name: str | None, dockerfile: bool, registry_name: str
     pyproject = directory / "pyproject.toml"
     for rel in [*project.files, "pyproject.toml", ".gitignore"]:
         # exits 2 on a symlink at the file or on a folder below DIRECTORY: never written through
-        _check_user_target(directory / rel, force=True, base=directory)
+        check_user_target(directory / rel, force=True, base=directory)
     taken = [
         rel for rel in project.files if (directory / rel).exists() or (directory / rel).is_symlink()
     ]
     if pyproject.is_file() and "[tool.mcpgen]" in pyproject.read_text(encoding="utf-8"):
         taken.append("pyproject.toml ([tool.mcpgen])")
     if taken:
-        _echo_error(
+        echo_error(
             f"mcpgen init: {directory} already has {', '.join(taken)}; nothing was "
             "written (init never overwrites: move them away or pick another folder)"
         )
         sys.exit(1)
     for rel, text in project.files.items():
-        _write_user_file(directory / rel, text, force=False, base=directory)
+        write_user_file(directory / rel, text, force=False, base=directory)
     if pyproject.is_file():
         existing = pyproject.read_text(encoding="utf-8")
-        _write_user_file(
+        write_user_file(
             pyproject, existing.rstrip("\n") + "\n\n" + project.pyproject_table, force=True
         )
     else:
-        _write_user_file(pyproject, project.pyproject_table, force=False)
+        write_user_file(pyproject, project.pyproject_table, force=False)
     gitignore = directory / ".gitignore"
     present = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.is_file() else []
     added = [line for line in project.gitignore_lines if line not in present]
     if added:
         body = "\n".join(present) + ("\n" if present else "") + "\n".join(added) + "\n"
-        _write_user_file(gitignore, body, force=True)
+        write_user_file(gitignore, body, force=True)
     where = "" if directory == Path.cwd() else f"cd {directory}\n  "
-    _echo(
+    echo(
         f"wrote {', '.join([*project.files, 'pyproject.toml', '.gitignore'])} in {directory}\n"
         f"next:\n  {where}mcpgen build\n  python -m {project.package}"
         f"        # serves over stdio\n  python -m pytest"
@@ -156,13 +156,13 @@ def config_(
     from ..hosts import HostError, default_path, merge_entry, server_entry, wrap
     from ..spec.load import load_contract
 
-    project = _project()
-    specs = (spec,) if spec is not None else _specs_or_config((), project)
+    project = project_config()
+    specs = (spec,) if spec is not None else specs_or_config((), project)
     if len(specs) != 1:
         raise click.UsageError("several specs are configured: name the one to add")
     (chosen,) = specs
-    if _unreadable(chosen):
-        _echo_error(f"{chosen}: cannot read spec")
+    if unreadable(chosen):
+        echo_error(f"{chosen}: cannot read spec")
         sys.exit(2)
     configured = project.output_for(chosen) if project else None
     # the spec's `output:` passes the check `build` makes (a folder outside the spec's
@@ -171,13 +171,13 @@ def config_(
     loaded = load_contract(chosen, allow_outside_refs=True, allow_outside_output=outside)
     if loaded.contract is None:
         for diagnostic in loaded.diagnostics:
-            _echo_error(str(diagnostic))
-        _echo_error(f"mcpgen config: {chosen} is not valid (mcpgen validate {chosen})")
+            echo_error(str(diagnostic))
+        echo_error(f"mcpgen config: {chosen} is not valid (mcpgen validate {chosen})")
         sys.exit(1)
     contract = loaded.contract
     package_dir = output_dir(chosen, contract.output, contract.package, configured)
     if not (package_dir / "__init__.py").is_file():
-        _echo_warning(f"note: {package_dir} holds no built package yet; run mcpgen build {chosen}")
+        echo_warning(f"note: {package_dir} holds no built package yet; run mcpgen build {chosen}")
     label = name or contract.server.name
     interpreter = str(python.absolute()) if python is not None else None
     entry = server_entry(host, contract.package, package_dir, chosen.parent, interpreter)
@@ -191,11 +191,11 @@ def config_(
     # link at the file itself is refused there (a linked ~/.config is common). A
     # workspace file or a --path is checked from the working folder down.
     base = target.parent if host_file is None and host != "vscode" else None
-    _check_user_target(target, force=True, base=base)  # before reading it
+    check_user_target(target, force=True, base=base)  # before reading it
     try:
         text, replaced = merge_entry(host, target, label, entry)
     except HostError as exc:
-        _echo_error(f"mcpgen config: {exc}")
+        echo_error(f"mcpgen config: {exc}")
         sys.exit(2)
-    _write_user_file(target, text, force=True, base=base)
-    _echo(f"{'replaced' if replaced else 'added'} server '{label}' in {target}")
+    write_user_file(target, text, force=True, base=base)
+    echo(f"{'replaced' if replaced else 'added'} server '{label}' in {target}")
