@@ -40,7 +40,7 @@ the output directory. There is no such cache now (docs/architecture.md, "Generat
 and linters"); a build removes the file it finds there, its own leftover."""
 
 Status = Literal["written", "unchanged", "fresh", "stale", "invalid", "refused"]
-RuntimeMode = Literal["installed", "vendored"]  # see render.project.RuntimeMode
+RuntimeMode = Literal["installed", "vendored"]  # see render.package.RuntimeMode
 
 
 def runtime_requirement(mode: RuntimeMode) -> str | None:
@@ -171,7 +171,7 @@ def _build(
     if peeked is not None and is_up_to_date(peeked, spec.parent, runtime):
         return BuildResult(spec, "unchanged", peeked)
 
-    from .render.project import render_package  # heavy: only when something changed
+    from .render.package import render_package  # heavy: only when something changed
     from .spec.load import load_contract
 
     loaded = load_contract(

@@ -41,7 +41,7 @@ class McpgenBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         if self.target_name != "wheel":
             return  # the sdist carries the specs; its own wheel build generates
         from .build import build_spec
-        from .project import find_config
+        from .config import find_config
 
         root = Path(self.root)
         specs = self._specs(root, find_config(root))

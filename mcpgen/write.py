@@ -85,7 +85,7 @@ def generator_fingerprint() -> str:
             *templates_dir().glob("*.jinja"),
             *RUNTIME_DIR.rglob("*.py"),
             *package.glob("render/*.py"),
-            package / "schemas.py",
+            package / "descriptors.py",
             package / "keywords.py",  # the JSON Schema vocabulary both spec/ and render/ read
             *package.glob("spec/*.py"),
         ]

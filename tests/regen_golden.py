@@ -28,7 +28,7 @@ SPECS = (
 
 def golden_tree(spec: str) -> tuple[str, dict[str, bytes]]:
     """The package name and generated files of ``spec`` (relative to the checkout)."""
-    from mcpgen.render.project import render_package
+    from mcpgen.render.package import render_package
     from mcpgen.spec.load import load_contract
 
     here = Path.cwd()

@@ -13,7 +13,7 @@ import click
 from ..printable import escape_lines
 
 if TYPE_CHECKING:
-    from ..project import ProjectConfig
+    from ..config import ProjectConfig
 
 # Every line the CLI prints goes through echo: text from a spec or a server (names,
 # keys, paths, messages) has its control, line-break and bidi characters escaped, so
@@ -155,7 +155,7 @@ def request_headers(values: tuple[str, ...], url: str | None) -> tuple[tuple[str
 
 def project_config() -> ProjectConfig | None:
     """[tool.mcpgen] of the nearest pyproject.toml, or exit 2 when it is malformed."""
-    from ..project import ConfigError, find_config
+    from ..config import ConfigError, find_config
 
     try:
         config = find_config()

@@ -12,8 +12,8 @@ from .common import echo, echo_error, echo_warning
 
 if TYPE_CHECKING:
     from ..build import BuildResult
+    from ..config import ProjectConfig
     from ..deploy import Emitted
-    from ..project import ProjectConfig
 
 EMIT = click.option(
     "--emit",

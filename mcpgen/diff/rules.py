@@ -15,7 +15,7 @@ from typing import Final
 from mcpgen_runtime.contract.compare import RULES, Category, Change, Rule, Severity, compare_tools
 
 from .. import ir
-from ..schemas import descriptor
+from ..descriptors import descriptor
 from ..spec.errors import Diagnostic
 from ..spec.yamlpos import PositionedDocument
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import ir
-from ..schemas import descriptor
+from ..descriptors import descriptor
 from .changes import ChangeSummary, change_rows, load_report
 from .page import INDEX, LandingEntry, landing_entry, render_landing, render_page, write_page
 

@@ -18,7 +18,7 @@ from markupsafe import Markup
 from mcpgen_runtime.protocol.structured import needs_wrapper
 
 from .. import ir
-from ..schemas import descriptor
+from ..descriptors import descriptor
 from ..testing.examples import ExampleError, example_arguments, example_value
 from .markdown import render_markdown
 from .schema_html import Links, SchemaRenderer

@@ -30,9 +30,9 @@ from typing import Any
 from mcpgen_runtime.contract.compare import Change, Severity, compare_tools
 from mcpgen_runtime.protocol.structured import unwrap_descriptor
 
+from ..descriptors import descriptor
 from ..names import class_name, shadowed_module
 from ..printable import escape_line
-from ..schemas import descriptor
 from ..spec.load import load_spec_text
 from .forms import DefClasses, ToolEntry, canon, str_or_none
 from .yaml_text import render_yaml

@@ -2,7 +2,7 @@
 
 Every Python type in the generated package comes from ``typemap.TypeMap``: the models
 here, the ``…Args`` TypedDicts, and the handler and client signatures that
-``project.py`` renders. mcpgen writes the models itself rather than through a model
+``package.py`` renders. mcpgen writes the models itself rather than through a model
 generator, so that a schema maps to the same type in each of those places (a model
 generator has its own table: ``number`` as ``float``, formats as ``date`` or
 ``EmailStr``, optional fields as ``X | None``), and so that no keyword in a spec can

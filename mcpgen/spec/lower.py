@@ -14,10 +14,10 @@ from mcpgen_runtime.protocol.constants import META_SCOPES
 from mcpgen_runtime.protocol.param_headers import HEADER_KEY, Where, header_problems
 
 from .. import ir
+from ..descriptors import derive_input_schema
 from ..keywords import local_ref_names
 from ..names import MODELS_PY_NAMES, class_name
 from ..names import py_identifier as _py_identifier
-from ..schemas import derive_input_schema
 from .bundle import Bundler
 from .format import TOOL_NAME_PATTERN
 from .validate import SpecChecks, parameter_schema

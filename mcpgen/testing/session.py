@@ -132,7 +132,7 @@ def _run(
     *,
     remote: bool,
 ) -> Report:
-    from ..schemas import descriptor
+    from ..descriptors import descriptor
 
     if replay_arguments is not UNSET:
         return replay(under_test[0], target, replay_arguments, options)
@@ -228,7 +228,7 @@ def _load(spec: Path) -> ir.Contract:
 
 
 def _under_test(tool: ir.Tool, in_process: bool) -> ToolUnderTest:
-    from ..schemas import descriptor
+    from ..descriptors import descriptor
 
     return ToolUnderTest(
         tool.name,
@@ -321,7 +321,7 @@ def _server_module_of(cls: Any, package: str) -> ModuleType | None:
 
 
 def _matches(server_module: ModuleType, contract: ir.Contract) -> bool:
-    from ..schemas import descriptor
+    from ..descriptors import descriptor
 
     package = sys.modules.get(server_module.__name__.rpartition(".")[0])
     published = getattr(getattr(package, "contract", None), "TOOLS", None)

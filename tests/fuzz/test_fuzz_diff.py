@@ -42,6 +42,7 @@ from hypothesis.control import currently_in_test_context
 
 from mcpgen import ir
 from mcpgen.cli import main
+from mcpgen.descriptors import descriptor
 from mcpgen.diff import (
     ALL_RULES,
     DiffFailed,
@@ -52,7 +53,6 @@ from mcpgen.diff import (
     render_json,
     render_text,
 )
-from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_contract
 from mcpgen_runtime.contract.compare import Category, Severity
 

@@ -48,8 +48,8 @@ from hypothesis import strategies as st
 from hypothesis.control import currently_in_test_context
 
 from mcpgen.build import build_spec
+from mcpgen.descriptors import descriptor
 from mcpgen.importer import ImportedSpec, ImportFailed, import_server
-from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_spec_text
 from mcpgen_runtime.contract.compare import Severity, compare_tools
 

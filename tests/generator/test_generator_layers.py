@@ -1,8 +1,8 @@
 """The generator's layers: which part of ``mcpgen`` may import which.
 
-The pipeline reads spec → ir → schemas → render → write, and ``build`` and ``cli``
+The pipeline reads spec → ir → descriptors → render → write, and ``build`` and ``cli``
 drive it. The front end (``spec/``) and the renderer (``render/``) are siblings: both
-read the IR and the published descriptors (``schemas``), neither imports the other,
+read the IR and the published descriptors (``descriptors``), neither imports the other,
 and what both need of JSON Schema (its vocabulary, the depth limit of the type
 mapping) lives in a leaf module, ``keywords``. Every import counts: at module level,
 inside functions and under ``if TYPE_CHECKING:``. docs/architecture.md ("What may
@@ -31,30 +31,30 @@ PACKAGE = Path(mcpgen.__file__).parent
 LEAVES = frozenset({"__init__", "keywords", "names", "paths", "printable", "safeio"})
 
 PIPELINE_AND_COMMANDS = frozenset(
-    {"ir", "schemas", "spec", "render", "write", "build", "report", "progress", "project"}
+    {"ir", "descriptors", "spec", "render", "write", "build", "report", "progress", "config"}
     | {"starter", "hosts", "deploy", "diff", "importer", "testing", "docs"}
 )
 
 ALLOWED: Mapping[str, frozenset[str]] = {
     "leaf": frozenset(),
     "ir": frozenset({"leaf"}),
-    "schemas": frozenset({"leaf", "ir"}),
-    "spec": frozenset({"leaf", "ir", "schemas"}),
-    "render": frozenset({"leaf", "ir", "schemas"}),
+    "descriptors": frozenset({"leaf", "ir"}),
+    "spec": frozenset({"leaf", "ir", "descriptors"}),
+    "render": frozenset({"leaf", "ir", "descriptors"}),
     "write": frozenset({"leaf"}),
     "report": frozenset({"leaf", "spec"}),  # prints a spec's diagnostics
     "progress": frozenset({"leaf", "report"}),
     "build": frozenset({"leaf", "ir", "spec", "render", "write"}),
     # the commands beside the pipeline read its front end and the IR, never the CLI
-    "project": frozenset({"leaf"}),
+    "config": frozenset({"leaf"}),
     "starter": frozenset({"leaf"}),
     "hosts": frozenset({"leaf"}),
     "deploy": frozenset({"leaf", "ir", "spec"}),
-    "diff": frozenset({"leaf", "ir", "schemas", "spec"}),
-    "importer": frozenset({"leaf", "schemas", "spec"}),
-    "testing": frozenset({"leaf", "ir", "schemas", "spec", "build", "report"}),
-    "docs": frozenset({"leaf", "ir", "schemas", "spec", "diff", "testing"}),
-    "hatch": frozenset({"leaf", "spec", "build", "project"}),
+    "diff": frozenset({"leaf", "ir", "descriptors", "spec"}),
+    "importer": frozenset({"leaf", "descriptors", "spec"}),
+    "testing": frozenset({"leaf", "ir", "descriptors", "spec", "build", "report"}),
+    "docs": frozenset({"leaf", "ir", "descriptors", "spec", "diff", "testing"}),
+    "hatch": frozenset({"leaf", "spec", "build", "config"}),
     "cli": frozenset({"leaf"} | PIPELINE_AND_COMMANDS),  # any part
 }
 
@@ -242,8 +242,8 @@ def test_every_private_import_exception_is_used_and_explained() -> None:
             id="a sibling's underscore name",
         ),
         pytest.param(
-            {"build": "def f():\n    from mcpgen.render.project import _ToolView\n"},
-            ["build:2 imports the private _ToolView from render.project"],
+            {"build": "def f():\n    from mcpgen.render.package import _ToolView\n"},
+            ["build:2 imports the private _ToolView from render.package"],
             id="absolute, inside a function",
         ),
         pytest.param(

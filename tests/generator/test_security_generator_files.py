@@ -30,7 +30,7 @@ from click.testing import CliRunner
 
 from mcpgen.build import build_spec
 from mcpgen.cli import main
-from mcpgen.project import find_config
+from mcpgen.config import find_config
 from mcpgen.spec.load import load_contract
 from mcpgen.write import MANIFEST
 

@@ -40,7 +40,7 @@ import yaml
 from click.testing import CliRunner
 
 from mcpgen.cli import main as mcpgen_cli
-from mcpgen.project import ConfigError, load_config
+from mcpgen.config import ConfigError, load_config
 from mcpgen_runtime import ResultMismatch
 from mcpgen_runtime.client.results import ResultConverter
 

@@ -222,9 +222,9 @@ def test_an_old_runtime_fails_at_import_with_both_versions_and_the_fix(
     # Code from a newer mcpgen of the series (0.1.<n+5>) under the installed runtime.
     major, minor, patch = (int(p) for p in mcpgen_runtime.__version__.split("."))
     newer = f"{major}.{minor}.{patch + 5}"
-    from mcpgen.render import project
+    from mcpgen.render import package
 
-    monkeypatch.setattr(project, "__version__", newer)
+    monkeypatch.setattr(package, "__version__", newer)
     gen = build_package(SPEC_A, tmp_path, "adder_mcp")
     proc = _run("import adder_mcp.client", gen)
     assert proc.returncode == 1

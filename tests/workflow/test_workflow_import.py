@@ -24,8 +24,8 @@ from helpers import import_package
 
 from mcpgen.build import build_spec
 from mcpgen.cli import main
+from mcpgen.descriptors import descriptor
 from mcpgen.importer import ImportFailed, spec_from_tools
-from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_spec_text
 from mcpgen_runtime import Session
 from mcpgen_runtime.contract.compare import Severity, compare_tools

@@ -19,8 +19,8 @@ from helpers import import_package
 
 from mcpgen.build import build_spec
 from mcpgen.cli import main
+from mcpgen.descriptors import descriptor
 from mcpgen.importer import spec_from_tools
-from mcpgen.schemas import descriptor
 from mcpgen.spec.load import load_spec_text
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -16,7 +16,7 @@ import pytest
 from mcpgen.build import OLD_LAYOUT_CACHE, build_spec
 from mcpgen.render import layout
 from mcpgen.render.layout import black_format
-from mcpgen.render.project import render_package
+from mcpgen.render.package import render_package
 from mcpgen.spec.load import load_contract
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -100,7 +100,7 @@ def test_output_is_byte_stable_across_processes(tmp_path: Path) -> None:
 
     script = (
         "import sys, hashlib; from mcpgen.spec.load import load_contract; "
-        "from mcpgen.render.project import render_package; "
+        "from mcpgen.render.package import render_package; "
         "c = load_contract(sys.argv[1]).contract; "
         "print(hashlib.sha256(repr(sorted(render_package(c).items())).encode()).hexdigest())"
     )
@@ -132,9 +132,9 @@ def test_models_that_are_not_python_fail_the_build(monkeypatch: pytest.MonkeyPat
     """black rejected invalid code on the way; without it, models.py (names and
     annotations from the spec's schemas) is compiled, so a type-mapping bug fails the
     build instead of the import."""
-    from mcpgen.render import project
+    from mcpgen.render import package
 
-    monkeypatch.setattr(project, "render_models", lambda *a: "x: list[1x]\n")
+    monkeypatch.setattr(package, "render_models", lambda *a: "x: list[1x]\n")
     with pytest.raises(SyntaxError):
         _render(ROOT / "tests/fixtures/wire/tools.yaml")
 

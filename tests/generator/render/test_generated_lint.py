@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpgen.render.project import render_package
+from mcpgen.render.package import render_package
 from mcpgen.spec.load import load_contract
 
 ROOT = Path(__file__).resolve().parents[3]

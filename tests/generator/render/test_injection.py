@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from mcpgen.build import build_spec
 from mcpgen.cli import main
-from mcpgen.schemas import descriptor
+from mcpgen.descriptors import descriptor
 from mcpgen.spec.load import load_contract
 
 NASTY = (

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 from mcpgen.build import build_spec
 from mcpgen.cli import main
+from mcpgen.descriptors import descriptor
 from mcpgen.names import py_identifier
-from mcpgen.schemas import descriptor
 from mcpgen.spec.format import EDITOR_SCHEMA, SPEC_FORMAT_SCHEMA, schema_file
 from mcpgen.spec.load import load_contract
 

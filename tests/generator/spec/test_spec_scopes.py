@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from mcpgen.schemas import descriptor
+from mcpgen.descriptors import descriptor
 from mcpgen.spec.format import EDITOR_SCHEMA
 from mcpgen.spec.load import load_contract
 

@@ -132,7 +132,7 @@ def test_import_takes_a_token_and_keeps_the_scopes(
     import os
     import subprocess
 
-    from mcpgen.schemas import descriptor
+    from mcpgen.descriptors import descriptor
     from mcpgen.spec.load import load_contract
 
     out = tmp_path / "imported.yaml"

@@ -63,7 +63,7 @@ class Impl(GapsServer):
 SERVER = """\
 import json, sys
 sys.path.insert(0, ".")
-from mcpgen.schemas import descriptor
+from mcpgen.descriptors import descriptor
 from mcpgen.spec.load import load_contract
 from pathlib import Path
 TOOLS = [descriptor(t) for t in load_contract(Path("gaps.yaml")).contract.tools]
@@ -122,7 +122,7 @@ def test_array_items_and_objects_in_arrays_are_broken_one_at_a_time(tmp_path: Pa
 
 
 def tag_schema(tmp_path: Path) -> dict[str, Any]:
-    from mcpgen.schemas import descriptor
+    from mcpgen.descriptors import descriptor
     from mcpgen.spec.load import load_contract
 
     contract = load_contract(tmp_path / "gaps.yaml").contract

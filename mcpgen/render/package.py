@@ -18,8 +18,8 @@ from mcpgen_runtime.protocol.fingerprint import canonical_json as canonical
 from mcpgen_runtime.protocol.fingerprint import tool_fingerprint
 
 from .. import __version__, ir
+from ..descriptors import descriptor
 from ..paths import RUNTIME_DIR, templates_dir
-from ..schemas import descriptor
 from .escape import PySource, py_literal
 from .fileimports import PACKAGE_RUNTIME_NAMES, file_imports
 from .imports import export_order
