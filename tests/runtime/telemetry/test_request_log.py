@@ -191,6 +191,10 @@ def test_http_json_log_keeps_every_secret_out(package: tuple[Path, Path], tmp_pa
         assert call(2, "refuse", {"text": ARGUMENT}).json()["result"]["isError"] is True
         failed = call(3, "batch_job", {"n": 1}, task={"ttl": 60000})
         assert failed.json()["error"]["code"] == -32603  # the store cannot be reached
+        # a request's line is written once its answer is sent: read the log only after
+        # the server has stopped (it drains on SIGTERM), not while the last line may
+        # still be on its way
+        server.stop()
         output = server.output
     entries = _json_lines(output)  # uvicorn's lines too
     assert any(entry["logger"].startswith("uvicorn") for entry in entries)
