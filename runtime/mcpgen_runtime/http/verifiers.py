@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import collections
-import ipaddress
 import json
 import time
 import urllib.error
@@ -44,6 +43,7 @@ from ..auth.jwt import (
     verify_jwt,
 )
 from ..auth.tokens import AuthInfo, InvalidToken, VerifierUnavailable
+from .guard import is_loopback
 
 __all__ = [
     "ACCEPTED_SECONDS",
@@ -72,18 +72,9 @@ def check_fetch_url(url: str, what: str) -> str:
     host = parts.hostname or ""
     if parts.scheme == "https" and host:
         return url
-    if parts.scheme == "http" and _loopback(host):
+    if parts.scheme == "http" and host and is_loopback(host):
         return url
     raise ValueError(f"{what} must be an https URL (http only on a loopback host): {url!r}")
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
