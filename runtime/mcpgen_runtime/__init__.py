@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .client.listing import ListedTool
     from .client.results import ResultConverter, StructuredValue, convert_result
     from .client.sync import Session, TaskHandle
-    from .client.tasks import TaskStatus
+    from .client.task_state import TaskStatus
     from .protocol.asking import Accepted, Answer, Declined, Dismissed
     from .server.context import Cancelled, Context
     from .server.stdio import run_stdio, serve_streams
@@ -94,7 +94,7 @@ _WHERE = {
     "ServerExited": "._errors",
     "Session": ".client.sync",
     "TaskHandle": ".client.sync",
-    "TaskStatus": ".client.tasks",
+    "TaskStatus": ".client.task_state",
     "Timeout": "._errors",
     "ToolError": "._errors",
     "UNSET": "._unset",

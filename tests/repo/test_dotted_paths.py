@@ -65,7 +65,7 @@ NOT_A_PATH: dict[str, str] = {
         "logger names of the request log and the diagnostics (telemetry/logs.py), not modules",
     ),
     "mcpgen_runtime.tasks.list": (
-        "server/tasks.py and http/tasks.py name MCP's ``tasks.list`` capability "
+        "server/task_methods.py and http/task_layer.py name MCP's ``tasks.list`` capability "
         "(capabilities.tasks.list), not a module"
     ),
 }

@@ -158,8 +158,8 @@ BROKEN = {
         "http.exchange:2 sets conn.era",
     ),
     "the HTTP shell reading a private attribute of the core": (
-        _fake(**{"http.tasks": "def f(conn, r):\n    return conn._task_mode(r)\n"}),
-        "http.tasks:2 reads conn._task_mode",
+        _fake(**{"http.task_layer": "def f(conn, r):\n    return conn._task_mode(r)\n"}),
+        "http.task_layer:2 reads conn._task_mode",
     ),
     "the HTTP shell importing a private name of the server": (
         _fake(**{"http.exchange": "from ..server.core import _Handler\n", "server.core": ""}),

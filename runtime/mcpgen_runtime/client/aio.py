@@ -29,7 +29,7 @@ from .base import (
 from .core import Asked, Outcome, Response
 from .effects import Liveness, Window
 from .listing import ListedTool
-from .tasks import NO_LIMIT, TaskHandleBase, TaskState, TaskStatus
+from .task_state import NO_LIMIT, TaskHandleBase, TaskState, TaskStatus
 
 logger = logging.getLogger("mcpgen.client")
 

@@ -29,7 +29,7 @@ from .core import (
     Reply,
     Response,
 )
-from .tasks import (
+from .task_state import (
     TaskState,
     TaskStatus,
 )

@@ -19,7 +19,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .tasks import TaskState
+from .task_state import TaskState
 
 if TYPE_CHECKING:
     from ..contract.compare import Change

@@ -46,7 +46,7 @@ from .effects import (
 )
 from .listing import ListedTool, tools_page
 from .results import checked_tool_result
-from .tasks import (
+from .task_state import (
     NO_LIMIT,
     TaskState,
     TaskStatus,

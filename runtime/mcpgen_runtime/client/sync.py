@@ -28,7 +28,7 @@ from .base import (
 from .core import Asked, Outcome, Response
 from .effects import Liveness, Window
 from .listing import ListedTool
-from .tasks import TaskHandleBase, TaskState, TaskStatus
+from .task_state import TaskHandleBase, TaskState, TaskStatus
 
 logger = logging.getLogger("mcpgen.client")
 

@@ -68,7 +68,7 @@ from .guard import RebindingRules
 from .oauth import OAuthGate
 from .oauth import Refusal as AuthRefusal
 from .ratelimit import RateGate, Refusal
-from .tasks import TaskLayer
+from .task_layer import TaskLayer
 
 __all__ = ["HttpApp"]
 

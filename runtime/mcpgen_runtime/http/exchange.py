@@ -54,7 +54,7 @@ from ..telemetry.server import Observation, ServerTelemetry
 from .calls import Calls, run_invoke
 from .identity import requestor_identity
 from .oauth import OAuthGate
-from .tasks import TaskLayer
+from .task_layer import TaskLayer
 
 __all__ = [
     "JSON_HEADERS",

@@ -124,7 +124,7 @@ def build_asgi_app(
     from .calls import Calls
     from .exchange import Exchange
     from .guard import RebindingRules
-    from .tasks import TaskLayer
+    from .task_layer import TaskLayer
 
     store = _task_store(app, options)
     calls = Calls.create(MAX_CHECK_THREADS, options.max_sync_threads)

@@ -36,7 +36,7 @@ shell holds (``tasks_outside``): then a task call comes out as ``CreateTask`` an
 answered and run as over stdio, where the connection's own table holds it.
 
 The actions live in ``server.actions``; the ``tasks/*`` requests and whether a call
-runs as a task in ``server.tasks`` (``TaskMethods``, a base of ``ServerConnection``).
+runs as a task in ``server.task_methods`` (``TaskMethods``, a base of ``ServerConnection``).
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ from .stateless import (
     handshake_log_level,
     stateless_era,
 )
-from .tasks import TASKS_VERSION, TaskMethods
+from .task_methods import TASKS_VERSION, TaskMethods
 from .tools import (
     LIST_CACHE_SCOPE,
     LIST_TTL_MS,
@@ -177,7 +177,7 @@ class ServerConnection(TaskMethods):
         self.log_level: str | None = None  # set by logging/setLevel (handshake era)
         self.tasks = TaskTable() if tasks is None else tasks
         # stdio: one client per process, so its tasks are its own and listable; the
-        # HTTP layer says who the requestor is (see server.tasks)
+        # HTTP layer says who the requestor is (see server.task_methods)
         self.requestor = requestor
         self.tasks_listed = tasks_listed
         # True: the tasks live in a store the shell holds (CreateTask, FetchTask, ListTasks)

@@ -29,7 +29,7 @@ Bounds: a store holds at most ``max_tasks_per_worker`` live tasks created by
 this process and ``max_tasks`` created by all the workers sharing it (one more
 raises ``TaskLimitReached``); a blocked ``tasks/result`` holds one event while
 it waits and none after (``Wakeups``). Which requestor may see a task is the
-core's business (``server.tasks``); stores record the owner and list by it.
+core's business (``server.task_methods``); stores record the owner and list by it.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ starts at its cursor by bisection.
 A task has an *owner*: the identity of the requestor that created it, or None
 when the requestor could not be told apart from others (stdio, where one process
 serves one client; HTTP without an identity). A task with an owner is answered
-only to that owner (see ``server.tasks``).
+only to that owner (see ``server.task_methods``).
 """
 
 from __future__ import annotations

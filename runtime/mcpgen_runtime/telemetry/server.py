@@ -1,7 +1,7 @@
 """What a server records of each request: a ``SERVER`` span, the
 ``mcp.server.operation.duration`` histogram and a request log line.
 
-The shells (``server.stdio``, ``http.exchange``, ``http.tasks``) call this module; the
+The shells (``server.stdio``, ``http.exchange``, ``http.task_layer``) call this module; the
 sans-I/O core stays out of it (it only hands the stdio shell each decoded message
 with its actions, ``ServerConnection.observe``). A shell builds one
 ``ServerTelemetry`` when it starts serving, with ``ServerTelemetry.start``, which

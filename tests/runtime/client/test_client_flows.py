@@ -10,7 +10,7 @@ import pytest
 
 from mcpgen_runtime._errors import ProtocolError, Timeout
 from mcpgen_runtime.client import flows
-from mcpgen_runtime.client.tasks import TaskState, TaskStatus
+from mcpgen_runtime.client.task_state import TaskState, TaskStatus
 
 
 def run(

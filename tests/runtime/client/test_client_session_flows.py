@@ -14,7 +14,7 @@ from mcpgen_runtime._errors import ProtocolError, Timeout
 from mcpgen_runtime.client import flows
 from mcpgen_runtime.client.base import SessionState
 from mcpgen_runtime.client.core import Outcome
-from mcpgen_runtime.client.tasks import TaskState, TaskStatus
+from mcpgen_runtime.client.task_state import TaskState, TaskStatus
 from mcpgen_runtime.protocol.constants import TASKS_EXTENSION
 
 
