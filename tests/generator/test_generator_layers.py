@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from private_reads import private_reads
 
 import mcpgen
 
@@ -219,6 +220,15 @@ def test_each_kind_of_violation_is_caught(modules: dict[str, str], expected: str
 
 def test_no_module_imports_another_modules_private_names() -> None:
     assert private_imports(load(PACKAGE), _packages(PACKAGE)) == []
+
+
+def test_no_module_reads_another_modules_private_attributes() -> None:
+    """No ``obj._name`` of an object another module defines (tests/private_reads.py;
+    the generator has no exception to the rule)."""
+    found = [line for name, tree in load(PACKAGE).items() for line in private_reads(name, tree, {})]
+    assert found == []
+    caught = private_reads("build", ast.parse("def f(view):\n    return view._fields\n"), {})
+    assert caught == ["build:2 reads view._fields"]
 
 
 def test_every_private_import_exception_is_used_and_explained() -> None:

@@ -10,7 +10,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from import_rules import PRIVATE_IMPORT_EXCEPTIONS, SHELL_EXCEPTIONS, load, loads, violations
+from import_rules import (
+    PRIVATE_IMPORT_EXCEPTIONS,
+    PRIVATE_READ_EXCEPTIONS,
+    SHELL_EXCEPTIONS,
+    load,
+    loads,
+    violations,
+)
 
 import mcpgen_runtime
 
@@ -178,6 +185,23 @@ BROKEN = {
         ),
         "client.flows:2 imports the private _State from client.sync",
     ),
+    "a flow reading a private attribute of the session": (
+        _fake(
+            **{
+                "client.flows": "def f(session):\n    return session._core\n",
+                "client.base": "class S:\n    def __init__(self):\n        self._core = 1\n",
+            }
+        ),
+        "client.flows:2 reads session._core",
+    ),
+    "a private attribute of a module's own class read through a non-self name, by another module": (
+        _fake(
+            **{
+                "client.sync": "def f(handle):\n    return handle._session._task_status\n",
+            }
+        ),
+        "client.sync:2 reads handle._session",
+    ),
 }
 
 
@@ -201,6 +225,13 @@ def test_the_import_rules_allow_what_the_layout_allows() -> None:
             "http.guard_fast": "from .guard import Deadlines\n",
             "client.sync": "from .. import _version\n",
             "_version": "",
+            # a class reaching into another of its own module, through super() too
+            "client.aio": (
+                "class S:\n    def _status(self):\n        return 1\n"
+                "class H:\n    def __init__(self, s):\n        self._session = s\n"
+                "    def status(self):\n        return self._session._status()\n"
+                "class T(S):\n    def _status(self):\n        return super()._status()\n"
+            ),
         }
     )
     assert violations(allowed) == []
@@ -231,6 +262,18 @@ def test_every_exception_of_the_private_import_rule_is_used_and_explained() -> N
     }
     assert set(PRIVATE_IMPORT_EXCEPTIONS) <= found
     assert all(len(reason) > 40 for reason in PRIVATE_IMPORT_EXCEPTIONS.values())
+
+
+def test_every_exception_of_the_private_read_rule_is_used_and_explained() -> None:
+    """An allowed ``obj._name`` is one a module still reads, and says why."""
+    found = {
+        f"{name}: {ast.unparse(node)}"
+        for name, tree in MODULES.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute)
+    }
+    assert set(PRIVATE_READ_EXCEPTIONS) <= found
+    assert all(len(reason) > 40 for reason in PRIVATE_READ_EXCEPTIONS.values())
 
 
 def test_the_runtime_explains_itself() -> None:

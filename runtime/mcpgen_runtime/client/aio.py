@@ -58,9 +58,9 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
 
     async def close(self) -> None:
         """See ``Session.close``."""
-        if self._closed:
+        if self._core.closed:
             return
-        self._closed = True
+        self._core.closed = True
         await self.transport.stop()
         self._stop_telemetry()
 
@@ -84,7 +84,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
 
     async def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """See ``Session.notify``."""
-        self._check_usable()
+        self._core.check_usable()
         await self.transport.send(self._core.notification(method, params))
 
     async def list_tools(self) -> list[ListedTool]:
@@ -165,7 +165,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
         """Stop routing ``token``'s progress and let its running callbacks finish."""
         if token is None:
             return
-        self._progress.pop(token, None)
+        self._core.progress_callbacks.pop(token, None)
         running = self._progress_tasks.pop(token, None)
         if running:
             await asyncio.gather(*running, return_exceptions=True)
@@ -175,7 +175,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
         call failed or was cancelled: nobody waits for them)."""
         if token is None:
             return
-        self._progress.pop(token, None)
+        self._core.progress_callbacks.pop(token, None)
         for task in self._progress_tasks.pop(token, ()):
             task.cancel()
 
@@ -256,7 +256,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
             return time.monotonic()
         elif isinstance(effect, flows.Start):
             await self.transport.start(self._on_line, self._on_close)
-            self._connected = True
+            self._core.connected = True
         elif isinstance(effect, flows.Close):
             await self.close()
         return None
@@ -289,7 +289,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
     async def _exchange(self, effect: flows.Await) -> Outcome:
         """See ``Session._exchange``."""
         request_id, future, limit = effect.pending.id, effect.pending.waiter, effect.limit
-        if self._gone:
+        if self._core.gone:
             self._core.forget(request_id)
             raise self.transport.exit_error()
         try:
@@ -311,7 +311,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
 
     def _abandon(self, request_id: int, reason: str, cancellable: bool) -> None:
         line = self._core.cancel(request_id, reason)
-        if cancellable and not self._gone:
+        if cancellable and not self._core.gone:
             self._send_quietly(line)
 
     def _send_quietly(self, line: bytes) -> None:

@@ -22,16 +22,12 @@ from .asking import decided, declined, question_of
 from .core import (
     Asked,
     ClientCore,
-    Discover,
     Era,
     Notification,
+    ProgressFunction,
     ProtocolChoice,
     Reply,
     Response,
-)
-from .task_state import (
-    TaskState,
-    TaskStatus,
 )
 
 if TYPE_CHECKING:
@@ -55,7 +51,7 @@ ProgressCallback = Callable[[float, float | None, str | None], None]
 AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 Progress = tuple[float, float | None, str | None]  # progress, total, message
-AnyProgressCallback = Callable[[float, float | None, str | None], object]
+AnyProgressCallback = ProgressFunction
 
 
 T = TypeVar("T")
@@ -68,9 +64,6 @@ DEFAULT_PROBE_TIMEOUT = 5.0  # seconds a server/discover probe waits before fall
 
 
 DEFAULT_TASK_TTL_MS = 10 * 60 * 1000  # the ttl a 2025-11-25 task-augmented call asks for
-
-
-_CALL_RESULT_TYPES = frozenset({"complete", "task"})
 
 
 def _argv(command: str | Sequence[str]) -> list[str]:
@@ -135,13 +128,9 @@ class SessionState(Generic[TR, W]):
         # answers tools that ask (client.asking); given, elicitation is declared
         self.on_input = on_input
         self._core.asks = on_input is not None
-        self._progress: dict[Any, AnyProgressCallback] = {}
         # the async session's coroutine progress callbacks still running, by token
         self._progress_tasks: dict[Any, set[asyncio.Task[Any]]] = {}
         self._asking: set[asyncio.Task[Any]] = set()  # the async session's on_input tasks
-        self._connected = False
-        self._closed = False
-        self._gone = False  # set once the server side ended; no new request may wait
         # what a Timeout adds to its message: where the server is (HTTP)
         self._timeout_hint = ""
         # spans and metrics (telemetry.client), from connect on; None: nothing records
@@ -291,6 +280,13 @@ class SessionState(Generic[TR, W]):
         return self._core.stray_lines, self._core.first_stray_line
 
     @property
+    def core(self) -> ClientCore[W]:
+        """The sans-I/O protocol state under this session (``ClientCore``: the
+        connection's life, pending requests, progress callbacks, handshake), as
+        ``client.flows`` reads it; not needed to call tools."""
+        return self._core
+
+    @property
     def era(self) -> Era | None:
         """``"modern"`` (2026-07-28, stateless) or ``"legacy"`` (the initialize
         handshake) once connected; decided once per session, i.e. per server process."""
@@ -305,10 +301,6 @@ class SessionState(Generic[TR, W]):
         telemetry, self._telemetry = self._telemetry, None
         if telemetry is not None:
             telemetry.session_ended(self.protocol_version)
-
-    def _alive(self) -> bool:
-        """Whether requests can still be sent: open, and the server still there."""
-        return not (self._gone or self._closed)
 
     def _mirror_headers(self, tools: Iterable[Mapping[str, Any]]) -> None:
         """Over HTTP, have calls of ``tools`` (descriptors: the contract's, then each
@@ -327,49 +319,9 @@ class SessionState(Generic[TR, W]):
         self.server_capabilities = handshake.capabilities
         self.instructions = handshake.instructions
 
-    def _probe_limit(self, step: Discover) -> float:
-        return min(self.timeout, self.probe_timeout) if step.probe else self.timeout
-
-    def _legacy_tasks(self) -> bool:
-        """Whether this handshake-era server takes task-augmented ``tools/call``."""
-        if self.protocol_version != "2025-11-25":
-            return False
-        tasks = self.server_capabilities.get("tasks")
-        requests = tasks.get("requests") if isinstance(tasks, dict) else None
-        tools = requests.get("tools") if isinstance(requests, dict) else None
-        return isinstance(tools, dict) and "call" in tools
-
-    def _call_params(
-        self, name: str, arguments: Mapping[str, Any], legacy_task: bool
-    ) -> dict[str, Any]:
-        params: dict[str, Any] = {
-            "name": name,
-            "arguments": arguments if type(arguments) is dict else dict(arguments),
-        }
-        if legacy_task:
-            params["task"] = {"ttl": self.task_ttl_ms}
-        return params
-
-    def _started(
-        self, name: str, result: dict[str, Any], legacy_task: bool, token: int | None
-    ) -> TaskState | None:
-        """The task a ``tools/call`` result created, or None for a direct result."""
-        kind = self._core.result_type(result, f"tools/call {name!r}", _CALL_RESULT_TYPES)
-        if kind == "task":
-            state = TaskState(name, "modern", created=TaskStatus.from_wire(result), token=token)
-        elif legacy_task and isinstance(result.get("task"), dict) and "content" not in result:
-            state = TaskState(
-                name, "legacy", created=TaskStatus.from_wire(result["task"]), token=token
-            )
-        else:
-            return None
-        if state.last is not None and state.last.terminal and state.era == "modern":
-            state.absorb(result)  # created already ended: a modern result carries it
-        return state
-
     def _notify(self, event: Notification) -> None:
         if event.method == "notifications/progress":
-            callback = self._progress.get(event.params.get("progressToken"))
+            callback = self._core.progress_callbacks.get(event.params.get("progressToken"))
             arguments = _progress_args(event.params)
             if callback is not None and arguments is not None:
                 self._run_progress(event.params.get("progressToken"), callback, arguments)
@@ -394,7 +346,7 @@ class SessionState(Generic[TR, W]):
     def _progress_drop(self, token: Any) -> None:
         """Stop routing ``token``'s progress (the call failed or was cancelled)."""
         if token is not None:
-            self._progress.pop(token, None)
+            self._core.progress_callbacks.pop(token, None)
 
     # -- the reader's callbacks (the transport calls them; the drivers wake waiters) ----
 
@@ -410,8 +362,7 @@ class SessionState(Generic[TR, W]):
                 self._notify(event)
 
     def _on_close(self) -> None:
-        self._gone = True
-        for waiter in self._core.fail_all():
+        for waiter in self._core.lost():
             self._fail(waiter, None)
 
     def _on_failure(self, request_id: int, error: Callable[[], McpError]) -> None:
@@ -460,13 +411,6 @@ class SessionState(Generic[TR, W]):
     def _send_quietly(self, line: bytes) -> None:
         """Write a line nobody waits for; a gone server is ignored."""
         raise NotImplementedError
-
-    def _check_usable(self) -> None:
-        # Using a session outside its lifetime is a bug in the caller, not an MCP error.
-        if self._closed:
-            raise RuntimeError("the session is closed")
-        if not self._connected:
-            raise RuntimeError("the session is not connected; call connect() or use `with`")
 
 
 #: A session of either kind, as the flows see it.

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass
 from itertools import count
 from typing import Any, Generic, Literal, TypeVar
@@ -51,6 +51,7 @@ __all__ = [
     "Initialize",
     "Notification",
     "Outcome",
+    "ProgressFunction",
     "ProtocolChoice",
     "Reply",
     "Response",
@@ -69,6 +70,9 @@ DEFAULT_CLIENT_INFO: Mapping[str, str] = {"name": "mcpgen-client", "version": "0
 
 #: The era a connection speaks once negotiated.
 Era = Literal["legacy", "modern"]
+
+#: What a request that asked for progress is told of it: (progress, total, message).
+ProgressFunction = Callable[[float, float | None, str | None], object]
 
 # Compact separators and raw UTF-8: one dumps call per message, and json.dumps
 # escapes control characters, so the encoded line never holds a newline.
@@ -147,11 +151,53 @@ class ClientCore(Generic[W]):
         self.first_stray_line = b""
         # True: the caller answers tools that ask (on_input): elicitation is declared
         self.asks = False
+        # The connection's life, recorded by the shell that owns the transport:
+        # ``connected`` once the transport runs, ``gone`` once the server side ended
+        # (nothing new may wait), ``closed`` once its owner closed it.
+        self.connected = False
+        self.gone = False
+        self.closed = False
+        # The progress callback of each request that asked for progress, by its
+        # token (the request's id); the shell runs it for each notification.
+        self.progress_callbacks: dict[Any, ProgressFunction] = {}
 
     @property
     def era(self) -> Era | None:
         """``"legacy"`` or ``"modern"`` once negotiated, else ``None``."""
         return None if self.handshake is None else self.handshake.era
+
+    # -- the connection's life ----------------------------------------------------
+
+    def check_usable(self) -> None:
+        """Raise ``RuntimeError`` unless the connection is open: using a session
+        outside its lifetime is a bug in the caller, not an MCP error."""
+        if self.closed:
+            raise RuntimeError("the session is closed")
+        if not self.connected:
+            raise RuntimeError("the session is not connected; call connect() or use `with`")
+
+    @property
+    def alive(self) -> bool:
+        """Whether requests can still be sent: not closed, and the server still there."""
+        return not (self.gone or self.closed)
+
+    def lost(self) -> list[W]:
+        """The server side ended: record it, and take every pending waiter out of
+        the table for the shell to fail."""
+        self.gone = True
+        return self.fail_all()
+
+    def legacy_tasks(self) -> bool:
+        """Whether this handshake-era server takes task-augmented ``tools/call``
+        (2025-11-25, its ``tasks`` capability naming ``call`` among its ``requests``'
+        ``tools``)."""
+        handshake = self.handshake
+        if handshake is None or handshake.protocol_version != "2025-11-25":
+            return False
+        tasks = handshake.capabilities.get("tasks")
+        requests = tasks.get("requests") if isinstance(tasks, dict) else None
+        tools = requests.get("tools") if isinstance(requests, dict) else None
+        return isinstance(tools, dict) and "call" in tools
 
     # -- outgoing ---------------------------------------------------------------
 
@@ -175,26 +221,29 @@ class ClientCore(Generic[W]):
         params: Mapping[str, Any] | None,
         waiter: W,
         *,
-        progress: bool = False,
+        progress: ProgressFunction | None = None,
         tasks: bool = True,
     ) -> tuple[int, bytes]:
         """Register ``waiter`` under a fresh id and return (id, line to send).
 
-        ``progress`` asks for ``notifications/progress``: the request's id doubles
-        as its ``_meta.progressToken`` (unique among our active requests). On a
+        ``progress`` asks for ``notifications/progress`` and is kept in
+        ``progress_callbacks``: the request's id doubles as its
+        ``_meta.progressToken`` (unique among our active requests). On a
         modern connection the envelope is stamped into ``params._meta`` (``tasks``:
         see ``envelope``).
         """
         request_id = next(self._ids)
         self._pending[request_id] = waiter
+        if progress is not None:
+            self.progress_callbacks[request_id] = progress
         if params is not None and type(params) is not dict:
             params = dict(params)  # json encodes dicts, not arbitrary mappings
-        if progress or self.modern_version is not None:
+        if progress is not None or self.modern_version is not None:
             given = params.get("_meta") if params is not None else None
             meta: dict[str, Any] = dict(given) if isinstance(given, Mapping) else {}
             if self.modern_version is not None:
                 meta.update(self.envelope(self.modern_version, tasks=tasks))
-            if progress:
+            if progress is not None:
                 meta["progressToken"] = request_id
             params = {**(params or {}), "_meta": meta}
         if params is None:

@@ -19,6 +19,7 @@ from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .core import ProgressFunction
 from .task_state import TaskState
 
 if TYPE_CHECKING:
@@ -81,11 +82,12 @@ class CancelNowait:
 @dataclass(frozen=True, slots=True)
 class Prepare:
     """Register a request with the session's ``ClientCore`` and a fresh waiter;
-    receive its ``Pending``. ``progress``/``tasks``: see ``ClientCore.request``."""
+    receive its ``Pending``. ``progress`` (a callback: its progress is routed to it)
+    and ``tasks``: see ``ClientCore.request``."""
 
     method: str
     params: Mapping[str, Any] | None
-    progress: bool = False
+    progress: ProgressFunction | None = None
     tasks: bool = True
 
 

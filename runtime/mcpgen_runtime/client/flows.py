@@ -7,6 +7,14 @@ protocol logic of their own (the pattern of ``ClientCore.negotiate``, which
 ``open_connection`` runs). ``lowered`` expands the session-level effects
 (``Request``, ``Exchange``, ``Usable``, ``Connected``, ``CancelNowait``) into
 primitives; whatever a primitive raises is thrown into the flow.
+
+A flow sees a session through its public surface only: its settings (``timeout``,
+``probe_timeout``, ``protocol``, ``verify``, ``contract``, ``server_id``,
+``task_ttl_ms``, and ``protocol_version``/``server_capabilities`` once connected)
+and ``session.core``, the sans-I/O ``ClientCore`` that owns the connection's state
+(its life, pending requests, progress callbacks, handshake). A flow changes no
+session field: it returns what it learnt (``connect``'s handshake) for the session
+to record.
 """
 
 from __future__ import annotations
@@ -19,7 +27,15 @@ from .._errors import McpError, ProtocolError, Timeout
 from ..contract.check import check_contract
 from ..protocol.constants import INVALID_PARAMS
 from .asking import MAX_INPUT_ROUNDS
-from .core import Discover, Handshake, Outcome, SendLine, Step, error_from_response
+from .core import (
+    ClientCore,
+    Discover,
+    Handshake,
+    Outcome,
+    SendLine,
+    Step,
+    error_from_response,
+)
 from .effects import (
     COMPLETE,
     AskInput,
@@ -80,6 +96,7 @@ __all__ = [
     "Usable",
     "Write",
     "WriteNowait",
+    "call_params",
     "call_tool",
     "cancel_quietly",
     "connect",
@@ -90,6 +107,7 @@ __all__ = [
     "run",
     "start_call",
     "start_tool",
+    "started_task",
     "task_cancel",
     "task_outcome",
     "task_status",
@@ -169,16 +187,16 @@ def _lower(session: AnySession, effect: Effect) -> Generator[Primitive, Any, Any
         pending = yield Prepare(effect.method, effect.params)
         return (yield Await(pending, effect.label, effect.timeout, cancellable=False))
     if isinstance(effect, Usable):
-        session._check_usable()
+        session.core.check_usable()
         return None
     if isinstance(effect, Connected):
-        return session._alive()
+        return session.core.alive
     if isinstance(effect, CancelNowait):
         yield ProgressDrop(effect.state.token)
-        if effect.state.task_id is None or not session._alive():
+        if effect.state.task_id is None or not session.core.alive:
             return None
         pending = yield Prepare("tasks/cancel", {"taskId": effect.state.task_id})
-        session._core.forget(pending.id)  # its ack, if any, is dropped as late
+        session.core.forget(pending.id)  # its ack, if any, is dropped as late
         yield WriteNowait(pending.line)
         return None
     return (yield effect)
@@ -195,14 +213,14 @@ def request(
     allowed: frozenset[str] = COMPLETE,
 ) -> Generator[Primitive, Any, dict[str, Any]]:
     """A request's result object (JSON-RPC error → ``ProtocolError``)."""
-    session._check_usable()
+    session.core.check_usable()
     pending: Pending = yield Prepare(method, params)
     limit = session.timeout if timeout is None else timeout
     outcome: Outcome = yield Await(pending, method, limit)
     if outcome.error is not None:
         raise error_from_response(outcome.error, method)
     assert outcome.result is not None
-    session._core.result_type(outcome.result, method, allowed)
+    session.core.result_type(outcome.result, method, allowed)
     return outcome.result
 
 
@@ -210,9 +228,10 @@ def connect(session: AnySession) -> Flow[Connection | None]:
     """Start the transport, agree on the era, check the contract; on any failure
     the session is closed before the error propagates. Returns the handshake and
     the contract warnings for the session to record (None: it was connected)."""
-    if session._connected or session._closed:
-        if session._closed:
-            raise RuntimeError("a closed session cannot be reconnected")
+    core = session.core
+    if core.closed:
+        raise RuntimeError("a closed session cannot be reconnected")
+    if core.connected:
         return None
     yield Start()
     warnings: list[Change] = []
@@ -236,7 +255,7 @@ def connect(session: AnySession) -> Flow[Connection | None]:
 
 def open_connection(session: AnySession) -> Flow[Handshake]:
     """Run ``ClientCore.negotiate`` (which decides); return what it agreed."""
-    steps: Generator[Step, Outcome | None, None] = session._core.negotiate(session.protocol)
+    steps: Generator[Step, Outcome | None, None] = session.core.negotiate(session.protocol)
     outcome: Outcome | None = None
     while True:
         try:
@@ -244,7 +263,7 @@ def open_connection(session: AnySession) -> Flow[Handshake]:
         except StopIteration:
             break
         outcome = yield from _negotiation_step(session, step)
-    handshake = session._core.handshake
+    handshake = session.core.handshake
     assert handshake is not None  # negotiation ends agreed or raises
     return handshake
 
@@ -256,12 +275,12 @@ def _negotiation_step(session: AnySession, step: Step) -> Flow[Outcome | None]:
     if isinstance(step, Discover):
         # Negotiation runs before an era is set, so ``request`` adds no envelope of
         # its own: this is the line ``ClientCore.discover_request`` builds.
-        pending = yield Prepare("server/discover", {"_meta": session._core.envelope(step.version)})
+        pending = yield Prepare("server/discover", {"_meta": session.core.envelope(step.version)})
         try:
             # A probe is never cancelled: a handshake-era server must see nothing
             # but the probe and the initialize that follows it.
             outcome: Outcome = yield Await(
-                pending, "server/discover", session._probe_limit(step), cancellable=not step.probe
+                pending, "server/discover", _probe_limit(session, step), cancellable=not step.probe
             )
         except Timeout:
             if not step.probe:
@@ -269,12 +288,49 @@ def _negotiation_step(session: AnySession, step: Step) -> Flow[Outcome | None]:
             logger.info("%s: no answer to server/discover; trying initialize", session.server_id)
             return Outcome()
         return outcome
-    pending = yield Prepare("initialize", session._core.initialize_params())
+    pending = yield Prepare("initialize", session.core.initialize_params())
     answer: Outcome = yield Await(pending, "initialize", session.timeout, cancellable=False)
     return answer
 
 
+def _probe_limit(session: AnySession, step: Discover) -> float:
+    """How long a ``server/discover`` waits: a probe at most ``probe_timeout``."""
+    return min(session.timeout, session.probe_timeout) if step.probe else session.timeout
+
+
 # -- tool calls -------------------------------------------------------------------------
+
+
+def call_params(name: str, arguments: Mapping[str, Any], task_ttl_ms: int | None) -> dict[str, Any]:
+    """The params of a ``tools/call``; with ``task_ttl_ms``, a 2025-11-25
+    task-augmented one asking for that ttl."""
+    params: dict[str, Any] = {
+        "name": name,
+        "arguments": arguments if type(arguments) is dict else dict(arguments),
+    }
+    if task_ttl_ms is not None:
+        params["task"] = {"ttl": task_ttl_ms}
+    return params
+
+
+def started_task(
+    core: ClientCore[Any],
+    name: str,
+    result: dict[str, Any],
+    legacy_task: bool,
+    token: int | None,
+) -> TaskState | None:
+    """The task a ``tools/call`` result created, or None for a direct result."""
+    kind = core.result_type(result, f"tools/call {name!r}", TASK_RESULT_TYPES)
+    if kind == "task":
+        state = TaskState(name, "modern", created=TaskStatus.from_wire(result), token=token)
+    elif legacy_task and isinstance(result.get("task"), dict) and "content" not in result:
+        state = TaskState(name, "legacy", created=TaskStatus.from_wire(result["task"]), token=token)
+    else:
+        return None
+    if state.last is not None and state.last.terminal and state.era == "modern":
+        state.absorb(result)  # created already ended: a modern result carries it
+    return state
 
 
 def call_tool(
@@ -288,7 +344,7 @@ def call_tool(
 ) -> Flow[dict[str, Any]]:
     """``Session.call_tool``: the checked result, following a task to its end. With
     ``max_total_timeout``, progress starts the direct call's timeout anew (``Liveness``)."""
-    session._check_usable()
+    session.core.check_usable()
     limit = session.timeout if timeout is None else timeout
     deadline = (yield Now()) + limit
     liveness = None
@@ -320,12 +376,12 @@ def start_tool(
 ) -> Flow[TaskState]:
     """``Session.start_tool``: the state of the task the call made (a direct answer
     is a state that has already ended)."""
-    session._check_usable()
+    session.core.check_usable()
     limit = session.timeout if timeout is None else timeout
     started = yield from start_call(session, name, arguments, limit, on_progress, True)
     if isinstance(started, TaskState):
         return started
-    return TaskState(name, session._core.era or "legacy", final=started)
+    return TaskState(name, session.core.era or "legacy", final=started)
 
 
 def start_call(
@@ -338,17 +394,15 @@ def start_call(
     liveness: Liveness | None = None,
 ) -> Flow[dict[str, Any] | TaskState]:
     """Send ``tools/call``: the raw direct result, or the state of the task it made."""
-    legacy_task = as_task and session._legacy_tasks()
+    legacy_task = as_task and session.core.legacy_tasks()
     label = f"tools/call {name!r}"
     pending: Pending = yield Prepare(
         "tools/call",
-        session._call_params(name, arguments, legacy_task),
-        progress=on_progress is not None,
+        call_params(name, arguments, session.task_ttl_ms if legacy_task else None),
+        progress=on_progress,
         tasks=as_task,
     )
     token = pending.id if on_progress is not None else None
-    if on_progress is not None:
-        session._progress[pending.id] = on_progress
     try:
         outcome: Outcome = yield Await(pending, label, limit, liveness=liveness)
         if outcome.result is not None and outcome.result.get("resultType") == "input_required":
@@ -368,7 +422,7 @@ def start_call(
                 )
             raise error_from_response(outcome.error, label)
         assert outcome.result is not None
-        state = session._started(name, outcome.result, legacy_task, token)
+        state = started_task(session.core, name, outcome.result, legacy_task, token)
     except GeneratorExit:
         raise
     except BaseException:
@@ -393,7 +447,7 @@ def _input_rounds(
     ``requestState``, until it is answered otherwise (at most ``MAX_INPUT_ROUNDS``)."""
     label = f"tools/call {name!r}"
     for round_ in range(MAX_INPUT_ROUNDS):
-        if session._core.modern_version is None:
+        if session.core.modern_version is None:
             return Outcome(asked)  # no input_required in the handshake era: refused later
         requests = asked.get("inputRequests", {})
         state = asked.get("requestState")
@@ -402,7 +456,7 @@ def _input_rounds(
                 f"{label}: an input_required result needs inputRequests or requestState",
                 reason="invalid_input_required",
             )
-        params = session._call_params(name, arguments, False)
+        params = call_params(name, arguments, None)
         if requests:
             params["inputResponses"] = yield AskInput(requests)
         else:  # nothing to answer: the server is not done yet; back off (50 ms up to 250)

@@ -85,9 +85,9 @@ class Session(SessionState[Transport, _Waiter]):
 
     def close(self) -> None:
         """Stop the server (close stdin, wait, terminate, kill); idempotent."""
-        if self._closed:
+        if self._core.closed:
             return
-        self._closed = True
+        self._core.closed = True
         self.transport.stop()
         self._stop_telemetry()
 
@@ -115,7 +115,7 @@ class Session(SessionState[Transport, _Waiter]):
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send a notification."""
-        self._check_usable()
+        self._core.check_usable()
         self.transport.send(self._core.notification(method, params))
 
     def list_tools(self) -> list[ListedTool]:
@@ -256,7 +256,7 @@ class Session(SessionState[Transport, _Waiter]):
             return time.monotonic()
         elif isinstance(effect, flows.Start):
             self.transport.start(self._on_line, self._on_close)
-            self._connected = True
+            self._core.connected = True
         elif isinstance(effect, flows.Close):
             self.close()
         return None
@@ -264,7 +264,7 @@ class Session(SessionState[Transport, _Waiter]):
     def _exchange(self, effect: flows.Await) -> Outcome:
         """Send a registered request and wait ``limit`` seconds for its response."""
         request_id, waiter, limit = effect.pending.id, effect.pending.waiter, effect.limit
-        if self._gone:
+        if self._core.gone:
             # The reader already failed everything pending; this one came after.
             self._core.forget(request_id)
             raise self.transport.exit_error()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 import pytest
 
@@ -185,6 +186,40 @@ def test_fail_all_empties_the_table() -> None:
         core.request("ping", None, name)
     assert sorted(core.fail_all()) == ["a", "b", "c"]
     assert core.pending_count == 0 and core.fail_all() == []
+
+
+def test_the_core_owns_the_connection_s_life() -> None:
+    """Idle, then connected; the server gone fails what waits; closed refuses use."""
+    core: ClientCore[str] = ClientCore()
+    with pytest.raises(RuntimeError, match="not connected"):
+        core.check_usable()
+    assert core.alive  # nothing has ended yet
+    core.connected = True
+    core.check_usable()
+    core.request("ping", None, "w")
+    assert core.lost() == ["w"] and core.gone and not core.alive
+    core.check_usable()  # still usable: a request then fails with the transport's error
+    core.closed = True
+    with pytest.raises(RuntimeError, match="closed"):
+        core.check_usable()
+
+
+@pytest.mark.parametrize(
+    ("version", "capabilities", "expected"),
+    [
+        ("2025-11-25", {"tasks": {"requests": {"tools": {"call": {}}}}}, True),
+        ("2025-11-25", {"tasks": {"requests": {"tools": {}}}}, False),
+        ("2025-11-25", {"tasks": {"list": {}}}, False),
+        ("2025-06-18", {"tasks": {"requests": {"tools": {"call": {}}}}}, False),
+    ],
+)
+def test_legacy_tasks_need_2025_11_25_and_the_tools_call_capability(
+    version: str, capabilities: dict[str, Any], expected: bool
+) -> None:
+    core: ClientCore[str] = ClientCore()
+    assert not core.legacy_tasks()  # before any handshake
+    core.accept_initialize({"protocolVersion": version, "capabilities": capabilities})
+    assert core.legacy_tasks() is expected
 
 
 def test_initialize_request_offers_the_latest_revision() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from mcpgen_runtime._errors import ProtocolError, Timeout
 from mcpgen_runtime.client import flows
+from mcpgen_runtime.client.core import ClientCore
 from mcpgen_runtime.client.task_state import TaskState, TaskStatus
 
 
@@ -115,8 +116,9 @@ class _SessionStub:
 
     timeout = 30.0
 
-    def _check_usable(self) -> None:
-        return None
+    def __init__(self) -> None:
+        self.core: ClientCore[None] = ClientCore()
+        self.core.connected = True
 
 
 def test_an_interrupted_waiter_cancels_its_task_without_waiting() -> None:

@@ -312,8 +312,9 @@ def test_modern_requests_carry_the_envelope_and_results_are_checked() -> None:
     core: ClientCore[str] = ClientCore({"name": "c", "version": "9"})
     run_negotiation(core, "auto", [DISCOVERED])
     request_id, line = core.request(
-        "tools/call", {"name": "t", "_meta": {"x": 1}}, "w", progress=True, tasks=False
+        "tools/call", {"name": "t", "_meta": {"x": 1}}, "w", progress=print, tasks=False
     )
+    assert core.progress_callbacks == {request_id: print}  # routed by its token
     params = json.loads(line)["params"]
     assert params["_meta"] == {
         "x": 1,
@@ -335,7 +336,7 @@ def test_modern_requests_carry_the_envelope_and_results_are_checked() -> None:
     run_negotiation(legacy, "legacy", [INITIALIZED])
     _, line = legacy.request("tools/list", None, "w")
     assert "params" not in json.loads(line)  # no envelope in the handshake era
-    _, line = legacy.request("tools/call", {"name": "t"}, "w", progress=True)
+    _, line = legacy.request("tools/call", {"name": "t"}, "w", progress=print)
     assert set(json.loads(line)["params"]["_meta"]) == {"progressToken"}
 
 

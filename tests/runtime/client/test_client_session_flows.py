@@ -20,7 +20,7 @@ from mcpgen_runtime.protocol.constants import TASKS_EXTENSION
 
 def session(**options: Any) -> SessionState[None, None]:
     state: SessionState[None, None] = SessionState(None, server_id="script", **options)
-    state._connected = True
+    state.core.connected = True
     return state
 
 
@@ -39,11 +39,11 @@ def drive(
     def perform(effect: Any) -> Any:
         seen.append(effect)
         if isinstance(effect, flows.Start):
-            state._connected = True  # what a driver records once the transport runs
+            state.core.connected = True  # what a driver records once the transport runs
         if isinstance(effect, flows.Now):
             return 0.0
         if isinstance(effect, flows.Prepare):
-            request_id, line = state._core.request(
+            request_id, line = state.core.request(
                 effect.method, effect.params, None, progress=effect.progress, tasks=effect.tasks
             )
             return flows.Pending(request_id, line, None)
@@ -63,7 +63,7 @@ def kinds(seen: list[Any]) -> list[str]:
 
 def test_connect_closes_the_session_when_the_handshake_fails() -> None:
     state = session(protocol="legacy")
-    state._connected = False
+    state.core.connected = False
     seen: list[Any] = []
     with pytest.raises(ProtocolError, match="initialize: no"):
         drive(state, flows.connect(state), [Outcome(error={"code": -32603, "message": "no"})], seen)
@@ -72,14 +72,14 @@ def test_connect_closes_the_session_when_the_handshake_fails() -> None:
 
 def test_connect_after_close_is_refused_before_any_io() -> None:
     state = session()
-    state._closed = True
+    state.core.closed = True
     with pytest.raises(RuntimeError, match="cannot be reconnected"):
         drive(state, flows.connect(state), [])
 
 
 def test_an_unanswered_probe_falls_back_to_initialize_without_cancelling() -> None:
     state = session(probe_timeout=0.5)
-    state._connected = False
+    state.core.connected = False
     init = Outcome(result={"protocolVersion": "2025-06-18", "capabilities": {}})
     tools = Outcome(result={"tools": []})
     connection, seen = drive(state, flows.connect(state), [Timeout("probe"), init, tools])
@@ -165,8 +165,8 @@ def test_cancel_nowait_is_lowered_to_a_forgotten_tasks_cancel() -> None:
     assert kinds(seen) == ["ProgressDrop", "Prepare", "WriteNowait"]
     line = json.loads(seen[2].line)
     assert line["method"] == "tasks/cancel" and line["params"]["taskId"] == "t1"
-    assert state._core.pending_count == 0  # an ack is dropped as late
-    state._gone = True
+    assert state.core.pending_count == 0  # an ack is dropped as late
+    state.core.gone = True
     _, seen = drive(state, iter_once(flows.CancelNowait(task)), [])
     assert kinds(seen) == ["ProgressDrop"]
 
