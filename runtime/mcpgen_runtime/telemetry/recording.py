@@ -22,8 +22,8 @@ __all__ = ["Recording", "end_span", "use_span"]
 
 class Recording:
     """The recording side of a session or a server: ``common``, the attributes every
-    operation and the session carry (``network.transport``, the client's
-    ``server.address`` and ``server.port``)."""
+    operation and the session carry (the transport; the client's server address and
+    port too)."""
 
     def __init__(
         self,
