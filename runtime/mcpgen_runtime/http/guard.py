@@ -49,7 +49,6 @@ Host/Origin rules belong to the application and apply under any server).
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -57,6 +56,8 @@ from typing import Any, ClassVar
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from ..protocol.addresses import is_loopback, url_host
 
 # The defaults live with the options, in the stdlib-only module.
 from .config import (
@@ -76,7 +77,6 @@ __all__ = [
     "Deadlines",
     "GuardedH11Protocol",
     "RebindingRules",
-    "is_loopback",
     "origin_note",
     "set_limits",
 ]
@@ -283,27 +283,6 @@ class GuardedH11Protocol(Deadlines, H11Protocol):
             self._clear()  # the request is complete (or the connection is over)
 
 
-def is_loopback(host: str) -> bool:
-    """``localhost`` or an address literal in 127.0.0.0/8 or ``::1`` (also IPv4-mapped)."""
-    name = host.strip().strip("[]").lower()
-    if name in ("localhost", "localhost."):
-        return True
-    return _url_host(name)[1]
-
-
-def _url_host(name: str) -> tuple[str, bool]:
-    """An address as a URL's host (IPv6 in brackets, IPv4-mapped as IPv4) and whether
-    it is a loopback address; a name that is no address literal is returned as is."""
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return name, False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    literal = f"[{address}]" if address.version == 6 else str(address)
-    return literal, address.is_loopback
-
-
 class AddressRules:
     """The ``Host`` and ``Origin`` values one local address accepts. ``hosts`` None:
     any ``Host``. An entry ``name:*`` allows ``name`` with any port; a request
@@ -357,7 +336,7 @@ class RebindingRules:
         address, port = server if isinstance(server, tuple) and len(server) == 2 else ("", None)
         if not isinstance(address, str) or not isinstance(port, int):
             return AddressRules(configured_hosts or None, configured_origins)
-        literal, loopback = _url_host(address)
+        literal, loopback = url_host(address)
         own = [f"{literal}:{port}"] + ([literal] if port == 80 else [])
         if not loopback:  # reachable from other machines: names are the operator's
             hosts = [*own, *configured_hosts] if configured_hosts else None
@@ -402,4 +381,4 @@ def _only_loopback(host: str) -> bool:
     except (OSError, UnicodeError):
         return False
     addresses = {info[4][0] for info in infos}
-    return bool(addresses) and all(_url_host(str(a))[1] for a in addresses)
+    return bool(addresses) and all(url_host(str(a))[1] for a in addresses)

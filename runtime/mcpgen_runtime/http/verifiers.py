@@ -43,7 +43,7 @@ from ..auth.jwt import (
     verify_jwt,
 )
 from ..auth.tokens import AuthInfo, InvalidToken, VerifierUnavailable
-from .guard import is_loopback
+from ..protocol.addresses import is_loopback
 
 __all__ = [
     "ACCEPTED_SECONDS",

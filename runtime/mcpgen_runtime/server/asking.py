@@ -195,48 +195,28 @@ class Outbound:
 class LegacyAsker:
     """Asks a handshake-era client that declared elicitation, and waits. Where the
     call's answer cannot carry a request (stateless HTTP answering with JSON) it
-    declines at once."""
+    declines at once. ``_Question`` is the asking; each half here only waits."""
 
     streams = True  # the call is answered on a stream (SSE), so the request can go out
 
     def __init__(self, outbound: Outbound) -> None:
         self._outbound = outbound
 
-    def _send(
-        self, message: str, schema: Mapping[str, Any], ctx: Context
-    ) -> tuple[str, concurrent.futures.Future[dict[str, Any]]]:
-        request_id, future = self._outbound.open()
-        params = {"message": message, "requestedSchema": dict(schema)}
-        ctx.send_frame(
-            encode({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create",
-                    "params": params})
-        )  # fmt: skip
-        return request_id, future
-
-    def _abandon(self, request_id: str, reason: str, ctx: Context) -> None:
-        self._outbound.forget(request_id)
-        note = {"requestId": request_id, "reason": reason}
-        ctx.send_frame(
-            encode({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note})
-        )
-
     def answer(
         self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
     ) -> Answer:
         if not ctx.can_send:
             return Declined()
-        request_id, future = self._send(message, schema, ctx)
-        ctx.watch(future)
+        question = _Question(self._outbound, message, schema, timeout, ctx)
         try:
-            response = future.result(ASK_TIMEOUT_SECONDS if timeout is None else timeout)
+            response = question.future.result(question.seconds)
         except concurrent.futures.TimeoutError:
-            self._abandon(request_id, "no answer in time", ctx)
-            return Declined()
+            return question.unanswered()
         except concurrent.futures.CancelledError:
-            self._abandon(request_id, "the tool call was cancelled", ctx)
+            question.withdraw()
             ctx.raise_if_cancelled()
             raise
-        return _from_response(response, schema)
+        return question.answered(response)
 
     async def answer_async(
         self, message: str, schema: Mapping[str, Any], timeout: float | None, ctx: Context
@@ -245,19 +225,57 @@ class LegacyAsker:
 
         if not ctx.can_send:
             return Declined()
-        request_id, future = self._send(message, schema, ctx)
-        ctx.watch(future)
+        question = _Question(self._outbound, message, schema, timeout, ctx)
         try:
-            response = await asyncio.wait_for(
-                asyncio.wrap_future(future), ASK_TIMEOUT_SECONDS if timeout is None else timeout
-            )
+            waiting = asyncio.wrap_future(question.future)
+            response = await asyncio.wait_for(waiting, question.seconds)
         except TimeoutError:
-            self._abandon(request_id, "no answer in time", ctx)
-            return Declined()
+            return question.unanswered()
         except asyncio.CancelledError:
-            self._abandon(request_id, "the tool call was cancelled", ctx)
+            question.withdraw()
             raise
-        return _from_response(response, schema)
+        return question.answered(response)
+
+
+class _Question:
+    """One ``elicitation/create`` sent on ``ctx`` (on creation), without the waiting:
+    ``future`` gets the response, to wait for ``seconds``; then ``answered``,
+    ``unanswered`` (the time ran out) or ``withdraw`` (the call was cancelled)."""
+
+    def __init__(
+        self,
+        outbound: Outbound,
+        message: str,
+        schema: Mapping[str, Any],
+        timeout: float | None,
+        ctx: Context,
+    ) -> None:
+        self._outbound, self._schema, self._ctx = outbound, schema, ctx
+        self.seconds = ASK_TIMEOUT_SECONDS if timeout is None else timeout
+        self.request_id, self.future = outbound.open()
+        params = {"message": message, "requestedSchema": dict(schema)}
+        ctx.send_frame(
+            encode({"jsonrpc": "2.0", "id": self.request_id, "method": "elicitation/create",
+                    "params": params})
+        )  # fmt: skip
+        ctx.watch(self.future)
+
+    def answered(self, response: Mapping[str, Any]) -> Answer:
+        return _from_response(response, self._schema)
+
+    def unanswered(self) -> Answer:
+        self._abandon("no answer in time")
+        return Declined()
+
+    def withdraw(self) -> None:
+        self._abandon("the tool call was cancelled")
+
+    def _abandon(self, reason: str) -> None:
+        self._outbound.forget(self.request_id)
+        note = {"requestId": self.request_id, "reason": reason}
+        self._ctx.send_frame(
+            encode({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": note})
+        )
 
 
 def _from_response(response: Mapping[str, Any], schema: Mapping[str, Any]) -> Answer:

@@ -260,18 +260,13 @@ class ServerConnection(TaskMethods):
                     self.app.state_seal, routing.session
                 )
         self._stateless = True
-        actions = self._message(message)
-        if self.era == "modern":  # _with_status, inline: this is every request's path
-            for action in actions:
-                if type(action) is SendFrame and action.code is not None:
-                    action.status = MODERN_HTTP_STATUS.get(action.code, 200)
-        return actions
+        return self._with_status(self._message(message))
 
     def _with_status(self, actions: list[Action]) -> list[Action]:
         """``actions``, each frame carrying its HTTP status (2026-07-28 errors: by code)."""
         if self.era == "modern":
             for action in actions:
-                if isinstance(action, SendFrame) and action.code is not None:
+                if type(action) is SendFrame and action.code is not None:
                     action.status = MODERN_HTTP_STATUS.get(action.code, 200)
         return actions
 

@@ -25,18 +25,15 @@ from .._errors import ProtocolError, Timeout, ToolError
 from .otel import (
     ERROR_TYPE,
     JSONRPC_REQUEST_ID,
-    METHOD,
     NETWORK_TRANSPORT,
-    OPERATION,
     PROTOCOL_VERSION,
     STATUS_CODE,
     TOOL_ERROR,
-    TOOL_NAME,
-    Instruments,
     inject_meta,
     providers,
     span_name,
 )
+from .recording import Recording, end_span, use_span
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
@@ -47,14 +44,16 @@ __all__ = ["ClientOperation", "ClientTelemetry", "error_type"]
 
 class ClientOperation:
     """One operation in progress: its span (None without a tracer), the attributes
-    its histogram shares with the span, and whether its request id is known."""
+    its histogram shares with the span, whether its request id is known, and what
+    failed (the span's error status, None while nothing has)."""
 
-    __slots__ = ("attributes", "identified", "span")
+    __slots__ = ("attributes", "error", "identified", "span")
 
     def __init__(self, span: Span | None, attributes: dict[str, Any]) -> None:
         self.span = span
         self.attributes = attributes
         self.identified = False
+        self.error: str | None = None
 
 
 _CURRENT: contextvars.ContextVar[ClientOperation | None] = contextvars.ContextVar(
@@ -62,7 +61,7 @@ _CURRENT: contextvars.ContextVar[ClientOperation | None] = contextvars.ContextVa
 )
 
 
-class ClientTelemetry:
+class ClientTelemetry(Recording):
     """The recording side of one client session."""
 
     def __init__(
@@ -74,13 +73,12 @@ class ClientTelemetry:
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
     ) -> None:
-        self.instruments = Instruments("client", tracer_provider, meter_provider)
-        self.common: dict[str, Any] = {NETWORK_TRANSPORT: transport}
+        common: dict[str, Any] = {NETWORK_TRANSPORT: transport}
         if server_address is not None:
-            self.common["server.address"] = server_address
+            common["server.address"] = server_address
             if server_port is not None:
-                self.common["server.port"] = server_port
-        self.opened = time.perf_counter()
+                common["server.port"] = server_port
+        super().__init__("client", common, tracer_provider, meter_provider)
 
     @classmethod
     def start(
@@ -102,10 +100,7 @@ class ClientTelemetry:
     @contextlib.contextmanager
     def operation(self, method: str, tool: str | None, version: str) -> Iterator[None]:
         """Around one operation of the session (see the module docstring)."""
-        attributes = {METHOD: method, **self.common}
-        if tool is not None:
-            attributes[TOOL_NAME] = tool
-            attributes[OPERATION] = "execute_tool"
+        attributes = self.attributes(method, tool)
         if version:
             attributes[PROTOCOL_VERSION] = version
         span = None
@@ -121,9 +116,7 @@ class ClientTelemetry:
             if span is None:
                 yield
             else:
-                from opentelemetry import trace
-
-                with trace.use_span(span, record_exception=False, set_status_on_exception=False):
+                with use_span(span):
                     yield
         except BaseException as exc:
             self._failed(current, exc)
@@ -152,28 +145,16 @@ class ClientTelemetry:
         current.attributes[ERROR_TYPE] = kind
         if isinstance(exc, ProtocolError) and exc.code is not None:
             current.attributes[STATUS_CODE] = str(exc.code)
-        if current.span is not None:
-            from opentelemetry.trace import StatusCode
-
-            current.span.set_status(StatusCode.ERROR, str(exc)[:500] or kind)
+        current.error = str(exc)[:500] or kind
 
     def _ended(self, current: ClientOperation, seconds: float) -> None:
         if current.span is not None:
-            current.span.set_attributes(current.attributes)
-            current.span.end()
-        histogram = self.instruments.operation
-        if histogram is not None:
-            histogram.record(seconds, current.attributes)
+            end_span(current.span, current.attributes, current.error)
+        self.record(seconds, current.attributes)
 
     def session_ended(self, version: str) -> None:
         """The session closed: ``mcp.client.session.duration``."""
-        histogram = self.instruments.session
-        if histogram is None:
-            return
-        attributes = dict(self.common)
-        if version:
-            attributes[PROTOCOL_VERSION] = version
-        histogram.record(time.perf_counter() - self.opened, attributes)
+        self.record_session(version or None)
 
 
 def error_type(exc: BaseException) -> str:

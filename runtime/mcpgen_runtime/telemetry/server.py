@@ -31,7 +31,6 @@ from .otel import (
     CLIENT_ADDRESS,
     ERROR_TYPE,
     JSONRPC_REQUEST_ID,
-    METHOD,
     NETWORK_TRANSPORT,
     OPERATION,
     PROTOCOL_VERSION,
@@ -39,13 +38,13 @@ from .otel import (
     STATUS_CODE,
     TOOL_ERROR,
     TOOL_NAME,
-    Instruments,
     capture_content_from_environment,
     content_value,
     extract_meta,
     providers,
     span_name,
 )
+from .recording import Recording, end_span, use_span
 
 if TYPE_CHECKING:
     from opentelemetry.context import Context
@@ -63,13 +62,20 @@ class Observation:
     __slots__ = ("attributes", "method", "request_id", "requestor", "span", "started", "tool",
                  "trace_id", "version")  # fmt: skip
 
-    def __init__(self, method: str, request_id: Any, tool: str | None, started: float) -> None:
+    def __init__(
+        self,
+        method: str,
+        request_id: Any,
+        tool: str | None,
+        started: float,
+        attributes: dict[str, Any],
+    ) -> None:
         self.method = method
         self.request_id = request_id
         self.tool = tool
         self.started = started  # time.perf_counter() when the request arrived
         self.span: Span | None = None
-        self.attributes: dict[str, Any] = {}  # those the histogram shares with the span
+        self.attributes = attributes  # those the histogram shares with the span
         self.requestor: str | None = None
         self.trace_id: str | None = None
         self.version: str | None = None
@@ -84,7 +90,7 @@ class TaskObservation:
         self.span = span
 
 
-class ServerTelemetry:
+class ServerTelemetry(Recording):
     """The recording side of one server process (see the module docstring)."""
 
     def __init__(
@@ -96,12 +102,11 @@ class ServerTelemetry:
         capture_content: bool = False,
         log: bool = True,
     ) -> None:
+        super().__init__("server", {NETWORK_TRANSPORT: transport}, tracer_provider, meter_provider)
         self.transport = transport  # network.transport: "pipe" (stdio) or "tcp"
-        self.instruments = Instruments("server", tracer_provider, meter_provider)
         self.providers = (tracer_provider, meter_provider)
         self.capture_content = capture_content
         self.log = log
-        self.opened = time.perf_counter()
         self.last_version: str | None = None  # a stdio session's (2026-07-28: per request)
 
     @classmethod
@@ -140,18 +145,13 @@ class ServerTelemetry:
         params = message.get("params")
         params = params if isinstance(params, Mapping) else {}
         tool = params.get("name") if method == "tools/call" else None
-        obs = Observation(method, message["id"], tool if isinstance(tool, str) else None, started)
+        tool = tool if isinstance(tool, str) else None
+        obs = Observation(method, message["id"], tool, started, self.attributes(method, tool))
         obs.requestor = requestor if requestor is not None else client_address
         meta = params.get("_meta")
         if isinstance(meta, Mapping):
             version = meta.get(META_VERSION)
             obs.version = version if isinstance(version, str) else None
-        attributes = obs.attributes
-        attributes[METHOD] = method
-        attributes[NETWORK_TRANSPORT] = self.transport
-        if obs.tool is not None:
-            attributes[TOOL_NAME] = obs.tool
-            attributes[OPERATION] = "execute_tool"
         tracer = self.instruments.tracer
         if tracer is None:
             obs.trace_id = _traceparent_trace_id(meta)
@@ -210,9 +210,7 @@ class ServerTelemetry:
         no span, a shared no-op (a request that is only logged builds nothing)."""
         if obs.span is None:
             return _NOTHING
-        from opentelemetry import trace
-
-        return trace.use_span(obs.span, record_exception=False, set_status_on_exception=False)
+        return use_span(obs.span)
 
     def current_caller(self) -> SpanContext | None:
         """The current span's context (a task's starting call, where it runs in it)."""
@@ -264,10 +262,7 @@ class ServerTelemetry:
         span = obs.span
         if span is not None:
             self._close_span(span, learnt, status, result)
-        histogram = self.instruments.operation
-        if histogram is not None:
-            obs.attributes.update(learnt)
-            histogram.record(seconds, obs.attributes)
+        self.record(seconds, obs.attributes, learnt)
         if self.log:
             log_request(
                 {
@@ -287,14 +282,9 @@ class ServerTelemetry:
         self, span: Span, attributes: dict[str, Any], status: str, result: Mapping[str, Any] | None
     ) -> None:
         """End ``span`` with ``attributes`` added (those it started with are kept)."""
-        from opentelemetry.trace import StatusCode
-
-        span.set_attributes(attributes)
-        if status != "ok":
-            span.set_status(StatusCode.ERROR, attributes.get(ERROR_TYPE))
-        elif self.capture_content and result is not None:
-            span.set_attribute(RESULT, content_value(result))
-        span.end()
+        if status == "ok" and self.capture_content and result is not None:
+            attributes = {**attributes, RESULT: content_value(result)}
+        end_span(span, attributes, None if status == "ok" else attributes.get(ERROR_TYPE))
 
     # -- tasks and the session -------------------------------------------------------------
 
@@ -344,14 +334,7 @@ class ServerTelemetry:
 
     def session_ended(self, version: str | None) -> None:
         """The one session of a stdio server ended: ``mcp.server.session.duration``."""
-        histogram = self.instruments.session
-        if histogram is None:
-            return
-        attributes: dict[str, Any] = {NETWORK_TRANSPORT: self.transport}
-        version = version or self.last_version
-        if version is not None:
-            attributes[PROTOCOL_VERSION] = version
-        histogram.record(time.perf_counter() - self.opened, attributes)
+        self.record_session(version or self.last_version)
 
 
 def _traceparent_trace_id(meta: Any) -> str | None:

@@ -32,6 +32,7 @@ from mcpgen_runtime import (
     Unauthorized,
 )
 from mcpgen_runtime.transport.http.auth import parse_challenge
+from mcpgen_runtime.transport.http.discovery import check_endpoint
 
 pytest.importorskip("mcp", reason="the official SDK is a dev dependency")
 
@@ -367,6 +368,27 @@ def test_auth_and_an_authorization_header_do_not_mix() -> None:
 def test_bearer_challenges_are_read_among_others(header: str, expected: tuple[Any, ...]) -> None:
     challenge = parse_challenge(403, header)
     assert (challenge.error, challenge.scopes, challenge.resource_metadata) == expected
+
+
+def test_oauth_endpoints_are_https_or_on_the_loopback_interface() -> None:
+    # the server's loopback test (protocol.addresses): a trailing dot, IPv4-mapped too
+    for url in (
+        "https://as.example/token",
+        "http://127.0.0.1:9/token",
+        "http://[::1]:9/token",
+        "http://localhost:9/token",
+        "http://localhost.:9/token",
+        "http://[::ffff:127.0.0.1]:9/token",
+    ):
+        check_endpoint(url, "https://mcp.example/mcp")
+    for url in (
+        "http://as.example/token",
+        "http://10.0.0.1/token",
+        "ftp://127.0.0.1/",
+        "https:///x",
+    ):
+        with pytest.raises(Unauthorized, match="https"):
+            check_endpoint(url, "https://mcp.example/mcp")
 
 
 def test_the_loopback_listener_ignores_other_paths() -> None:

@@ -326,32 +326,11 @@ def test_a_non_loopback_address_refuses_foreign_origins(
         assert "--allowed-origin" not in server.output
 
 
-def test_which_hosts_count_as_loopback() -> None:
-    from mcpgen_runtime.http.guard import RebindingRules, is_loopback
+def test_which_addresses_get_the_loopback_rules() -> None:
+    # which hosts are loopback: tests/runtime/protocol/test_addresses.py
+    from mcpgen_runtime.http.guard import RebindingRules
 
-    for host in (
-        "127.0.0.1",
-        "127.0.0.2",
-        "127.255.255.254",
-        "::1",
-        "[::1]",
-        "localhost",
-        "LOCALHOST",
-        "::ffff:127.0.0.2",
-    ):
-        assert is_loopback(host), host
     rules = RebindingRules()
-    for host in (
-        "0.0.0.0",
-        "::",
-        "10.0.0.1",
-        "192.168.1.2",
-        "::ffff:10.0.0.1",
-        "example.com",
-        "localhost.example.com",
-        "128.0.0.1",
-    ):
-        assert not is_loopback(host), host
     settings = rules.at(("127.0.0.2", 8123))
     assert settings.hosts == ["127.0.0.2:8123", "127.0.0.1:*", "localhost:*", "[::1]:*"]
     assert "http://127.0.0.2:8123" in settings.origins

@@ -17,7 +17,6 @@ redirects) to https, or to http on the loopback interface only.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +26,7 @@ from urllib.parse import urlsplit
 import httpx2
 
 from ..._errors import Unauthorized
+from ...protocol.addresses import is_loopback
 
 __all__ = ["Discovered", "Discovery", "check_endpoint"]
 
@@ -154,7 +154,7 @@ def check_endpoint(url: str, endpoint: str) -> None:
     parts = urlsplit(url)
     if parts.scheme == "https" and parts.hostname:
         return
-    if parts.scheme == "http" and _loopback(parts.hostname or ""):
+    if parts.scheme == "http" and is_loopback(parts.hostname or ""):
         return
     raise Unauthorized(
         f"refusing to use {url!r} to authorize with {endpoint}: OAuth endpoints must be "
@@ -181,15 +181,6 @@ def _covers(resource: str, url: str) -> bool:
     base = urlsplit(resource).path.rstrip("/")
     path = urlsplit(url).path.rstrip("/")
     return path == base or path.startswith(base + "/")
-
-
-def _loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 async def _bounded(response: httpx2.Response) -> bytes:
