@@ -45,14 +45,11 @@ Part = str | Ref | Helper | Value  # a ``str`` is Python text: brackets, ``|``, 
 _NO_NAMES: Mapping[str, str] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class Code:
-    """Immutable parts, adjacent text merged (so equal code has equal parts)."""
+class Code(tuple[Part, ...]):
+    """Immutable parts, adjacent text merged (so equal code has equal parts); make
+    one with ``code``."""
 
-    parts: tuple[Part, ...] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.parts)
+    __slots__ = ()
 
     def text(
         self, renames: Mapping[str, str] = _NO_NAMES, helpers: Mapping[str, str] = _NO_NAMES
@@ -60,7 +57,7 @@ class Code:
         """The source: models.py types by ``renames``, helpers by ``helpers`` (each
         under its own name when not there)."""
         out = []
-        for part in self.parts:
+        for part in self:
             if isinstance(part, str):
                 out.append(part)
             elif isinstance(part, Ref):
@@ -74,39 +71,39 @@ class Code:
     @property
     def refs(self) -> frozenset[str]:
         """The models.py types this code names."""
-        return frozenset(p.name for p in self.parts if isinstance(p, Ref))
+        return frozenset(p.name for p in self if isinstance(p, Ref))
 
     @property
     def helpers(self) -> frozenset[str]:
         """The typing and pydantic names this code uses."""
-        return frozenset(p.name for p in self.parts if isinstance(p, Helper))
+        return frozenset(p.name for p in self if isinstance(p, Helper))
 
     def ref_name(self) -> str | None:
         """The type's name when this code is one models.py type and nothing else."""
-        only = self.parts[0] if len(self.parts) == 1 else None
+        only = self[0] if len(self) == 1 else None
         return only.name if isinstance(only, Ref) else None
 
     def endswith(self, suffix: str) -> bool:
-        last = self.parts[-1] if self.parts else None
+        last = self[-1] if self else None
         return isinstance(last, str) and last.endswith(suffix)
 
     def removesuffix(self, suffix: str) -> Code:
         if not self.endswith(suffix):
             return self
-        last = self.parts[-1]
+        last = self[-1]
         assert isinstance(last, str)
-        return code(*self.parts[:-1], last.removesuffix(suffix))
+        return code(*self[:-1], last.removesuffix(suffix))
 
     def says(self, text: str) -> bool:
         """Does the Python text between names and values hold ``text``?"""
-        return any(isinstance(p, str) and text in p for p in self.parts)
+        return any(isinstance(p, str) and text in p for p in self)
 
     def union_members(self) -> list[Code]:
         """Top-level ``|`` members of an annotation (a value's ``|`` or ``]`` is text)."""
         members: list[Code] = []
         current: list[Part] = []
         depth = 0
-        for part in self.parts:
+        for part in self:
             if not isinstance(part, str):
                 current.append(part)
                 continue
@@ -127,32 +124,35 @@ class Code:
 def code(*pieces: Code | Part) -> Code:
     """The parts of ``pieces`` in order, as one ``Code``."""
     parts: list[Part] = []
+    text = ""  # text not yet added: the text of adjacent pieces is one part
     for piece in pieces:
-        for part in piece.parts if isinstance(piece, Code) else (piece,):
-            if isinstance(part, str):
-                if not part:
-                    continue
-                last = parts[-1] if parts else None
-                if isinstance(last, str):
-                    parts[-1] = last + part
-                    continue
-            parts.append(part)
-    return Code(tuple(parts))
+        if type(piece) is str:
+            text += piece
+            continue
+        for part in piece if isinstance(piece, Code) else (piece,):
+            if type(part) is str:
+                text += part
+            else:
+                if text:
+                    parts.append(text)
+                    text = ""
+                parts.append(part)
+    if text:
+        parts.append(text)
+    return Code(parts)
 
 
 def join(separator: str, pieces: Iterable[Code | Part]) -> Code:
     """``separator.join`` for code."""
     joined: list[Code | Part] = []
     for piece in pieces:
-        if joined:
-            joined.append(separator)
-        joined.append(piece)
-    return code(*joined)
+        joined += (separator, piece)
+    return code(*joined[1:])
 
 
 def _stripped(parts: list[Part]) -> Code:
     """``parts`` without the blanks around them (``str.strip`` of the text)."""
-    whole = code(*parts).parts
+    whole: tuple[Part, ...] = code(*parts)
     if whole and isinstance(whole[0], str):
         whole = (whole[0].lstrip(), *whole[1:])
     if whole and isinstance(whole[-1], str):

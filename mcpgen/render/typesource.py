@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..names import py_identifier
-from .code import Code, Helper, Ref, Value, code, join
+from .code import Code, Helper, Part, Ref, Value, code, join
 from .escape import py_docstring, py_literal, py_str
 
 __all__ = [
@@ -38,7 +38,8 @@ HELPERS = {
 
 
 def helper(name: str) -> Code:
-    return Code((Helper(name),))
+    """The name ``HELPERS`` holds."""
+    return _HELPER_CODE[name]
 
 
 def ref(name: str) -> Code:
@@ -46,6 +47,7 @@ def ref(name: str) -> Code:
     return Code((Ref(name),))
 
 
+_HELPER_CODE = {name: Code((Helper(name),)) for name in HELPERS}
 ANY = helper("Any")
 NONE = code("None")
 
@@ -112,10 +114,15 @@ def literal(values: list[Any]) -> Code:
             and py_literal(value) not in members
         ):
             members.append(py_literal(value))
-    parts = [code(helper("Literal"), "[", join(", ", map(Value, members)), "]")] if members else []
-    parts += [code("int | float")] if floats else [code("int")] if big else []
-    parts += [NONE] if None in values else []
-    return join(" | ", parts) if parts else NONE
+    pieces: list[Code | Part] = []
+    if members:
+        pieces += [helper("Literal"), "["]
+        for index, member in enumerate(members):
+            pieces += [", " if index else "", Value(member)]
+        pieces.append("]")
+    others = ["int | float"] if floats else ["int"] if big else []
+    others += ["None"] if None in values else []
+    return code(*pieces, " | " if pieces and others else "", " | ".join(others)) or NONE
 
 
 def _too_big(value: Any) -> bool:
@@ -152,10 +159,9 @@ def field_name(wire: str, taken: set[str], hidden: set[str]) -> str:
 
 
 def model_source(name: str, schema: Mapping[str, Any], fields: list[FieldSpec]) -> Code:
-    lines = [code(f"class {name}(", helper("BaseModel"), "):")]
+    pieces: list[Code | Part] = [f"class {name}(", helper("BaseModel"), "):\n"]
     if isinstance(schema.get("description"), str) and schema["description"]:
-        lines.append(code("    ", Value(py_docstring(schema["description"]))))
-        lines.append(code())
+        pieces += ["    ", Value(py_docstring(schema["description"])), "\n\n"]
     # patternProperties admit keys besides the named ones even when
     # additionalProperties is false: the model cannot tell which, so it allows them
     closed = schema.get("additionalProperties") is False and not schema.get("patternProperties")
@@ -164,42 +170,39 @@ def model_source(name: str, schema: Mapping[str, Any], fields: list[FieldSpec]) 
         config.append("validate_by_name=True, validate_by_alias=True, serialize_by_alias=True")
     if any(f.py.startswith("model_") for f in fields):  # renamed off pydantic's own
         config.append("protected_namespaces=()")
-    lines.append(code("    model_config = ", helper("ConfigDict"), f"({', '.join(config)})"))
-    lines.append(code())
-    lines += [_field_line(f) for f in fields]
-    return join("\n", lines)
+    pieces += ["    model_config = ", helper("ConfigDict"), f"({', '.join(config)})\n"]
+    for f in fields:
+        pieces += ["\n", *_field_line(f)]
+    return code(*pieces)
 
 
-def _field_line(f: FieldSpec) -> Code:
-    options: list[Code | Value] = []
+def _field_line(f: FieldSpec) -> list[Code | Part]:
+    options: list[Code | Part] = []
     if f.py != f.wire:
-        options.append(code("alias=", Value(py_str(f.wire))))
+        options += [", alias=", Value(py_str(f.wire))]
     if f.description:
-        options.append(code("description=", Value(py_str(f.description))))
+        options += [", description=", Value(py_str(f.description))]
     # An optional field is absent until the data has it, also when its schema has
     # a `default`: JSON Schema's `default` is an annotation, which no validator
     # applies, so a parsed result holds what was sent (the server, too, sends only
     # the fields a handler set). The default stays in the published schema.
-    default: Code | None
-    if f.required:
-        kind, default = f.annotation, code("...") if options else None
-    else:
-        kind, default = code(f.annotation, " | ", helper("MISSING")), helper("MISSING")
+    line: list[Code | Part] = [f"    {f.py}: ", f.annotation]
+    if not f.required:
+        line += [" | ", helper("MISSING")]
     if options:
-        arguments = join(", ", [*([default] if default else []), *options])
-        value = code(helper("Field"), "(", arguments, ")")
-        return code(f"    {f.py}: ", kind, " = ", value)
-    if default is not None:
-        return code(f"    {f.py}: ", kind, " = ", default)
-    return code(f"    {f.py}: ", kind)
+        default = "..." if f.required else helper("MISSING")
+        return [*line, " = ", helper("Field"), "(", default, *options, ")"]
+    if not f.required:
+        return [*line, " = ", helper("MISSING")]
+    return line
 
 
 def root_model_source(name: str, schema: Mapping[str, Any], root: Code) -> Code:
     """A model whose value is ``root`` itself (an output object that is a mapping)."""
-    head = code(f"class {name}(", helper("RootModel"), "[", root, "]):\n")
+    head = (f"class {name}(", helper("RootModel"), "[", root, "]):\n    ")
     if isinstance(schema.get("description"), str) and schema["description"]:
-        return code(head, "    ", Value(py_docstring(schema["description"])))
-    return code(head, "    pass")
+        return code(*head, Value(py_docstring(schema["description"])))
+    return code(*head, "pass")
 
 
 def typeddict_source(
@@ -208,8 +211,9 @@ def typeddict_source(
     """The TypedDict's statement, and whether it evaluates its annotations at once
     (the call syntax does, a class does not)."""
     doc = schema.get("description") if isinstance(schema.get("description"), str) else None
+    required = helper("Required")
     entries = [
-        (f.wire, code(helper("Required"), "[", f.annotation, "]") if f.required else f.annotation)
+        (f.wire, (required, "[", f.annotation, "]") if f.required else (f.annotation,))
         for f in fields
     ]
     # Python reads class-body names NFKC-normalized (``ﬁx`` is ``fix`` there): such
@@ -220,14 +224,17 @@ def typeddict_source(
         and unicodedata.normalize("NFKC", wire) == wire
         for wire, _ in entries
     ):
-        lines = [code(f"class {name}(", helper("TypedDict"), ", total=False):")]
+        pieces: list[Code | Part] = [f"class {name}(", helper("TypedDict"), ", total=False):"]
         if doc:
-            lines += [code("    ", Value(py_docstring(doc))), code()]
-        lines += [code(f"    {wire}: ", kind) for wire, kind in entries] or [code("    pass")]
-        return join("\n", lines), False
+            pieces += ["\n    ", Value(py_docstring(doc)), "\n"]
+        for wire, kind in entries:
+            pieces += [f"\n    {wire}: ", *kind]
+        return code(*pieces, "" if entries else "\n    pass"), False
     # Wire names such as "max-results" cannot be class attributes.
-    body = join(", ", [code(Value(py_str(wire)), ": ", kind) for wire, kind in entries])
-    arguments = code(Value(py_str(name)), ", {", body, "}, total=False")
+    pieces = [Value(py_str(name)), ", {"]
+    for index, (wire, kind) in enumerate(entries):
+        pieces += [", " if index else "", Value(py_str(wire)), ": ", *kind]
+    arguments = code(*pieces, "}, total=False")
     if all(wire.isidentifier() and not keyword.iskeyword(wire) for wire, _ in entries):
         # keys that NFKC-normalize to another name, where ruff's UP013 would rewrite the
         # call into a class whose ``ﬁx`` is ``fix``: the call is the only right syntax.
