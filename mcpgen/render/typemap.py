@@ -31,7 +31,7 @@ What types cannot say is checked by the runtime validator on both sides (the ser
 arguments and results, the client on results): formats, patterns, bounds, lengths.
 
 ``typedefs`` decides what each definition is called and which enums are shared;
-``typesource`` writes the Python text of what this module decides.
+``typesource`` writes the Python code (``code.Code``) of what this module decides.
 """
 
 from __future__ import annotations
