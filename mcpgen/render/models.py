@@ -18,7 +18,7 @@ from .. import ir
 from .imports import Imports
 from .layout import Layout
 from .typemap import TypeMap
-from .typesource import HELPERS, NOQA_UP013, resolve_helpers
+from .typesource import HELPERS, NOQA_UP013
 
 __all__ = ["render_models"]
 
@@ -51,14 +51,17 @@ def render_models(
     """The body of models.py (imports included), one layout unit per declaration."""
     typemap = typemap or TypeMap.for_contract(contract)
     layout = layout or Layout()
+    declarations = [d.source for d in typemap.ordered() if d.source]
+    # a helper a spec type has the name of is imported under a private alias
+    used = frozenset().union(*(source.helpers for source in declarations))
+    aliases = {name: f"_{name}" if name in typemap.declarations else name for name in used}
+    texts = [source.text(helpers=aliases) for source in declarations]
     # each declaration is a unit of its own to the layout (a top-level statement), so
     # black, where a declaration needs it, formats that declaration alone
-    body = "\n\n\n".join(d.source for d in typemap.ordered() if d.source)
-    text, used = resolve_helpers(body, set(typemap.declarations))
-    for declaration in text.split("\n\n\n"):
-        if _for_black(declaration):
-            layout.unsure.add(declaration.split("\n", 1)[0])
+    for text in texts:
+        if _for_black(text):
+            layout.unsure.add(text.split("\n", 1)[0])
     imports = Imports().add("__future__", "annotations")
-    for name, local in used.items():
+    for name, local in aliases.items():
         imports.add_as(HELPERS[name], name, local)
-    return imports.block(layout) + "\n\n\n" + text
+    return imports.block(layout) + "\n\n\n" + "\n\n\n".join(texts)

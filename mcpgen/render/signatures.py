@@ -19,10 +19,10 @@ from typing import Any
 from mcpgen_runtime.protocol.structured import needs_wrapper
 
 from .. import ir
+from .code import Code
 from .escape import py_literal
 from .layout import Layout
 from .typemap import RETURN_ANNOTATIONS, TypeMap
-from .typesource import declared_names, rename_types, resolve_helpers
 
 __all__ = [
     "RETURNS",
@@ -45,6 +45,14 @@ class Annotation:
     models: frozenset[str] = frozenset()
     helpers: frozenset[str] = frozenset()
 
+    @classmethod
+    def of(cls, annotation: Code, renames: Mapping[str, str]) -> Annotation:
+        """The annotation the type mapping built, models.py types under their local
+        names (``renames``), helpers under their own (server.py and client.py import
+        typing's as they are)."""
+        models = frozenset(renames.get(name, name) for name in annotation.refs)
+        return cls(annotation.text(renames), models, annotation.helpers)
+
     def or_none(self) -> Annotation:
         """The type, or None as well (unchanged when it already admits None)."""
         if self.text in ("Any", "None") or self.text.endswith("| None"):
@@ -53,10 +61,7 @@ class Annotation:
 
 
 # The handler's type of a positional or named tool's value, by its ``returns:`` kind.
-RETURNS = {
-    kind: Annotation(text, helpers=frozenset({"Any"}) if "Any" in text else frozenset())
-    for kind, text in RETURN_ANNOTATIONS.items()
-}
+RETURNS = {kind: Annotation.of(code, {}) for kind, code in RETURN_ANNOTATIONS.items()}
 
 
 @dataclass(frozen=True)
@@ -179,16 +184,10 @@ class ArgumentTypes:
     def __init__(self, typemap: TypeMap, renames: Mapping[str, str]) -> None:
         self.typemap = typemap
         self.renames = renames
-        self.local_names = set(renames.values()) | (set(typemap.declarations) - set(renames))
 
     def parameter(self, tool: ir.Tool, param: ir.Parameter) -> Annotation:
-        """An argument's type: models.py types under their local names (``renames``),
-        helpers under their own (server.py and client.py import typing's as they are)."""
-        marked = rename_types(self.typemap.parameter(tool, param), self.renames)
-        text, used = resolve_helpers(marked, frozenset())
-        return Annotation(
-            text, frozenset(declared_names(marked) & self.local_names), frozenset(used)
-        )
+        """An argument's type, models.py types under their local names (``renames``)."""
+        return Annotation.of(self.typemap.parameter(tool, param), self.renames)
 
     def model(self, name: str) -> Annotation:
         """A models.py class of the tool's own (``<Tool>Args``, ``<Tool>Output``)."""

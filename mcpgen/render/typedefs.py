@@ -133,8 +133,8 @@ def def_class_name(name: str) -> str:
     return class_name(name)
 
 
-SHARED_ENUM_MIN_CHARS = 100
-"""An inline ``enum`` whose ``Literal[…]`` is this long or longer (100 characters: more
+SHARED_ENUM_MIN_CHARS = 98
+"""An inline ``enum`` whose ``Literal[…]`` is this long or longer (98 characters: more
 than a line) and that the contract holds more than once becomes one alias in models.py,
 referenced by every use, instead of a copy per argument, field and signature."""
 

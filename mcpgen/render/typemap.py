@@ -31,7 +31,7 @@ What types cannot say is checked by the runtime validator on both sides (the ser
 arguments and results, the client on results): formats, patterns, bounds, lengths.
 
 ``typedefs`` decides what each definition is called and which enums are shared;
-``typesource`` writes the Python text of what this module decides.
+``typesource`` writes the Python code (``code.Code``) of what this module decides.
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from mcpgen_runtime.protocol.structured import needs_wrapper
 from .. import ir
 from ..keywords import MAX_MODEL_SCHEMA_DEPTH, json_depth
 from ..names import class_name
+from .code import Code, Value, code
 from .escape import py_str
 from .typedefs import (
     SHARED_ENUM_MIN_CHARS,
@@ -59,15 +60,16 @@ from .typedefs import (
 from .typesource import (
     ANY,
     HELPERS,
+    NONE,
     Declaration,
     FieldSpec,
+    alias_source,
     field_name,
     helper,
-    identifiers_in,
-    is_alias,
     literal,
     model_source,
     nullable,
+    ref,
     root_model_source,
     typeddict_source,
     union_of,
@@ -87,7 +89,7 @@ class TypeMap:
     _taken: set[str] = field(default_factory=set)
     _named: dict[tuple[str, Face], str] = field(default_factory=dict)  # (def, face) → name
     _busy: set[tuple[str, Face]] = field(default_factory=set)
-    _params: dict[tuple[str, str], str] = field(default_factory=dict)
+    _params: dict[tuple[str, str], Code] = field(default_factory=dict)
     _field_names: set[str] = field(default_factory=set)  # model attributes, never class names
     _avoid: set[str] = field(default_factory=set)  # method and parameter names: no class names
     _def_names: dict[str, str] = field(default_factory=dict)  # definition key → Python name
@@ -123,7 +125,7 @@ class TypeMap:
             typemap.declare_args(tool)
         return typemap
 
-    def parameter(self, tool: ir.Tool, param: ir.Parameter) -> str:
+    def parameter(self, tool: ir.Tool, param: ir.Parameter) -> Code:
         """The annotation of one argument (JSON face), the same in Args, handler and client."""
         key = (tool.name, param.name)
         if key not in self._params:
@@ -140,7 +142,7 @@ class TypeMap:
         ]
         doc = f"Arguments of tool {tool.name!r}, keyed by wire name."
         source, eager = typeddict_source(name, {"description": doc}, fields)
-        self.declare(name, source, eager)
+        self.declarations[name] = Declaration(name, source, eager)
 
     def declare_output(self, tool: ir.Tool) -> None:
         if tool.output_schema is None:
@@ -151,15 +153,14 @@ class TypeMap:
                 {k: v for k, v in tool.output_schema.items() if k != "$defs"},
                 self._scopes.get((tool.name, "output"), {}),
             )
-            text = self.annotation(own, name, "model")
-            self.declare(name, f"{name}: {helper('TypeAlias')} = {text}", identifiers_in(text))
+            self.declarations[name] = alias_source(name, self.annotation(own, name, "model"))
             return
         target_schema = self.defs.get(tool.output_type_ref or "")
         if tool.output_type_ref is not None and not (
             isinstance(target_schema, dict) and _is_mapping(target_schema)
         ):  # a mapping's alias is no model: it gets the RootModel below
             target = self.named(tool.output_type_ref, "model")
-            self.declare(name, f"{name} = {target}", eager=frozenset({target}))
+            self.declarations[name] = Declaration(name, code(f"{name} = ", target), eager=True)
             return
         schema = rename_refs(
             {k: v for k, v in tool.output_schema.items() if k != "$defs"},
@@ -168,11 +169,9 @@ class TypeMap:
         if not _is_object(schema) and _is_mapping(schema):
             # only keys by pattern or additionalProperties: a mapping, as when nested
             values = self.map_values(schema, name, "model")
-            self.declare(
-                name,
-                root_model_source(name, schema, f"dict[str, {values}]"),
-                eager=identifiers_in(values),
-            )  # a base class: evaluated at once
+            root = code("dict[str, ", values, "]")
+            # a base class: evaluated at once
+            self.declarations[name] = Declaration(name, root_model_source(name, schema, root), True)
             return
         if not _is_object(schema):
             merged = self.merge_all_of(schema) if isinstance(schema.get("allOf"), list) else None
@@ -199,54 +198,51 @@ class TypeMap:
         self._taken.add(name)
         return name
 
-    def named(self, ref: str, face: Face) -> str:
-        """The Python name of definition ``ref`` on ``face``, declared on first use."""
-        key = (ref, face)
-        if key in self._named:
-            return self._named[key]
-        schema = self.defs.get(ref)
+    def named(self, key: str, face: Face) -> Code:
+        """The type definition ``key`` is on ``face`` (declared on first use): a models.py
+        type, or ``Any`` where Python cannot spell it."""
+        if (key, face) in self._named:
+            return ref(self._named[(key, face)])
+        schema = self.defs.get(key)
         if schema is None:
             return ANY
-        python = self._def_names.get(ref, ref)
+        python = self._def_names.get(key, key)
         if _is_object(schema):
             name = python if face == "model" else self.fresh(f"{python}Dict")
-            self._named[key] = name
-            self.object_type(schema, name, face)
-            return name
-        if key in self._busy:  # an alias that contains itself: Python cannot spell it
+            self._named[(key, face)] = name
+            return ref(self.object_type(schema, name, face))
+        if (key, face) in self._busy:  # an alias that contains itself: Python cannot spell it
             return ANY
-        self._busy.add(key)
+        self._busy.add((key, face))
         try:
-            text = self.annotation(schema, class_name(ref), face)
+            value = self.annotation(schema, class_name(key), face)
         finally:
-            self._busy.discard(key)
+            self._busy.discard((key, face))
         if face == "json":
-            shared = self.named(ref, "model")
-            if self._alias_text(ref, "model") == text:  # the same on both faces: one alias
-                self._named[key] = shared
+            shared = self.named(key, "model")
+            if self._alias_value(key, "model") == value:  # the same on both faces: one alias
+                self._named[(key, face)] = self._named[(key, "model")]
                 return shared
             name = self.fresh(f"{python}Dict")
         else:
             name = python
-        self._named[key] = name
-        if text == "None" or text in self._null_aliases:
+        self._named[(key, face)] = name
+        if value == NONE or self._null_alias(value):
             self._null_aliases.add(name)
-        self.declare(name, f"{name}: {helper('TypeAlias')} = {text}", eager=identifiers_in(text))
-        return name
+        self.declarations[name] = alias_source(name, value)
+        return ref(name)
 
-    def _alias_text(self, ref: str, face: Face) -> str | None:
-        name = self._named.get((ref, face))
-        declared = self.declarations.get(name or "")
-        if declared is None:
-            return None
-        return declared.source.split(" = ", 1)[1]
+    def _alias_value(self, key: str, face: Face) -> Code | None:
+        declared = self.declarations.get(self._named.get((key, face), ""))
+        return declared.alias if declared is not None else None
 
-    def declare(self, name: str, source: str, eager: frozenset[str] = frozenset()) -> None:
-        self.declarations[name] = Declaration(name, source, eager)
+    def _null_alias(self, annotation: Code) -> bool:
+        """Is ``annotation`` an alias whose value is None?"""
+        return annotation.ref_name() in self._null_aliases
 
     # -- the mapping -----------------------------------------------------------
 
-    def annotation(self, schema: Any, hint: str, face: Face) -> str:
+    def annotation(self, schema: Any, hint: str, face: Face) -> Code:
         """The annotation for values valid under ``schema``; inline objects get names
         starting with ``hint``."""
         if not isinstance(schema, dict) or not schema:
@@ -254,10 +250,10 @@ class TypeMap:
         ref = schema.get("$ref")
         if isinstance(ref, str) and ref.startswith("#/$defs/"):
             target = self.named(ref_name(ref), face)
-            if target in self._null_aliases:
+            if self._null_alias(target):
                 # an alias of None is None at run time: `N | None` would be `None | None`,
                 # which Python refuses when pydantic evaluates it
-                target = "None"
+                target = NONE
             if _untyped_object(self.defs.get(ref_name(ref))):
                 return union_of([target, NOT_OBJECT])
             return nullable(target, _admits_null_besides_ref(schema))
@@ -284,34 +280,36 @@ class TypeMap:
             return union_of([text, NOT_OBJECT]) if _untyped_object(schema) else text
         return ANY
 
-    def enum(self, values: list[Any], hint: str) -> str:
+    def enum(self, values: list[Any], hint: str) -> Code:
         """``Literal[…]`` of ``values``; a long one that the contract repeats is an alias,
         declared once (named after its first use) and referenced (see SHARED_ENUM_MIN_CHARS)."""
-        text = literal(values)
+        value = literal(values)
         key = enum_key(values)
-        if len(text) < SHARED_ENUM_MIN_CHARS or key is None or key not in self._repeated_enums:
-            return text
+        if (
+            len(value.text()) < SHARED_ENUM_MIN_CHARS
+            or key is None
+            or key not in self._repeated_enums
+        ):
+            return value
         if key not in self._enum_aliases:
             name = self.fresh(hint)
             self._enum_aliases[key] = name
-            self.declare(
-                name, f"{name}: {helper('TypeAlias')} = {text}", eager=identifiers_in(text)
-            )
-        return self._enum_aliases[key]
+            self.declarations[name] = alias_source(name, value)
+        return ref(self._enum_aliases[key])
 
-    def one(self, kind: str, schema: Mapping[str, Any], hint: str, face: Face) -> str:
+    def one(self, kind: str, schema: Mapping[str, Any], hint: str, face: Face) -> Code:
         if kind == "object":
             if isinstance(schema.get("properties"), dict) and schema["properties"]:
-                return self.object_type(schema, self.fresh(_face_name(hint, face)), face)
-            return f"dict[str, {self.map_values(schema, hint, face)}]"
+                return ref(self.object_type(schema, self.fresh(_face_name(hint, face)), face))
+            return code("dict[str, ", self.map_values(schema, hint, face), "]")
         if kind == "array":
             items = schema.get("items")
             if isinstance(items, dict) and "prefixItems" not in schema:
-                return f"list[{self.annotation(items, f'{hint}Item', face)}]"
-            return f"list[{ANY}]"
+                return code("list[", self.annotation(items, f"{hint}Item", face), "]")
+            return code("list[", ANY, "]")
         return _SCALARS.get(kind, ANY)
 
-    def map_values(self, schema: Mapping[str, Any], hint: str, face: Face) -> str:
+    def map_values(self, schema: Mapping[str, Any], hint: str, face: Face) -> Code:
         """The value type of an object without named properties: what
         ``additionalProperties`` or any of ``patternProperties`` admits (which key
         may hold which is the validator's to check; a type cannot say it)."""
@@ -326,20 +324,21 @@ class TypeMap:
             return ANY  # additionalProperties false and no patterns: only {}
         return self.union(branches, f"{hint}Value", face)
 
-    def union(self, branches: list[Any], hint: str, face: Face) -> str:
+    def union(self, branches: list[Any], hint: str, face: Face) -> Code:
         tag = _discriminator(branches, self.defs)
         parts = []
         for index, branch in enumerate(branches, 1):
             suffix = _pascal(str(tag[1][index - 1])) if tag else f"Option{index}"
             parts.append(self.annotation(branch, f"{hint}{suffix}", face))
-        text = union_of(parts)
+        union = union_of(parts)
         if tag and face == "model" and ANY not in parts:
-            nullable = text.endswith(" | None")
-            core = text.removesuffix(" | None")
-            if " | " in core:
-                text = f"{helper('Annotated')}[{core}, {helper('Field')}(discriminator={py_str(tag[0])})]"
-                text = text + " | None" if nullable else text
-        return text
+            nullable = union.endswith(" | None")
+            core = union.removesuffix(" | None")
+            if core.says(" | "):
+                field_call = code(helper("Field"), "(discriminator=", Value(py_str(tag[0])), ")")
+                union = code(helper("Annotated"), "[", core, ", ", field_call, "]")
+                union = code(union, " | None") if nullable else union
+        return union
 
     def merge_all_of(self, schema: Mapping[str, Any]) -> dict[str, Any] | None:
         """``allOf`` of objects (or one member) as one schema; None when it is not that simple."""
@@ -373,15 +372,16 @@ class TypeMap:
         """Declare ``name`` as the TypedDict or model of an object schema; objects nested
         in it are named ``<stem><Property>``."""
         self._taken.add(name)
-        self.declare(name, "")  # placeholder: keeps declaration order parent-first
+        # placeholder: keeps declaration order parent-first
+        self.declarations[name] = Declaration(name, code())
         if stem is None:
             stem = name.removesuffix("Dict") if face == "json" else name
         fields = self.fields(schema, stem, face)
         if face == "model":
-            self.declare(name, model_source(name, schema, fields))
+            self.declarations[name] = Declaration(name, model_source(name, schema, fields))
         else:
             source, eager = typeddict_source(name, schema, fields)
-            self.declare(name, source, eager)
+            self.declarations[name] = Declaration(name, source, eager)
         return name
 
     def fields(self, schema: Mapping[str, Any], owner: str, face: Face) -> list[FieldSpec]:
@@ -415,14 +415,16 @@ class TypeMap:
     def ordered(self) -> list[Declaration]:
         """Declarations in an order Python can execute: classes first (their annotations
         are lazy), then aliases and functional TypedDicts after what they evaluate."""
-        lazy = [d for d in self.declarations.values() if not d.eager and not is_alias(d)]
-        eager = [d for d in self.declarations.values() if d.eager or is_alias(d)]
+        lazy = [d for d in self.declarations.values() if not d.eager]
+        eager = [d for d in self.declarations.values() if d.eager]
         done = {d.name for d in lazy}
         ordered = list(lazy)
         pending = list(eager)
         while pending:
             ready = [
-                d for d in pending if all(n in done or n not in self.declarations for n in d.eager)
+                d
+                for d in pending
+                if all(n in done or n not in self.declarations for n in d.source.refs)
             ]
             if not ready:  # a cycle through aliases: keep the given order (cannot happen for
                 ready = pending[:1]  # aliases of self, which ``named`` turns into Any)
@@ -438,24 +440,24 @@ class TypeMap:
 # A positional or named handler's value by its ``returns:`` kind (the JSON face:
 # ``returns`` names a kind, not a schema, so arrays and objects hold Any).
 RETURN_ANNOTATIONS = {
-    "string": "str",
-    "integer": "int",
-    "number": "int | float",
-    "boolean": "bool",
-    "object": "dict[str, Any]",
-    "array": "list[Any]",
-    "content": "list[dict[str, Any]]",
-    "result": "dict[str, Any]",  # a CallToolResult: content, structuredContent, _meta
+    "string": code("str"),
+    "integer": code("int"),
+    "number": code("int | float"),
+    "boolean": code("bool"),
+    "object": code("dict[str, ", ANY, "]"),
+    "array": code("list[", ANY, "]"),
+    "content": code("list[dict[str, ", ANY, "]]"),
+    "result": code("dict[str, ", ANY, "]"),  # a CallToolResult: content, structuredContent, _meta
 }
 
 _SCALARS = {
-    "string": "str",
-    "integer": "int",
-    "number": "int | float",
-    "boolean": "bool",
-    "null": "None",
-    "object": f"dict[str, {ANY}]",
-    "array": f"list[{ANY}]",
+    "string": code("str"),
+    "integer": code("int"),
+    "number": code("int | float"),
+    "boolean": code("bool"),
+    "null": NONE,
+    "object": code("dict[str, ", ANY, "]"),
+    "array": code("list[", ANY, "]"),
 }
 
 
@@ -470,7 +472,7 @@ def _is_object(schema: Any) -> bool:
 
 
 # What a schema with `properties` and no `type` admits besides objects.
-NOT_OBJECT = f"bool | int | float | str | list[{ANY}] | None"
+NOT_OBJECT = code("bool | int | float | str | list[", ANY, "] | None")
 
 
 def _untyped_object(schema: Any) -> bool:
