@@ -39,7 +39,8 @@ demo: $(DEMO_STAMP)
 
 ## test: the whole suite (unit, golden, mypy on generated code, interop with the official SDK),
 ## one pytest-xdist worker per CPU; a test file always runs whole in one worker. Branch
-## coverage of mcpgen and mcpgen_runtime is measured and reported; below the floor in
+## coverage of mcpgen and mcpgen_runtime, in the workers and in the Python subprocesses
+## the tests start, is measured, combined and reported; below the floor in
 ## pyproject.toml ([tool.coverage.report] fail_under) the run fails
 test: $(STAMP) npm-tools
 	$(BIN)/mcpgen build examples/weather/tools.yaml
