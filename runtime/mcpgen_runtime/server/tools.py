@@ -273,9 +273,27 @@ class ToolRuntime:
         return result
 
 
+# JSON's scalars by exact type: most of a structured value, passed through untouched
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _plain(value: Any) -> Any:
     """A handler's structured value as JSON data: models dumped (by alias, what was
-    set), inside lists and dicts too."""
+    set), inside lists and dicts too. A plain dict or list whose items are scalars
+    is returned as it is, with no copy (the usual case, on every call's path)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        for item in value.values():
+            if type(item) not in _SCALARS:
+                return {key: _plain(item) for key, item in value.items()}
+        return value
+    if kind is list:
+        for item in value:
+            if type(item) not in _SCALARS:
+                return [_plain(item) for item in value]
+        return value
     dump = getattr(value, "model_dump", None)
     if dump is not None:
         return dump(mode="json", by_alias=True, exclude_unset=True)

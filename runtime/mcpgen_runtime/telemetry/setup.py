@@ -26,7 +26,6 @@ import importlib.util
 import os
 import sys
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from typing import Any
 
 from .logs import diagnostics
@@ -95,6 +94,10 @@ def _exporter(group: str, name: str) -> Any:
     if name == "otlp":
         protocol = os.environ.get("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf").strip()
         name = "otlp_proto_grpc" if protocol == "grpc" else "otlp_proto_http"
+    # here, not at module level: importlib.metadata costs a server ~20 ms of start-up,
+    # and only an OTEL_* setting that names an exporter needs it
+    from importlib.metadata import entry_points
+
     found = [point for point in entry_points(group=group) if point.name == name]
     if not found:
         known = sorted(point.name for point in entry_points(group=group))
