@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpgen_runtime.protocol.constants import INVALID_PARAMS
-from mcpgen_runtime.protocol.structured import needs_wrapper, unwrap_value
+from mcpgen_runtime.protocol.structured import needs_wrapper, plain_value, unwrap_value
 from mcpgen_runtime.schema.validator import ValidationFailed, compile_schema
 
 from .check_names import CHECKS, SERVER
@@ -217,7 +217,9 @@ def _error_result(
     invalid = _INVALID_RESULT.match(text)
     if invalid and tool.in_process:
         detail = (
-            tool.output_problem(_dumped(reply.returned)) if reply.returned is not UNSET else None
+            tool.output_problem(plain_value(reply.returned))
+            if reply.returned is not UNSET
+            else None
         )
         return Finding(
             tool.name,
@@ -253,18 +255,6 @@ def _wrong_return(tool: ToolUnderTest, reply: Reply) -> str | None:
 def _is_of(value: Any, kinds: tuple[type, ...]) -> bool:
     """``isinstance``, except that a bool is no integer or number (as in JSON)."""
     return isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
-
-
-def _dumped(value: Any) -> Any:
-    """A handler's value as the server sends it: models dumped, in lists and dicts too."""
-    dump = getattr(value, "model_dump", None)
-    if dump is not None:
-        return dump(mode="json", by_alias=True, exclude_unset=True)
-    if isinstance(value, list | tuple):
-        return [_dumped(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _dumped(item) for key, item in value.items()}
-    return value
 
 
 def _success(tool: ToolUnderTest, arguments: Any, result: dict[str, Any]) -> Finding | None:

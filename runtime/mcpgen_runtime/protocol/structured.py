@@ -27,6 +27,7 @@ __all__ = [
     "WRAP_META_KEY",
     "descriptor_for_revision",
     "needs_wrapper",
+    "plain_value",
     "unwrap_descriptor",
     "unwrap_value",
     "wrap_value",
@@ -119,3 +120,34 @@ def unwrap_value(structured: Any) -> tuple[bool, Any]:
     if isinstance(structured, dict) and set(structured) == {WRAP_MEMBER}:
         return True, structured[WRAP_MEMBER]
     return False, None
+
+
+# JSON's scalars by exact type: most of a structured value, passed through untouched
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def plain_value(value: Any) -> Any:
+    """A handler's structured value as JSON data: models dumped (by alias, what was
+    set), inside lists and dicts too. A plain dict or list whose items are scalars
+    is returned as it is, with no copy (the usual case, on every call's path)."""
+    kind = type(value)
+    if kind in _JSON_SCALARS:
+        return value
+    if kind is dict:
+        for item in value.values():
+            if type(item) not in _JSON_SCALARS:
+                return {key: plain_value(item) for key, item in value.items()}
+        return value
+    if kind is list:
+        for item in value:
+            if type(item) not in _JSON_SCALARS:
+                return [plain_value(item) for item in value]
+        return value
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(value, list | tuple):
+        return [plain_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: plain_value(item) for key, item in value.items()}
+    return value

@@ -39,7 +39,7 @@ from ..protocol.constants import META_SERVER_INFO
 from ..protocol.jsonrpc import dumps
 from ..protocol.param_headers import HeaderParam, header_params
 from ..protocol.revisions import MODERN_VERSIONS, STRUCTURED_CONTENT_VERSIONS, TOOL_FIELDS
-from ..protocol.structured import descriptor_for_revision, needs_wrapper, wrap_value
+from ..protocol.structured import descriptor_for_revision, needs_wrapper, plain_value, wrap_value
 from ..schema.validator import ValidationFailed, compile_schema
 from ..telemetry.logs import diagnostics
 from .asking import InputRequired
@@ -241,7 +241,7 @@ class ToolRuntime:
 
     def _structured(self, value: Any) -> dict[str, Any]:
         try:
-            value = _plain(value)
+            value = plain_value(value)
         except RecursionError:
             raise InvalidResult(
                 "it cannot be sent as JSON", "result is not JSON-serialisable: nested too deeply"
@@ -271,37 +271,6 @@ class ToolRuntime:
         if self.wraps:  # for_revision wraps it for the revisions before 2026-07-28
             result[WRAPS] = True
         return result
-
-
-# JSON's scalars by exact type: most of a structured value, passed through untouched
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-def _plain(value: Any) -> Any:
-    """A handler's structured value as JSON data: models dumped (by alias, what was
-    set), inside lists and dicts too. A plain dict or list whose items are scalars
-    is returned as it is, with no copy (the usual case, on every call's path)."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is dict:
-        for item in value.values():
-            if type(item) not in _SCALARS:
-                return {key: _plain(item) for key, item in value.items()}
-        return value
-    if kind is list:
-        for item in value:
-            if type(item) not in _SCALARS:
-                return [_plain(item) for item in value]
-        return value
-    dump = getattr(value, "model_dump", None)
-    if dump is not None:
-        return dump(mode="json", by_alias=True, exclude_unset=True)
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _plain(item) for key, item in value.items()}
-    return value
 
 
 def _to_json(value: Any) -> str:

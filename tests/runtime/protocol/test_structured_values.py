@@ -1,12 +1,13 @@
-"""How a handler's structured value becomes JSON data (``server.tools._plain``): models
-dumped at any depth, plain data passed through untouched, too deep a value refused."""
+"""How a handler's structured value becomes JSON data
+(``protocol.structured.plain_value``): models dumped at any depth, plain data passed
+through untouched, too deep a value refused."""
 
 from __future__ import annotations
 
 import pydantic
 import pytest
 
-from mcpgen_runtime.server.tools import _plain
+from mcpgen_runtime.protocol.structured import plain_value as _plain
 
 
 class Point(pydantic.BaseModel):
