@@ -19,14 +19,13 @@ from ..transport.lines import AsyncTransport, ServeFunction
 from . import flows
 from .asking import decided, declined, question_of
 from .base import (
-    AnyProgressCallback,
     AsyncProgressCallback,
     Progress,
     SessionState,
     T,
     identity,
 )
-from .core import Asked, Outcome, Response
+from .core import Asked, Outcome, ProgressFunction, Response
 from .effects import Liveness, Window
 from .listing import ListedTool
 from .task_state import NO_LIMIT, TaskHandleBase, TaskState, TaskStatus
@@ -148,9 +147,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
 
     # -- progress -----------------------------------------------------------------------
 
-    def _run_progress(
-        self, token: Any, callback: AnyProgressCallback, arguments: Progress
-    ) -> object:
+    def _run_progress(self, token: Any, callback: ProgressFunction, arguments: Progress) -> object:
         """A coroutine callback runs as a task, awaited when the call ends."""
         outcome = super()._run_progress(token, callback, arguments)
         if inspect.isawaitable(outcome):
@@ -165,7 +162,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
         """Stop routing ``token``'s progress and let its running callbacks finish."""
         if token is None:
             return
-        self._core.progress_callbacks.pop(token, None)
+        super()._progress_drop(token)
         running = self._progress_tasks.pop(token, None)
         if running:
             await asyncio.gather(*running, return_exceptions=True)
@@ -175,7 +172,7 @@ class AsyncSession(SessionState[AsyncTransport, "asyncio.Future[Response[Any]]"]
         call failed or was cancelled: nobody waits for them)."""
         if token is None:
             return
-        self._core.progress_callbacks.pop(token, None)
+        super()._progress_drop(token)
         for task in self._progress_tasks.pop(token, ()):
             task.cancel()
 

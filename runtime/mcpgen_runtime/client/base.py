@@ -51,7 +51,6 @@ ProgressCallback = Callable[[float, float | None, str | None], None]
 AsyncProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 Progress = tuple[float, float | None, str | None]  # progress, total, message
-AnyProgressCallback = ProgressFunction
 
 
 T = TypeVar("T")
@@ -333,9 +332,7 @@ class SessionState(Generic[TR, W]):
         except Exception:
             logger.exception("the notification handler failed on %s", event.method)
 
-    def _run_progress(
-        self, token: Any, callback: AnyProgressCallback, arguments: Progress
-    ) -> object:
+    def _run_progress(self, token: Any, callback: ProgressFunction, arguments: Progress) -> object:
         """Call a progress callback; what it returns (None if it failed, logged)."""
         try:
             return callback(*arguments)
