@@ -136,6 +136,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..auth.scopes import tool_scopes
 from ..protocol.constants import META_SCOPES
 from ..protocol.pointer import MISSING
 from ..protocol.structured import needs_wrapper, wrapped_schema
@@ -280,15 +281,9 @@ def _compare_tool(old: Mapping[str, Any], new: Mapping[str, Any], out: Out) -> N
             out.add("UNKNOWN_FIELD_CHANGED", key, f"member {key!r} changed")
 
 
-def _scopes(descriptor: Mapping[str, Any]) -> list[str]:
-    meta = descriptor.get("_meta")
-    value = meta.get(META_SCOPES) if isinstance(meta, Mapping) else None
-    return [s for s in value if isinstance(s, str)] if isinstance(value, list) else []
-
-
 def _compare_meta(old: Mapping[str, Any], new: Mapping[str, Any], out: Out) -> None:
     """The OAuth scopes a tool needs (mcpgen's ``_meta`` key), then the rest of ``_meta``."""
-    before, after = _scopes(old), _scopes(new)
+    before, after = tool_scopes(old), tool_scopes(new)
     for scope in after:
         if scope not in before:
             out.add("SCOPE_ADDED", "scopes", f"needs scope {scope!r}: tokens may lack it")
