@@ -140,12 +140,7 @@ class OAuthGate:
         if view is None:
             permitted = self.table.permitted(granted)
             tools = {name: tool for name, tool in self.app.tools.items() if name in permitted}
-            view = App(
-                tools,
-                server_info=self.app.server_info,
-                instructions=self.app.instructions,
-                list_cache_scope="private",
-            )
+            view = self.app.derived(tools, list_cache_scope="private")
             self._views[granted] = view
             if len(self._views) > MAX_LISTING_VIEWS:
                 self._views.popitem(last=False)

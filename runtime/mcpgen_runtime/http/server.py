@@ -256,9 +256,7 @@ def without_tasks(app: App) -> App:
         )
         for name, tool in app.tools.items()
     }
-    bare = App(tools, server_info=app.server_info, instructions=app.instructions)
-    bare.share_state_seal(app)
-    return bare
+    return app.derived(tools)
 
 
 def _guard_connections(options: HttpOptions) -> type:

@@ -400,14 +400,17 @@ class App:
         server_info: Mapping[str, Any],
         instructions: str | None,
         list_cache_scope: str = LIST_CACHE_SCOPE,
+        state_seal: StateSeal | None = None,
     ) -> None:
         """``list_cache_scope``: the 2026-07-28 ``cacheScope`` of ``tools/list``:
-        ``private`` where the listing varies by the caller's authorization."""
+        ``private`` where the listing varies by the caller's authorization.
+        ``state_seal``: the request-state seal (by default keyed from the
+        environment, else at random)."""
         self.tools = tools
         self.server_info = dict(server_info)
         self.instructions = instructions
         # seals a 2026-07-28 asking call's requestState; the command line may set the key
-        self.state_seal = StateSeal.from_environment()
+        self.state_seal = state_seal or StateSeal.from_environment()
         self.task_tools = frozenset(
             name for name, tool in tools.items() if tool.binding.task_support != "forbidden"
         )
@@ -433,9 +436,16 @@ class App:
         """Seal 2026-07-28 ``requestState`` with ``key`` (shared by every worker)."""
         self.state_seal = StateSeal(key)
 
-    def share_state_seal(self, other: App) -> None:
-        """Seal as ``other`` does (an App derived from it)."""
-        self.state_seal = other.state_seal
+    def derived(self, tools: dict[str, ToolRuntime], *, list_cache_scope: str | None = None) -> App:
+        """An App serving ``tools`` (a subset or variant of this one's) with this
+        one's server info, instructions and request-state seal."""
+        return App(
+            tools,
+            server_info=self.server_info,
+            instructions=self.instructions,
+            list_cache_scope=list_cache_scope or LIST_CACHE_SCOPE,
+            state_seal=self.state_seal,
+        )
 
     @classmethod
     def build(
