@@ -51,18 +51,18 @@ def authorization_findings(
     """Every ``unauthorized_accepted`` finding of ``tools`` at ``url`` (``headers``:
     the user's own, the ``Authorization`` one left out of the probes)."""
     plain = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+    probes = [("no token", plain, 401)]
+    if token_without_scopes is not None:
+        scoped_out = {**plain, "Authorization": f"Bearer {token_without_scopes}"}
+        probes.append(("a token without its scopes", scoped_out, 403))
+    for number, token in enumerate(invalid_tokens, 1):
+        refused = {**plain, "Authorization": f"Bearer {token}"}
+        probes.append((f"--auth-token-invalid #{number}", refused, 401))
     findings = []
     for tool in tools:
         if not tool.scopes or (tool.hints.destructive and not allow_destructive):
             continue
         arguments = _arguments(tool)
-        probes = [("no token", plain, 401)]
-        if token_without_scopes is not None:
-            scoped_out = {**plain, "Authorization": f"Bearer {token_without_scopes}"}
-            probes.append(("a token without its scopes", scoped_out, 403))
-        for number, token in enumerate(invalid_tokens, 1):
-            refused = {**plain, "Authorization": f"Bearer {token}"}
-            probes.append((f"--auth-token-invalid #{number}", refused, 401))
         for what, sent, status in probes:
             problem = _probe(url, sent, tool, arguments, status, timeout)
             if problem is not None:

@@ -9,6 +9,7 @@ Standard library only.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -28,10 +29,12 @@ class AuthInfo:
     claims: Mapping[str, Any] = field(default_factory=dict)
     expires_at: float | None = None  # seconds since the epoch (the exp claim)
 
-    @property
+    @functools.cached_property
     def requestor(self) -> str:
         """The identity tasks are bound to: subject and client together (one user's
-        tasks through two clients stay apart), written so that no two pairs collide."""
+        tasks through two clients stay apart), written so that no two pairs collide.
+        Written once per ``AuthInfo`` (a verifier hands the same one to every request
+        of a token it remembers)."""
         return json.dumps([self.subject, self.client_id], separators=(",", ":"))
 
 

@@ -231,16 +231,12 @@ def _bearer_params(header: str) -> dict[str, str]:
     return found
 
 
-def auth_error(
-    url: str, challenge: Challenge, granted: Sequence[str] | None = None
-) -> AuthRequired:
-    """``Forbidden`` for a 403 (naming the scopes missing from ``granted``, the token's
-    scopes when known), ``Unauthorized`` for a 401."""
+def auth_error(url: str, challenge: Challenge) -> AuthRequired:
+    """``Forbidden`` for a 403 (naming the scopes its challenge demands),
+    ``Unauthorized`` for a 401."""
     said = f" (WWW-Authenticate: {challenge.header})" if challenge.header else ""
     if challenge.status == 403:
-        have = set(granted or ())
-        missing = tuple(s for s in challenge.scopes if s not in have)
-        needs = f": the call needs scope {' '.join(missing)}" if missing else ""
+        needs = f": the call needs scope {' '.join(challenge.scopes)}" if challenge.scopes else ""
         return Forbidden(
             f"{url} answered 403 Forbidden{needs}{said}; ask the authorization server's "
             "administrator to grant the client those scopes",
@@ -248,7 +244,7 @@ def auth_error(
             www_authenticate=challenge.header,
             error=challenge.error,
             required_scopes=challenge.scopes,
-            missing_scopes=missing if granted is not None else challenge.scopes,
+            missing_scopes=challenge.scopes,  # the token's scopes are not known here
         )
     return Unauthorized(
         f"{url} answered 401 Unauthorized{said}: pass credentials with auth=… "

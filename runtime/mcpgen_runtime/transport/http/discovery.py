@@ -27,6 +27,7 @@ import httpx2
 
 from ..._errors import Unauthorized
 from ...protocol.addresses import is_loopback
+from .wire import url_origin
 
 __all__ = ["Discovered", "Discovery", "check_endpoint"]
 
@@ -76,7 +77,7 @@ class Discovery:
         candidates += [f"{origin}/.well-known/oauth-protected-resource{path}"] if path else []
         candidates += [f"{origin}/.well-known/oauth-protected-resource"]
         for url in candidates:
-            if _origin(url) != _origin(self.url):
+            if url_origin(url) != url_origin(self.url):
                 raise self.error(
                     f"the server points to protected resource metadata on another origin ({url})"
                 )
@@ -168,15 +169,9 @@ def _strings(value: Any) -> list[str]:
     return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urlsplit(url)
-    default = 443 if parts.scheme == "https" else 80
-    return parts.scheme, (parts.hostname or "").lower(), parts.port or default
-
-
 def _covers(resource: str, url: str) -> bool:
     """``resource`` names the endpoint ``url``: the same origin, a parent path."""
-    if _origin(resource) != _origin(url) or urlsplit(resource).fragment:
+    if url_origin(resource) != url_origin(url) or urlsplit(resource).fragment:
         return False
     base = urlsplit(resource).path.rstrip("/")
     path = urlsplit(url).path.rstrip("/")

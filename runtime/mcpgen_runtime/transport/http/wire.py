@@ -48,6 +48,7 @@ __all__ = [
     "Message",
     "read_message",
     "too_large",
+    "url_origin",
 ]
 
 #: Called by an HTTP transport when one request cannot be answered: the request's
@@ -127,7 +128,7 @@ class HttpPeer:
             raise ValueError(f"not an http:// or https:// URL: {url!r}")
         self.url = url
         self.max_message_bytes = max_message_bytes
-        self._origin = _origin(url)
+        self._origin = url_origin(url)
         # identity: a compressed body could expand past every bound before we see it
         self._base = {"accept": ACCEPT, "content-type": "application/json"}
         self._base["accept-encoding"] = "identity"
@@ -194,7 +195,7 @@ class HttpPeer:
         if status not in (307, 308) or not location:
             return False
         target = urljoin(self.url, location)
-        if _origin(target) != self._origin:
+        if url_origin(target) != self._origin:
             return False
         self.url = target
         return True
@@ -384,7 +385,8 @@ class EventStream:
         return data[0] if len(data) == 1 else b"\n".join(data)
 
 
-def _origin(url: str) -> tuple[str, str, int | None]:
+def url_origin(url: str) -> tuple[str, str, int | None]:
+    """``url``'s origin: scheme, lower-case host and port (the scheme's default if none)."""
     parts = urlsplit(url)
     default = 443 if parts.scheme == "https" else 80
     return parts.scheme, (parts.hostname or "").lower(), parts.port or default
