@@ -43,7 +43,7 @@ from ..auth.jwt import (
     verify_jwt,
 )
 from ..auth.tokens import AuthInfo, InvalidToken, VerifierUnavailable
-from ..protocol.addresses import is_loopback
+from ..protocol.addresses import discovery_urls, secure_url
 
 __all__ = [
     "ACCEPTED_SECONDS",
@@ -68,11 +68,7 @@ MAX_ACCEPTED = 1024
 
 def check_fetch_url(url: str, what: str) -> str:
     """``url`` if the verifiers may fetch it: https, or http on a loopback host."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.scheme == "https" and host:
-        return url
-    if parts.scheme == "http" and host and is_loopback(host):
+    if secure_url(url):
         return url
     raise ValueError(f"{what} must be an https URL (http only on a loopback host): {url!r}")
 
@@ -108,24 +104,6 @@ def fetch_json(url: str, *, data: bytes | None = None, headers: Mapping[str, str
 def _where(url: str) -> str:
     parts = urlsplit(url)  # no query string: it could hold a credential
     return urlunsplit((parts.scheme, parts.netloc, parts.path, "", ""))
-
-
-def discovery_urls(issuer: str) -> list[str]:
-    """Where an issuer's metadata may be, in the order tried: RFC 8414 (the well-known
-    path inserted before the issuer's path), then OpenID Connect discovery (inserted,
-    then appended)."""
-    parts = urlsplit(issuer)
-    path = parts.path.rstrip("/")
-
-    def at(well_known: str) -> str:
-        return urlunsplit((parts.scheme, parts.netloc, well_known, "", ""))
-
-    urls = [
-        at("/.well-known/oauth-authorization-server" + path),
-        at("/.well-known/openid-configuration" + path),
-        at(path + "/.well-known/openid-configuration"),
-    ]
-    return list(dict.fromkeys(urls))
 
 
 class JwtVerifier:

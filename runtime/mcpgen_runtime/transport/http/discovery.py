@@ -26,14 +26,13 @@ from urllib.parse import urlsplit
 import httpx2
 
 from ..._errors import Unauthorized
-from ...protocol.addresses import is_loopback
+from ...protocol.addresses import discovery_urls, secure_url
 from .wire import url_origin
 
 __all__ = ["Discovered", "Discovery", "check_endpoint"]
 
 _MAX_DOCUMENT = 256 * 1024  # bytes of a metadata document or token response read
 _TIMEOUT = 30.0  # seconds one request to a metadata or token endpoint may take
-_AS_SUFFIXES = ("oauth-authorization-server", "openid-configuration")
 
 
 @dataclass(frozen=True)
@@ -88,11 +87,7 @@ class Discovery:
 
     async def _server_metadata(self, issuer: str, code_flow: bool) -> dict[str, Any]:
         check_endpoint(issuer, self.url)
-        parts = urlsplit(issuer)
-        origin, path = f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
-        candidates = [f"{origin}/.well-known/{suffix}{path}" for suffix in _AS_SUFFIXES]
-        candidates.append(f"{origin}{path}/.well-known/openid-configuration")
-        for url in dict.fromkeys(candidates):
+        for url in discovery_urls(issuer):
             status, metadata = await self.fetch("GET", url)
             if status != 200 or not metadata:
                 continue
@@ -152,10 +147,7 @@ class Discovery:
 
 def check_endpoint(url: str, endpoint: str) -> None:
     """OAuth needs TLS: https, or http on the loopback interface only."""
-    parts = urlsplit(url)
-    if parts.scheme == "https" and parts.hostname:
-        return
-    if parts.scheme == "http" and is_loopback(parts.hostname or ""):
+    if secure_url(url):
         return
     raise Unauthorized(
         f"refusing to use {url!r} to authorize with {endpoint}: OAuth endpoints must be "
