@@ -15,14 +15,13 @@ service down with Redis) and says so on stderr once per outage.
 
 from __future__ import annotations
 
-import math
 import sys
 from collections.abc import Mapping
 from typing import Any
 
 from ..protocol.constants import RATE_LIMITED
 from ..protocol.jsonrpc import error_response
-from ..ratelimit.bucket import RateLimit, retry_after_header
+from ..ratelimit.bucket import RateLimit, over_limit, retry_after_header
 from ..tasks.store import TaskStore, TaskStoreUnavailable
 from .identity import caller
 
@@ -68,11 +67,5 @@ class RateGate:
         self._store_down = False
         if not wait:
             return None
-        retry_ms = max(1, math.ceil(wait * 1000))
-        frame = error_response(
-            None,
-            RATE_LIMITED,
-            f"Too many requests: over the rate limit of {self.limit}; retry in {retry_ms} ms",
-            {"retryAfterMs": retry_ms},
-        )
+        frame = error_response(None, RATE_LIMITED, *over_limit(self.limit, wait))
         return Refusal(429, retry_after_header(wait), frame)

@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_MAX_CALLERS",
     "LocalBuckets",
     "RateLimit",
+    "over_limit",
     "retry_after_header",
     "take",
 ]
@@ -85,6 +86,14 @@ def take(tat: float, now: float, limit: RateLimit) -> tuple[float, float]:
     if wait > 0:
         return tat, wait
     return after, 0.0
+
+
+def over_limit(limit: RateLimit, wait: float) -> tuple[str, dict[str, int]]:
+    """The message and ``data`` of the ``RATE_LIMITED`` error refusing a request that
+    must wait ``wait`` seconds (``retryAfterMs``: whole milliseconds, at least 1)."""
+    retry_ms = max(1, math.ceil(wait * 1000))
+    message = f"Too many requests: over the rate limit of {limit}; retry in {retry_ms} ms"
+    return message, {"retryAfterMs": retry_ms}
 
 
 def retry_after_header(seconds: float) -> int:
