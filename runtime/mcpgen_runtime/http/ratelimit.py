@@ -15,7 +15,6 @@ service down with Redis) and says so on stderr once per outage.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,9 +22,12 @@ from ..protocol.constants import RATE_LIMITED
 from ..protocol.jsonrpc import error_response
 from ..ratelimit.bucket import RateLimit, over_limit, retry_after_header
 from ..tasks.store import TaskStore, TaskStoreUnavailable
+from ..telemetry.logs import diagnostics
 from .identity import caller
 
 __all__ = ["RateGate", "Refusal"]
+
+_LOG = diagnostics("tasks")  # the task store that keeps the buckets failed
 
 
 class Refusal:
@@ -62,7 +64,7 @@ class RateGate:
         except TaskStoreUnavailable as exc:
             if not self._store_down:
                 self._store_down = True
-                print(f"mcpgen: rate limit not applied: {exc}", file=sys.stderr, flush=True)
+                _LOG.warning("rate limit not applied: %s", exc)
             return None
         self._store_down = False
         if not wait:
