@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "DEFAULT_MAX_CALLERS",
@@ -47,6 +47,8 @@ class RateLimit:
     count: float
     period: float
     burst: int
+    # the text, made once (every refusal names the limit: ``over_limit``)
+    _text: str = field(init=False, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str, burst: int | None = None) -> RateLimit:
@@ -70,9 +72,12 @@ class RateLimit:
         """Seconds between two tokens."""
         return self.period / self.count
 
-    def __str__(self) -> str:
+    def __post_init__(self) -> None:
         unit = "s" if self.period == 1.0 else "m"
-        return f"{self.count:g}/{unit} (burst {self.burst})"
+        object.__setattr__(self, "_text", f"{self.count:g}/{unit} (burst {self.burst})")
+
+    def __str__(self) -> str:
+        return self._text
 
 
 def take(tat: float, now: float, limit: RateLimit) -> tuple[float, float]:
