@@ -68,9 +68,8 @@ def main(
         with _stdout_to_stderr() if args.transport == "stdio" else contextlib.nullcontext():
             impl = load_implementation(args.impl, base_class)
             app = build_app(impl)
-        state_key = args.request_state_key or os.environ.get(STATE_KEY_ENV) or None
-        if state_key is not None:
-            app.use_state_key(state_key)
+        if args.request_state_key:  # $MCPGEN_REQUEST_STATE_KEY: the App's own already
+            app.use_state_key(args.request_state_key)
     except (ImportError, AttributeError, TypeError, ValueError) as exc:
         print(f"{prog}: {exc}", file=sys.stderr)
         return 2

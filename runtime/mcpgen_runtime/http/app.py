@@ -79,6 +79,7 @@ Send = Callable[[Message], Awaitable[None]]
 _ROUTING = (b"mcp-protocol-version", b"mcp-method", b"mcp-name")
 _decode = json.JSONDecoder().decode
 _TEXT = [(b"content-type", b"text/plain; charset=utf-8")]
+_ALLOW_GET = (b"allow", b"GET, HEAD")  # the probes and the metadata document
 
 
 class _Head:
@@ -303,7 +304,7 @@ class HttpApp:
         """The RFC 9728 metadata document: GET or HEAD, no token, no Host/Origin check
         (public facts a browser-based client may read from any page)."""
         if scope["method"] not in ("GET", "HEAD"):
-            await _plain(send, 405, "Method Not Allowed: GET or HEAD", allow=b"GET, HEAD")
+            await _plain(send, 405, "Method Not Allowed: GET or HEAD", _ALLOW_GET)
             return
         headers = [
             *JSON_HEADERS,
@@ -321,7 +322,7 @@ class HttpApp:
         check (an orchestrator's probe names the pod's address; the answer holds no
         data), nothing of the store's URL in the body (it may carry a password)."""
         if scope["method"] not in ("GET", "HEAD"):
-            await _plain(send, 405, "Method Not Allowed: GET or HEAD", allow=b"GET, HEAD")
+            await _plain(send, 405, "Method Not Allowed: GET or HEAD", _ALLOW_GET)
             return
         status, body = 200, {"status": "ok"}
         if readiness and self.draining:
@@ -496,18 +497,18 @@ async def _refuse(send: Send, refusal: Refusal) -> None:
 
 async def _challenge(send: Send, refusal: AuthRefusal) -> None:
     """An authorization refusal: its status, challenge and text."""
-    body = refusal.text.encode()
-    headers = [*_TEXT, (b"content-length", str(len(body)).encode())]
-    if refusal.challenge is not None:
-        headers.append((b"www-authenticate", refusal.challenge.encode()))
-    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+    challenge = refusal.challenge
+    header = None if challenge is None else (b"www-authenticate", challenge.encode())
+    await _plain(send, refusal.status, refusal.text, header)
 
 
-async def _plain(send: Send, status: int, text: str, *, allow: bytes | None = None) -> None:
+async def _plain(
+    send: Send, status: int, text: str, header: tuple[bytes, bytes] | None = None
+) -> None:
+    """A text answer; ``header``: one more header (``Allow``, ``WWW-Authenticate``)."""
     body = text.encode()
     headers = [*_TEXT, (b"content-length", str(len(body)).encode())]
-    if allow is not None:
-        headers.append((b"allow", allow))
+    if header is not None:
+        headers.append(header)
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})

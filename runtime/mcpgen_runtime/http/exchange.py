@@ -120,18 +120,7 @@ class Exchange:
         self.identity_header = identity_header  # who a request line names (http.identity)
         # Answer one request (``message`` has a valid id and a string method). Decided
         # here, once: an unobserved request takes no branch and no extra frame.
-        self.answer: Callable[
-            [
-                Mapping[str, Any],
-                Routing,
-                bool,
-                Mapping[str, Any],
-                ASGIReceive,
-                ASGISend,
-                AuthInfo | None,
-            ],
-            Awaitable[object],
-        ] = self._answer if telemetry is None else self._observed
+        self.answer = self._answer if telemetry is None else self._observed
         # the elicitation/create requests this process's calls sent, awaiting answers
         self.outbound = Outbound()
         # with a shared store, answers POSTed to another worker are relayed through it

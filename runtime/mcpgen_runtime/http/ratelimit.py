@@ -15,18 +15,19 @@ service down with Redis) and says so on stderr once per outage.
 
 from __future__ import annotations
 
-import math
-import sys
 from collections.abc import Mapping
 from typing import Any
 
 from ..protocol.constants import RATE_LIMITED
 from ..protocol.jsonrpc import error_response
-from ..ratelimit.bucket import RateLimit, retry_after_header
+from ..ratelimit.bucket import RateLimit, over_limit, retry_after_header
 from ..tasks.store import TaskStore, TaskStoreUnavailable
+from ..telemetry.logs import diagnostics
 from .identity import caller
 
 __all__ = ["RateGate", "Refusal"]
+
+_LOG = diagnostics("tasks")  # the task store that keeps the buckets failed
 
 
 class Refusal:
@@ -63,16 +64,10 @@ class RateGate:
         except TaskStoreUnavailable as exc:
             if not self._store_down:
                 self._store_down = True
-                print(f"mcpgen: rate limit not applied: {exc}", file=sys.stderr, flush=True)
+                _LOG.warning("rate limit not applied: %s", exc)
             return None
         self._store_down = False
         if not wait:
             return None
-        retry_ms = max(1, math.ceil(wait * 1000))
-        frame = error_response(
-            None,
-            RATE_LIMITED,
-            f"Too many requests: over the rate limit of {self.limit}; retry in {retry_ms} ms",
-            {"retryAfterMs": retry_ms},
-        )
+        frame = error_response(None, RATE_LIMITED, *over_limit(self.limit, wait))
         return Refusal(429, retry_after_header(wait), frame)

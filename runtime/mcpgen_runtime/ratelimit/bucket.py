@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 __all__ = [
     "DEFAULT_MAX_CALLERS",
     "LocalBuckets",
     "RateLimit",
+    "over_limit",
     "retry_after_header",
     "take",
 ]
@@ -46,6 +47,8 @@ class RateLimit:
     count: float
     period: float
     burst: int
+    # the text, made once (every refusal names the limit: ``over_limit``)
+    _text: str = field(init=False, repr=False, compare=False)
 
     @classmethod
     def parse(cls, text: str, burst: int | None = None) -> RateLimit:
@@ -69,9 +72,12 @@ class RateLimit:
         """Seconds between two tokens."""
         return self.period / self.count
 
-    def __str__(self) -> str:
+    def __post_init__(self) -> None:
         unit = "s" if self.period == 1.0 else "m"
-        return f"{self.count:g}/{unit} (burst {self.burst})"
+        object.__setattr__(self, "_text", f"{self.count:g}/{unit} (burst {self.burst})")
+
+    def __str__(self) -> str:
+        return self._text
 
 
 def take(tat: float, now: float, limit: RateLimit) -> tuple[float, float]:
@@ -85,6 +91,14 @@ def take(tat: float, now: float, limit: RateLimit) -> tuple[float, float]:
     if wait > 0:
         return tat, wait
     return after, 0.0
+
+
+def over_limit(limit: RateLimit, wait: float) -> tuple[str, dict[str, int]]:
+    """The message and ``data`` of the ``RATE_LIMITED`` error refusing a request that
+    must wait ``wait`` seconds (``retryAfterMs``: whole milliseconds, at least 1)."""
+    retry_ms = max(1, math.ceil(wait * 1000))
+    message = f"Too many requests: over the rate limit of {limit}; retry in {retry_ms} ms"
+    return message, {"retryAfterMs": retry_ms}
 
 
 def retry_after_header(seconds: float) -> int:

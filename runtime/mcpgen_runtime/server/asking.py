@@ -75,6 +75,8 @@ __all__ = [
 
 # Seconds a handshake-era ask waits for the caller's answer (then: Declined).
 ASK_TIMEOUT_SECONDS = 300.0
+# How the id of every ask this server sends begins (``Outbound``), in any process
+_ASK_ID_PREFIX = "mcpgen-ask-"
 
 
 class InputRequired(BaseException):
@@ -162,7 +164,7 @@ class Outbound:
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
         # ids unique across processes: an answer POSTed to another worker is not ours
-        self._prefix = f"mcpgen-ask-{os.urandom(6).hex()}-"
+        self._prefix = f"{_ASK_ID_PREFIX}{os.urandom(6).hex()}-"
         self._pending: dict[str, concurrent.futures.Future[dict[str, Any]]] = {}
 
     def open(self) -> tuple[str, concurrent.futures.Future[dict[str, Any]]]:
@@ -175,7 +177,7 @@ class Outbound:
     @staticmethod
     def ours(request_id: object) -> bool:
         """Whether ``request_id`` is of the form this server's asks use (some worker's)."""
-        return isinstance(request_id, str) and request_id.startswith("mcpgen-ask-")
+        return isinstance(request_id, str) and request_id.startswith(_ASK_ID_PREFIX)
 
     def forget(self, request_id: str) -> None:
         with self._lock:

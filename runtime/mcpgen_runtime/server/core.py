@@ -42,7 +42,6 @@ runs as a task in ``server.task_methods`` (``TaskMethods``, a base of ``ServerCo
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -67,7 +66,7 @@ from ..protocol.constants import (
 from ..protocol.jsonrpc import error_response, result_response, result_response_raw
 from ..protocol.param_headers import param_header_refusal
 from ..protocol.revisions import LATEST_HANDSHAKE, MODERN_VERSIONS, negotiate_version
-from ..ratelimit.bucket import RateLimit, take
+from ..ratelimit.bucket import RateLimit, over_limit, take
 from ..tasks.table import Task, TaskLimitReached, TaskTable
 from .actions import (
     Action,
@@ -350,13 +349,7 @@ class ServerConnection(TaskMethods):
 
     @staticmethod
     def _rate_limited(request_id: Any, limit: RateLimit, wait: float) -> list[Action]:
-        retry_ms = max(1, math.ceil(wait * 1000))
-        return refusal(
-            request_id,
-            RATE_LIMITED,
-            f"Too many requests: over the rate limit of {limit}; retry in {retry_ms} ms",
-            {"retryAfterMs": retry_ms},
-        )
+        return refusal(request_id, RATE_LIMITED, *over_limit(limit, wait))
 
     def _modern_request(
         self, request_id: Any, method: str, params: Mapping[str, Any], meta: Any

@@ -112,23 +112,26 @@ def configure_logging(log_format: str, adopt: tuple[str, ...] = ()) -> None:
         raise ValueError(f"unknown log format {log_format!r} (expected off, text or json)")
     for part in DIAGNOSTIC_PARTS:  # from now on through the one handler below
         logger = logging.getLogger(f"{_ROOT}.{part}")
-        for old in list(logger.handlers):
-            if isinstance(old, _StderrHandler):
-                logger.removeHandler(old)
+        _remove_ours(logger)
         logger.propagate = True
     handler = _StderrHandler()
     handler.setFormatter(_JsonFormatter() if log_format == "json" else _TextFormatter())
     for name in (_ROOT, *adopt):
         logger = logging.getLogger(name)
-        for old in list(logger.handlers):
-            if isinstance(old, _StderrHandler):
-                logger.removeHandler(old)
+        _remove_ours(logger)
         logger.addHandler(handler)
         logger.propagate = False  # one line per record, not one more from the root logger
     logging.getLogger(_ROOT).setLevel(logging.INFO)
     _REQUESTS.disabled = log_format == "off"
     global _DIRECT
     _DIRECT = None if log_format == "off" else handler
+
+
+def _remove_ours(logger: logging.Logger) -> None:
+    """Take off ``logger`` the handlers this module put there (an earlier set-up's)."""
+    for old in list(logger.handlers):
+        if isinstance(old, _StderrHandler):
+            logger.removeHandler(old)
 
 
 class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
