@@ -271,7 +271,11 @@ class HttpApp:
             return
         auth = None
         if self.oauth is not None and not self.draining:
-            tool = head.routing().name if head.method_header == "tools/call" else None
+            tool = (
+                decode_header_value(head.name_header)
+                if head.method_header == "tools/call"
+                else None
+            )
             verdict = await self.oauth.authenticate(scope, head.authorization, tool)
             if isinstance(verdict, AuthRefusal):
                 await _challenge(send, verdict)
