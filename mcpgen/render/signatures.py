@@ -214,7 +214,7 @@ def _handler_signature(
     if tool.callback == "structured":
         output = f"{tool.class_name}Output"
         if needs_wrapper(tool.output_schema):  # an alias of a list, a scalar, a union
-            return Signature((args,), Annotation(output, frozenset({output}), frozenset()))
+            return Signature((args,), types.model(output))
         returns = Annotation(f"{output} | dict[str, Any]", frozenset({output}), frozenset({"Any"}))
         return Signature((args,), returns)
     return Signature((args,), RETURNS[tool.returns])
