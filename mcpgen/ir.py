@@ -131,8 +131,6 @@ class Server:
     registry_name: str | None = None
     description: str | None = None
     environment: tuple[EnvironmentVariable, ...] = ()
-    # OAuth scopes every tool needs (already folded into each Tool.scopes)
-    scopes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

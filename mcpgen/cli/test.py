@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -28,6 +28,9 @@ from .common import (
     specs_or_config,
     with_token,
 )
+
+if TYPE_CHECKING:
+    from ..testing.session import TargetChoice
 
 # `--skip-check` choices: every check but drift (a listing is either the contract's or not)
 SKIPPABLE_CHECKS = tuple(check for check in CHECKS if check != "drift")
@@ -155,7 +158,7 @@ def test(
     fmt = chosen_format(output_format, config)
     spec = spec if spec is not None else specs_or_config((), config)[0]
     choice = _target_choice(
-        impl, url, headers, command, auth_token, (auth_token_without_scopes, invalid_tokens)
+        impl, url, headers, command, auth_token, auth_token_without_scopes, invalid_tokens
     )
     arguments: Any = UNSET if replay is None else _replay_arguments(replay)
     _hypothesis_home_in_a_temporary_folder()
@@ -190,15 +193,15 @@ def _target_choice(
     headers: tuple[str, ...],
     command: tuple[str, ...],
     token: str | None,
-    probes: tuple[str | None, tuple[str, ...]],
-) -> Any:
-    """The target the options name (``testing.session.TargetChoice``); ``probes``: the
-    tokens of ``unauthorized_accepted`` (without scopes, invalid)."""
+    token_without_scopes: str | None,
+    invalid_tokens: tuple[str, ...],
+) -> TargetChoice:
+    """The target the options name; ``token_without_scopes`` and ``invalid_tokens``:
+    the tokens of ``unauthorized_accepted``."""
     from ..testing.session import TargetChoice
 
     if sum(bool(x) for x in (impl, url, command)) > 1:
         raise click.UsageError("give one target: --impl, --url or -- COMMAND")
-    token_without_scopes, invalid_tokens = probes
     if (token_without_scopes is not None or invalid_tokens) and url is None:
         raise click.UsageError("--auth-token-without-scopes and --auth-token-invalid need --url")
     return TargetChoice(

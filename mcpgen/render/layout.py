@@ -276,29 +276,29 @@ def _units(text: str, todo: set[int]) -> list[tuple[int, int, int]]:
     top-level statement, or in a top-level class the method holding the line (depth
     1), else the class's head up to its first method, else the whole class."""
     units: set[tuple[int, int, int]] = set()
+    lines = text.split("\n")
     for node in ast.parse(text).body:
         start, end = _span(node)
-        lines = {i for i in todo if start <= i < end}
-        if not lines:
+        held = {i for i in todo if start <= i < end}
+        if not held:
             continue
         if not isinstance(node, ast.ClassDef):
             units.add((start, end, 0))
             continue
         methods = [_span(m) for m in node.body if isinstance(m, _FUNCTIONS)]
         head_end = methods[0][0] if methods else end
-        inside = [next((m for m in methods if m[0] <= i < m[1]), None) for i in lines]
-        if any(m is None and not start <= i < head_end for m, i in zip(inside, lines, strict=True)):
+        inside = [next((m for m in methods if m[0] <= i < m[1]), None) for i in held]
+        if any(m is None and not start <= i < head_end for m, i in zip(inside, held, strict=True)):
             units.add((start, end, 0))  # a line between methods: the class as a whole
             continue
         for method in inside:
-            units.add((*method, 1) if method else (start, _head(text, start, head_end), 0))
+            units.add((*method, 1) if method else (start, _head(lines, start, head_end), 0))
     whole = [(a, b) for a, b, depth in units if depth == 0]
     return sorted(u for u in units if u[2] == 0 or not any(a <= u[0] < b for a, b in whole))
 
 
-def _head(text: str, start: int, end: int) -> int:
+def _head(lines: list[str], start: int, end: int) -> int:
     """``end`` moved up past the blank lines that close a class's head."""
-    lines = text.split("\n")
     while end > start + 1 and not lines[end - 1].strip():
         end -= 1
     return end

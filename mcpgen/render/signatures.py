@@ -152,9 +152,15 @@ class ToolView:
         name = py_literal(self.tool.name)
         return (name, self.args_var, self.converter, f"on_progress={self.progress_kw}")
 
+    @property
+    def result_function(self) -> str:
+        """What turns a CallToolResult into the return value: ``_results.structured``
+        for a structured tool, else ``cast``."""
+        return "_results.structured" if self.tool.callback == "structured" else "cast"
+
     def result_args(self, result: str) -> tuple[str, ...]:
-        """The arguments turning ``result`` (a CallToolResult) into the return value:
-        ``_results.structured``'s for a structured tool, else ``cast``'s."""
+        """``result_function``'s arguments turning ``result`` (a CallToolResult) into
+        the return value."""
         name = py_literal(self.tool.name)
         if self.tool.callback == "structured":
             output = f"{self.tool.class_name}Output"
@@ -214,7 +220,7 @@ def _handler_signature(
     if tool.callback == "structured":
         output = f"{tool.class_name}Output"
         if needs_wrapper(tool.output_schema):  # an alias of a list, a scalar, a union
-            return Signature((args,), Annotation(output, frozenset({output}), frozenset()))
+            return Signature((args,), types.model(output))
         returns = Annotation(f"{output} | dict[str, Any]", frozenset({output}), frozenset({"Any"}))
         return Signature((args,), returns)
     return Signature((args,), RETURNS[tool.returns])

@@ -149,10 +149,7 @@ class TypeMap:
             return
         name = f"{tool.class_name}Output"
         if needs_wrapper(tool.output_schema):  # a list, a scalar, a union: an alias of it
-            own = rename_refs(
-                {k: v for k, v in tool.output_schema.items() if k != "$defs"},
-                self._scopes.get((tool.name, "output"), {}),
-            )
+            own = self._own_output(tool, tool.output_schema)
             self.declarations[name] = alias_source(name, self.annotation(own, name, "model"))
             return
         target_schema = self.defs.get(tool.output_type_ref or "")
@@ -162,10 +159,7 @@ class TypeMap:
             target = self.named(tool.output_type_ref, "model")
             self.declarations[name] = Declaration(name, code(f"{name} = ", target), eager=True)
             return
-        schema = rename_refs(
-            {k: v for k, v in tool.output_schema.items() if k != "$defs"},
-            self._scopes.get((tool.name, "output"), {}),
-        )
+        schema = self._own_output(tool, tool.output_schema)
         if not _is_object(schema) and _is_mapping(schema):
             # only keys by pattern or additionalProperties: a mapping, as when nested
             values = self.map_values(schema, name, "model")
@@ -188,6 +182,12 @@ class TypeMap:
                 }
             )
         self.object_type(schema, name, "model")
+
+    def _own_output(self, tool: ir.Tool, output: Mapping[str, Any]) -> Any:
+        """``output`` (the tool's output schema) without its ``$defs``, its ``$ref``s
+        renamed to the contract's definitions."""
+        own = {k: v for k, v in output.items() if k != "$defs"}
+        return rename_refs(own, self._scopes.get((tool.name, "output"), {}))
 
     # -- names ---------------------------------------------------------------
 

@@ -197,7 +197,6 @@ class _Checker(Lowering):
                 instructions=server.get("instructions"),
                 implementation=server.get("implementation"),
                 class_prefix=class_name(server["name"]),
-                scopes=tuple(server.get("scopes", ())),
                 registry_name=server.get("registry_name"),
                 description=server.get("description"),
                 environment=tuple(
