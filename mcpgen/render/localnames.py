@@ -9,20 +9,21 @@ of those names, so there it is imported under a local name with a trailing ``_``
 from __future__ import annotations
 
 from .. import ir
+from .fileimports import CLIENT_RUNTIME_NAMES, TASK_NAMES
 from .typemap import TypeMap
 
 __all__ = ["MODULE_NAMES", "local_type_names"]
 
-# Names server.py and client.py themselves import or define at module level. A
-# models.py type of one of these names (a `types` entry `Literal`, `App`, `cast`)
-# is imported there under a local name with a trailing `_`.
+# Names server.py and client.py themselves import or define at module level: these,
+# and the runtime names client.py imports (fileimports' lists, so a name added there
+# is reserved here too). A models.py type of one of these names (a `types` entry
+# `Literal`, `App`, `StructuredValue`) is imported there under a local name with a
+# trailing `_`.
 MODULE_NAMES = frozenset({
     "abc", "os", "Mapping", "Sequence", "TYPE_CHECKING", "Any", "Literal", "cast",
     "contract", "App", "Binding", "run_stdio", "BINDINGS", "build_app", "serve", "Verify",
-    "DEFAULT_MAX_MESSAGE_BYTES", "UNSET", "Unset", "AsyncProgressCallback", "AsyncSession",
-    "AsyncTaskHandle", "HttpAuth", "ListedTool", "ProgressCallback", "ProtocolChoice",
-    "ResultConverter", "Session", "TaskHandle", "TaskStatus", "convert_result", "serve_streams",
-    "InputCallback", "AsyncInputCallback",
+    "convert_result", "StructuredValue",
+    *CLIENT_RUNTIME_NAMES, *TASK_NAMES,
 })  # fmt: skip
 
 

@@ -223,6 +223,35 @@ def test_a_type_may_take_any_name_that_typing_or_the_generated_modules_import(
                 client.t(**dict(zip(py_names, {**sent, "Literal": "b"}.values(), strict=True)))
 
 
+WRAPPED_SPEC = """\
+    mcpgen: 1
+    package: wrapped_mcp
+    server: {name: wrapped, version: 1.0.0}
+    types:
+      StructuredValue: {type: string, enum: [a, b]}
+    tools:
+      - name: days
+        parameters:
+          - {name: n, type: integer}
+        output_schema: {type: array, items: {type: integer}}
+      - name: pick
+        parameters:
+          - {name: x, $ref: "#/types/StructuredValue"}
+"""
+
+
+def test_a_type_may_share_its_name_with_the_runtime_s_structured_value(tmp_path: Path) -> None:
+    """Before: a type named `StructuredValue` shadowed the runtime's, which client.py
+    imports for a result of any type (mypy: "Missing type arguments")."""
+    gen = build_package(WRAPPED_SPEC, tmp_path, "wrapped_mcp")
+    assert (
+        "import StructuredValue as StructuredValue_"
+        in (gen / "wrapped_mcp" / "client.py").read_text()
+    )
+    done = mypy_strict(gen / "wrapped_mcp", cwd=gen)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def test_module_names_hold_every_name_server_and_client_bind(tmp_path: Path) -> None:
     """`localnames.MODULE_NAMES` must list what server.py and client.py bind at module
     level (imports, assignments), else a type of that name would be shadowed there."""
@@ -231,9 +260,12 @@ def test_module_names_hold_every_name_server_and_client_bind(tmp_path: Path) -> 
     spec = Path(__file__).resolve().parents[3] / "examples" / "weather" / "tools.yaml"
     gen = tmp_path / "gen"
     assert build_spec(spec, output=gen / "weather_mcp").ok
+    # a result of any type: client.py imports StructuredValue too
+    wrapped = build_package(WRAPPED_SPEC, tmp_path / "wrapped", "wrapped_mcp")
     bound: set[str] = set()
-    for module in ("server.py", "client.py"):
-        for node in ast.walk(ast.parse((gen / "weather_mcp" / module).read_text())):
+    modules = [gen / "weather_mcp" / m for m in ("server.py", "client.py")]
+    for path in [*modules, wrapped / "wrapped_mcp" / "client.py"]:
+        for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module == "models":
                 continue  # the types themselves
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -244,6 +276,7 @@ def test_module_names_hold_every_name_server_and_client_bind(tmp_path: Path) -> 
             elif isinstance(node, ast.FunctionDef) and node.col_offset == 0:
                 bound.add(node.name)
     generated = {"annotations", "WeatherServer", "WeatherClient", "AsyncWeatherClient"}
+    generated |= {"WrappedServer", "WrappedClient", "AsyncWrappedClient"}
     public = {n for n in bound - generated if not n.startswith("_")}
     assert public <= MODULE_NAMES, sorted(public - MODULE_NAMES)
 
