@@ -6,7 +6,7 @@ that admits more breaks consumers).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from ..protocol.param_headers import HEADER_KEY
 from ..protocol.pointer import MISSING
@@ -42,14 +42,31 @@ from .shapes import (
 )
 
 
+# How often one pair of schemas reached through a ``$ref`` is compared, at as many
+# different paths, before later visits are skipped. A definition used in a few places is
+# reported at each of them; a recursive one (``items`` and ``additionalProperties`` both
+# pointing back at the root, say) can be reached along exponentially many paths, and the
+# changes it yields are the same rules at every one of them, so the walk stops there.
+MAX_VISITS_PER_PAIR: Final = 8
+
+_Key = tuple[bytes, bytes]
+
+
 class SchemaDiff:
-    """Compares one inputSchema or outputSchema pair, emitting side-specific rules."""
+    """Compares one inputSchema or outputSchema pair, emitting side-specific rules.
+
+    The walk is bounded however the schemas refer to themselves: a pair compared
+    through a reference is keyed by the content of both sides (the roots are fixed, so
+    equal content means the same comparison), never entered twice along one path (a
+    cycle) and entered at most ``MAX_VISITS_PER_PAIR`` times in all.
+    """
 
     def __init__(self, out: Out, output: bool, old_root: Any, new_root: Any) -> None:
         self.out = out
         self.output = output
         self.old_root = old_root
         self.new_root = new_root
+        self.visits: dict[_Key, int] = {}
 
     def who(self, subject: str) -> str:
         if not subject:
@@ -107,7 +124,7 @@ class SchemaDiff:
         new_raw: Any,
         path: str,
         subject: str,
-        stack: frozenset[tuple[object, object]] = frozenset(),
+        stack: frozenset[_Key] = frozenset(),
         top: bool = False,
     ) -> None:
         if path.count(".") > MAX_PATH_DEPTH:
@@ -115,9 +132,11 @@ class SchemaDiff:
         old, old_chain = normalize(old_raw, self.old_root)
         new, new_chain = normalize(new_raw, self.new_root)
         if old_chain or new_chain:
-            key = (old_chain or ("@", id(old_raw)), new_chain or ("@", id(new_raw)))
-            if key in stack:
+            key = (canon(old_raw), canon(new_raw))
+            visits = self.visits.get(key, 0)
+            if key in stack or visits >= MAX_VISITS_PER_PAIR:
                 return
+            self.visits[key] = visits + 1
             stack = stack | {key}
         if self.compare_one_to_union(old, new, path, subject):
             self.compare_rest(old, new, path, subject)
@@ -293,7 +312,7 @@ class SchemaDiff:
         new: Mapping[str, Any],
         path: str,
         subject: str,
-        stack: frozenset[tuple[object, object]],
+        stack: frozenset[_Key],
         top: bool,
     ) -> None:
         old_props, new_props = mapping(old.get("properties")), mapping(new.get("properties"))
@@ -400,7 +419,7 @@ class SchemaDiff:
         keyword: str,
         path: str,
         subject: str,
-        stack: frozenset[tuple[object, object]],
+        stack: frozenset[_Key],
     ) -> None:
         """``items`` or ``additionalProperties``: closed (false), open, or a schema."""
         if keyword not in old and keyword not in new:
@@ -429,7 +448,7 @@ class SchemaDiff:
         new: Mapping[str, Any],
         path: str,
         subject: str,
-        stack: frozenset[tuple[object, object]],
+        stack: frozenset[_Key],
     ) -> None:
         for keyword in ("anyOf", "oneOf", "allOf"):
             old_alts, new_alts = old.get(keyword, MISSING), new.get(keyword, MISSING)

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcpgen_runtime.contract import compare as _compat
+from mcpgen_runtime.contract import schemas as _schemas_module
 from mcpgen_runtime.contract.compare import (
     RULES,
     Category,
@@ -289,6 +290,47 @@ def test_recursive_schema_against_finite_schema() -> None:
     backward = compare_tools([finite], [recursive])
     assert forward == compare_tools([recursive], [finite])  # terminates, deterministic
     assert all(c.rule in RULES for c in forward + backward)
+
+
+def test_a_schema_recursive_along_two_branches_is_walked_once_per_pair(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # items and additionalProperties both point back at the root: each level of the
+    # walk doubles the paths, so a walk bounded by path depth only (200) never ends.
+    # At a depth of 12 it would report 8,190 changes; keyed by content, one pair is
+    # compared once per path and the walk stops where it repeats itself.
+    monkeypatch.setattr(_schemas_module, "MAX_PATH_DEPTH", 12)
+    old = {"type": "object", "items": {"$ref": "#"}, "additionalProperties": {"$ref": "#"}}
+    new = {"type": "object", "items": {"type": "string"}}
+    changes = compare_tools(
+        [{"name": "t", "inputSchema": old}], [{"name": "t", "inputSchema": new}]
+    )
+    assert [(c.rule, c.path) for c in changes] == [
+        ("PARAM_TYPE_CHANGED", "inputSchema.items.type"),
+        ("PARAM_TYPE_WIDENED", "inputSchema.additionalProperties.type"),
+        ("PARAM_TYPE_WIDENED", "inputSchema.items.additionalProperties.type"),
+        ("PARAM_TYPE_WIDENED", "inputSchema.items.items.type"),
+    ]
+
+
+def test_a_definition_used_at_several_paths_is_reported_at_each() -> None:
+    def tool(maximum: int) -> dict[str, Any]:
+        address = {"type": "object", "properties": {"zip": {"type": "integer"}}}
+        address["properties"]["zip"]["maximum"] = maximum
+        return {
+            "name": "t",
+            "inputSchema": {
+                "type": "object",
+                "properties": {"src": {"$ref": "#/$defs/A"}, "dst": {"$ref": "#/$defs/A"}},
+                "$defs": {"A": address},
+            },
+        }
+
+    paths = [c.path for c in compare_tools([tool(9)], [tool(5)])]
+    assert paths == [
+        "inputSchema.properties.dst.properties.zip.maximum",
+        "inputSchema.properties.src.properties.zip.maximum",
+    ]
 
 
 def test_unresolvable_ref_change_is_assumed_breaking() -> None:
