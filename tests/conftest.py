@@ -1,5 +1,9 @@
 """Suite-wide guards: no test may leave a child process (running or zombie) or a
-thread behind; both would leak into every later test."""
+thread behind; both would leak into every later test. And Hypothesis draws the same
+examples on every run, as the fuzzers' ``ci`` profile does (tests/fuzz/fuzz_settings.py):
+a red suite means a change broke something, never that the dice found an old bug
+that day. Any other ``HYPOTHESIS_PROFILE`` (``random``; ``long``, what ``make fuzz``
+sets) draws afresh, to look for new bugs."""
 
 from __future__ import annotations
 
@@ -11,6 +15,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("derandomized", derandomize=True, database=None)
+if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci":
+    settings.load_profile("derandomized")
 
 _GRACE = 3.0  # seconds a test's children and threads get to wind down
 

@@ -3,8 +3,9 @@
     HYPOTHESIS_PROFILE=long .venv/bin/pytest tests/fuzz     # or: make fuzz
     MCPGEN_FUZZ_EXAMPLES=50000 .venv/bin/pytest tests/fuzz  # any count
 
-The settings apply to the fuzz tests only (decorators, no global profile), so
-other Hypothesis tests in the suite keep their own.
+The settings apply to the fuzz tests only (decorators); the other Hypothesis tests
+of the suite take tests/conftest.py's profile (derandomized too, unless
+``HYPOTHESIS_PROFILE`` names another).
 
 The ``ci`` profile is derandomized: every run draws the same examples, so a red CI
 means a change broke something, never that the dice found an old bug that day (a
