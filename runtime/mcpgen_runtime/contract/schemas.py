@@ -41,7 +41,6 @@ from .shapes import (
     sub,
 )
 
-
 # How often one pair of schemas reached through a ``$ref`` is compared, at as many
 # different paths, before later visits are skipped. A definition used in a few places is
 # reported at each of them; a recursive one (``items`` and ``additionalProperties`` both
