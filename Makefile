@@ -105,7 +105,7 @@ fuzz: $(STAMP)
 	HYPOTHESIS_PROFILE=long $(if $(FUZZ_EXAMPLES),MCPGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES)) \
 	$(BIN)/pytest -q -p no:cacheprovider -p no:timeout --hypothesis-show-statistics tests/fuzz
 
-## golden: regenerate tests/golden/ on purpose (review the diff before committing)
+## golden: regenerate tests/golden/ and examples/weather/weather_mcp on purpose (review the diff before committing)
 golden: $(STAMP)
 	$(BIN)/python tests/regen_golden.py
 

@@ -277,8 +277,8 @@ def test_vendored_package_runs_where_the_runtime_is_not_importable(tmp_path: Pat
 
 
 def test_golden_records_hold_generated_code_only() -> None:
-    golden = ROOT / "tests" / "golden"
-    assert not list(golden.rglob("_runtime"))
+    for golden in (ROOT / "tests" / "golden", ROOT / "examples" / "weather" / "weather_mcp"):
+        assert not list(golden.rglob("_runtime"))
 
 
 def _env_without_the_sdk(root: Path) -> Path:

@@ -10,10 +10,10 @@ from helpers import mypy_strict
 from mcpgen.build import build_spec
 
 ROOT = Path(__file__).resolve().parents[3]
-GOLDEN = ROOT / "tests" / "golden"
+EXAMPLE = ROOT / "examples" / "weather"  # holds the committed weather_mcp package
 
 
-def _mypy(*targets: str, where: Path = GOLDEN) -> subprocess.CompletedProcess[str]:
+def _mypy(*targets: str, where: Path = EXAMPLE) -> subprocess.CompletedProcess[str]:
     return mypy_strict(*targets, cwd=where)
 
 
