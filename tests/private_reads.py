@@ -31,19 +31,26 @@ def _own(node: ast.expr) -> bool:
     )
 
 
+def class_body_names(cls: ast.ClassDef) -> set[str]:
+    """The names a class body defines: its methods and its class-level names."""
+    names: set[str] = set()
+    for item in cls.body:
+        if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(item.name)
+        elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
+            names.add(item.target.id)
+        elif isinstance(item, ast.Assign):
+            names |= {t.id for t in item.targets if isinstance(t, ast.Name)}
+    return names
+
+
 def defined_private_names(tree: ast.Module) -> frozenset[str]:
     """The private attribute names the module's classes define: methods, class-level
     names, and attributes set on ``self``/``cls``."""
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                    names.add(item.name)
-                elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                    names.add(item.target.id)
-                elif isinstance(item, ast.Assign):
-                    names |= {t.id for t in item.targets if isinstance(t, ast.Name)}
+            names |= class_body_names(node)
         elif isinstance(node, ast.Attribute) and _own(node.value):
             names.add(node.attr)
     return frozenset(name for name in names if private(name))

@@ -270,10 +270,6 @@ def _own(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
 
 
-def _private(name: str) -> bool:
-    return private(name)
-
-
 def shell_reaches(module: str, tree: ast.Module, modules: Mapping[str, object]) -> list[str]:
     """What a shell module does to objects not its own: private names imported from
     another part, private attributes read, attributes set (exceptions left out)."""
@@ -290,7 +286,7 @@ def shell_reaches(module: str, tree: ast.Module, modules: Mapping[str, object]) 
                 out += [
                     f"{module}:{node.lineno} imports {alias.name} from {target}"
                     for alias in node.names
-                    if _private(alias.name)
+                    if private(alias.name)
                 ]
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
@@ -306,7 +302,7 @@ def shell_reaches(module: str, tree: ast.Module, modules: Mapping[str, object]) 
                 out.append(f"{module}:{node.lineno} sets {ast.unparse(target)}")
         if (
             isinstance(node, ast.Attribute)
-            and _private(node.attr)
+            and private(node.attr)
             and not own(node.value)
             and f"{module}: {ast.unparse(node)}" not in SHELL_EXCEPTIONS
         ):
@@ -342,7 +338,7 @@ def private_imports(module: str, tree: ast.Module, modules: Mapping[str, object]
             if (
                 target is None
                 or target == module
-                or not _private(alias.name)
+                or not private(alias.name)
                 or _from_target(module, node, alias.name, modules) is not None
                 or f"{module}: {alias.name}" in PRIVATE_IMPORT_EXCEPTIONS
             ):

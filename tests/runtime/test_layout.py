@@ -7,6 +7,7 @@ import ast
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -237,6 +238,12 @@ def test_the_import_rules_allow_what_the_layout_allows() -> None:
     assert violations(allowed) == []
 
 
+def _used_and_explained(exceptions: Mapping[str, str], found: set[str]) -> None:
+    """Every exception is one the code still makes, and gives its reason."""
+    assert set(exceptions) <= found
+    assert all(len(reason) > 40 for reason in exceptions.values())
+
+
 def test_every_exception_of_the_shell_rule_is_used_and_explained() -> None:
     """An exception to the shell rule names something the shell still does, and why."""
     found = {
@@ -247,8 +254,7 @@ def test_every_exception_of_the_shell_rule_is_used_and_explained() -> None:
         if isinstance(node, ast.Attribute)
         for expression in [ast.unparse(node)]
     }
-    assert set(SHELL_EXCEPTIONS) <= found
-    assert all(len(reason) > 40 for reason in SHELL_EXCEPTIONS.values())
+    _used_and_explained(SHELL_EXCEPTIONS, found)
 
 
 def test_every_exception_of_the_private_import_rule_is_used_and_explained() -> None:
@@ -260,8 +266,7 @@ def test_every_exception_of_the_private_import_rule_is_used_and_explained() -> N
         if isinstance(node, ast.ImportFrom)
         for alias in node.names
     }
-    assert set(PRIVATE_IMPORT_EXCEPTIONS) <= found
-    assert all(len(reason) > 40 for reason in PRIVATE_IMPORT_EXCEPTIONS.values())
+    _used_and_explained(PRIVATE_IMPORT_EXCEPTIONS, found)
 
 
 def test_every_exception_of_the_private_read_rule_is_used_and_explained() -> None:
@@ -272,8 +277,7 @@ def test_every_exception_of_the_private_read_rule_is_used_and_explained() -> Non
         for node in ast.walk(tree)
         if isinstance(node, ast.Attribute)
     }
-    assert set(PRIVATE_READ_EXCEPTIONS) <= found
-    assert all(len(reason) > 40 for reason in PRIVATE_READ_EXCEPTIONS.values())
+    _used_and_explained(PRIVATE_READ_EXCEPTIONS, found)
 
 
 def test_the_runtime_explains_itself() -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from private_reads import class_body_names
 
 pytest.importorskip("uvicorn")
 pytest.importorskip("h11")
@@ -52,13 +53,7 @@ def _own_names(trees: dict[str, ast.Module]) -> set[str]:
     for tree in trees.values():
         for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef) and node.name in OWN_CLASSES:
-                for item in node.body:
-                    if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef):
-                        names.add(item.name)
-                    elif isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name):
-                        names.add(item.target.id)
-                    elif isinstance(item, ast.Assign):
-                        names |= {t.id for t in item.targets if isinstance(t, ast.Name)}
+                names |= class_body_names(node)
     return names
 
 
